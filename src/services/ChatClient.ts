@@ -1,0 +1,136 @@
+/**
+ * The provider-neutral chat contract: a conversation with a model that can call your tools.
+ * Every provider layer (`Scripted`, the HTTP providers, the `claude` CLI, `Fallback`) provides it.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { InvalidToolsError, type Tool } from "./Tool.js"
+
+/** Token and cost totals. `known` is false when a provider reported nothing usable. */
+export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
+  inputTokens: Schema.Number,
+  outputTokens: Schema.Number,
+  totalTokens: Schema.Number,
+  cachedTokens: Schema.Number,
+  reasoningTokens: Schema.Number,
+  costUsd: Schema.optional(Schema.Number),
+  known: Schema.Boolean
+}) {
+  static readonly empty: Usage = new Usage({
+    inputTokens: 0,
+    outputTokens: 0,
+    totalTokens: 0,
+    cachedTokens: 0,
+    reasoningTokens: 0,
+    known: false
+  })
+
+  /** Builds a usage record; `totalTokens` defaults to input + output. */
+  static readonly of = (fields: {
+    readonly inputTokens: number
+    readonly outputTokens: number
+    readonly totalTokens?: number
+    readonly cachedTokens?: number
+    readonly reasoningTokens?: number
+    readonly costUsd?: number | undefined
+  }): Usage =>
+    new Usage({
+      inputTokens: fields.inputTokens,
+      outputTokens: fields.outputTokens,
+      totalTokens: fields.totalTokens ?? fields.inputTokens + fields.outputTokens,
+      cachedTokens: fields.cachedTokens ?? 0,
+      reasoningTokens: fields.reasoningTokens ?? 0,
+      ...(fields.costUsd === undefined ? {} : { costUsd: fields.costUsd }),
+      known: true
+    })
+
+  /** Sums two records; a cost is kept only where at least one side reported one. */
+  static readonly add = (a: Usage, b: Usage): Usage => {
+    const costUsd = a.costUsd === undefined && b.costUsd === undefined
+      ? undefined
+      : (a.costUsd ?? 0) + (b.costUsd ?? 0)
+    return new Usage({
+      inputTokens: a.inputTokens + b.inputTokens,
+      outputTokens: a.outputTokens + b.outputTokens,
+      totalTokens: a.totalTokens + b.totalTokens,
+      cachedTokens: a.cachedTokens + b.cachedTokens,
+      reasoningTokens: a.reasoningTokens + b.reasoningTokens,
+      ...(costUsd === undefined ? {} : { costUsd }),
+      known: a.known || b.known
+    })
+  }
+}
+
+/** A prompt (or question, or added text) was empty or only whitespace. */
+export class EmptyPromptError extends Schema.TaggedError<EmptyPromptError>()("EmptyPromptError", {
+  message: Schema.String
+}) {}
+
+/** The model still wanted tools after `maxSteps` model turns. */
+export class MaxStepsError extends Schema.TaggedError<MaxStepsError>()("MaxStepsError", {
+  maxSteps: Schema.Number,
+  message: Schema.String
+}) {}
+
+/** `ask` got an answer that does not decode with the requested schema. */
+export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>()("StructuredOutputError", {
+  message: Schema.String,
+  /** The model's answer as text, bounded, for debugging. */
+  answer: Schema.String
+}) {}
+
+/** How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. */
+export const ProviderErrorKind = Schema.Literal(
+  "http",
+  "network",
+  "timeout",
+  "decode",
+  "process",
+  "config",
+  "unknown"
+)
+export type ProviderErrorKind = typeof ProviderErrorKind.Type
+
+/** A provider call failed. The message never contains a secret. */
+export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  provider: Schema.String,
+  kind: ProviderErrorKind,
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  retryable: Schema.Boolean
+}) {}
+
+/** Every error a ChatClient operation can fail with. */
+export type ChatError = EmptyPromptError | MaxStepsError | StructuredOutputError | ProviderError | InvalidToolsError
+
+/** The schema of `ChatError`, for callers that serialise errors. */
+export const ChatError = Schema.Union(
+  EmptyPromptError,
+  MaxStepsError,
+  StructuredOutputError,
+  ProviderError,
+  InvalidToolsError
+)
+
+/**
+ * A conversation with a model. Closing the provider layer's scope closes the client and
+ * releases whatever it owns (servers, processes).
+ */
+export interface ChatClientService {
+  /** Buffers a user message; it is sent with the next `chat` or `ask` and kept if that call fails. */
+  readonly add: (prompt: string) => Effect.Effect<void, ChatError>
+  /** Sends a prompt and runs the tool loop until the model answers in text. */
+  readonly chat: (prompt: string) => Effect.Effect<string, ChatError>
+  /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
+  readonly ask: <A, I>(question: string, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
+  /** Replaces the tool set (never merges). Handlers' requirements come from the caller's context. */
+  readonly setTools: <R>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, ChatError, R>
+  /** Running totals over every call on this client. */
+  readonly usage: Effect.Effect<Usage>
+}
+
+/** The ChatClient service tag. */
+export class ChatClient extends Context.Tag("effect-chat-bridge/ChatClient")<ChatClient, ChatClientService>() {}

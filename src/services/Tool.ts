@@ -1,0 +1,270 @@
+/**
+ * In-process tools a model can call, and the one execution path (`executeTool`) that every
+ * provider and the MCP bridge go through, so a tool behaves the same wherever it is called from.
+ *
+ * @since 0.1.0
+ */
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** A JSON Schema document, as plain data. */
+export type JsonSchema = { readonly [key: string]: unknown }
+
+/** A JSON Schema whose root describes an object, which is what every provider and MCP require. */
+export type JsonSchemaObject = { readonly type: "object"; readonly [key: string]: unknown }
+
+export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Tool")
+export type TypeId = typeof TypeId
+
+/** Why a tool run did not produce a result; `executeTool` turns it into an error result. */
+export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
+  reason: Schema.Literal("InvalidArguments", "HandlerFailed", "UnencodableResult"),
+  message: Schema.String
+}) {}
+
+/**
+ * A tool: a name, a description, the JSON Schema of its arguments and a handler. `R` is what the
+ * handler needs; it is provided from the context where the tools are set.
+ */
+export interface Tool<R = never> {
+  readonly [TypeId]: TypeId
+  readonly name: string
+  readonly description: string
+  readonly inputSchema: JsonSchemaObject
+  /** Decodes `input`, runs the handler and encodes its result as the text sent to the model. */
+  readonly run: (input: unknown) => Effect.Effect<string, ToolFailure, R>
+}
+
+/** The runtime name rule shared by the Anthropic, OpenAI and Gemini APIs and MCP clients. */
+export const NamePattern = /^[a-zA-Z0-9_-]{1,64}$/
+
+/** A request from the model to run a tool. `arguments` is the decoded JSON object or its JSON text. */
+export class ToolCall extends Schema.Class<ToolCall>("effect-chat-bridge/ToolCall")({
+  id: Schema.String,
+  name: Schema.String,
+  arguments: Schema.Unknown
+}) {}
+
+/** What goes back to the model for one call. Failures are results too, with `isError: true`. */
+export class ToolResult extends Schema.Class<ToolResult>("effect-chat-bridge/ToolResult")({
+  callId: Schema.String,
+  name: Schema.String,
+  content: Schema.String,
+  isError: Schema.Boolean
+}) {}
+
+/** A tool set was rejected: a bad name, a duplicate, or a schema that is not an object schema. */
+export class InvalidToolsError extends Schema.TaggedError<InvalidToolsError>()("InvalidToolsError", {
+  message: Schema.String
+}) {}
+
+const describeUnknown = (u: unknown): string => {
+  if (u instanceof Error) return u.message
+  if (typeof u === "string") return u
+  if (typeof u === "object" && u !== null && "message" in u && typeof u.message === "string") return u.message
+  try {
+    return JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
+
+const encodeJson = (toolName: string, value: unknown): Effect.Effect<string, ToolFailure> =>
+  Effect.try({
+    try: () => JSON.stringify(value === undefined ? null : value),
+    catch: (e) =>
+      new ToolFailure({
+        reason: "UnencodableResult",
+        message: `Tool ${toolName} returned a result that cannot be encoded as JSON: ${describeUnknown(e)}`
+      })
+  })
+
+const stripMeta = (schema: JsonSchema): JsonSchemaObject => {
+  const { $schema: _ignored, ...rest } = schema
+  return rest as JsonSchemaObject
+}
+
+const parseArguments = (toolName: string, input: unknown): Effect.Effect<unknown, ToolFailure> => {
+  if (typeof input !== "string") return Effect.succeed(input ?? {})
+  if (input.trim() === "") return Effect.succeed({})
+  return Effect.try({
+    try: () => JSON.parse(input) as unknown,
+    catch: (e) =>
+      new ToolFailure({
+        reason: "InvalidArguments",
+        message: `Invalid arguments for tool ${toolName}: not JSON (${describeUnknown(e)})`
+      })
+  })
+}
+
+const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFailed", message: describeUnknown(error) })
+
+/**
+ * Defines a tool whose arguments are an Effect Schema struct. The JSON Schema sent to the model is
+ * derived from the fields; arguments are decoded with them before the handler runs. With `success`,
+ * the handler's result is encoded with that schema before being sent as JSON.
+ *
+ * @example
+ * const add = Tool.make("add", {
+ *   description: "Adds two numbers",
+ *   parameters: { a: Schema.Number, b: Schema.Number },
+ *   handler: ({ a, b }) => Effect.succeed(a + b)
+ * })
+ */
+export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = never, I = A>(
+  name: string,
+  options: {
+    readonly description: string
+    readonly parameters: Fields
+    readonly success?: Schema.Schema<A, I>
+    readonly handler: (params: Schema.Struct.Type<Fields>) => Effect.Effect<A, E, R>
+  }
+): Tool<R | Schema.Struct.Context<Fields>> => {
+  const parameters = Schema.Struct(options.parameters)
+  const decode = Schema.decodeUnknown(parameters, { errors: "all", onExcessProperty: "ignore" })
+  const success = options.success
+  const encodeSuccess = success === undefined ? undefined : Schema.encode(success)
+  return {
+    [TypeId]: TypeId,
+    name,
+    description: options.description,
+    inputSchema: stripMeta(JSONSchema.make(parameters) as JsonSchema),
+    run: (input) =>
+      parseArguments(name, input).pipe(
+        Effect.flatMap((raw) =>
+          Effect.mapError(decode(raw), (error) =>
+            new ToolFailure({
+              reason: "InvalidArguments",
+              message: `Invalid arguments for tool ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+            })
+          )
+        ),
+        Effect.flatMap((params) => Effect.mapError(Effect.suspend(() => options.handler(params)), handlerFailed)),
+        Effect.flatMap((result): Effect.Effect<string, ToolFailure> => {
+          if (encodeSuccess !== undefined) {
+            return encodeSuccess(result).pipe(
+              Effect.mapError((error) =>
+                new ToolFailure({
+                  reason: "UnencodableResult",
+                  message: `Tool ${name} returned a result that does not match its success schema: ${
+                    ParseResult.TreeFormatter.formatErrorSync(error)
+                  }`
+                })
+              ),
+              Effect.flatMap((encoded) => encodeJson(name, encoded))
+            )
+          }
+          return typeof result === "string" ? Effect.succeed(result) : encodeJson(name, result)
+        })
+      )
+  }
+}
+
+/**
+ * Defines a tool from a JSON Schema you already have. The handler receives the parsed arguments
+ * as `unknown`: validating them is the handler's job.
+ */
+export const dynamic = <A, E = never, R = never>(
+  name: string,
+  options: {
+    readonly description: string
+    readonly inputSchema: JsonSchemaObject
+    readonly handler: (input: unknown) => Effect.Effect<A, E, R>
+  }
+): Tool<R> => ({
+  [TypeId]: TypeId,
+  name,
+  description: options.description,
+  inputSchema: options.inputSchema,
+  run: (input) =>
+    parseArguments(name, input).pipe(
+      Effect.flatMap((raw) => Effect.mapError(Effect.suspend(() => options.handler(raw)), handlerFailed)),
+      Effect.flatMap((result) => typeof result === "string" ? Effect.succeed(result) : encodeJson(name, result))
+    )
+})
+
+/** A validated set of tools, looked up by name; `R` is what their handlers still need. */
+export interface ToolSet<R = never> {
+  readonly tools: ReadonlyArray<Tool<R>>
+  readonly byName: ReadonlyMap<string, Tool<R>>
+}
+
+/** The empty tool set. */
+export const empty: ToolSet = { tools: [], byName: new Map() }
+
+/** Checks names (pattern, uniqueness) and that each schema is an object schema. */
+export const validate = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet<R>, InvalidToolsError> =>
+  Effect.suspend(() => {
+    const byName = new Map<string, Tool<R>>()
+    for (const tool of tools) {
+      if (!NamePattern.test(tool.name)) {
+        return Effect.fail(
+          new InvalidToolsError({ message: `Tool name ${JSON.stringify(tool.name)} must match ${NamePattern.source}` })
+        )
+      }
+      if (byName.has(tool.name)) {
+        return Effect.fail(new InvalidToolsError({ message: `Tool name ${tool.name} is used twice` }))
+      }
+      if (tool.inputSchema.type !== "object") {
+        return Effect.fail(
+          new InvalidToolsError({ message: `Tool ${tool.name}: inputSchema must have type "object" at its root` })
+        )
+      }
+      byName.set(tool.name, tool)
+    }
+    return Effect.succeed({ tools: [...tools], byName })
+  })
+
+/** Provides the handlers' requirements from `context`, giving a set that needs nothing. */
+export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>): ToolSet => {
+  const tools = set.tools.map((tool): Tool => ({ ...tool, run: (input) => Effect.provide(tool.run(input), context) }))
+  return { tools, byName: new Map(tools.map((tool) => [tool.name, tool])) }
+}
+
+/**
+ * Validates `tools` and captures their requirements from the current context. This is what
+ * `setTools` does, so handlers can use the caller's services.
+ */
+export const capture = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
+  Effect.flatMap(validate(tools), (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, context)))
+
+const errorResult = (call: ToolCall, content: string) =>
+  new ToolResult({ callId: call.id, name: call.name, content, isError: true })
+
+/**
+ * Runs one call. Never fails: an unknown tool, bad arguments, a failing or dying handler and an
+ * unencodable result all become results with `isError: true`. Interruption is never swallowed.
+ */
+export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<ToolResult, never, R> => {
+  const tool = set.byName.get(call.name)
+  if (tool === undefined) return Effect.succeed(errorResult(call, `Tool ${call.name} not found`))
+  return Effect.suspend(() => tool.run(call.arguments)).pipe(
+    Effect.map((content) => new ToolResult({ callId: call.id, name: call.name, content, isError: false })),
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.failureOption(cause)
+      if (Option.isSome(failure)) {
+        const f = failure.value
+        return Effect.succeed(errorResult(call, f.reason === "HandlerFailed" ? `Error: ${f.message}` : f.message))
+      }
+      const defect = Cause.dieOption(cause)
+      if (Option.isSome(defect)) {
+        return Effect.succeed(errorResult(call, `tool handler panicked: ${describeUnknown(defect.value)}`))
+      }
+      return Effect.interrupt
+    }),
+    Effect.withSpan("Tool.executeTool", { attributes: { "tool.name": call.name } })
+  )
+}
+
+/** Runs several calls with bounded concurrency (default 5); results keep the calls' order. */
+export const dispatch = <R>(
+  set: ToolSet<R>,
+  calls: ReadonlyArray<ToolCall>,
+  options?: { readonly concurrency?: number }
+): Effect.Effect<ReadonlyArray<ToolResult>, never, R> =>
+  Effect.forEach(calls, (call) => executeTool(set, call), { concurrency: Math.max(1, options?.concurrency ?? 5) })
