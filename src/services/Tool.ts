@@ -133,7 +133,7 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
     [TypeId]: TypeId,
     name,
     description: options.description,
-    inputSchema: stripMeta(JSONSchema.make(parameters) as JsonSchema),
+    inputSchema: stripMeta(JSONSchema.make(parameters) as unknown as JsonSchema),
     run: (input) =>
       parseArguments(name, input).pipe(
         Effect.flatMap((raw) =>
@@ -144,7 +144,9 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
             })
           )
         ),
-        Effect.flatMap((params) => Effect.mapError(Effect.suspend(() => options.handler(params)), handlerFailed)),
+        Effect.flatMap((params) =>
+          Effect.mapError(Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)), handlerFailed)
+        ),
         Effect.flatMap((result): Effect.Effect<string, ToolFailure> => {
           if (encodeSuccess !== undefined) {
             return encodeSuccess(result).pipe(
