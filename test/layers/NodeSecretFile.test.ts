@@ -1,0 +1,157 @@
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as PlatformError from "@effect/platform/Error"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import { assert, describe, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as Ref from "effect/Ref"
+import * as nodeFs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
+import * as TestSecretFile from "../../src/layers/TestSecretFile.js"
+import * as SecretFile from "../../src/services/SecretFile.js"
+
+/** A fresh folder for the test, removed when its scope closes. */
+const testFolder = Effect.acquireRelease(
+  Effect.sync(() => nodeFs.mkdtempSync(path.join(os.tmpdir(), "secret-file-test-"))),
+  (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Runs with the process umask set to `mask`, restoring the previous one afterwards. */
+const withUmask = (mask: number) =>
+  Effect.acquireRelease(Effect.sync(() => process.umask(mask)), (previous) => Effect.sync(() => process.umask(previous)))
+
+const mode = (p: string) => nodeFs.statSync(p).mode & 0o777
+const exists = (p: string) => nodeFs.existsSync(p)
+
+const writeIn = (directory: string, contents: string) =>
+  SecretFile.writeScoped(contents).pipe(Effect.provide(NodeSecretFile.layer({ directory })))
+
+describe("NodeSecretFile", () => {
+  it.scoped("writes the exact contents to a 0600 file in a fresh 0700 directory, even with umask 0", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      yield* withUmask(0o000)
+      const contents = "{\"token\":\"s3cr3t\"}\nline two ✓ ünïcödé\n"
+      const file = yield* Effect.scoped(
+        Effect.gen(function*() {
+          const file = yield* writeIn(folder, contents)
+          assert.strictEqual(mode(file), 0o600)
+          assert.strictEqual(mode(path.dirname(file)), 0o700)
+          assert.strictEqual(path.dirname(path.dirname(file)), folder)
+          assert.strictEqual(nodeFs.readFileSync(file, "utf8"), contents)
+          return file
+        })
+      )
+      assert.isFalse(exists(file), "file removed after scope")
+      assert.isFalse(exists(path.dirname(file)), "directory removed after scope")
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("two writes get two different directories", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const [a, b] = yield* Effect.scoped(Effect.all([writeIn(folder, "a"), writeIn(folder, "b")]))
+      assert.notStrictEqual(path.dirname(a), path.dirname(b))
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("removes the file and directory when the scope fails", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const seen = yield* Ref.make("")
+      const exit = yield* Effect.exit(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const file = yield* writeIn(folder, "secret")
+            yield* Ref.set(seen, file)
+            assert.isTrue(exists(file))
+            return yield* Effect.fail("boom" as const)
+          })
+        )
+      )
+      assert.deepStrictEqual(exit, Exit.fail("boom" as const))
+      const file = yield* Ref.get(seen)
+      assert.notStrictEqual(file, "")
+      assert.isFalse(exists(file))
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("removes the file and directory when the fiber is interrupted", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const written = yield* Deferred.make<string>()
+      const fiber = yield* Effect.fork(
+        Effect.scoped(
+          Effect.gen(function*() {
+            const file = yield* writeIn(folder, "secret")
+            yield* Deferred.succeed(written, file)
+            return yield* Effect.never
+          })
+        )
+      )
+      const file = yield* Deferred.await(written)
+      assert.isTrue(exists(file))
+      const exit = yield* Fiber.interrupt(fiber)
+      assert.isTrue(Exit.isInterrupted(exit))
+      assert.isFalse(exists(file))
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("a missing parent directory is a typed CreateDirectory error", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const error = yield* Effect.flip(Effect.scoped(writeIn(path.join(folder, "does-not-exist"), "x")))
+      assert.strictEqual(error._tag, "SecretFileError")
+      assert.strictEqual(error.reason, "CreateDirectory")
+      assert.include(error.message, "does-not-exist")
+    }))
+
+  it.scoped("a removal failure is logged, not raised over the result", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const messages = yield* Ref.make<ReadonlyArray<string>>([])
+      const logger = Logger.make(({ message }) => {
+        Effect.runSync(Ref.update(messages, (all) => [...all, String(message)]))
+      })
+      const failingRemove = Layer.effect(
+        FileSystem.FileSystem,
+        Effect.map(FileSystem.FileSystem, (fs) => ({
+          ...fs,
+          remove: (p: string) =>
+            Effect.fail(
+              new PlatformError.SystemError({ reason: "PermissionDenied", module: "FileSystem", method: "remove", pathOrDescriptor: p })
+            )
+        }))
+      ).pipe(Layer.provide(NodeFileSystem.layer))
+      const file = yield* Effect.scoped(SecretFile.writeScoped("kept")).pipe(
+        Effect.provide(NodeSecretFile.layerFileSystem({ directory: folder }).pipe(Layer.provide(failingRemove))),
+        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+      )
+      assert.strictEqual(nodeFs.readFileSync(file, "utf8"), "kept")
+      const logged = yield* Ref.get(messages)
+      assert.isTrue(logged.some((m) => m.includes("could not remove") && m.includes(path.dirname(file))), logged.join("\n"))
+      assert.isFalse(logged.some((m) => m.includes("kept")), "contents never logged")
+    }))
+})
+
+describe("TestSecretFile", () => {
+  it.scoped("records writes and marks them removed when their scope closes", () =>
+    Effect.gen(function*() {
+      const recorder = yield* TestSecretFile.TestSecretFile
+      const inside = yield* Effect.scoped(
+        Effect.gen(function*() {
+          const p = yield* SecretFile.writeScoped("one")
+          return { p, during: yield* recorder.written }
+        })
+      )
+      assert.deepStrictEqual(inside.during, [{ path: inside.p, contents: "one", removed: false }])
+      assert.deepStrictEqual(yield* recorder.written, [{ path: inside.p, contents: "one", removed: true }])
+      assert.isFalse(exists(inside.p))
+    }).pipe(Effect.provide(TestSecretFile.layer)))
+})
