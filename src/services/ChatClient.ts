@@ -127,7 +127,7 @@ export interface ChatClientService {
   /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
   readonly ask: <A, I>(question: string, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
   /** Replaces the tool set (never merges). Handlers' requirements come from the caller's context. */
-  readonly setTools: <R>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, ChatError, R>
+  readonly setTools: <R = never>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, ChatError, R>
   /** Running totals over every call on this client. */
   readonly usage: Effect.Effect<Usage>
 }

@@ -133,7 +133,10 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
     [TypeId]: TypeId,
     name,
     description: options.description,
-    inputSchema: stripMeta(JSONSchema.make(parameters) as unknown as JsonSchema),
+    inputSchema: Object.keys(options.parameters).length === 0
+      // Effect renders an empty struct as "object or array"; every tool input is an object.
+      ? { type: "object", properties: {}, additionalProperties: false }
+      : stripMeta(JSONSchema.make(parameters) as unknown as JsonSchema),
     run: (input) =>
       parseArguments(name, input).pipe(
         Effect.flatMap((raw) =>
@@ -232,7 +235,7 @@ export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>):
  * Validates `tools` and captures their requirements from the current context. This is what
  * `setTools` does, so handlers can use the caller's services.
  */
-export const capture = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
+export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
   Effect.flatMap(validate(tools), (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, context)))
 
 const errorResult = (call: ToolCall, content: string) =>

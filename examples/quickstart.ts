@@ -1,0 +1,94 @@
+/**
+ * Quickstart: a model calls two of your in-process tools, one of which fails, recovers, and
+ * answers. Runs offline on the Scripted model unless a real provider is chosen (see README).
+ *
+ *   npm start
+ */
+import { NodeRuntime } from "@effect/platform-node"
+import { Console, Effect, Schema } from "effect"
+import { ChatClient, type ModelTurn, Scripted, Tool } from "../src/index.js"
+
+// --- Your application's tools: plain Effects, with Schema-typed parameters. ---
+
+class UnknownCity extends Schema.TaggedError<UnknownCity>()("UnknownCity", { message: Schema.String }) {}
+
+const forecasts: Record<string, { readonly celsius: number; readonly sky: string }> = {
+  paris: { celsius: 18, sky: "light rain" },
+  lisbon: { celsius: 24, sky: "sunny" }
+}
+
+const getWeather = Tool.make("get_weather", {
+  description: "Current weather for a city, in degrees Celsius",
+  parameters: { city: Schema.String },
+  handler: ({ city }) => {
+    const forecast = forecasts[city.toLowerCase()]
+    return forecast === undefined
+      ? Effect.fail(new UnknownCity({ message: `no weather station in ${city}` }))
+      : Effect.succeed({ city, ...forecast })
+  }
+})
+
+const toFahrenheit = Tool.make("to_fahrenheit", {
+  description: "Converts degrees Celsius to Fahrenheit",
+  parameters: { celsius: Schema.Number },
+  handler: ({ celsius }) => Effect.succeed(Math.round((celsius * 9) / 5 + 32))
+})
+
+// --- The offline model: a deterministic function of the conversation, so it really reads the
+// tools' results (and their errors) instead of replaying canned text. ---
+
+const lastToolResults = (history: ReadonlyArray<ModelTurn.Message>) => {
+  const last = history.at(-1)
+  return last?.role === "tool" ? last.results : []
+}
+
+const offlineModel = Scripted.layer({
+  respond: ({ history }) =>
+    Effect.sync(() => {
+      const results = lastToolResults(history)
+      if (results.length === 0) {
+        return Scripted.toolCalls(
+          { name: "get_weather", arguments: { city: "Paris" } },
+          { name: "get_weather", arguments: { city: "Atlantis" } }
+        )
+      }
+      if (results[0]!.name === "get_weather") {
+        const paris = JSON.parse(results[0]!.content) as { celsius: number }
+        return Scripted.toolCalls({ name: "to_fahrenheit", arguments: { celsius: paris.celsius } })
+      }
+      const weather = history.flatMap((m) => (m.role === "tool" ? m.results : [])).filter((r) => r.name === "get_weather")
+      const paris = JSON.parse(weather[0]!.content) as { celsius: number; sky: string }
+      const atlantis = weather[1]!
+      return Scripted.text(
+        `In Paris it is ${paris.celsius}°C (${results[0]!.content}°F) with ${paris.sky}. ` +
+          `I could not get Atlantis: ${atlantis.content.replace(/^Error: /, "")}.`
+      )
+    })
+})
+
+// --- The program: provider-agnostic, it only needs a ChatClient. ---
+
+const logged = <R>(tool: Tool.Tool<R>): Tool.Tool<R> => ({
+  ...tool,
+  run: (input) =>
+    tool.run(input).pipe(
+      Effect.tapBoth({
+        onSuccess: (out) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) → ${out}`),
+        onFailure: (e) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) ✗ ${e.message}`)
+      })
+    )
+})
+
+const program = Effect.gen(function*() {
+  const chat = yield* ChatClient.ChatClient
+  yield* chat.setTools([logged(getWeather), logged(toFahrenheit)])
+  const question = "What's the weather in Paris and in Atlantis? Give Paris in Fahrenheit too."
+  yield* Console.log(`you: ${question}`)
+  const answer = yield* chat.chat(question)
+  yield* Console.log(`model: ${answer}`)
+  const usage = yield* chat.usage
+  yield* Console.log(`usage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens`)
+})
+
+console.log("provider: scripted (offline)")
+program.pipe(Effect.provide(offlineModel), NodeRuntime.runMain)

@@ -1,0 +1,206 @@
+/**
+ * The ReAct loop every turn-based provider shares, and the ChatClient built on it. A provider
+ * supplies one `ModelTurn`; the loop owns history, buffered `add` text, tools, usage, `maxSteps`,
+ * the request timeout and the `ask` decoding, so those rules are the same on every provider.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as JSONSchema from "effect/JSONSchema"
+import * as ParseResult from "effect/ParseResult"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import {
+  type ChatClientService,
+  type ChatError,
+  EmptyPromptError,
+  MaxStepsError,
+  ProviderError,
+  StructuredOutputError,
+  Usage
+} from "../services/ChatClient.js"
+import type { Message, ModelTurn, ResponseFormat, TurnResponse } from "../services/ModelTurn.js"
+import * as Tool from "../services/Tool.js"
+
+export interface LoopOptions {
+  /** Provider name used in errors and spans. */
+  readonly provider: string
+  readonly turn: ModelTurn
+  /** Model turns per `chat`/`ask` before `MaxStepsError`; default 20. */
+  readonly maxSteps?: number | undefined
+  /** Tool calls of one turn run at most this many at a time; default 5. */
+  readonly toolConcurrency?: number | undefined
+  /** Bound on each model turn. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+}
+
+export const DefaultMaxSteps = 20
+
+const MaxAnswerPreview = 2_000
+
+/** Fails with `EmptyPromptError` for empty or whitespace-only text. */
+export const requireText = (what: string, text: string): Effect.Effect<void, EmptyPromptError> =>
+  text.trim() === "" ? Effect.fail(new EmptyPromptError({ message: `The ${what} is empty` })) : Effect.void
+
+/**
+ * Turns an Effect Schema into the object-rooted JSON Schema every provider accepts for structured
+ * answers; `wrapped` tells whether the answer sits under `value`.
+ */
+export const responseFormatFor = <A, I>(
+  schema: Schema.Schema<A, I>
+): Effect.Effect<{ readonly format: ResponseFormat; readonly wrapped: boolean }, StructuredOutputError> =>
+  Effect.try({
+    try: () => {
+      const { $schema: _ignored, ...json } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+      if (json.type === "object") {
+        return { format: { name: "answer", schema: json as Tool.JsonSchemaObject }, wrapped: false }
+      }
+      const { $defs, ...inner } = json
+      const wrappedSchema: Tool.JsonSchemaObject = {
+        type: "object",
+        properties: { value: inner },
+        required: ["value"],
+        additionalProperties: false,
+        ...($defs === undefined ? {} : { $defs })
+      }
+      return { format: { name: "answer", schema: wrappedSchema }, wrapped: true }
+    },
+    catch: (e) =>
+      new StructuredOutputError({
+        message: `The schema cannot be expressed as JSON Schema: ${e instanceof Error ? e.message : String(e)}`,
+        answer: ""
+      })
+  })
+
+/** Decodes a structured answer (given as a value, or as JSON text) with `schema`. */
+export const decodeAnswer = <A, I>(
+  schema: Schema.Schema<A, I>,
+  raw: { readonly structured?: unknown; readonly text: string },
+  wrapped: boolean
+): Effect.Effect<A, StructuredOutputError> => {
+  const preview = raw.text.length > MaxAnswerPreview ? `${raw.text.slice(0, MaxAnswerPreview)}…` : raw.text
+  return Effect.gen(function*() {
+    let value: unknown = raw.structured
+    if (value === undefined) {
+      value = yield* Effect.try({
+        try: () => JSON.parse(stripFence(raw.text)) as unknown,
+        catch: () => new StructuredOutputError({ message: "The answer is not JSON", answer: preview })
+      })
+    }
+    if (wrapped) {
+      if (typeof value !== "object" || value === null || !("value" in value)) {
+        return yield* new StructuredOutputError({ message: "The answer has no `value` field", answer: preview })
+      }
+      value = value.value
+    }
+    return yield* Schema.decodeUnknown(schema, { errors: "all" })(value).pipe(
+      Effect.mapError((error) =>
+        new StructuredOutputError({
+          message: `The answer does not match the schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+          answer: preview
+        })
+      )
+    )
+  })
+}
+
+// Models sometimes wrap JSON in a markdown fence even when asked not to.
+const stripFence = (text: string): string => {
+  const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(text)
+  return m ? m[1]! : text
+}
+
+/** Builds a ChatClient on a single-turn model function. */
+export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientService> =>
+  Effect.gen(function*() {
+    const maxSteps = Math.max(1, options.maxSteps ?? DefaultMaxSteps)
+    const history = yield* Ref.make<ReadonlyArray<Message>>([])
+    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const usage = yield* Ref.make(Usage.empty)
+    // One conversation: turns must not interleave, or history would be corrupted.
+    const lock = yield* Effect.makeSemaphore(1)
+
+    const timed = (effect: Effect.Effect<TurnResponse, ProviderError>) =>
+      options.requestTimeout === undefined ? effect : effect.pipe(
+        Effect.timeoutFail({
+          duration: options.requestTimeout,
+          onTimeout: () =>
+            new ProviderError({
+              provider: options.provider,
+              kind: "timeout",
+              message: `The model did not answer within ${Duration.format(Duration.decode(options.requestTimeout!))}`,
+              retryable: true
+            })
+        })
+      )
+
+    /** Runs turns until the model stops calling tools; returns the new messages and the last turn. */
+    const runLoop = (start: ReadonlyArray<Message>, responseFormat: ResponseFormat | undefined) =>
+      Effect.gen(function*() {
+        const toolSet = yield* Ref.get(tools)
+        const messages: Array<Message> = [...start]
+        for (let step = 1;; step++) {
+          const response = yield* timed(options.turn({ history: [...messages], tools: toolSet.tools, responseFormat }))
+          yield* Ref.update(usage, (u) => Usage.add(u, response.usage))
+          if (response.toolCalls.length === 0) {
+            // A structured answer joins the history as its JSON, so the model sees what it answered.
+            const text = response.structured !== undefined ? JSON.stringify(response.structured) : response.text
+            messages.push({ role: "assistant", text, toolCalls: [] })
+            return { messages, response }
+          }
+          messages.push({ role: "assistant", text: response.text, toolCalls: response.toolCalls })
+          const results = yield* Tool.dispatch(toolSet, response.toolCalls, {
+            concurrency: options.toolConcurrency ?? 5
+          })
+          messages.push({ role: "tool", results })
+          if (step >= maxSteps) {
+            return yield* new MaxStepsError({
+              maxSteps,
+              message: `The model still called tools after ${maxSteps} steps`
+            })
+          }
+        }
+      })
+
+    /** One user turn, all or nothing: history and the `add` buffer change only on success. */
+    const converse = <A>(
+      prompt: string,
+      responseFormat: ResponseFormat | undefined,
+      finish: (response: TurnResponse) => Effect.Effect<A, ChatError>
+    ): Effect.Effect<A, ChatError> =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const buffered = yield* Ref.get(pending)
+        const before = yield* Ref.get(history)
+        const user: Message = { role: "user", content: [...buffered, prompt].join("\n\n") }
+        const { messages, response } = yield* runLoop([...before, user], responseFormat)
+        const value = yield* finish(response)
+        yield* Ref.set(history, messages)
+        yield* Ref.set(pending, [])
+        return value
+      }))
+
+    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
+      yield* requireText("added message", prompt)
+      yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
+    })
+
+    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
+      yield* Effect.annotateCurrentSpan("chat.provider", options.provider)
+      yield* requireText("prompt", prompt)
+      return yield* converse(prompt, undefined, (response) => Effect.succeed(response.text))
+    })
+
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
+      yield* Effect.annotateCurrentSpan("chat.provider", options.provider)
+      yield* requireText("question", question)
+      const { format, wrapped } = yield* responseFormatFor(schema)
+      return yield* converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
+    })
+
+    const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
+      const set = yield* Tool.capture(list)
+      yield* lock.withPermits(1)(Ref.set(tools, set))
+    })
+
+    return { add, chat, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+  })

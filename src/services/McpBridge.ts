@@ -1,0 +1,104 @@
+/**
+ * Serves a tool set over MCP Streamable HTTP on loopback, so another process (the `claude` CLI)
+ * can call the caller's in-process handlers. The implementation lives in
+ * `layers/McpBridgeNode.ts`; this module holds the contract.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import type { InvalidToolsError, Tool } from "./Tool.js"
+
+/** The server name used when none is given: tools appear to the CLI as `mcp__gtb__<tool>`. */
+export const defaultServerName = "gtb"
+
+/** Default upper bound on a request body, the same as the MCP SDK's own (4 MiB). */
+export const defaultMaxBodyBytes = 4 * 1024 * 1024
+
+/** Server names become part of `mcp__<server>__<tool>`, so they follow the tool-name rule. */
+export const ServerNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
+
+/**
+ * One entry of an MCP config file, in the HTTP form the `claude` CLI reads. `alwaysLoad` puts the
+ * tools in the model's context without a tool-search round trip.
+ */
+export interface McpHttpServerConfig {
+  readonly type: "http"
+  readonly url: string
+  readonly headers: { readonly Authorization: string }
+  readonly alwaysLoad: boolean
+}
+
+/**
+ * The document passed to `claude --mcp-config <file>`. It contains the bearer token in clear: write
+ * it only to a secret file (see `SecretFile`), never to argv or logs.
+ */
+export interface McpConfig {
+  readonly mcpServers: { readonly [serverName: string]: McpHttpServerConfig }
+}
+
+/** Builds the MCP config document for a bridge at `url` guarded by `token`. */
+export const makeMcpConfig = (options: {
+  readonly serverName: string
+  readonly url: string
+  readonly token: Redacted.Redacted<string>
+}): McpConfig => ({
+  mcpServers: {
+    [options.serverName]: {
+      type: "http",
+      url: options.url,
+      headers: { Authorization: `Bearer ${Redacted.value(options.token)}` },
+      alwaysLoad: true
+    }
+  }
+})
+
+/** Renders an MCP config as the JSON text of the config file. */
+export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(config, null, 2) + "\n"
+
+/** The bridge could not start: bad options, or the loopback listener could not bind. */
+export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
+  reason: Schema.Literal("InvalidOptions", "BindFailed"),
+  message: Schema.String
+}) {}
+
+/** Options of the bridge. `R` is what the initial tools' handlers need. */
+export interface McpBridgeOptions<R = never> {
+  /** Name the CLI knows the server by (`mcp__<serverName>__<tool>`). Default `gtb`. */
+  readonly serverName?: string | undefined
+  /** Largest accepted request body in bytes; larger bodies get 413. Default 4 MiB. */
+  readonly maxBodyBytes?: number | undefined
+  /** What the server reports as its implementation in `initialize`. Default `{ name: serverName, version: "0.1.0" }`. */
+  readonly implementation?: { readonly name: string; readonly version: string } | undefined
+  /** Tools served from the start; their requirements are taken from the context that builds the bridge. */
+  readonly tools?: ReadonlyArray<Tool<R>> | undefined
+}
+
+/** A running bridge. It stops when the scope that built it closes. */
+export interface McpBridgeService {
+  /** `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string
+  /** The bound loopback port. */
+  readonly port: number
+  /** The bearer token every request must carry (32 random bytes, base64url). */
+  readonly token: Redacted.Redacted<string>
+  /** The server name used in `mcpConfig`. */
+  readonly serverName: string
+  /** The config document for `claude --mcp-config`; see {@link renderMcpConfig}. Contains the token. */
+  readonly mcpConfig: McpConfig
+  /**
+   * Replaces the served tools atomically (never merges). Port and token stay the same; connected
+   * sessions are told with `notifications/tools/list_changed`. Handlers' requirements `R` come from
+   * the caller's context. On an invalid set nothing changes.
+   */
+  readonly setTools: <R>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, InvalidToolsError, R>
+  /** Names of the tools currently served. */
+  readonly toolNames: Effect.Effect<ReadonlyArray<string>>
+  /** Number of MCP sessions currently open. */
+  readonly sessionCount: Effect.Effect<number>
+}
+
+/** The MCP bridge service. */
+export class McpBridge extends Context.Tag("effect-chat-bridge/McpBridge")<McpBridge, McpBridgeService>() {}
