@@ -1,0 +1,314 @@
+/**
+ * The MCP bridge on Node: a loopback `node:http` server running the MCP SDK's low-level `Server`
+ * over its Streamable HTTP transport, one session per client.
+ *
+ * Why `node:http` + the SDK's Node `StreamableHTTPServerTransport` rather than the web-standard
+ * transport mounted in an Effect `HttpServer`:
+ * - the bridge has one endpoint and no routing, so `HttpServer` would add two conversions per
+ *   request (Node → Effect request → web `Request`, web `Response` → Effect response → Node) on the
+ *   `tools/call` hot path; the Node transport is the SDK's own, tested conversion, and the bench
+ *   measures the bridge against a bare SDK server on the very same transport, so the ratio shows
+ *   only what the bridge adds (checks, Effect runtime);
+ * - we need the raw socket lifetime on close: `NodeHttpServer` waits forever for a client's open
+ *   SSE stream, whereas here the transports are closed first and the remaining sockets are dropped;
+ * - the body limit must count bytes as they stream in, before anything is parsed, which is direct
+ *   on an `IncomingMessage`.
+ * All resources are still Effect-managed: listener, sessions and handler fibers are acquired in a
+ * `Scope` and released in the right order.
+ *
+ * @since 0.1.0
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import {
+  type CallToolResult,
+  CallToolRequestSchema,
+  isInitializeRequest,
+  ListToolsRequestSchema,
+  type Tool as McpTool
+} from "@modelcontextprotocol/sdk/types.js"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { randomBytes, randomUUID } from "node:crypto"
+import * as Http from "node:http"
+import type { AddressInfo } from "node:net"
+import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
+import {
+  defaultMaxBodyBytes,
+  defaultServerName,
+  makeMcpConfig,
+  McpBridge,
+  McpBridgeError,
+  type McpBridgeOptions,
+  type McpBridgeService,
+  ServerNamePattern
+} from "../services/McpBridge.js"
+import * as Tool from "../services/Tool.js"
+
+interface Session {
+  readonly server: Server
+  readonly transport: StreamableHTTPServerTransport
+}
+
+/** The served tools and their precomputed `tools/list` entries, swapped as one value. */
+interface Served {
+  readonly set: Tool.ToolSet
+  readonly listing: ReadonlyArray<McpTool>
+}
+
+const serve = (set: Tool.ToolSet): Served => ({
+  set,
+  listing: set.tools.map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }))
+})
+
+const jsonRpcError = (
+  res: Http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Http.OutgoingHttpHeaders = {}
+): void => {
+  if (res.headersSent) {
+    res.destroy()
+    return
+  }
+  // Rejected requests close the connection: an unread body (possibly huge) is not drained.
+  res.writeHead(status, { "content-type": "application/json", connection: "close", ...headers })
+  res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
+}
+
+const containsInitialize = (body: unknown): boolean =>
+  Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body)
+
+const validateOptions = <R>(options: McpBridgeOptions<R>) =>
+  Effect.suspend(() => {
+    const serverName = options.serverName ?? defaultServerName
+    const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
+    const invalid = (message: string) => Effect.fail(new McpBridgeError({ reason: "InvalidOptions", message }))
+    if (!ServerNamePattern.test(serverName)) {
+      return invalid(`serverName ${JSON.stringify(serverName)} must match ${ServerNamePattern.source}`)
+    }
+    if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
+      return invalid(`maxBodyBytes must be a positive integer, got ${maxBodyBytes}`)
+    }
+    const implementation = options.implementation ?? { name: serverName, version: "0.1.0" }
+    if (implementation.name.trim() === "" || implementation.version.trim() === "") {
+      return invalid("implementation name and version must not be empty")
+    }
+    return Effect.succeed({ serverName, maxBodyBytes, implementation })
+  })
+
+const listen = (handler: Http.RequestListener) =>
+  Effect.async<Http.Server, McpBridgeError>((resume) => {
+    const server = Http.createServer(handler)
+    const onError = (error: Error) =>
+      resume(Effect.fail(new McpBridgeError({ reason: "BindFailed", message: `Cannot listen on 127.0.0.1: ${error.message}` })))
+    server.once("error", onError)
+    server.listen({ host: "127.0.0.1", port: 0 }, () => {
+      server.off("error", onError)
+      resume(Effect.succeed(server))
+    })
+  })
+
+const closeHttpServer = (server: Http.Server) =>
+  Effect.async<void>((resume) => {
+    server.close(() => resume(Effect.void))
+    // The transports are already closed; whatever socket is left (keep-alive, a half-sent
+    // response) must not hold the close up.
+    server.closeAllConnections()
+  })
+
+/**
+ * Starts a bridge on `127.0.0.1` with an ephemeral port and a fresh token. It stops when the scope
+ * closes: sessions (and their SSE streams) first, then the listener, then in-flight handlers.
+ */
+export const make: <R = never>(
+  options?: McpBridgeOptions<R>
+) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope | R> = Effect.fn("McpBridge.make")(function*<R = never>(options: McpBridgeOptions<R> = {}) {
+  const { implementation, maxBodyBytes, serverName } = yield* validateOptions(options)
+  const token = Redacted.make(randomBytes(32).toString("base64url"))
+  const isAuthorized = makeBearerCheck(Redacted.value(token))
+
+  // Read by SDK callbacks outside any fiber; replacing the reference is atomic.
+  let served = serve(Tool.empty)
+  let closing = false
+  let port = 0
+  const sessions = new Map<string, Session>()
+  const live = new Set<Session>()
+
+  const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
+
+  const callTool = (
+    name: string,
+    args: unknown,
+    extra: { readonly requestId: string | number; readonly signal: AbortSignal }
+  ): Promise<CallToolResult> => {
+    const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
+    const fiber = runFork(Tool.executeTool(served.set, call))
+    const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
+    if (extra.signal.aborted) onAbort()
+    else extra.signal.addEventListener("abort", onAbort, { once: true })
+    return new Promise((resolve, reject) => {
+      fiber.addObserver((exit) => {
+        extra.signal.removeEventListener("abort", onAbort)
+        if (Exit.isSuccess(exit)) {
+          resolve({ content: [{ type: "text", text: exit.value.content }], isError: exit.value.isError })
+        } else {
+          reject(new Error(`Tool call ${name} was cancelled`))
+        }
+      })
+    })
+  }
+
+  const openSession = (): Session => {
+    const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
+    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
+      callTool(request.params.name, request.params.arguments, extra))
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (id) => {
+        sessions.set(id, session)
+      }
+    })
+    const session: Session = { server, transport }
+    transport.onclose = () => {
+      live.delete(session)
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
+    }
+    live.add(session)
+    return session
+  }
+
+  const handle = (session: Session, req: Http.IncomingMessage, res: Http.ServerResponse, body: unknown, fresh: boolean) => {
+    const run = fresh
+      ? session.server.connect(session.transport).then(() => session.transport.handleRequest(req, res, body))
+      : session.transport.handleRequest(req, res, body)
+    run.then(
+      () => {
+        // An initialize that the transport refused never becomes a session: forget it.
+        if (fresh && session.transport.sessionId === undefined) {
+          live.delete(session)
+          void session.server.close().catch(() => undefined)
+        }
+      },
+      () => jsonRpcError(res, 500, -32603, "Internal error")
+    )
+  }
+
+  const route = (req: Http.IncomingMessage, res: Http.ServerResponse, body: unknown) => {
+    const sessionId = req.headers["mcp-session-id"]
+    if (typeof sessionId === "string") {
+      const session = sessions.get(sessionId)
+      if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found")
+      return handle(session, req, res, body, false)
+    }
+    if (req.method === "POST" && containsInitialize(body)) return handle(openSession(), req, res, body, true)
+    return jsonRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
+  }
+
+  const onRequest: Http.RequestListener = (req, res) => {
+    if (closing) return jsonRpcError(res, 503, -32000, "Server is shutting down")
+    // Host/Origin first: a DNS-rebinding request is refused before the credential is looked at.
+    if (!isAllowedHost(req.headers.host, port)) {
+      return jsonRpcError(res, 403, -32000, "Forbidden: Host must be a loopback name with the bridge's port")
+    }
+    if (!isAllowedOrigin(req.headers.origin)) return jsonRpcError(res, 403, -32000, "Forbidden: Origin must be loopback")
+    if (!isAuthorized(req.headers.authorization)) {
+      return jsonRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", {
+        "www-authenticate": "Bearer"
+      })
+    }
+    const path = req.url === undefined ? "" : req.url.split("?", 1)[0]
+    if (path !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found")
+    if (req.method !== "POST") return route(req, res, undefined)
+    readBoundedBody(req, maxBodyBytes).then((read) => {
+      switch (read._tag) {
+        case "Aborted":
+          return res.destroy()
+        case "TooLarge":
+          return jsonRpcError(res, 413, -32000, `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`)
+        case "Body": {
+          let body: unknown
+          try {
+            body = JSON.parse(read.bytes.toString("utf8"))
+          } catch {
+            return jsonRpcError(res, 400, -32700, "Parse error: Invalid JSON")
+          }
+          return route(req, res, body)
+        }
+      }
+    })
+  }
+
+  const httpServer = yield* Effect.acquireRelease(listen(onRequest), closeHttpServer)
+  port = (httpServer.address() as AddressInfo).port
+
+  // Registered after the listener, so it runs before the listener's release: with a client
+  // holding its GET SSE stream, closing the HTTP server first would wait for that stream forever.
+  yield* Effect.addFinalizer(() =>
+    Effect.suspend(() => {
+      closing = true
+      const all = [...live]
+      live.clear()
+      sessions.clear()
+      return Effect.forEach(all, (s) => Effect.promise(() => s.server.close().catch(() => undefined)), {
+        concurrency: "unbounded",
+        discard: true
+      })
+    }).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
+  )
+
+  const notifyListChanged = Effect.suspend(() =>
+    Effect.forEach(
+      [...live],
+      (s) => Effect.ignore(Effect.tryPromise(() => s.server.sendToolListChanged())),
+      { concurrency: "unbounded", discard: true }
+    )
+  )
+
+  const setTools = Effect.fn("McpBridge.setTools")(function*<RT>(tools: ReadonlyArray<Tool.Tool<RT>>) {
+    const set = yield* Tool.capture(tools)
+    served = serve(set)
+    yield* notifyListChanged
+  })
+
+  if (options.tools !== undefined) yield* setTools(options.tools)
+
+  const url = `http://127.0.0.1:${port}/mcp`
+  const service: McpBridgeService = {
+    url,
+    port,
+    token,
+    serverName,
+    mcpConfig: makeMcpConfig({ serverName, url, token }),
+    setTools,
+    toolNames: Effect.sync(() => served.set.tools.map((tool) => tool.name)),
+    sessionCount: Effect.sync(() => sessions.size)
+  }
+  return service
+})
+
+/** A layer running the bridge for the layer's lifetime; initial tools' requirements come from `R`. */
+export const layer = <R = never>(
+  options: McpBridgeOptions<R> = {}
+): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError, R> => Layer.scoped(McpBridge, make(options))
+
+/**
+ * Like {@link layer}, with the options read from `Config` (e.g. `Config.string("MCP_SERVER_NAME")`).
+ * Tools are set afterwards with `setTools`.
+ */
+export const layerConfig = (
+  config: Config.Config.Wrap<{
+    readonly serverName?: string | undefined
+    readonly maxBodyBytes?: number | undefined
+  }>
+): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError | ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) => layer(options)))
