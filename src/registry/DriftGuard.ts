@@ -1,0 +1,130 @@
+/**
+ * Keeps the hand-written catalog honest against the installed agent SDK: parses the
+ * `ToolInputSchemas` union of its `sdk-tools.d.ts` with the TypeScript compiler API and reports
+ * SDK tools the registry lacks and `sdkTyped` entries the SDK no longer has. (Removals are also
+ * caught at compile time by `SdkCoverage`.) `typescript` is loaded lazily, only when a check runs.
+ *
+ * @since 0.1.0
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schema from "effect/Schema"
+import { createRequire } from "node:module"
+import * as NodePath from "node:path"
+import type * as TS from "typescript"
+import type * as Registry from "./Registry.js"
+
+/** A check could not run: the file is missing, unreadable, or has no `ToolInputSchemas` union. */
+export class DriftGuardError extends Schema.TaggedError<DriftGuardError>()("DriftGuardError", {
+  message: Schema.String
+}) {}
+
+/**
+ * SDK interface name → runtime tool name, where dropping `Input` is not the runtime name. The
+ * last five follow the CLI's own legacy-name map and the SDK's `BUILTIN_TOOL_NAMES`.
+ */
+export const aliases: Readonly<Record<string, string>> = {
+  FileEditInput: "Edit",
+  FileReadInput: "Read",
+  FileWriteInput: "Write",
+  ListMcpResourcesInput: "ListMcpResourcesTool",
+  ReadMcpResourceInput: "ReadMcpResourceTool",
+  ReadMcpResourceDirInput: "ReadMcpResourceDirTool",
+  ProposeGoalInput: "SetGoal",
+  ProposeSkillsInput: "propose_skills"
+}
+
+/** Union members that are not tools: the generic MCP input and the output union. */
+export const skipped: ReadonlyArray<string> = ["McpInput", "ToolOutputSchemas"]
+
+/** Runtime tool name of an SDK interface name. */
+export const toolNameOf = (member: string): string => aliases[member] ?? member.replace(/Input$/, "")
+
+/** Result of a check. */
+export interface DriftReport {
+  /** Tool names in the SDK's union, sorted. */
+  readonly sdkTools: ReadonlyArray<string>
+  /** In the SDK, not an `sdkTyped` registry entry. */
+  readonly missing: ReadonlyArray<string>
+  /** An `sdkTyped` registry entry the SDK no longer has. */
+  readonly stale: ReadonlyArray<string>
+  readonly ok: boolean
+}
+
+type TypeScript = typeof TS
+
+const loadTypeScript = Effect.tryPromise({
+  try: async (): Promise<TypeScript> => {
+    const mod = (await import("typescript")) as TypeScript & { readonly default?: TypeScript }
+    return mod.default ?? mod
+  },
+  catch: (cause) => new DriftGuardError({ message: `cannot load typescript (needed by the drift guard): ${String(cause)}` })
+})
+
+/** The member names of `export type ToolInputSchemas = A | B | …` in `source`, in order. */
+export const parseToolInputSchemas = (
+  ts: TypeScript,
+  source: string,
+  fileName = "sdk-tools.d.ts"
+): Either.Either<ReadonlyArray<string>, DriftGuardError> => {
+  const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  for (const statement of file.statements) {
+    if (!ts.isTypeAliasDeclaration(statement) || statement.name.text !== "ToolInputSchemas") continue
+    const members = ts.isUnionTypeNode(statement.type) ? statement.type.types : [statement.type]
+    const names: Array<string> = []
+    for (const member of members) {
+      if (!ts.isTypeReferenceNode(member) || !ts.isIdentifier(member.typeName)) {
+        return Either.left(new DriftGuardError({ message: `${fileName}: unexpected ToolInputSchemas member ${member.getText(file)}` }))
+      }
+      names.push(member.typeName.text)
+    }
+    return Either.right(names)
+  }
+  return Either.left(new DriftGuardError({ message: `${fileName}: no \`type ToolInputSchemas\` found` }))
+}
+
+/** Compares SDK interface names with the registry. */
+export const diff = (registry: Registry.Registry, members: ReadonlyArray<string>): DriftReport => {
+  const sdk = new Set(members.filter((m) => !skipped.includes(m)).map(toolNameOf))
+  const typed = new Set(registry.descriptors.filter((d) => d.kind === "sdk" && d.sdkTyped === true).map((d) => d.name))
+  const missing = [...sdk].filter((n) => !typed.has(n)).sort()
+  const stale = [...typed].filter((n) => !sdk.has(n)).sort()
+  return { sdkTools: [...sdk].sort(), missing, stale, ok: missing.length === 0 && stale.length === 0 }
+}
+
+/** Path of the installed agent SDK's `sdk-tools.d.ts`. */
+export const locateSdkTools: Effect.Effect<string, DriftGuardError> = Effect.try({
+  try: () => {
+    const main = createRequire(import.meta.url).resolve("@anthropic-ai/claude-agent-sdk")
+    return NodePath.join(NodePath.dirname(main), "sdk-tools.d.ts")
+  },
+  catch: (cause) =>
+    new DriftGuardError({ message: `@anthropic-ai/claude-agent-sdk is not installed: ${String(cause)}` })
+})
+
+/** Checks `registry` against a `sdk-tools.d.ts` (by default the installed SDK's). */
+export const check: (
+  registry: Registry.Registry,
+  options?: { readonly sdkToolsPath?: string }
+) => Effect.Effect<DriftReport, DriftGuardError, FileSystem.FileSystem> = Effect.fn("DriftGuard.check")(
+  function*(registry, options) {
+    const fs = yield* FileSystem.FileSystem
+    const path = options?.sdkToolsPath ?? (yield* locateSdkTools)
+    const source = yield* fs.readFileString(path).pipe(
+      Effect.mapError((e) => new DriftGuardError({ message: `cannot read ${path}: ${e.message}` }))
+    )
+    const ts = yield* loadTypeScript
+    const members = yield* parseToolInputSchemas(ts, source, path)
+    return diff(registry, members)
+  }
+)
+
+/** Human-readable report, one finding a line. */
+export const formatReport = (report: DriftReport): string =>
+  report.ok
+    ? `claude-agent-sdk tools: ${report.sdkTools.length} typed tools, registry in sync`
+    : [
+      ...report.missing.map((n) => `missing: SDK tool ${n} has no sdkTyped registry entry — classify it`),
+      ...report.stale.map((n) => `stale: registry entry ${n} is sdkTyped but the SDK no longer has it`)
+    ].join("\n")

@@ -1,0 +1,158 @@
+/**
+ * A validated set of tool descriptors — the one source of truth the policy, the settings catalog
+ * and the drift guard read. Built only through `make` (or its sync forms), so every consumer can
+ * rely on the set-level rules having been checked once.
+ *
+ * @since 0.1.0
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import type * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as ToolDescriptor from "./ToolDescriptor.js"
+
+export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Registry")
+export type TypeId = typeof TypeId
+
+/** Conditions this library knows how to evaluate (see `Conditions.detectConditions`). */
+export const knownConditions: ReadonlyArray<string> = ["workspace-has-git"]
+
+/** Pair groups of the Claude Code catalog. */
+export const knownPairGroups: ReadonlyArray<string> = ["bash", "mcpResource", "planMode", "taskCluster", "worktree"]
+
+/** Extra names an application may declare for its own descriptors. */
+export interface MakeOptions {
+  readonly conditions?: ReadonlyArray<string>
+  readonly pairGroups?: ReadonlyArray<string>
+}
+
+/** A validated registry with the indexes the policy and the catalog view need. */
+export interface Registry {
+  readonly [TypeId]: TypeId
+  /** In the order given to `make`. */
+  readonly descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptor>
+  readonly byName: ReadonlyMap<string, ToolDescriptor.ToolDescriptor>
+  /** Pair group → its members, in registry order. */
+  readonly groups: ReadonlyMap<string, ReadonlyArray<ToolDescriptor.ToolDescriptor>>
+  /** MCP servers that have at least one descriptor, sorted. */
+  readonly mcpServers: ReadonlyArray<string>
+  readonly conditions: ReadonlyArray<string>
+  readonly pairGroups: ReadonlyArray<string>
+}
+
+/** True for values built by `make`. */
+export const isRegistry = (u: unknown): u is Registry => typeof u === "object" && u !== null && TypeId in u
+
+/** The Schema of a whole registry: the descriptors plus the rules about the set. */
+export const schema = (options: MakeOptions = {}) => {
+  const conditions = new Set([...knownConditions, ...(options.conditions ?? [])])
+  const pairGroups = new Set([...knownPairGroups, ...(options.pairGroups ?? [])])
+  return Schema.Array(ToolDescriptor.ToolDescriptor).pipe(
+    Schema.filter((descriptors) => {
+      const issues: Array<Schema.FilterIssue> = []
+      const seen = new Map<string, number>()
+      descriptors.forEach((d, i) => {
+        const first = seen.get(d.name)
+        if (first !== undefined) {
+          issues.push({ path: [i, "name"], message: `duplicate tool name ${d.name} (first at index ${first})` })
+        } else {
+          seen.set(d.name, i)
+        }
+        if (d.condition !== undefined && !conditions.has(d.condition)) {
+          issues.push({ path: [i, "condition"], message: `unknown condition ${d.condition} (known: ${[...conditions].join(", ")})` })
+        }
+        if (d.pairGroup !== undefined && !pairGroups.has(d.pairGroup)) {
+          issues.push({ path: [i, "pairGroup"], message: `unknown pairGroup ${d.pairGroup} (known: ${[...pairGroups].join(", ")})` })
+        }
+      })
+      return issues
+    }, { identifier: "Registry" })
+  )
+}
+
+const build = (descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptor>, options: MakeOptions): Registry => {
+  const byName = new Map<string, ToolDescriptor.ToolDescriptor>()
+  const groups = new Map<string, Array<ToolDescriptor.ToolDescriptor>>()
+  const servers = new Set<string>()
+  for (const d of descriptors) {
+    byName.set(d.name, d)
+    if (d.pairGroup !== undefined) {
+      const members = groups.get(d.pairGroup)
+      if (members === undefined) groups.set(d.pairGroup, [d])
+      else members.push(d)
+    }
+    if (d.mcpServer !== undefined) servers.add(d.mcpServer)
+  }
+  return {
+    [TypeId]: TypeId,
+    descriptors,
+    byName,
+    groups,
+    mcpServers: [...servers].sort(),
+    conditions: [...new Set([...knownConditions, ...(options.conditions ?? [])])].sort(),
+    pairGroups: [...new Set([...knownPairGroups, ...(options.pairGroups ?? [])])].sort()
+  }
+}
+
+/**
+ * Validates `descriptors` as a whole; a ParseError names the offending entry (its index) and field.
+ * Use `[...ClaudeCodeCatalog.descriptors, ...yours]` to merge application tools with the catalog.
+ */
+export const makeEither = (
+  descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
+  options: MakeOptions = {}
+): Either.Either<Registry, ParseResult.ParseError> =>
+  Either.map(
+    Schema.decodeUnknownEither(schema(options))(descriptors, { errors: "all", onExcessProperty: "error" }),
+    (ds) => build(ds, options)
+  )
+
+/** Effect form of `makeEither`. */
+export const make: (
+  descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
+  options?: MakeOptions
+) => Effect.Effect<Registry, ParseResult.ParseError> = Effect.fn("Registry.make")(function*(descriptors, options) {
+  return yield* makeEither(descriptors, options)
+})
+
+/** For static data known to be valid (the shipped catalog): throws the ParseError otherwise. */
+export const unsafeMake = (
+  descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
+  options: MakeOptions = {}
+): Registry => Either.getOrThrow(makeEither(descriptors, options))
+
+/** What an application says about one of its MCP tools; `mcpTool` fills in the rest. */
+export interface McpToolOptions {
+  readonly server: string
+  readonly wireName: string
+  readonly category: ToolDescriptor.Category
+  readonly exposure?: ToolDescriptor.Exposure
+  readonly condition?: string
+  readonly pairGroup?: string
+  readonly interactive?: boolean
+  readonly labelKey?: string
+  readonly descriptionKey?: string
+  readonly reason?: string
+}
+
+/**
+ * An MCP tool descriptor (`mcp__<server>__<wire>`), `user` exposure by default, with i18n keys
+ * `tools.mcp.<server>.<wire>.label` / `.description` unless given.
+ */
+export const mcpTool = (options: McpToolOptions): ToolDescriptor.ToolDescriptorInput => {
+  const key = `tools.mcp.${options.server}.${options.wireName}`
+  return {
+    name: ToolDescriptor.mcpToolName(options.server, options.wireName),
+    category: options.category,
+    exposure: options.exposure ?? "user",
+    kind: "mcp",
+    mcpServer: options.server,
+    mcpWireName: options.wireName,
+    labelKey: options.labelKey ?? `${key}.label`,
+    descriptionKey: options.descriptionKey ?? `${key}.description`,
+    ...(options.condition === undefined ? {} : { condition: options.condition }),
+    ...(options.pairGroup === undefined ? {} : { pairGroup: options.pairGroup }),
+    ...(options.interactive === undefined ? {} : { interactive: options.interactive }),
+    ...(options.reason === undefined ? {} : { reason: options.reason })
+  }
+}
