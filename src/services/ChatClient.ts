@@ -103,8 +103,26 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   retryable: Schema.Boolean
 }) {}
 
+/**
+ * An agent runtime (the `claude` CLI) refused some tool calls for lack of permission. The model's
+ * answer is kept in `answer`, so nothing is lost; providers may offer to return it instead.
+ */
+export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedError>()("PermissionDeniedError", {
+  provider: Schema.String,
+  /** The denied tools, in the order they were denied. */
+  tools: Schema.Array(Schema.String),
+  answer: Schema.String,
+  message: Schema.String
+}) {}
+
 /** Every error a ChatClient operation can fail with. */
-export type ChatError = EmptyPromptError | MaxStepsError | StructuredOutputError | ProviderError | InvalidToolsError
+export type ChatError =
+  | EmptyPromptError
+  | MaxStepsError
+  | StructuredOutputError
+  | ProviderError
+  | PermissionDeniedError
+  | InvalidToolsError
 
 /** The schema of `ChatError`, for callers that serialise errors. */
 export const ChatError = Schema.Union(
@@ -112,6 +130,7 @@ export const ChatError = Schema.Union(
   MaxStepsError,
   StructuredOutputError,
   ProviderError,
+  PermissionDeniedError,
   InvalidToolsError
 )
 

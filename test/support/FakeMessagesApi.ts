@@ -1,0 +1,214 @@
+/**
+ * A fake Anthropic Messages API on 127.0.0.1 for tests: the `claude` CLI (SSE) and the ClaudeApi
+ * provider (JSON or SSE) talk to it. Each request is answered by a function of the request, so a
+ * test scripts the model and then inspects what was sent.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface FakeRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  // Test code reads arbitrary wire fields; the shape is the vendor's, not ours.
+  readonly body: FakeBody
+}
+
+export interface FakeBody {
+  readonly model?: string
+  readonly stream?: boolean
+  readonly system?: unknown
+  readonly messages?: ReadonlyArray<{ readonly role: string; readonly content: unknown }>
+  readonly tools?: ReadonlyArray<{ readonly name: string; readonly input_schema?: unknown; readonly [k: string]: unknown }>
+  readonly tool_choice?: unknown
+  readonly [k: string]: unknown
+}
+
+export interface ToolUse {
+  readonly id?: string
+  readonly name: string
+  readonly input: unknown
+}
+
+/** A model reply, or a raw HTTP error. */
+export type FakeReply =
+  | {
+    readonly text?: string
+    readonly toolUses?: ReadonlyArray<ToolUse>
+    readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
+    /** Delay before answering, in ms. */
+    readonly delayMs?: number
+  }
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
+
+export interface FakeMessagesApi {
+  readonly url: string
+  readonly port: number
+  /** Every request received so far (model calls and anything else). */
+  readonly requests: Array<FakeRequest>
+  /** Only the `POST /v1/messages` requests. */
+  readonly messageRequests: () => ReadonlyArray<FakeRequest>
+}
+
+/** Text of every `tool_result` block in a request's last user message. */
+export const toolResults = (req: FakeRequest): Array<{ tool_use_id: string; content: string; is_error: boolean }> => {
+  const last = req.body.messages?.at(-1)
+  if (!last || !Array.isArray(last.content)) return []
+  return (last.content as Array<Record<string, unknown>>)
+    .filter((b) => b.type === "tool_result")
+    .map((b) => ({
+      tool_use_id: String(b.tool_use_id),
+      content: typeof b.content === "string"
+        ? b.content
+        : Array.isArray(b.content)
+        ? (b.content as Array<{ text?: string }>).map((c) => c.text ?? "").join("")
+        : "",
+      is_error: b.is_error === true
+    }))
+}
+
+/** The text of a request's last user message (string content or text blocks). */
+export const lastUserText = (req: FakeRequest): string => {
+  const users = (req.body.messages ?? []).filter((m) => m.role === "user")
+  const last = users.at(-1)
+  if (!last) return ""
+  if (typeof last.content === "string") return last.content
+  return (last.content as Array<{ type?: string; text?: string }>)
+    .filter((b) => b.type === "text")
+    .map((b) => b.text ?? "")
+    .join("\n")
+}
+
+let counter = 0
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const message = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
+  const content: Array<Record<string, unknown>> = []
+  if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text })
+  for (const use of reply.toolUses ?? []) {
+    content.push({ type: "tool_use", id: use.id ?? `toolu_fake_${++counter}`, name: use.name, input: use.input })
+  }
+  return {
+    id: `msg_fake_${++counter}`,
+    type: "message",
+    role: "assistant",
+    model,
+    content,
+    stop_reason: (reply.toolUses?.length ?? 0) > 0 ? "tool_use" : "end_turn",
+    stop_sequence: null,
+    usage: reply.usage ?? { input_tokens: 10, output_tokens: 5 }
+  }
+}
+
+const sse = (res: ServerResponse, msg: ReturnType<typeof message>) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+  send("message_start", {
+    type: "message_start",
+    message: { ...msg, content: [], stop_reason: null, usage: { ...msg.usage, output_tokens: 1 } }
+  })
+  msg.content.forEach((block, index) => {
+    if (block.type === "text") {
+      send("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } })
+      const text = String(block.text)
+      // Two deltas, so streaming consumers see the text arrive in pieces.
+      const cut = Math.ceil(text.length / 2)
+      for (const piece of [text.slice(0, cut), text.slice(cut)]) {
+        if (piece !== "") {
+          send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } })
+        }
+      }
+    } else {
+      send("content_block_start", {
+        type: "content_block_start",
+        index,
+        content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
+      })
+      send("content_block_delta", {
+        type: "content_block_delta",
+        index,
+        delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
+      })
+    }
+    send("content_block_stop", { type: "content_block_stop", index })
+  })
+  send("message_delta", {
+    type: "message_delta",
+    delta: { stop_reason: msg.stop_reason, stop_sequence: null },
+    usage: { output_tokens: msg.usage.output_tokens }
+  })
+  send("message_stop", { type: "message_stop" })
+  res.end()
+}
+
+/** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
+export const make = (
+  respond: (req: FakeRequest, index: number) => FakeReply
+): Effect.Effect<FakeMessagesApi, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<{ api: FakeMessagesApi; close: () => Promise<void> }>((resume) => {
+      const requests: Array<FakeRequest> = []
+      let modelCalls = 0
+      const server = createServer((req, res) => {
+        void (async () => {
+          const raw = await readBody(req)
+          let body: FakeBody = {}
+          try {
+            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
+          } catch {
+            body = {}
+          }
+          const path = req.url ?? "/"
+          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
+          requests.push(fr)
+          if (req.method !== "POST" || !path.startsWith("/v1/messages") || path.startsWith("/v1/messages/count_tokens")) {
+            res.writeHead(404, { "content-type": "application/json" })
+            res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not in the fake" } }))
+            return
+          }
+          const reply = respond(fr, modelCalls++)
+          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+          if ("status" in reply) {
+            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
+            res.end(JSON.stringify(reply.body ?? { type: "error", error: { type: "api_error", message: "fake error" } }))
+            return
+          }
+          const msg = message(reply, body.model ?? "claude-fake")
+          if (body.stream === true) sse(res, msg)
+          else {
+            res.writeHead(200, { "content-type": "application/json" })
+            res.end(JSON.stringify(msg))
+          }
+        })().catch((e: unknown) => {
+          res.writeHead(500)
+          res.end(String(e))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        resume(Effect.succeed({
+          api: {
+            url: `http://127.0.0.1:${port}`,
+            port,
+            requests,
+            messageRequests: () => requests.filter((r) => r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages")
+          },
+          close: () =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections()
+              server.close(() => resolve())
+            })
+        }))
+      })
+    }),
+    ({ close }) => Effect.promise(close)
+  ).pipe(Effect.map(({ api }) => api))

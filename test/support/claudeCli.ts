@@ -1,0 +1,62 @@
+/**
+ * Runs the pinned real `claude` binary in a sandbox of the test's own: a temporary HOME, config
+ * dir, TMPDIR and working directory, the model pointed at a local fake API, no traffic elsewhere.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+
+export const claudeBinary = resolve("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude")
+
+export interface Sandbox {
+  readonly dir: string
+  /** Working directory of the CLI. */
+  readonly cwd: string
+  /** Where secret files are written (checked for leftovers). */
+  readonly secrets: string
+  readonly env: Record<string, string>
+}
+
+export const sandbox = (apiUrl: string): Effect.Effect<Sandbox, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = mkdtempSync(join(tmpdir(), "ecb-claude-"))
+      for (const sub of ["home", "config", "tmp", "work", "secrets"]) mkdirSync(join(dir, sub))
+      return {
+        dir,
+        cwd: join(dir, "work"),
+        secrets: join(dir, "secrets"),
+        env: {
+          HOME: join(dir, "home"),
+          CLAUDE_CONFIG_DIR: join(dir, "config"),
+          TMPDIR: join(dir, "tmp"),
+          ANTHROPIC_BASE_URL: apiUrl,
+          ANTHROPIC_API_KEY: "sk-ant-dummy-test-key",
+          CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
+          DISABLE_TELEMETRY: "1",
+          DISABLE_AUTOUPDATER: "1",
+          DISABLE_ERROR_REPORTING: "1"
+        }
+      }
+    }),
+    ({ dir }) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+  )
+
+/** Pids of live processes running the claude binary whose working directory is `cwd`. */
+export const claudeProcessesIn = (cwd: string): Array<number> => {
+  const pids: Array<number> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) !== cwd) continue
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue
+      pids.push(Number(entry))
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  return pids
+}
