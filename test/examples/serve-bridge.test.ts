@@ -37,7 +37,10 @@ describe("examples/serve-bridge.ts", () => {
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output.text += chunk))
     child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output.text += chunk))
     try {
-      const [, configPath] = await waitForLine(child, /MCP config: (\S+)\n/, output)
+      // The last line of the banner: everything before it has been printed by then.
+      await waitForLine(child, /Press Ctrl-C to stop/, output)
+      const configPath = /MCP config: (\S+)\n/.exec(output.text)?.[1]
+      expect(configPath).toBeDefined()
       expect(statSync(configPath!).mode & 0o777).toBe(0o600)
       expect(statSync(path.dirname(configPath!)).mode & 0o777).toBe(0o700)
 
