@@ -119,7 +119,7 @@ export const make: (
 export const unsafeMake = (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options: MakeOptions = {}
-): Registry => Either.getOrThrow(makeEither(descriptors, options))
+): Registry => Either.getOrThrowWith(makeEither(descriptors, options), (e) => e)
 
 /** What an application says about one of its MCP tools; `mcpTool` fills in the rest. */
 export interface McpToolOptions {

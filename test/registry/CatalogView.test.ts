@@ -1,0 +1,111 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import ts from "typescript"
+import * as CatalogView from "../../src/registry/CatalogView.js"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
+import * as Registry from "../../src/registry/Registry.js"
+import { categoryOrder } from "../../src/registry/ToolDescriptor.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const registry = ClaudeCodeCatalog.registry
+
+describe("CatalogView", () => {
+  it("shows only user tools, categories in display order, one entry per pair group", () => {
+    const sections = CatalogView.view(registry, { disabledTools: [] })
+    expect(sections.map((s) => s.category)).toEqual(["shell", "file", "search", "orchestration"])
+    expect(sections.map((s) => [s.label, s.entries.map((e) => e.id)])).toEqual([
+      ["Shell", ["group:bash"]],
+      ["Files", ["Read", "Edit", "Write"]],
+      ["Search", ["Glob", "Grep"]],
+      ["Orchestration", ["Workflow"]]
+    ])
+    const bash = sections[0]!.entries[0]!
+    expect(bash).toMatchObject({ tools: ["Bash"], pairGroup: "bash", label: "Shell commands", enabled: true })
+  })
+
+  it("localizes with English fallback, for shipped and application keys", () => {
+    const extra = Registry.unsafeMake([
+      ...ClaudeCodeCatalog.descriptors,
+      Registry.mcpTool({ server: "memory", wireName: "recall", category: "context" }),
+      Registry.mcpTool({ server: "memory", wireName: "forget", category: "context" })
+    ])
+    const messages = {
+      en: { "tools.mcp.memory.recall.label": "Recall", "tools.mcp.memory.recall.description": "Recall a memory." },
+      "zh-CN": { "tools.mcp.memory.recall.label": "回忆" }
+    }
+    const zh = CatalogView.view(extra, { disabledTools: ["Read"] }, { locale: "zh-cn", messages })
+    expect(zh[1]!.label).toBe("文件")
+    expect(zh[1]!.entries[0]).toMatchObject({ id: "Read", label: "读取文件", enabled: false })
+    const context = zh.find((s) => s.category === "context")!
+    expect(context.label).toBe("上下文")
+    expect(context.entries.map((e) => [e.label, e.description])).toEqual([
+      ["回忆", "Recall a memory."],
+      ["mcp__memory__forget", ""]
+    ])
+    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "zh-TW" })[0]!.entries[0]!.label).toBe("Shell 指令")
+    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "fr" })[0]!.entries[0]!.label).toBe("Shell commands")
+  })
+
+  it("switch states map back to disabledTools, keeping mcp opt-outs", () => {
+    const previous = ["Read", "mcp__docs__*"]
+    expect(CatalogView.toDisabledTools(registry, { "group:bash": false, Read: true, Glob: false }, previous)).toEqual([
+      "Bash", "Glob", "mcp__docs__*"
+    ])
+    expect(CatalogView.toDisabledTools(registry, {}, previous)).toEqual(["Read", "mcp__docs__*"])
+  })
+
+  it("view → switches → disabledTools round-trips the catalog's part", () => {
+    const userTools = registry.descriptors.filter((d) => d.exposure === "user").map((d) => d.name)
+    fc.assert(fc.property(fc.subarray(userTools), (disabled) => {
+      const switches = Object.fromEntries(
+        CatalogView.view(registry, { disabledTools: disabled }).flatMap((s) => s.entries.map((e) => [e.id, e.enabled]))
+      )
+      expect(CatalogView.toDisabledTools(registry, switches, [])).toEqual([...disabled].sort())
+    }))
+  })
+})
+
+describe("i18n completeness", () => {
+  const expectedKeys = [
+    ...categoryOrder.map((c) => `category.${c}`),
+    ...registry.descriptors.flatMap((d) => [d.labelKey, d.descriptionKey])
+  ]
+
+  it("descriptor keys are distinct", () => {
+    expect(new Set(expectedKeys).size).toBe(expectedKeys.length)
+  })
+
+  for (const locale of ["en", "zh-CN", "zh-TW"] as const) {
+    it(`${locale}: every key present, no extra keys, no empty messages`, () => {
+      const messages = CatalogView.locales[locale]
+      expect(Object.keys(messages).sort()).toEqual([...expectedKeys].sort())
+      for (const [key, text] of Object.entries(messages)) expect(text.trim(), key).not.toBe("")
+    })
+
+    it(`${locale}: no key is written twice in the source`, () => {
+      const file = path.resolve(here, `../../src/registry/i18n/${locale}.ts`)
+      const source = ts.createSourceFile(file, fs.readFileSync(file, "utf8"), ts.ScriptTarget.Latest, true)
+      const keys: Array<string> = []
+      const visit = (node: ts.Node): void => {
+        if (ts.isPropertyAssignment(node) && (ts.isStringLiteral(node.name) || ts.isIdentifier(node.name))) {
+          keys.push(node.name.text)
+        }
+        ts.forEachChild(node, visit)
+      }
+      visit(source)
+      expect(keys.length).toBe(expectedKeys.length)
+      expect(keys.filter((k, i) => keys.indexOf(k) !== i)).toEqual([])
+    })
+  }
+
+  it("Chinese locales are translated, not copies of English", () => {
+    for (const locale of ["zh-CN", "zh-TW"] as const) {
+      const same = Object.entries(CatalogView.locales[locale]).filter(([k, v]) => v === CatalogView.locales.en[k])
+      expect(same.length, locale).toBeLessThan(10)
+    }
+    expect(CatalogView.locales["zh-CN"]["tools.Skill.label"]).toBe("技能")
+  })
+})

@@ -1,0 +1,67 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import { spawnSync } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
+import * as DriftGuard from "../../src/registry/DriftGuard.js"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+const root = path.resolve(here, "../..")
+const fixture = path.join(here, "fixtures/sdk-tools.drifted.d.ts")
+const bin = path.join(root, "src/registry/bin/check-claude-tools.ts")
+const runBin = (...args: Array<string>) =>
+  spawnSync(process.execPath, ["--import", "tsx", bin, ...args], { cwd: root, encoding: "utf8", timeout: 30_000 })
+
+describe("DriftGuard", () => {
+  it.effect("passes against the pinned SDK", () =>
+    Effect.gen(function*() {
+      const report = yield* DriftGuard.check(ClaudeCodeCatalog.registry)
+      expect(report).toMatchObject({ ok: true, missing: [], stale: [] })
+      expect(report.sdkTools).toHaveLength(43)
+      expect(report.sdkTools).toContain("ListMcpResourcesTool")
+      expect(report.sdkTools).not.toContain("Mcp")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("reports an added and a removed tool against a drifted .d.ts", () =>
+    Effect.gen(function*() {
+      const report = yield* DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: fixture })
+      expect(report.ok).toBe(false)
+      expect(report.missing).toEqual(["Teleport"])
+      expect(report.stale).toEqual(["NotebookEdit"])
+      const text = DriftGuard.formatReport(report)
+      expect(text).toContain("missing: SDK tool Teleport")
+      expect(text).toContain("stale: registry entry NotebookEdit")
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it.effect("a file without the union, or a missing file, is a DriftGuardError", () =>
+    Effect.gen(function*() {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "drift-"))
+      try {
+        const empty = path.join(dir, "empty.d.ts")
+        fs.writeFileSync(empty, "export type Other = string\n")
+        const e1 = yield* Effect.flip(DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: empty }))
+        expect(e1._tag).toBe("DriftGuardError")
+        expect(e1.message).toContain("no `type ToolInputSchemas`")
+        const e2 = yield* Effect.flip(DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: path.join(dir, "nope.d.ts") }))
+        expect(e2.message).toContain("cannot read")
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true })
+      }
+    }).pipe(Effect.provide(NodeContext.layer)))
+
+  it("the bin exits 0 on the pinned SDK and 1 on drift, naming both tools", () => {
+    const ok = runBin()
+    expect(ok.status).toBe(0)
+    expect(ok.stdout).toContain("in sync")
+    const drift = runBin(fixture)
+    expect(drift.status).toBe(1)
+    expect(drift.stderr).toContain("Teleport")
+    expect(drift.stderr).toContain("NotebookEdit")
+    const broken = runBin(path.join(here, "does-not-exist.d.ts"))
+    expect(broken.status).toBe(2)
+  })
+})
