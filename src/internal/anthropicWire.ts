@@ -1,0 +1,193 @@
+/**
+ * The subset of the Anthropic Messages API the ClaudeApi provider uses: request types (checked in
+ * tests against `@anthropic-ai/sdk`'s `MessageCreateParamsNonStreaming`), the response schema
+ * (unknown fields and block types tolerated), and the TurnRequest/TurnResponse translation.
+ */
+import * as Schema from "effect/Schema"
+import { Usage } from "../services/ChatClient.js"
+import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
+import { type JsonSchemaObject, ToolCall } from "../services/Tool.js"
+import { argumentsObject, uniqueName } from "./httpProvider.js"
+
+// --- request --------------------------------------------------------------------------------
+// Arrays are mutable here only so the types are assignable to the SDK's (checked in tests).
+
+export interface TextBlock {
+  readonly type: "text"
+  readonly text: string
+}
+export interface ToolUseBlock {
+  readonly type: "tool_use"
+  readonly id: string
+  readonly name: string
+  readonly input: Record<string, unknown>
+}
+export interface ToolResultBlock {
+  readonly type: "tool_result"
+  readonly tool_use_id: string
+  readonly content: string
+  readonly is_error: boolean
+}
+export type MessageParam =
+  | { readonly role: "user"; readonly content: string | Array<TextBlock | ToolResultBlock> }
+  | { readonly role: "assistant"; readonly content: Array<TextBlock | ToolUseBlock> }
+
+export interface ToolParam {
+  readonly name: string
+  readonly description: string
+  readonly input_schema: JsonSchemaObject
+}
+
+export type ToolChoice =
+  | { readonly type: "auto" }
+  | { readonly type: "any" }
+  | { readonly type: "tool"; readonly name: string }
+
+export interface MessagesRequest {
+  readonly model: string
+  readonly max_tokens: number
+  readonly messages: Array<MessageParam>
+  readonly system?: string
+  readonly tools?: Array<ToolParam>
+  readonly tool_choice?: ToolChoice
+}
+
+// --- response -------------------------------------------------------------------------------
+
+const ContentBlock = Schema.Union(
+  Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
+  Schema.Struct({
+    type: Schema.Literal("tool_use"),
+    id: Schema.String,
+    name: Schema.String,
+    input: Schema.Unknown
+  }),
+  // thinking, server tool results and future block types: tolerated, ignored
+  Schema.Struct({ type: Schema.String })
+)
+
+const NullableNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+export const MessagesResponse = Schema.Struct({
+  content: Schema.Array(ContentBlock),
+  stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
+  usage: Schema.optional(Schema.Struct({
+    input_tokens: Schema.Number,
+    output_tokens: Schema.Number,
+    cache_read_input_tokens: NullableNumber,
+    cache_creation_input_tokens: NullableNumber
+  }))
+})
+export type MessagesResponse = typeof MessagesResponse.Type
+
+// --- translation ----------------------------------------------------------------------------
+
+export interface RequestSettings {
+  readonly model: string
+  readonly maxTokens: number
+  readonly system?: string | undefined
+}
+
+const assistantContent = (m: Extract<Message, { role: "assistant" }>): Array<TextBlock | ToolUseBlock> => {
+  const blocks: Array<TextBlock | ToolUseBlock> = []
+  // The API refuses empty text blocks.
+  if (m.text !== "") blocks.push({ type: "text", text: m.text })
+  for (const call of m.toolCalls) {
+    blocks.push({ type: "tool_use", id: call.id, name: call.name, input: argumentsObject(call.arguments) })
+  }
+  if (blocks.length === 0) blocks.push({ type: "text", text: "(empty answer)" })
+  return blocks
+}
+
+export const messages = (history: ReadonlyArray<Message>): Array<MessageParam> =>
+  history.map((m): MessageParam => {
+    switch (m.role) {
+      case "user":
+        return { role: "user", content: m.content }
+      case "assistant":
+        return { role: "assistant", content: assistantContent(m) }
+      case "tool":
+        return {
+          role: "user",
+          content: m.results.map((r): ToolResultBlock => ({
+            type: "tool_result",
+            tool_use_id: r.callId,
+            content: r.content,
+            is_error: r.isError
+          }))
+        }
+    }
+  })
+
+/**
+ * Builds the request body. For `ask` (a `responseFormat`), the answer is an extra tool whose input
+ * schema is the answer's schema. Without user tools it is forced (`tool_choice: tool`); with user
+ * tools the model must call *some* tool (`tool_choice: any`), so it can still use the user's tools
+ * first and then "call" the answer tool — whose input is the structured answer. Returns the
+ * answer tool's name (unique among the user's tools) so the response can be read back.
+ */
+export const requestBody = (
+  settings: RequestSettings,
+  request: TurnRequest
+): { readonly body: MessagesRequest; readonly answerTool: string | undefined } => {
+  const tools: Array<ToolParam> = request.tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    input_schema: t.inputSchema
+  }))
+  let answerTool: string | undefined
+  let toolChoice: ToolChoice | undefined
+  if (request.responseFormat !== undefined) {
+    answerTool = uniqueName(request.responseFormat.name, tools.map((t) => t.name))
+    toolChoice = tools.length === 0 ? { type: "tool", name: answerTool } : { type: "any" }
+    tools.push({
+      name: answerTool,
+      description: "Give your final answer by calling this tool; its input is the answer.",
+      input_schema: request.responseFormat.schema
+    })
+  }
+  const body: MessagesRequest = {
+    model: settings.model,
+    max_tokens: settings.maxTokens,
+    messages: messages(request.history),
+    ...(settings.system === undefined ? {} : { system: settings.system }),
+    ...(tools.length === 0 ? {} : { tools }),
+    ...(toolChoice === undefined ? {} : { tool_choice: toolChoice })
+  }
+  return { body, answerTool }
+}
+
+/**
+ * Usage: `inputTokens` counts every prompt token (fresh, cache reads and cache writes), like
+ * OpenAI's `prompt_tokens`; `cachedTokens` is the cache reads.
+ */
+export const usage = (u: MessagesResponse["usage"]): Usage => {
+  if (u === undefined) return Usage.empty
+  const cacheRead = u.cache_read_input_tokens ?? 0
+  const cacheWrite = u.cache_creation_input_tokens ?? 0
+  return Usage.of({
+    inputTokens: u.input_tokens + cacheRead + cacheWrite,
+    outputTokens: u.output_tokens,
+    cachedTokens: cacheRead
+  })
+}
+
+/**
+ * Reads a response. A call to the answer tool is the structured answer — unless the model also
+ * called user tools in the same turn: then those run first (the answer call is dropped, the model
+ * answers again with their results), so an answer is never built on tool calls left unanswered.
+ */
+export const turnResponse = (response: MessagesResponse, answerTool: string | undefined): TurnResponse => {
+  let text = ""
+  const calls: Array<ToolCall> = []
+  let structured: { readonly value: unknown } | undefined
+  for (const block of response.content) {
+    if (block.type === "text" && "text" in block) text += block.text
+    else if (block.type === "tool_use" && "input" in block) {
+      if (block.name === answerTool) structured ??= { value: block.input }
+      else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }))
+    }
+  }
+  const base = { text, toolCalls: calls, usage: usage(response.usage) }
+  return structured !== undefined && calls.length === 0 ? { ...base, structured: structured.value } : base
+}

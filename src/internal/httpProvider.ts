@@ -1,0 +1,378 @@
+/**
+ * What the HTTP providers (ClaudeApi, OpenAi, Gemini) share: base-URL validation, the retry
+ * policy, error mapping to `ProviderError`, secret scrubbing, host-only logging and the common
+ * `Config` keys. Providers only add their wire formats on top.
+ */
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Random from "effect/Random"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import { ProviderError } from "../services/ChatClient.js"
+
+// ---------------------------------------------------------------------------------------------
+// Base URL
+// ---------------------------------------------------------------------------------------------
+
+/** Longest base URL accepted; real endpoints are far shorter, and a bound keeps logs and errors sane. */
+export const MaxBaseUrlLength = 2048
+
+const loopbackHost = (hostname: string): boolean => {
+  const h = hostname.toLowerCase()
+  if (h === "localhost" || h.endsWith(".localhost") || h === "[::1]") return true
+  // The whole 127.0.0.0/8 block is loopback.
+  return /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(h)
+}
+
+/**
+ * Validates a provider base URL. Accepted: `https`; `http` to a loopback host (a local
+ * OpenAI-compatible server, a test fake); `http` anywhere only with `allowInsecureHttp`. Refused:
+ * other schemes, userinfo (credentials belong in headers, and would end up in logs), control
+ * characters or whitespace, a query or fragment, a missing host, more than `MaxBaseUrlLength`
+ * characters. The reason never echoes the URL, which may hold a secret. Returns the URL without a
+ * trailing slash.
+ */
+export const validateBaseUrl = (
+  raw: string,
+  options: { readonly allowInsecureHttp?: boolean | undefined } = {}
+): Either.Either<string, string> => {
+  if (raw.length === 0) return Either.left("it is empty")
+  if (raw.length > MaxBaseUrlLength) return Either.left(`it is longer than ${MaxBaseUrlLength} characters`)
+  // deno-lint-ignore no-control-regex
+  if (/[\u0000-\u0020\u007f-\u009f]/.test(raw)) return Either.left("it contains whitespace or control characters")
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    return Either.left("it is not an absolute URL")
+  }
+  if (url.username !== "" || url.password !== "" || /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*@/i.test(raw)) {
+    return Either.left("it contains userinfo (user:password@); pass credentials as the API key instead")
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    return Either.left(`the scheme ${url.protocol.replace(/:$/, "")} is not http(s)`)
+  }
+  if (url.hostname === "") return Either.left("it has no host")
+  if (url.search !== "" || url.hash !== "" || raw.includes("?") || raw.includes("#")) {
+    return Either.left("it has a query or fragment")
+  }
+  if (url.protocol === "http:" && !loopbackHost(url.hostname) && options.allowInsecureHttp !== true) {
+    return Either.left("plain http is only allowed to a loopback host unless allowInsecureHttp is set")
+  }
+  return Either.right(url.href.replace(/\/+$/, ""))
+}
+
+/** `validateBaseUrl` as an Effect failing with a `config` ProviderError. */
+export const baseUrlOrFail = (
+  provider: string,
+  raw: string,
+  allowInsecureHttp: boolean | undefined
+): Effect.Effect<string, ProviderError> =>
+  Either.match(validateBaseUrl(raw, { allowInsecureHttp }), {
+    onLeft: (reason) =>
+      Effect.fail(
+        new ProviderError({ provider, kind: "config", message: `Invalid ${provider} base URL: ${reason}`, retryable: false })
+      ),
+    onRight: Effect.succeed
+  })
+
+/** Only the host (and port) of a validated base URL: the one part of it that is ever logged. */
+export const hostOf = (baseUrl: string): string => new URL(baseUrl).host
+
+// ---------------------------------------------------------------------------------------------
+// Retries
+// ---------------------------------------------------------------------------------------------
+
+/** Statuses worth retrying: timeouts, rate limits, server errors and Anthropic's 529 (overloaded). */
+export const RetryableStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504, 529])
+
+export const isRetryableStatus = (status: number): boolean => RetryableStatuses.has(status)
+
+/** Above this, a server's `retry-after` is not waited for; backoff applies instead. */
+export const MaxRetryAfter = Duration.seconds(60)
+
+/**
+ * Reads `retry-after-ms` (OpenAI, Anthropic) or `retry-after` (seconds, possibly fractional, or
+ * an HTTP date). Nothing usable, negative or over `MaxRetryAfter` → none.
+ */
+export const parseRetryAfter = (headers: Headers.Headers, now: number = Date.now()): Option.Option<Duration.Duration> => {
+  const within = (ms: number) =>
+    Number.isFinite(ms) && ms >= 0 && ms <= Duration.toMillis(MaxRetryAfter)
+      ? Option.some(Duration.millis(ms))
+      : Option.none()
+  const ms = headers["retry-after-ms"]
+  if (ms !== undefined && ms.trim() !== "" && Number.isFinite(Number(ms))) return within(Number(ms))
+  const after = headers["retry-after"]
+  if (after === undefined || after.trim() === "") return Option.none()
+  if (/^\s*\d+(\.\d+)?\s*$/.test(after)) return within(Number(after) * 1000)
+  const date = Date.parse(after)
+  return Number.isNaN(date) ? Option.none() : within(Math.max(0, date - now))
+}
+
+/** Exponential backoff with jitter: base·2^(attempt-1), capped, minus up to 25% at random. */
+export const backoff = (
+  attempt: number,
+  base: Duration.Duration,
+  cap: Duration.Duration = Duration.seconds(8)
+): Effect.Effect<Duration.Duration> =>
+  Effect.map(Random.next, (r) => {
+    const raw = Math.min(Duration.toMillis(cap), Duration.toMillis(base) * 2 ** Math.max(0, attempt - 1))
+    return Duration.millis(raw * (1 - 0.25 * r))
+  })
+
+// ---------------------------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------------------------
+
+/** What every HTTP provider is configured with, beyond its wire specifics. */
+export interface HttpSettings {
+  /** Provider name in errors and logs ("anthropic", "openai", "gemini"). */
+  readonly provider: string
+  /** A validated base URL (see `validateBaseUrl`). */
+  readonly baseUrl: string
+  /** Header names carrying the secret; added to the redacted header names for tracing. */
+  readonly secretHeaders: ReadonlyArray<string>
+  /** The secret, used only to scrub it from any text that could reach an error or a log. */
+  readonly secret: Redacted.Redacted<string> | undefined
+  /** Retries after the first attempt; default 2. */
+  readonly maxRetries: number
+  /** First backoff delay; default 500 ms. */
+  readonly retryBaseDelay: Duration.Duration
+}
+
+const MaxErrorDetail = 300
+
+/** Replaces the secret (if it ever shows up, e.g. echoed by a server) with `[redacted]`. */
+export const scrub = (text: string, secret: Redacted.Redacted<string> | undefined): string => {
+  if (secret === undefined) return text
+  const value = Redacted.value(secret)
+  return value.length === 0 ? text : text.split(value).join("[redacted]")
+}
+
+// The error message the vendors put in an error body: `{ error: { message } }` for all three.
+const errorDetail = (body: string): string => {
+  try {
+    const parsed = JSON.parse(body) as unknown
+    if (typeof parsed === "object" && parsed !== null && "error" in parsed) {
+      const error = parsed.error
+      if (typeof error === "object" && error !== null && "message" in error && typeof error.message === "string") {
+        return error.message
+      }
+      if (typeof error === "string") return error
+    }
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return body
+}
+
+const bounded = (text: string) => (text.length > MaxErrorDetail ? `${text.slice(0, MaxErrorDetail)}…` : text)
+
+/** A failed attempt, before the retry policy turns it into a `ProviderError`. */
+interface AttemptFailure {
+  readonly error: ProviderError
+  readonly retryAfter: Option.Option<Duration.Duration>
+}
+
+/**
+ * POSTs a JSON body to `baseUrl + path` and returns the parsed JSON answer, retrying transient
+ * failures (network errors and `RetryableStatuses`) with backoff, honouring `retry-after`.
+ */
+export const postJson = (
+  client: HttpClient.HttpClient,
+  settings: HttpSettings,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown
+): Effect.Effect<unknown, ProviderError> => {
+  const { provider } = settings
+  const host = hostOf(settings.baseUrl)
+  const url = settings.baseUrl + path
+  const fail = (
+    kind: ProviderError["kind"],
+    message: string,
+    retryable: boolean,
+    extra: { status?: number; retryAfter?: Option.Option<Duration.Duration> } = {}
+  ): Effect.Effect<never, AttemptFailure> =>
+    Effect.fail({
+      error: new ProviderError({
+        provider,
+        kind,
+        message: scrub(message, settings.secret),
+        retryable,
+        ...(extra.status === undefined ? {} : { status: extra.status })
+      }),
+      retryAfter: extra.retryAfter ?? Option.none()
+    })
+
+  const request = HttpClientRequest.post(url).pipe(
+    HttpClientRequest.setHeaders(headers),
+    HttpClientRequest.bodyUnsafeJson(body)
+  )
+
+  const attempt: Effect.Effect<unknown, AttemptFailure> = client.execute(request).pipe(
+    Effect.catchAll((e) =>
+      fail(
+        "network",
+        `${provider} request to ${host} failed (${e.reason})`,
+        e._tag === "RequestError" && e.reason === "Transport"
+      )
+    ),
+    Effect.flatMap((response) => {
+      if (response.status >= 200 && response.status < 300) {
+        return response.json.pipe(
+          Effect.catchAll(() => fail("decode", `${provider} answered with a body that is not JSON`, false))
+        )
+      }
+      return response.text.pipe(
+        Effect.orElseSucceed(() => ""),
+        Effect.flatMap((text) =>
+          fail(
+            "http",
+            `${provider} answered HTTP ${response.status}: ${bounded(errorDetail(text))}`,
+            isRetryableStatus(response.status),
+            { status: response.status, retryAfter: parseRetryAfter(response.headers) }
+          )
+        )
+      )
+    }),
+    // The platform puts request headers on spans; make sure vendor-specific key headers are
+    // redacted there like `authorization` and `x-api-key` already are.
+    Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...settings.secretHeaders])
+  )
+
+  const run = (n: number): Effect.Effect<unknown, ProviderError> =>
+    Effect.logDebug("model request").pipe(
+      Effect.annotateLogs({ attempt: n }),
+      Effect.zipRight(attempt),
+      Effect.tap(() => Effect.logDebug("model response")),
+      Effect.catchAll((failure): Effect.Effect<unknown, ProviderError> => {
+        const { error } = failure
+        if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
+        return Option.match(failure.retryAfter, {
+          onNone: () => backoff(n, settings.retryBaseDelay),
+          onSome: Effect.succeed
+        }).pipe(
+          Effect.tap((delay) =>
+            Effect.logWarning("retrying model request").pipe(
+              Effect.annotateLogs({
+                attempt: n,
+                status: error.status ?? error.kind,
+                delayMs: Math.round(Duration.toMillis(delay))
+              })
+            )
+          ),
+          Effect.flatMap((delay) => Effect.sleep(delay)),
+          Effect.zipRight(Effect.suspend(() => run(n + 1)))
+        )
+      })
+    )
+
+  return run(1).pipe(Effect.annotateLogs({ provider, host }))
+}
+
+/** Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError. */
+export const decodeWire = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
+  const decode = Schema.decodeUnknown(schema)
+  return (json: unknown): Effect.Effect<A, ProviderError> =>
+    decode(json).pipe(
+      Effect.mapError((error) =>
+        new ProviderError({
+          provider,
+          kind: "decode",
+          message: `${provider} answered in an unexpected shape: ${bounded(ParseResult.TreeFormatter.formatErrorSync(error))}`,
+          retryable: false
+        })
+      )
+    )
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options and Config
+// ---------------------------------------------------------------------------------------------
+
+/** Options every HTTP provider takes. */
+export interface CommonOptions {
+  /** The model name. */
+  readonly model: string
+  /** The API base URL; see `validateBaseUrl` for what is accepted. */
+  readonly baseUrl?: string | undefined
+  /** Allows plain `http` to a non-loopback host. Off by default: the API key would travel in clear. */
+  readonly allowInsecureHttp?: boolean | undefined
+  /** A system prompt sent with every request. */
+  readonly system?: string | undefined
+  /** Output token bound per model turn. */
+  readonly maxTokens?: number | undefined
+  /** Model turns per `chat`/`ask`; default 20. */
+  readonly maxSteps?: number | undefined
+  /** How many tool calls of one turn run at once; default 5. */
+  readonly toolConcurrency?: number | undefined
+  /** Bound on each model turn, retries included. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** Retries of transient failures after the first attempt; default 2. */
+  readonly maxRetries?: number | undefined
+  /** First backoff delay (doubling, with jitter) when the server gives no `retry-after`; default 500 ms. */
+  readonly retryBaseDelay?: Duration.DurationInput | undefined
+}
+
+export const retrySettings = (options: CommonOptions) => ({
+  maxRetries: Math.max(0, options.maxRetries ?? 2),
+  retryBaseDelay: Duration.decode(options.retryBaseDelay ?? Duration.millis(500))
+})
+
+/**
+ * Reads the common options from `<PREFIX>_BASE_URL`, `_MODEL`, `_MAX_TOKENS`, `_REQUEST_TIMEOUT`,
+ * `_MAX_STEPS`, `_TOOL_CONCURRENCY`, `_MAX_RETRIES` and `_ALLOW_INSECURE_HTTP`; all optional.
+ */
+export const commonConfig = (prefix: string, defaultModel: string) =>
+  Config.all({
+    baseUrl: Config.option(Config.string(`${prefix}_BASE_URL`)),
+    model: Config.string(`${prefix}_MODEL`).pipe(Config.withDefault(defaultModel)),
+    maxTokens: Config.option(Config.integer(`${prefix}_MAX_TOKENS`)),
+    requestTimeout: Config.option(Config.duration(`${prefix}_REQUEST_TIMEOUT`)),
+    maxSteps: Config.option(Config.integer(`${prefix}_MAX_STEPS`)),
+    toolConcurrency: Config.option(Config.integer(`${prefix}_TOOL_CONCURRENCY`)),
+    maxRetries: Config.option(Config.integer(`${prefix}_MAX_RETRIES`)),
+    allowInsecureHttp: Config.boolean(`${prefix}_ALLOW_INSECURE_HTTP`).pipe(Config.withDefault(false))
+  }).pipe(
+    Config.map((c): CommonOptions => ({
+      model: c.model,
+      allowInsecureHttp: c.allowInsecureHttp,
+      baseUrl: Option.getOrUndefined(c.baseUrl),
+      maxTokens: Option.getOrUndefined(c.maxTokens),
+      requestTimeout: Option.getOrUndefined(c.requestTimeout),
+      maxSteps: Option.getOrUndefined(c.maxSteps),
+      toolConcurrency: Option.getOrUndefined(c.toolConcurrency),
+      maxRetries: Option.getOrUndefined(c.maxRetries)
+    }))
+  )
+
+/** Options minus `undefined` values, so explicit overrides never blank out configured ones. */
+export const defined = <T extends object>(options: T): Partial<T> =>
+  Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>
+
+/** Tool-call arguments as an object: the loop may hold them as JSON text. */
+export const argumentsObject = (args: unknown): Record<string, unknown> => {
+  let value = args
+  if (typeof value === "string") {
+    try {
+      value = JSON.parse(value) as unknown
+    } catch {
+      return {}
+    }
+  }
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {}
+}
+
+/** A name not in `taken`: `base`, else `base_2`, `base_3`, … */
+export const uniqueName = (base: string, taken: ReadonlyArray<string>): string => {
+  if (!taken.includes(base)) return base
+  for (let n = 2;; n++) if (!taken.includes(`${base}_${n}`)) return `${base}_${n}`
+}

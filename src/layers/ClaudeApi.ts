@@ -1,0 +1,112 @@
+/**
+ * A ChatClient on the Anthropic Messages API (`POST /v1/messages`), over `@effect/platform`'s
+ * HttpClient: provide `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`.
+ *
+ * - Tools: `tool_use` blocks are dispatched together (bounded) and answered in order with
+ *   `tool_result` blocks; a failed tool sets `is_error: true`.
+ * - `ask`: the answer schema becomes one extra tool. With no tools set it is forced
+ *   (`tool_choice: { type: "tool" }`); with tools set the model must call a tool
+ *   (`tool_choice: { type: "any" }`) and calling the answer tool gives the answer, so it can still
+ *   use your tools first. The answer is decoded with your schema.
+ * - Retries 408/429/5xx/529 with backoff and jitter, honouring `retry-after`. The API key is
+ *   `Redacted`, sent only as `x-api-key`, never logged; logs carry only the base URL's host.
+ *
+ * @example
+ * const Live = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Wire from "../internal/anthropicWire.js"
+import {
+  baseUrlOrFail,
+  type CommonOptions,
+  commonConfig,
+  decodeWire,
+  defined,
+  type HttpSettings,
+  postJson,
+  retrySettings
+} from "../internal/httpProvider.js"
+import { makeLoopClient } from "../internal/loopClient.js"
+import { ChatClient, type ProviderError } from "../services/ChatClient.js"
+import type { TurnRequest } from "../services/ModelTurn.js"
+
+/** Provider name in errors and logs. */
+export const provider = "anthropic"
+
+export const DefaultBaseUrl = "https://api.anthropic.com"
+export const DefaultModel = "claude-sonnet-4-5"
+export const DefaultMaxTokens = 4096
+export const DefaultApiVersion = "2023-06-01"
+
+export interface Options extends CommonOptions {
+  readonly apiKey: Redacted.Redacted<string>
+  /** The `anthropic-version` header; default `2023-06-01`. */
+  readonly apiVersion?: string | undefined
+}
+
+/** Builds a ChatClient on the Messages API. Fails with a `config` ProviderError on a bad base URL. */
+export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
+  const client = yield* HttpClient.HttpClient
+  const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
+  const settings: HttpSettings = {
+    provider,
+    baseUrl,
+    secretHeaders: ["x-api-key"],
+    secret: options.apiKey,
+    ...retrySettings(options)
+  }
+  const headers = {
+    "x-api-key": Redacted.value(options.apiKey),
+    "anthropic-version": options.apiVersion ?? DefaultApiVersion,
+    "content-type": "application/json"
+  }
+  const requestSettings: Wire.RequestSettings = {
+    model: options.model,
+    maxTokens: options.maxTokens ?? DefaultMaxTokens,
+    system: options.system
+  }
+  const decode = decodeWire(provider, Wire.MessagesResponse)
+  const turn = (request: TurnRequest) => {
+    const { answerTool, body } = Wire.requestBody(requestSettings, request)
+    return postJson(client, settings, "/v1/messages", headers, body).pipe(
+      Effect.flatMap(decode),
+      Effect.map((response) => Wire.turnResponse(response, answerTool))
+    )
+  }
+  return yield* makeLoopClient({
+    provider,
+    turn,
+    maxSteps: options.maxSteps,
+    toolConcurrency: options.toolConcurrency,
+    requestTimeout: options.requestTimeout
+  })
+})
+
+/** The ChatClient layer; needs an `HttpClient`. */
+export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, make(options))
+
+/**
+ * Reads `ANTHROPIC_API_KEY` (redacted) and the optional `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`,
+ * `ANTHROPIC_MAX_TOKENS`, `ANTHROPIC_REQUEST_TIMEOUT`, `ANTHROPIC_MAX_STEPS`,
+ * `ANTHROPIC_TOOL_CONCURRENCY`, `ANTHROPIC_MAX_RETRIES`, `ANTHROPIC_ALLOW_INSECURE_HTTP`;
+ * `overrides` win over the configuration.
+ */
+export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+  Config.all({
+    apiKey: Config.redacted("ANTHROPIC_API_KEY"),
+    common: commonConfig("ANTHROPIC", DefaultModel)
+  }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
+
+/** The ChatClient layer, configured from the environment (see `config`). */
+export const layerConfig = (
+  overrides: Partial<Options> = {}
+): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))
