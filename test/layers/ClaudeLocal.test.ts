@@ -1,0 +1,321 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
+import * as LogLevel from "effect/LogLevel"
+import * as Schema from "effect/Schema"
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
+import { ChatClient } from "../../src/services/ChatClient.js"
+import {
+  type RunOptions,
+  type RunResult,
+  SubprocessNotFoundError,
+  SubprocessTimeoutError
+} from "../../src/services/Subprocess.js"
+import * as Tool from "../../src/services/Tool.js"
+
+const add = Tool.make("add", {
+  description: "Adds",
+  parameters: { a: Schema.Number, b: Schema.Number },
+  handler: ({ a, b }) => Effect.succeed(a + b)
+})
+
+const init = (servers: ReadonlyArray<{ name: string; status: string }> = []) =>
+  JSON.stringify({ type: "system", subtype: "init", session_id: "s", mcp_servers: servers })
+
+const result = (fields: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    type: "result",
+    subtype: "success",
+    is_error: false,
+    result: "ok",
+    session_id: "session-1",
+    usage: { input_tokens: 3, output_tokens: 2, cache_read_input_tokens: 5, cache_creation_input_tokens: 1 },
+    total_cost_usd: 0.25,
+    permission_denials: [],
+    ...fields
+  })
+
+const stdout = (lines: ReadonlyArray<string>) => lines.join("\n") + "\n"
+const connected = [{ name: "gtb", status: "connected" }]
+
+type Script = (options: RunOptions, index: number) => Effect.Effect<RunResult, never>
+
+/** A client on the scripted Subprocess and the real (temp-dir) SecretFile. */
+const withClient = <A, E>(
+  script: Script | ReadonlyArray<TestSubprocess.Scripted>,
+  options: ClaudeLocal.Options,
+  body: (chat: ChatClient["Type"], calls: Effect.Effect<ReadonlyArray<RunOptions>>) => Effect.Effect<A, E>
+) =>
+  Effect.gen(function*() {
+    const ctx = yield* Layer.build(
+      ClaudeLocal.layer(options).pipe(
+        Layer.provideMerge(Layer.merge(TestSubprocess.layer(script), NodeSecretFile.layer()))
+      )
+    )
+    const test = Context.get(ctx, TestSubprocess.TestSubprocess)
+    return yield* body(Context.get(ctx, ChatClient), test.calls)
+  }).pipe(Effect.scoped)
+
+const ok = (lines: ReadonlyArray<string>): TestSubprocess.Scripted => ({ stdout: stdout(lines) })
+
+describe("ClaudeLocal (scripted subprocess)", () => {
+  it.live("no tools: strict MCP config, the policy's disallow-list, prompt on stdin", () =>
+    withClient([ok([init(), result()])], { binary: "/opt/claude" }, (chat, calls) =>
+      Effect.gen(function*() {
+        expect(yield* chat.chat("-rf looks like a flag")).toBe("ok")
+        const [call] = yield* calls
+        expect(call!.command).toBe("/opt/claude")
+        expect(call!.stdin).toBe("-rf looks like a flag")
+        expect(call!.args.slice(0, 5)).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"])
+        expect(call!.args).not.toContain("--mcp-config")
+        expect(call!.args).not.toContain("--allowedTools")
+        const disallowed = call!.args[call!.args.indexOf("--disallowedTools") + 1]!.split(",")
+        // disabled tools and, headless, the interactive ones
+        expect(disallowed).toEqual(expect.arrayContaining(["WebSearch", "WebFetch", "AskUserQuestion", "EnterPlanMode"]))
+        // conditional worktree tools without a git workspace
+        expect(disallowed).toEqual(expect.arrayContaining(["EnterWorktree", "ExitWorktree"]))
+        expect(disallowed).not.toContain("Read")
+      })))
+
+  it.live("system prompt, model, permission mode and the agent's opt-outs become flags", () =>
+    withClient([ok([init(), result()])], {
+      systemPrompt: "Be brief.",
+      model: "claude-sonnet-5",
+      permissionMode: "acceptEdits",
+      toolPolicy: { disabledTools: ["Bash", "mcp__docs__*"], conditions: { "workspace-has-git": true } }
+    }, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.chat("hi")
+        const args = (yield* calls)[0]!.args
+        expect(args[args.indexOf("--system-prompt") + 1]).toBe("Be brief.")
+        expect(args[args.indexOf("--model") + 1]).toBe("claude-sonnet-5")
+        expect(args[args.indexOf("--permission-mode") + 1]).toBe("acceptEdits")
+        const disallowed = args[args.indexOf("--disallowedTools") + 1]!.split(",")
+        expect(disallowed).toEqual(expect.arrayContaining(["Bash", "BashOutput", "mcp__docs__*"]))
+        // EnterWorktree needs a responder: a git workspace does not make it usable headless, and
+        // its pair group takes ExitWorktree with it.
+        expect(disallowed).toEqual(expect.arrayContaining(["EnterWorktree", "ExitWorktree"]))
+      })))
+
+  it.live("tools: a 0600 MCP config exists only while the CLI runs; tool flags on every call; --resume", () => {
+    const seen: Array<{ path: string; mode: number; contents: string }> = []
+    const script: Script = (options) =>
+      Effect.sync(() => {
+        const path = options.args[options.args.indexOf("--mcp-config") + 1]!
+        seen.push({ path, mode: statSync(path).mode & 0o777, contents: readFileSync(path, "utf8") })
+        return { exitCode: 0, stderr: "", stdout: stdout([init(connected), result({ session_id: `session-${seen.length}` })]) }
+      })
+    return withClient(script, {}, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.setTools([add])
+        yield* chat.chat("one")
+        yield* chat.chat("two")
+        const [first, second] = yield* calls
+        for (const call of [first!, second!]) {
+          expect(call.args).toContain("--strict-mcp-config")
+          expect(call.args[call.args.indexOf("--allowedTools") + 1]).toBe("mcp__gtb__*")
+          expect(call.args.join(" ")).not.toMatch(/Bearer/)
+        }
+        expect(first!.args).not.toContain("--resume")
+        expect(second!.args[second!.args.indexOf("--resume") + 1]).toBe("session-1")
+        expect(seen.map((s) => s.mode)).toEqual([0o600, 0o600])
+        for (const s of seen) {
+          expect(existsSync(s.path)).toBe(false)
+          const config = JSON.parse(s.contents)
+          expect(config.mcpServers.gtb).toMatchObject({ type: "http", alwaysLoad: true })
+          expect(config.mcpServers.gtb.headers.Authorization).toMatch(/^Bearer [A-Za-z0-9_-]{43}$/)
+        }
+        // Same bridge (port and token) on both runs.
+        expect(seen[0]!.contents).toBe(seen[1]!.contents)
+      }))
+  })
+
+  it.live("setTools([]) stops passing the bridge", () =>
+    withClient([ok([init(connected), result()]), ok([init(), result()])], {}, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.setTools([add])
+        yield* chat.chat("with")
+        yield* chat.setTools([])
+        yield* chat.chat("without")
+        const [, second] = yield* calls
+        expect(second!.args).not.toContain("--mcp-config")
+        expect(second!.args).not.toContain("--allowedTools")
+      })))
+
+  it.live("an agent that disabled the bridge's server gets no bridge and a disallow entry", () =>
+    withClient([ok([init(), result()])], { toolPolicy: { disabledTools: ["mcp__gtb__*"] } }, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.setTools([add])
+        yield* chat.chat("hi")
+        const args = (yield* calls)[0]!.args
+        expect(args).not.toContain("--mcp-config")
+        expect(args[args.indexOf("--disallowedTools") + 1]!.split(",")).toContain("mcp__gtb__*")
+      })))
+
+  it.live("ask passes --json-schema and decodes structured_output (or the result text)", () =>
+    withClient([
+      ok([init(), result({ structured_output: { n: 7 }, result: "{\"n\":7}" })]),
+      ok([init(), result({ result: "{\"n\":8}" })]),
+      ok([init(), result({ structured_output: { n: "x" } })])
+    ], {}, (chat, calls) =>
+      Effect.gen(function*() {
+        const N = Schema.Struct({ n: Schema.Number })
+        expect(yield* chat.ask("n?", N)).toEqual({ n: 7 })
+        expect(yield* chat.ask("n?", N)).toEqual({ n: 8 })
+        expect((yield* Effect.flip(chat.ask("n?", N)))._tag).toBe("StructuredOutputError")
+        const args = (yield* calls)[0]!.args
+        expect(JSON.parse(args[args.indexOf("--json-schema") + 1]!)).toMatchObject({ type: "object", required: ["n"] })
+      })))
+
+  it.live("added text joins the next prompt and survives a failed run", () =>
+    withClient([
+      { exitCode: 1, stderr: "boom" },
+      ok([init(), result()])
+    ], {}, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.add("context")
+        const error = yield* Effect.flip(chat.chat("first"))
+        expect(error).toMatchObject({ _tag: "ProviderError", kind: "process" })
+        expect(error.message).toContain("boom")
+        yield* chat.chat("second")
+        const [a, b] = yield* calls
+        expect(a!.stdin).toBe("context\n\nfirst")
+        expect(b!.stdin).toBe("context\n\nsecond")
+        expect(b!.args).not.toContain("--resume")
+      })))
+
+  it.live("usage and cost are summed from the result lines", () =>
+    withClient([ok([init(), result()]), ok([init(), result()])], {}, (chat) =>
+      Effect.gen(function*() {
+        yield* chat.chat("a")
+        yield* chat.chat("b")
+        expect(yield* chat.usage).toMatchObject({
+          inputTokens: 18,
+          outputTokens: 4,
+          cachedTokens: 10,
+          costUsd: 0.5,
+          known: true
+        })
+      })))
+
+  describe("error mapping", () => {
+    const flipChat = (script: ReadonlyArray<TestSubprocess.Scripted>, options: ClaudeLocal.Options = {}) =>
+      withClient(script, options, (chat) => Effect.flip(chat.chat("hi")))
+
+    it.live("binary not found → config error that says how to install and log in", () =>
+      Effect.gen(function*() {
+        const e = yield* flipChat([new SubprocessNotFoundError({ command: "claude", message: "not found" })])
+        expect(e).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(e.message).toMatch(/Install Claude Code.*log in/)
+      }))
+
+    it.live("timeout → retryable timeout error", () =>
+      Effect.gen(function*() {
+        const e = yield* flipChat([
+          new SubprocessTimeoutError({ command: "claude", timeoutMillis: 5, stderrTail: "", message: "timed out" })
+        ])
+        expect(e).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      }))
+
+    it.live("is_error result → error carrying the message and api_error_status", () =>
+      Effect.gen(function*() {
+        const e = yield* flipChat([
+          ok([init(), result({ is_error: true, subtype: "error_during_execution", result: "API Error: 529 overloaded", api_error_status: 529 })])
+        ])
+        expect(e).toMatchObject({ _tag: "ProviderError", kind: "http", status: 529, retryable: true })
+        expect(e.message).toContain("API Error: 529 overloaded")
+        const auth = yield* flipChat([ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])])
+        expect(auth).toMatchObject({ status: 401, retryable: false })
+      }))
+
+    it.live("permission denials → PermissionDeniedError keeping the answer, or the answer when allowed", () =>
+      Effect.gen(function*() {
+        const denied = ok([init(), result({ result: "I could not run it", permission_denials: [{ tool_name: "Bash", tool_use_id: "t1" }] })])
+        const e = yield* flipChat([denied])
+        expect(e).toMatchObject({ _tag: "PermissionDeniedError", tools: ["Bash"], answer: "I could not run it" })
+        const answer = yield* withClient([denied], { allowPermissionDenials: true }, (chat) => chat.chat("hi"))
+        expect(answer).toBe("I could not run it")
+      }))
+
+    it.live("output without a result line, or not JSON → decode error", () =>
+      Effect.gen(function*() {
+        const e = yield* flipChat([ok(["this is not json", init()])])
+        expect(e).toMatchObject({ _tag: "ProviderError", kind: "decode" })
+        expect(e.message).toContain("this is not json")
+      }))
+
+    it.live("the bridge not connected in the init line → typed error, even with an answer", () =>
+      Effect.gen(function*() {
+        const e = yield* withClient([ok([init([{ name: "gtb", status: "failed" }]), result()])], {}, (chat) =>
+          Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi"))))
+        expect(e._tag).toBe("ProviderError")
+        expect(e.message).toContain("MCP server gtb: failed")
+        const missing = yield* withClient([ok([result()])], {}, (chat) =>
+          Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi"))))
+        expect(missing.message).toContain("not reported")
+      }))
+
+    it.live("empty prompt → EmptyPromptError without running anything", () =>
+      withClient([], {}, (chat, calls) =>
+        Effect.gen(function*() {
+          expect((yield* Effect.flip(chat.chat(" ")))._tag).toBe("EmptyPromptError")
+          expect(yield* calls).toEqual([])
+        })))
+  })
+})
+
+describe("ClaudeLocal with a stub claude script (real processes)", () => {
+  it.live("debug logs show argv without the token or the prompt; the run sees the config file", () =>
+    Effect.gen(function*() {
+      const dir = mkdtempSync(join(tmpdir(), "ecb-stub-"))
+      const stub = join(dir, "claude")
+      // Echoes what it was given: the prompt from stdin, and whether the config file is readable.
+      writeFileSync(
+        stub,
+        `#!/usr/bin/env node
+const fs = require("node:fs")
+const args = process.argv.slice(2)
+const prompt = fs.readFileSync(0, "utf8")
+const i = args.indexOf("--mcp-config")
+const cfg = i >= 0 ? JSON.parse(fs.readFileSync(args[i + 1], "utf8")) : null
+console.log(JSON.stringify({ type: "system", subtype: "init", mcp_servers: cfg ? [{ name: "gtb", status: "connected" }] : [] }))
+console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" + prompt + " cfg=" + (cfg ? Object.keys(cfg.mcpServers) : "none"), session_id: "x" }))
+`
+      )
+      chmodSync(stub, 0o755)
+      const lines: Array<string> = []
+      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => {
+        lines.push(Array.isArray(message) ? message.join(" ") : String(message))
+      }))
+      const secret = "a very private prompt"
+      const answer = yield* Effect.gen(function*() {
+        const chat = yield* ChatClient
+        yield* chat.setTools([add])
+        return yield* chat.chat(secret)
+      }).pipe(
+        Effect.provide(ClaudeLocal.layer({ binary: stub, cwd: dir }).pipe(
+          Layer.provide(NodeSubprocess.layer),
+          Layer.provide(NodeSecretFile.layer({ directory: dir }))
+        )),
+        Effect.provide(capture),
+        Logger.withMinimumLogLevel(LogLevel.Debug)
+      )
+      rmSync(dir, { recursive: true, force: true })
+      expect(answer).toBe(`prompt=${secret} cfg=gtb`)
+      const argvLog = lines.find((l) => l.includes("--mcp-config"))
+      expect(argvLog).toBeDefined()
+      expect(argvLog).toContain("mcp__gtb__*")
+      for (const line of lines) {
+        expect(line).not.toContain("Bearer")
+        expect(line).not.toContain(secret)
+      }
+    }))
+})
