@@ -59,7 +59,8 @@ export const validateBaseUrl = (
   if (url.protocol !== "https:" && url.protocol !== "http:") {
     return Either.left(`the scheme ${url.protocol.replace(/:$/, "")} is not http(s)`)
   }
-  if (url.hostname === "") return Either.left("it has no host")
+  // The WHATWG parser turns `https:///x` into host `x`; require the authority to be spelled out.
+  if (url.hostname === "" || !/^https?:\/\/[^/?#]/i.test(raw)) return Either.left("it has no host")
   if (url.search !== "" || url.hash !== "" || raw.includes("?") || raw.includes("#")) {
     return Either.left("it has a query or fragment")
   }
