@@ -1,9 +1,12 @@
 import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "@effect/vitest"
+import * as Config from "effect/Config"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -431,6 +434,34 @@ describe("McpBridgeNode", () => {
       yield* Scope.close(scope, Exit.void)
       expect(yield* Effect.promise(() => probePort(bridge.port))).toBe("ECONNREFUSED")
     }))
+
+  it.live("layerConfig reads the options from Config", () =>
+    Effect.gen(function*() {
+      const bridge = yield* McpBridge.McpBridge
+      expect(bridge.serverName).toBe("from_config")
+      expect(Object.keys(bridge.mcpConfig.mcpServers)).toEqual(["from_config"])
+      const res = yield* Effect.promise(() =>
+        rawRequest({
+          port: bridge.port,
+          headers: mcpHeaders(bridge.port, Redacted.value(bridge.token)),
+          body: JSON.stringify({ padding: "x".repeat(200) })
+        })
+      )
+      expect(res.status).toBe(413)
+    }).pipe(
+      Effect.provide(
+        McpBridgeNode.layerConfig({
+          serverName: Config.string("BRIDGE_SERVER_NAME"),
+          maxBodyBytes: Config.integer("BRIDGE_MAX_BODY_BYTES")
+        }).pipe(
+          Layer.provide(
+            Layer.setConfigProvider(
+              ConfigProvider.fromMap(new Map([["BRIDGE_SERVER_NAME", "from_config"], ["BRIDGE_MAX_BODY_BYTES", "100"]]))
+            )
+          )
+        )
+      )
+    ))
 
   it.live("the layer stops the server when its scope closes", () =>
     Effect.gen(function*() {
