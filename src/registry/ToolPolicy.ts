@@ -76,27 +76,48 @@ export const resolveToolPolicy = (
   return Either.right(resolveValidated(registry, a.right, c.right))
 }
 
+/** What the policy reads from a registry, precomputed once per registry. */
+interface Plan {
+  readonly disabled: ReadonlyArray<string>
+  readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
+  readonly interactive: ReadonlyArray<string>
+  readonly mcp: ReadonlyArray<readonly [name: string, server: string]>
+  readonly groups: ReadonlyArray<ReadonlyArray<string>>
+}
+
+const plans = new WeakMap<Registry.Registry, Plan>()
+
+const planOf = (registry: Registry.Registry): Plan => {
+  const cached = plans.get(registry)
+  if (cached !== undefined) return cached
+  const groups = Array.from(registry.groups.values(), (members) => members.map((m) => m.name))
+  const ds = registry.descriptors
+  const plan: Plan = {
+    disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
+    conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
+    interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
+    mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!] as const),
+    groups
+  }
+  plans.set(registry, plan)
+  return plan
+}
+
 /** `resolveToolPolicy` for input already typed as the schemas' types (no decoding). */
 export const resolveValidated = (
   registry: Registry.Registry,
   agent: AgentToolSettings,
   ctx: PolicyContext
 ): ToolPolicy => {
-  const blocked = new Set<string>()
+  const plan = planOf(registry)
+  const blocked = new Set<string>(plan.disabled)
   const passThrough = new Set<string>()
   const serversOff = new Set<string>()
   const toolsOff = new Set<string>()
   const { conditions, headless } = ctx
 
-  for (const d of registry.descriptors) {
-    if (
-      d.exposure === "disabled" ||
-      (d.exposure === "conditional" && conditions[d.condition!] !== true) ||
-      (headless && d.interactive === true)
-    ) {
-      blocked.add(d.name)
-    }
-  }
+  for (const [name, condition] of plan.conditional) if (conditions[condition] !== true) blocked.add(name)
+  if (headless) for (const name of plan.interactive) blocked.add(name)
   for (const name of agent.disabledTools) {
     const d = registry.byName.get(name)
     if (d !== undefined) {
@@ -110,19 +131,14 @@ export const resolveValidated = (
     else toolsOff.add(name)
   }
   // Pair-group atomicity: one blocked member blocks them all, internal members included.
-  if (registry.groups.size > 0 && blocked.size > 0) {
-    for (const members of registry.groups.values()) {
-      if (members.some((m) => blocked.has(m.name))) for (const m of members) blocked.add(m.name)
-    }
+  for (const members of plan.groups) {
+    if (members.some((n) => blocked.has(n))) for (const n of members) blocked.add(n)
   }
 
   const allowed = new Set<string>()
   const mounted = new Set<string>()
-  const responder = new Set<string>()
-  for (const d of registry.descriptors) {
-    if (blocked.has(d.name)) continue
-    if (d.interactive === true) responder.add(d.name)
-    if (d.kind === "mcp" && !serversOff.has(d.mcpServer!) && !toolsOff.has(d.name)) allowed.add(d.name)
+  for (const [name, server] of plan.mcp) {
+    if (!blocked.has(name) && !serversOff.has(server) && !toolsOff.has(name)) allowed.add(name)
   }
   for (const server of registry.mcpServers) if (!serversOff.has(server)) mounted.add(server)
   for (const server of ctx.mcpServers ?? []) {
@@ -130,12 +146,13 @@ export const resolveValidated = (
     mounted.add(server)
     allowed.add(`mcp__${server}__*`)
   }
+  const responder = plan.interactive.filter((n) => !blocked.has(n))
   for (const name of passThrough) blocked.add(name)
   return {
     disallowedTools: sorted(blocked),
     allowedTools: sorted(allowed),
     mountedServers: sorted(mounted),
-    responderTools: sorted(responder)
+    responderTools: sorted(new Set(responder))
   }
 }
 
