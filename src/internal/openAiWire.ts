@@ -1,0 +1,179 @@
+/**
+ * The subset of OpenAI Chat Completions the OpenAi provider uses (also spoken by OpenAI-compatible
+ * servers): request types (checked in tests against `openai`'s
+ * `ChatCompletionCreateParamsNonStreaming`), the response schema, and the translation.
+ */
+import * as Schema from "effect/Schema"
+import { Usage } from "../services/ChatClient.js"
+import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
+import { ToolCall, type ToolResult } from "../services/Tool.js"
+
+// --- request (arrays mutable only so the types are assignable to the SDK's) -----------------
+
+export interface FunctionToolCall {
+  readonly id: string
+  readonly type: "function"
+  readonly function: { readonly name: string; readonly arguments: string }
+}
+
+export type ChatMessage =
+  | { readonly role: "system"; readonly content: string }
+  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "assistant"; readonly content: string | null; readonly tool_calls?: Array<FunctionToolCall> }
+  | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
+
+export interface FunctionTool {
+  readonly type: "function"
+  readonly function: {
+    readonly name: string
+    readonly description: string
+    readonly parameters: { readonly [key: string]: unknown }
+  }
+}
+
+export interface JsonSchemaFormat {
+  readonly type: "json_schema"
+  readonly json_schema: {
+    readonly name: string
+    readonly schema: { readonly [key: string]: unknown }
+    readonly strict: boolean
+  }
+}
+
+export interface ChatRequest {
+  readonly model: string
+  readonly messages: Array<ChatMessage>
+  readonly max_completion_tokens?: number
+  readonly max_tokens?: number
+  readonly tools?: Array<FunctionTool>
+  readonly response_format?: JsonSchemaFormat
+}
+
+// --- response -------------------------------------------------------------------------------
+
+const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
+
+export const ChatResponse = Schema.Struct({
+  choices: Schema.NonEmptyArray(Schema.Struct({
+    message: Schema.Struct({
+      content: Schema.optional(Schema.NullOr(Schema.String)),
+      refusal: Schema.optional(Schema.NullOr(Schema.String)),
+      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+        id: Schema.String,
+        function: Schema.Struct({ name: Schema.String, arguments: Schema.String })
+      }))))
+    })
+  })),
+  usage: Schema.optional(Schema.NullOr(Schema.Struct({
+    prompt_tokens: Schema.Number,
+    completion_tokens: Schema.Number,
+    total_tokens: OptionalNumber,
+    prompt_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ cached_tokens: OptionalNumber }))),
+    completion_tokens_details: Schema.optional(Schema.NullOr(Schema.Struct({ reasoning_tokens: OptionalNumber })))
+  })))
+})
+export type ChatResponse = typeof ChatResponse.Type
+
+// --- translation ----------------------------------------------------------------------------
+
+export interface RequestSettings {
+  readonly model: string
+  readonly system?: string | undefined
+  readonly maxTokens?: number | undefined
+  /** `max_completion_tokens` (OpenAI's current name) or `max_tokens` (older compatible servers). */
+  readonly maxTokensField: "max_completion_tokens" | "max_tokens"
+}
+
+/**
+ * A failed tool's result goes back as `{"error": <message>}` JSON: Chat Completions has no error
+ * flag on tool messages, and a JSON object is unambiguous where a text prefix could be a real result.
+ */
+export const toolContent = (result: ToolResult): string =>
+  result.isError ? JSON.stringify({ error: result.content }) : result.content
+
+export const messages = (system: string | undefined, history: ReadonlyArray<Message>): Array<ChatMessage> => {
+  const out: Array<ChatMessage> = system === undefined ? [] : [{ role: "system", content: system }]
+  for (const m of history) {
+    switch (m.role) {
+      case "user":
+        out.push({ role: "user", content: m.content })
+        break
+      case "assistant":
+        out.push(
+          m.toolCalls.length === 0 ? { role: "assistant", content: m.text } : {
+            role: "assistant",
+            content: m.text === "" ? null : m.text,
+            tool_calls: m.toolCalls.map((call) => ({
+              id: call.id,
+              type: "function",
+              function: {
+                name: call.name,
+                arguments: typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments ?? {})
+              }
+            }))
+          }
+        )
+        break
+      case "tool":
+        for (const r of m.results) out.push({ role: "tool", tool_call_id: r.callId, content: toolContent(r) })
+    }
+  }
+  return out
+}
+
+/**
+ * Strict structured outputs need every object to list all its properties as required and to
+ * forbid extra ones. Schemas with optional fields cannot be strict; they are sent non-strict
+ * (still `json_schema`) and the answer is decoded with the schema either way.
+ */
+export const strictCompatible = (schema: unknown): boolean => {
+  if (Array.isArray(schema)) return schema.every(strictCompatible)
+  if (typeof schema !== "object" || schema === null) return true
+  const node = schema as Record<string, unknown>
+  if (typeof node.properties === "object" && node.properties !== null) {
+    const keys = Object.keys(node.properties)
+    const required = Array.isArray(node.required) ? node.required : []
+    if (node.additionalProperties !== false || !keys.every((k) => required.includes(k))) return false
+  }
+  return Object.values(node).every(strictCompatible)
+}
+
+export const responseFormat = (format: ResponseFormat): JsonSchemaFormat => ({
+  type: "json_schema",
+  json_schema: { name: format.name, schema: format.schema, strict: strictCompatible(format.schema) }
+})
+
+/** Builds the body; the response format is set on this request only, never on shared state. */
+export const requestBody = (settings: RequestSettings, request: TurnRequest): ChatRequest => ({
+  model: settings.model,
+  messages: messages(settings.system, request.history),
+  ...(settings.maxTokens === undefined ? {} : { [settings.maxTokensField]: settings.maxTokens }),
+  ...(request.tools.length === 0 ? {} : {
+    tools: request.tools.map((t): FunctionTool => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.inputSchema }
+    }))
+  }),
+  ...(request.responseFormat === undefined ? {} : { response_format: responseFormat(request.responseFormat) })
+})
+
+/** `inputTokens` is `prompt_tokens` (cached included), `outputTokens` `completion_tokens` (reasoning included). */
+export const usage = (u: ChatResponse["usage"]): Usage =>
+  u == null ? Usage.empty : Usage.of({
+    inputTokens: u.prompt_tokens,
+    outputTokens: u.completion_tokens,
+    totalTokens: u.total_tokens ?? u.prompt_tokens + u.completion_tokens,
+    cachedTokens: u.prompt_tokens_details?.cached_tokens ?? 0,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens ?? 0
+  })
+
+/** Reads the first choice. A refusal becomes the text (so `ask` fails to decode it, with it shown). */
+export const turnResponse = (response: ChatResponse): TurnResponse => {
+  const message = response.choices[0].message
+  return {
+    text: message.content ?? message.refusal ?? "",
+    // Arguments stay JSON text; the tool engine parses them and reports bad JSON as a tool error.
+    toolCalls: (message.tool_calls ?? []).map((c) => new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+    usage: usage(response.usage)
+  }
+}

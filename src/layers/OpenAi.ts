@@ -1,0 +1,114 @@
+/**
+ * A ChatClient on OpenAI Chat Completions (`POST <baseUrl>/chat/completions`), over
+ * `@effect/platform`'s HttpClient. Point `baseUrl` at any OpenAI-compatible server (vLLM, Ollama,
+ * LM Studio, llama.cpp, a gateway); plain `http` is accepted for loopback hosts.
+ *
+ * - Tools: `tool_calls` are dispatched together (bounded) and answered in order with `role: "tool"`
+ *   messages. Chat Completions has no error flag there, so a failed tool's content is the JSON
+ *   `{"error": "<message>"}`.
+ * - `ask`: `response_format: { type: "json_schema", strict }` on that request only — `chat` after
+ *   `ask` sends none. `strict` is on when the schema allows it (every property required, no extra
+ *   properties), otherwise the schema is still sent, non-strict. The answer is decoded with your schema.
+ * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after(-ms)`. The API key is
+ *   `Redacted`, sent only as a bearer token, never logged; logs carry only the base URL's host.
+ *
+ * @example
+ * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import {
+  baseUrlOrFail,
+  type CommonOptions,
+  commonConfig,
+  decodeWire,
+  defined,
+  type HttpSettings,
+  postJson,
+  retrySettings
+} from "../internal/httpProvider.js"
+import { makeLoopClient } from "../internal/loopClient.js"
+import * as Wire from "../internal/openAiWire.js"
+import { ChatClient, type ProviderError } from "../services/ChatClient.js"
+import type { TurnRequest } from "../services/ModelTurn.js"
+
+export const DefaultBaseUrl = "https://api.openai.com/v1"
+export const DefaultModel = "gpt-4.1-mini"
+
+export interface Options extends CommonOptions {
+  /** Optional: local OpenAI-compatible servers often need none. */
+  readonly apiKey?: Redacted.Redacted<string> | undefined
+  /** Provider name in errors and logs; default "openai" (set it for a compatible server). */
+  readonly name?: string | undefined
+  /** Which field carries `maxTokens`; default `max_completion_tokens`, `max_tokens` for older servers. */
+  readonly maxTokensField?: "max_completion_tokens" | "max_tokens" | undefined
+}
+
+/** Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL. */
+export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
+  const provider = options.name ?? "openai"
+  const client = yield* HttpClient.HttpClient
+  const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
+  const settings: HttpSettings = {
+    provider,
+    baseUrl,
+    secretHeaders: [],
+    secret: options.apiKey,
+    ...retrySettings(options)
+  }
+  const headers: Record<string, string> = { "content-type": "application/json" }
+  if (options.apiKey !== undefined) headers.authorization = `Bearer ${Redacted.value(options.apiKey)}`
+  const requestSettings: Wire.RequestSettings = {
+    model: options.model,
+    system: options.system,
+    maxTokens: options.maxTokens,
+    maxTokensField: options.maxTokensField ?? "max_completion_tokens"
+  }
+  const decode = decodeWire(provider, Wire.ChatResponse)
+  const turn = (request: TurnRequest) =>
+    postJson(client, settings, "/chat/completions", headers, Wire.requestBody(requestSettings, request)).pipe(
+      Effect.flatMap(decode),
+      Effect.map(Wire.turnResponse)
+    )
+  return yield* makeLoopClient({
+    provider,
+    turn,
+    maxSteps: options.maxSteps,
+    toolConcurrency: options.toolConcurrency,
+    requestTimeout: options.requestTimeout
+  })
+})
+
+/** The ChatClient layer; needs an `HttpClient`. */
+export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, make(options))
+
+/**
+ * Reads the optional `OPENAI_API_KEY` (redacted), `OPENAI_BASE_URL`, `OPENAI_MODEL`,
+ * `OPENAI_MAX_TOKENS`, `OPENAI_REQUEST_TIMEOUT`, `OPENAI_MAX_STEPS`, `OPENAI_TOOL_CONCURRENCY`,
+ * `OPENAI_MAX_RETRIES`, `OPENAI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ */
+export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+  Config.all({
+    apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
+    common: commonConfig("OPENAI", DefaultModel)
+  }).pipe(
+    Config.map(({ apiKey, common }): Options => ({
+      ...common,
+      apiKey: Option.getOrUndefined(apiKey),
+      ...defined(overrides)
+    }))
+  )
+
+/** The ChatClient layer, configured from the environment (see `config`). */
+export const layerConfig = (
+  overrides: Partial<Options> = {}
+): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))

@@ -1,0 +1,175 @@
+/**
+ * A fake OpenAI Chat Completions API on 127.0.0.1 for tests (JSON answers, no streaming). Each
+ * request is answered by a function of the request, so a test scripts the model and then
+ * inspects what was sent. Its `url` ends in `/v1`, like OpenAI's base URL.
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface FakeRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: FakeBody
+}
+
+export interface FakeBody {
+  readonly model?: string
+  readonly messages?: ReadonlyArray<{
+    readonly role: string
+    readonly content?: unknown
+    readonly tool_calls?: ReadonlyArray<unknown>
+    readonly tool_call_id?: string
+  }>
+  readonly tools?: ReadonlyArray<{ readonly type: string; readonly function: { readonly name: string; readonly [k: string]: unknown } }>
+  readonly response_format?: unknown
+  readonly [k: string]: unknown
+}
+
+export interface FakeToolCall {
+  readonly id?: string
+  readonly name: string
+  /** Sent as JSON text, as OpenAI does; a string is sent verbatim. */
+  readonly arguments: unknown
+}
+
+export interface FakeUsage {
+  readonly prompt_tokens: number
+  readonly completion_tokens: number
+  readonly total_tokens?: number
+  readonly prompt_tokens_details?: { readonly cached_tokens?: number }
+  readonly completion_tokens_details?: { readonly reasoning_tokens?: number }
+}
+
+/** A model reply, or a raw HTTP error. */
+export type FakeReply =
+  | {
+    readonly text?: string
+    readonly refusal?: string
+    readonly toolCalls?: ReadonlyArray<FakeToolCall>
+    readonly usage?: FakeUsage
+    /** Delay before answering, in ms. */
+    readonly delayMs?: number
+  }
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
+
+export interface FakeOpenAi {
+  /** Base URL, ending in `/v1`. */
+  readonly url: string
+  readonly port: number
+  readonly requests: Array<FakeRequest>
+  /** Only the `POST /v1/chat/completions` requests. */
+  readonly completionRequests: () => ReadonlyArray<FakeRequest>
+}
+
+/** The `role: "tool"` messages at the end of a request (the answers to the last tool calls). */
+export const toolMessages = (req: FakeRequest): Array<{ tool_call_id: string; content: string }> => {
+  const out: Array<{ tool_call_id: string; content: string }> = []
+  const messages = req.body.messages ?? []
+  for (let i = messages.length - 1; i >= 0 && messages[i]!.role === "tool"; i--) {
+    out.unshift({ tool_call_id: String(messages[i]!.tool_call_id), content: String(messages[i]!.content) })
+  }
+  return out
+}
+
+/** The content of a request's last user message. */
+export const lastUserText = (req: FakeRequest): string =>
+  String((req.body.messages ?? []).filter((m) => m.role === "user").at(-1)?.content ?? "")
+
+let counter = 0
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const completion = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
+  const calls = (reply.toolCalls ?? []).map((c) => ({
+    id: c.id ?? `call_fake_${++counter}`,
+    type: "function",
+    function: { name: c.name, arguments: typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments) }
+  }))
+  const usage = reply.usage ?? { prompt_tokens: 10, completion_tokens: 5 }
+  return {
+    id: `chatcmpl-fake-${++counter}`,
+    object: "chat.completion",
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{
+      index: 0,
+      message: {
+        role: "assistant",
+        content: reply.text ?? null,
+        refusal: reply.refusal ?? null,
+        ...(calls.length === 0 ? {} : { tool_calls: calls })
+      },
+      logprobs: null,
+      finish_reason: calls.length > 0 ? "tool_calls" : "stop"
+    }],
+    usage: { total_tokens: usage.prompt_tokens + usage.completion_tokens, ...usage }
+  }
+}
+
+/** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
+export const make = (
+  respond: (req: FakeRequest, index: number) => FakeReply
+): Effect.Effect<FakeOpenAi, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<{ api: FakeOpenAi; close: () => Promise<void> }>((resume) => {
+      const requests: Array<FakeRequest> = []
+      let modelCalls = 0
+      const server = createServer((req, res) => {
+        void (async () => {
+          const raw = await readBody(req)
+          let body: FakeBody = {}
+          try {
+            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
+          } catch {
+            body = {}
+          }
+          const path = req.url ?? "/"
+          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
+          requests.push(fr)
+          if (req.method !== "POST" || path !== "/v1/chat/completions") {
+            res.writeHead(404, { "content-type": "application/json" })
+            res.end(JSON.stringify({ error: { message: "not in the fake", type: "invalid_request_error" } }))
+            return
+          }
+          const reply = respond(fr, modelCalls++)
+          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+          if ("status" in reply) {
+            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
+            res.end(JSON.stringify(reply.body ?? { error: { message: "fake error", type: "server_error" } }))
+            return
+          }
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(completion(reply, body.model ?? "gpt-fake")))
+        })().catch((e: unknown) => {
+          res.writeHead(500)
+          res.end(String(e))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        resume(Effect.succeed({
+          api: {
+            url: `http://127.0.0.1:${port}/v1`,
+            port,
+            requests,
+            completionRequests: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions")
+          },
+          close: () =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections()
+              server.close(() => resolve())
+            })
+        }))
+      })
+    }),
+    ({ close }) => Effect.promise(close)
+  ).pipe(Effect.map(({ api }) => api))
