@@ -85,7 +85,7 @@ export const make = (options: Options = {}): Effect.Effect<SecretFileService, ne
         yield* checkMode(directoryInfo.mode, DIR_MODE, "directory")
         yield* checkMode(fileInfo.mode, FILE_MODE, "file")
         return file
-      }).pipe(Effect.withSpan("SecretFile.writeScoped"))
+      }).pipe(Effect.withSpan("NodeSecretFile.writeScoped"))
 
     return SecretFile.of({ writeScoped })
   })

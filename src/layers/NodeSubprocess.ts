@@ -135,6 +135,12 @@ const exitCodeOf = (code: number | null, signal: NodeJS.Signals | null): number 
   return signo === undefined ? 1 : 128 + signo
 }
 
+const destroyStdio = (child: ChildProcess): void => {
+  child.stdout?.destroy()
+  child.stderr?.destroy()
+  child.stdin?.destroy()
+}
+
 interface Closed {
   readonly code: number | null
   readonly signal: NodeJS.Signals | null
@@ -241,11 +247,20 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
       // After a successful spawn, errors come from kill() and are covered by the group logic.
       if (child.pid === undefined) fail(spawnError(options, error))
     })
+    let closed = false
     child.on("exit", () => {
-      // Whatever the child left running in its group (and holding our pipes) goes with it.
-      if (child.pid !== undefined) terminateGroup(child.pid, graceMs, () => {})
+      // Whatever the child left running in its group (and holding our pipes) goes with it. A
+      // process that left the group (setsid) may still hold the pipes: stop waiting for it.
+      const pid = child.pid
+      if (pid === undefined) return
+      terminateGroup(pid, graceMs, () => {
+        setTimeout(() => {
+          if (!closed) destroyStdio(child)
+        }, AFTER_KILL_WAIT_MS)
+      })
     })
     child.on("close", (code, signal) => {
+      closed = true
       dispose()
       Deferred.unsafeDone(outcome, Exit.succeed({ code, signal }))
     })
@@ -286,12 +301,8 @@ const release = (options: RunOptions) => (handle: Handle): Effect.Effect<void> =
         () => closed() && (child.stdout?.closed ?? true) && (child.stderr?.closed ?? true),
         AFTER_KILL_WAIT_MS,
         (ok) => {
-          if (!ok) {
-            // A process outside the group (it called setsid) may still hold the pipes.
-            child.stdout?.destroy()
-            child.stderr?.destroy()
-            child.stdin?.destroy()
-          }
+          // A process outside the group (it called setsid) may still hold the pipes.
+          if (!ok) destroyStdio(child)
           resume(Effect.succeed(gone && ok))
         }
       )
@@ -322,7 +333,7 @@ const run = (options: RunOptions): Effect.Effect<RunResult, SubprocessError> =>
       const closed = yield* Deferred.await(handle.outcome)
       return yield* checkExit(options, resultOf(handle, closed), closed.signal ?? undefined)
     })
-  ).pipe(Effect.withSpan("Subprocess.run", { attributes: { command: options.command } }))
+  ).pipe(Effect.withSpan("NodeSubprocess.run", { attributes: { command: options.command } }))
 
 const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
   Stream.unwrapScoped(
@@ -367,7 +378,7 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
       )
       return stdout.pipe(Stream.concat(Stream.drain(Stream.fromEffect(exitCheck))), Stream.interruptWhen(failure))
     })
-  ).pipe(Stream.withSpan("Subprocess.stream", { attributes: { command: options.command } }))
+  ).pipe(Stream.withSpan("NodeSubprocess.stream", { attributes: { command: options.command } }))
 
 /** The service on `node:child_process`. */
 export const make: SubprocessService = Subprocess.of({ run, stream })

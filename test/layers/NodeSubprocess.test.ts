@@ -228,6 +228,17 @@ describe("NodeSubprocess.run", () => {
       assert.isTrue(isGone(pid), `background pid ${pid} survived`)
     }))
 
+  it.live("a process that escapes the group (setsid) and keeps the pipes open does not hang run", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      const result = yield* run({ command: "sh", args: ["-c", "setsid sleep 30 & echo $!"], timeout: "20 seconds" })
+      const escaped = Number(result.stdout.trim())
+      yield* Effect.addFinalizer(() => Effect.sync(() => process.kill(escaped, "SIGKILL")))
+      assert.isTrue(escaped > 0)
+      assert.strictEqual(result.exitCode, 0)
+      assert.isBelow(Date.now() - started, 10_000)
+    }).pipe(Effect.scoped))
+
   it.live("output over maxOutputBytes fails with SubprocessOutputTooLargeError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
