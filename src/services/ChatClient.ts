@@ -115,6 +115,28 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
   message: Schema.String
 }) {}
 
+/** Errors a single provider can fail with (what `FallbackError` collects; nested chains are flattened). */
+export const ProviderFailure = Schema.Union(
+  EmptyPromptError,
+  MaxStepsError,
+  StructuredOutputError,
+  ProviderError,
+  PermissionDeniedError,
+  InvalidToolsError
+)
+export type ProviderFailure = typeof ProviderFailure.Type
+
+/**
+ * A fallback chain gave up: every provider failed (`Exhausted`, with each provider's error in
+ * order), a tool had already run so replaying on the next provider could repeat its side effects
+ * (`RefusedAfterToolRun`), or it was built without providers (`NoProviders`).
+ */
+export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
+  reason: Schema.Literal("Exhausted", "RefusedAfterToolRun", "NoProviders"),
+  errors: Schema.Array(ProviderFailure),
+  message: Schema.String
+}) {}
+
 /** Every error a ChatClient operation can fail with. */
 export type ChatError =
   | EmptyPromptError
@@ -123,6 +145,7 @@ export type ChatError =
   | ProviderError
   | PermissionDeniedError
   | InvalidToolsError
+  | FallbackError
 
 /** The schema of `ChatError`, for callers that serialise errors. */
 export const ChatError = Schema.Union(
@@ -131,7 +154,8 @@ export const ChatError = Schema.Union(
   StructuredOutputError,
   ProviderError,
   PermissionDeniedError,
-  InvalidToolsError
+  InvalidToolsError,
+  FallbackError
 )
 
 /**
