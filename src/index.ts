@@ -4,7 +4,30 @@
  *
  * @since 0.1.0
  */
+
+// Chat
 export * as ChatClient from "./services/ChatClient.js"
 export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 export * as Scripted from "./layers/Scripted.js"
+export * as ClaudeLocal from "./layers/ClaudeLocal.js"
+export * as Fallback from "./layers/Fallback.js"
+
+// Infrastructure
+export * as McpBridge from "./services/McpBridge.js"
+export * as McpBridgeNode from "./layers/McpBridgeNode.js"
+export * as SecretFile from "./services/SecretFile.js"
+export * as NodeSecretFile from "./layers/NodeSecretFile.js"
+export * as TestSecretFile from "./layers/TestSecretFile.js"
+export * as Subprocess from "./services/Subprocess.js"
+export * as NodeSubprocess from "./layers/NodeSubprocess.js"
+export * as TestSubprocess from "./layers/TestSubprocess.js"
+
+// Claude Code tool registry and policy
+export * as ToolDescriptor from "./registry/ToolDescriptor.js"
+export * as Registry from "./registry/Registry.js"
+export * as ClaudeCodeCatalog from "./registry/ClaudeCodeCatalog.js"
+export * as ToolPolicy from "./registry/ToolPolicy.js"
+export * as Conditions from "./registry/Conditions.js"
+export * as CatalogView from "./registry/CatalogView.js"
+export * as DriftGuard from "./registry/DriftGuard.js"
