@@ -5,34 +5,9 @@
  *   npm start
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Schema } from "effect"
-import { ChatClient, type ModelTurn, Scripted, Tool } from "../src/index.js"
-
-// --- Your application's tools: plain Effects, with Schema-typed parameters. ---
-
-class UnknownCity extends Schema.TaggedError<UnknownCity>()("UnknownCity", { message: Schema.String }) {}
-
-const forecasts: Record<string, { readonly celsius: number; readonly sky: string }> = {
-  paris: { celsius: 18, sky: "light rain" },
-  lisbon: { celsius: 24, sky: "sunny" }
-}
-
-const getWeather = Tool.make("get_weather", {
-  description: "Current weather for a city, in degrees Celsius",
-  parameters: { city: Schema.String },
-  handler: ({ city }) => {
-    const forecast = forecasts[city.toLowerCase()]
-    return forecast === undefined
-      ? Effect.fail(new UnknownCity({ message: `no weather station in ${city}` }))
-      : Effect.succeed({ city, ...forecast })
-  }
-})
-
-const toFahrenheit = Tool.make("to_fahrenheit", {
-  description: "Converts degrees Celsius to Fahrenheit",
-  parameters: { celsius: Schema.Number },
-  handler: ({ celsius }) => Effect.succeed(Math.round((celsius * 9) / 5 + 32))
-})
+import { Console, Effect } from "effect"
+import { ChatClient, type ModelTurn, Scripted } from "../src/index.js"
+import { weatherTools } from "./weatherTools.js"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
 // tools' results (and their errors) instead of replaying canned text. ---
@@ -68,20 +43,9 @@ const offlineModel = Scripted.layer({
 
 // --- The program: provider-agnostic, it only needs a ChatClient. ---
 
-const logged = <R>(tool: Tool.Tool<R>): Tool.Tool<R> => ({
-  ...tool,
-  run: (input) =>
-    tool.run(input).pipe(
-      Effect.tapBoth({
-        onSuccess: (out) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) → ${out}`),
-        onFailure: (e) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) ✗ ${e.message}`)
-      })
-    )
-})
-
 const program = Effect.gen(function*() {
   const chat = yield* ChatClient.ChatClient
-  yield* chat.setTools([logged(getWeather), logged(toFahrenheit)])
+  yield* chat.setTools(weatherTools)
   const question = "What's the weather in Paris and in Atlantis? Give Paris in Fahrenheit too."
   yield* Console.log(`you: ${question}`)
   const answer = yield* chat.chat(question)
