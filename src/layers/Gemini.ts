@@ -1,0 +1,124 @@
+/**
+ * A ChatClient on the Gemini API (`POST <baseUrl>/<apiVersion>/models/<model>:generateContent`),
+ * over `@effect/platform`'s HttpClient.
+ *
+ * - Tools: `functionCall` parts are dispatched together (bounded) and answered in order with
+ *   `functionResponse` parts: `{ output }` on success, `{ error }` on failure (Gemini's documented
+ *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.
+ * - `ask`: `responseMimeType: application/json` and the answer's JSON Schema converted to Gemini's
+ *   schema dialect (`$ref`s inlined, `nullable`, upper-case types), on that request only.
+ * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after`. The API key is
+ *   `Redacted`, sent only in the `x-goog-api-key` header (never in the URL), never logged; logs
+ *   carry only the base URL's host.
+ *
+ * @example
+ * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ *
+ * @since 0.1.0
+ */
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Wire from "../internal/geminiWire.js"
+import {
+  baseUrlOrFail,
+  type CommonOptions,
+  commonConfig,
+  decodeWire,
+  defined,
+  type HttpSettings,
+  postJson,
+  retrySettings
+} from "../internal/httpProvider.js"
+import { makeLoopClient } from "../internal/loopClient.js"
+import { ChatClient, ProviderError } from "../services/ChatClient.js"
+import type { TurnRequest } from "../services/ModelTurn.js"
+
+/** Provider name in errors and logs. */
+export const provider = "gemini"
+
+export const DefaultBaseUrl = "https://generativelanguage.googleapis.com"
+export const DefaultApiVersion = "v1beta"
+export const DefaultModel = "gemini-2.5-flash"
+
+/** Thought signatures kept per conversation; old ones are dropped beyond this. */
+const MaxSignatures = 1_000
+
+export interface Options extends CommonOptions {
+  readonly apiKey: Redacted.Redacted<string>
+  /** The path segment after the base URL; default `v1beta`. */
+  readonly apiVersion?: string | undefined
+}
+
+/** Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL. */
+export const make = Effect.fn("Gemini.make")(function*(options: Options) {
+  const client = yield* HttpClient.HttpClient
+  const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
+  const settings: HttpSettings = {
+    provider,
+    baseUrl,
+    secretHeaders: ["x-goog-api-key"],
+    secret: options.apiKey,
+    ...retrySettings(options)
+  }
+  const headers = { "x-goog-api-key": Redacted.value(options.apiKey), "content-type": "application/json" }
+  const model = options.model.replace(/^models\//, "")
+  const path = `/${encodeURIComponent(options.apiVersion ?? DefaultApiVersion)}/models/${encodeURIComponent(model)}:generateContent`
+  const requestSettings: Wire.RequestSettings = { system: options.system, maxTokens: options.maxTokens }
+  const decode = decodeWire(provider, Wire.GenerateContentResponse)
+  const signatures = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
+  let ids = 0
+  const newId = () => `${Wire.LocalIdPrefix}${++ids}`
+
+  const turn = (request: TurnRequest) =>
+    Effect.gen(function*() {
+      const body = Wire.requestBody(requestSettings, request, yield* Ref.get(signatures))
+      const response = yield* Effect.flatMap(postJson(client, settings, path, headers, body), decode)
+      const read = Wire.turnResponse(response, newId)
+      if (read._tag === "NoCandidate") {
+        return yield* new ProviderError({
+          provider,
+          kind: "unknown",
+          message: `gemini returned no answer (${read.reason})`,
+          retryable: false
+        })
+      }
+      if (read.signatures.length > 0) {
+        yield* Ref.update(signatures, (m) => new Map([...m, ...read.signatures].slice(-MaxSignatures)))
+      }
+      return read.turn
+    })
+
+  return yield* makeLoopClient({
+    provider,
+    turn,
+    maxSteps: options.maxSteps,
+    toolConcurrency: options.toolConcurrency,
+    requestTimeout: options.requestTimeout
+  })
+})
+
+/** The ChatClient layer; needs an `HttpClient`. */
+export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, make(options))
+
+/**
+ * Reads `GEMINI_API_KEY` (redacted) and the optional `GEMINI_BASE_URL`, `GEMINI_MODEL`,
+ * `GEMINI_MAX_TOKENS`, `GEMINI_REQUEST_TIMEOUT`, `GEMINI_MAX_STEPS`, `GEMINI_TOOL_CONCURRENCY`,
+ * `GEMINI_MAX_RETRIES`, `GEMINI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ */
+export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+  Config.all({
+    apiKey: Config.redacted("GEMINI_API_KEY"),
+    common: commonConfig("GEMINI", DefaultModel)
+  }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
+
+/** The ChatClient layer, configured from the environment (see `config`). */
+export const layerConfig = (
+  overrides: Partial<Options> = {}
+): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))

@@ -1,0 +1,169 @@
+/**
+ * A fake Gemini API (`POST /v1beta/models/<model>:generateContent`) on 127.0.0.1 for tests (JSON
+ * answers, no streaming). Each request is answered by a function of the request, so a test scripts
+ * the model and then inspects what was sent. Its `url` is the base URL (no version segment).
+ */
+import * as Effect from "effect/Effect"
+import type * as Scope from "effect/Scope"
+import { createServer, type IncomingMessage } from "node:http"
+import type { AddressInfo } from "node:net"
+
+export interface FakeRequest {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingMessage["headers"]
+  readonly body: FakeBody
+}
+
+export interface FakePart {
+  readonly text?: string
+  readonly functionCall?: { readonly name: string; readonly args?: unknown; readonly id?: string }
+  readonly functionResponse?: { readonly name: string; readonly response: Record<string, unknown>; readonly id?: string }
+  readonly thoughtSignature?: string
+}
+
+export interface FakeBody {
+  readonly contents?: ReadonlyArray<{ readonly role: string; readonly parts: ReadonlyArray<FakePart> }>
+  readonly tools?: ReadonlyArray<{ readonly functionDeclarations: ReadonlyArray<{ readonly name: string; readonly [k: string]: unknown }> }>
+  readonly generationConfig?: { readonly responseMimeType?: string; readonly responseSchema?: unknown; readonly [k: string]: unknown }
+  readonly systemInstruction?: unknown
+  readonly [k: string]: unknown
+}
+
+export interface FakeFunctionCall {
+  readonly name: string
+  readonly args: unknown
+  readonly id?: string
+  readonly thoughtSignature?: string
+}
+
+export interface FakeUsage {
+  readonly promptTokenCount: number
+  readonly candidatesTokenCount: number
+  readonly totalTokenCount?: number
+  readonly cachedContentTokenCount?: number
+  readonly thoughtsTokenCount?: number
+}
+
+/** A model reply, a blocked prompt, or a raw HTTP error. */
+export type FakeReply =
+  | {
+    readonly text?: string
+    /** A thinking summary part, which clients must not show as the answer. */
+    readonly thought?: string
+    readonly functionCalls?: ReadonlyArray<FakeFunctionCall>
+    readonly usage?: FakeUsage
+    /** Answer with no candidate and this block reason. */
+    readonly blockReason?: string
+    /** Delay before answering, in ms. */
+    readonly delayMs?: number
+  }
+  | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
+
+export interface FakeGemini {
+  /** Base URL, without the API version. */
+  readonly url: string
+  readonly port: number
+  readonly requests: Array<FakeRequest>
+  /** Only the `POST …:generateContent` requests. */
+  readonly generateRequests: () => ReadonlyArray<FakeRequest>
+}
+
+/** The functionResponse parts of a request's last content (the answers to the last calls). */
+export const functionResponses = (req: FakeRequest): Array<{ name: string; response: Record<string, unknown>; id?: string }> =>
+  (req.body.contents?.at(-1)?.parts ?? []).flatMap((p) => (p.functionResponse === undefined ? [] : [p.functionResponse]))
+
+/** The text of a request's last user content. */
+export const lastUserText = (req: FakeRequest): string =>
+  (req.body.contents ?? []).filter((c) => c.role === "user").at(-1)?.parts.map((p) => p.text ?? "").join("") ?? ""
+
+const readBody = (req: IncomingMessage) =>
+  new Promise<string>((resolve, reject) => {
+    const chunks: Array<Buffer> = []
+    req.on("data", (c: Buffer) => chunks.push(c))
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
+    req.on("error", reject)
+  })
+
+const generated = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
+  const usage = reply.usage ?? { promptTokenCount: 10, candidatesTokenCount: 5 }
+  const usageMetadata = { totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount + (usage.thoughtsTokenCount ?? 0), ...usage }
+  if (reply.blockReason !== undefined) {
+    return { promptFeedback: { blockReason: reply.blockReason }, usageMetadata, modelVersion: model }
+  }
+  const parts: Array<Record<string, unknown>> = []
+  if (reply.thought !== undefined) parts.push({ text: reply.thought, thought: true })
+  if (reply.text !== undefined) parts.push({ text: reply.text })
+  for (const call of reply.functionCalls ?? []) {
+    parts.push({
+      functionCall: { name: call.name, args: call.args, ...(call.id === undefined ? {} : { id: call.id }) },
+      ...(call.thoughtSignature === undefined ? {} : { thoughtSignature: call.thoughtSignature })
+    })
+  }
+  return {
+    candidates: [{ content: { role: "model", parts }, finishReason: "STOP", index: 0 }],
+    usageMetadata,
+    modelVersion: model,
+    responseId: "fake"
+  }
+}
+
+/** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
+export const make = (
+  respond: (req: FakeRequest, index: number) => FakeReply
+): Effect.Effect<FakeGemini, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.async<{ api: FakeGemini; close: () => Promise<void> }>((resume) => {
+      const requests: Array<FakeRequest> = []
+      let modelCalls = 0
+      const server = createServer((req, res) => {
+        void (async () => {
+          const raw = await readBody(req)
+          let body: FakeBody = {}
+          try {
+            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
+          } catch {
+            body = {}
+          }
+          const path = req.url ?? "/"
+          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
+          requests.push(fr)
+          const route = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path)
+          if (req.method !== "POST" || route === null) {
+            res.writeHead(404, { "content-type": "application/json" })
+            res.end(JSON.stringify({ error: { code: 404, message: "not in the fake", status: "NOT_FOUND" } }))
+            return
+          }
+          const reply = respond(fr, modelCalls++)
+          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
+          if ("status" in reply) {
+            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
+            res.end(JSON.stringify(reply.body ?? { error: { code: reply.status, message: "fake error", status: "INTERNAL" } }))
+            return
+          }
+          res.writeHead(200, { "content-type": "application/json" })
+          res.end(JSON.stringify(generated(reply, decodeURIComponent(route[1]!))))
+        })().catch((e: unknown) => {
+          res.writeHead(500)
+          res.end(String(e))
+        })
+      })
+      server.listen(0, "127.0.0.1", () => {
+        const port = (server.address() as AddressInfo).port
+        resume(Effect.succeed({
+          api: {
+            url: `http://127.0.0.1:${port}`,
+            port,
+            requests,
+            generateRequests: () => requests.filter((r) => r.method === "POST" && r.path.endsWith(":generateContent"))
+          },
+          close: () =>
+            new Promise<void>((resolve) => {
+              server.closeAllConnections()
+              server.close(() => resolve())
+            })
+        }))
+      })
+    }),
+    ({ close }) => Effect.promise(close)
+  ).pipe(Effect.map(({ api }) => api))
