@@ -60,3 +60,43 @@ export const claudeProcessesIn = (cwd: string): Array<number> => {
   }
   return pids
 }
+
+/**
+ * Listening TCP sockets of the network namespace (IPv4 and IPv6), from /proc/net/tcp{,6}, as
+ * `<local address:port in hex> <socket inode>` strings.
+ */
+export const listeningSockets = (): Array<string> => {
+  const entries: Array<string> = []
+  for (const file of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let text = ""
+    try {
+      text = readFileSync(file, "utf8")
+    } catch {
+      continue
+    }
+    for (const line of text.split("\n").slice(1)) {
+      const cols = line.trim().split(/\s+/)
+      // st 0A is TCP_LISTEN; the inode is the tenth column.
+      if (cols.length > 9 && cols[3] === "0A") entries.push(`${cols[1]} ${cols[9]}`)
+    }
+  }
+  return entries
+}
+
+/** Inodes of the sockets process `pid` holds open (empty when it is gone). */
+export const socketInodesOf = (pid: number): Array<string> => {
+  const inodes: Array<string> = []
+  try {
+    for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+      try {
+        const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+        if (m) inodes.push(m[1]!)
+      } catch {
+        // The descriptor closed while we looked.
+      }
+    }
+  } catch {
+    // The process went away.
+  }
+  return inodes
+}

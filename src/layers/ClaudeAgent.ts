@@ -1,0 +1,400 @@
+/**
+ * Claude Code through the Claude Agent SDK as a ChatClient. Each turn is one SDK `query` (one CLI
+ * process); conversations continue with `resume` of the session id. Your in-process tools are
+ * served by an MCP server that lives in this process and talks to the CLI over the CLI's own
+ * stdin/stdout control channel: no port, no bearer token, no config file. Built-in Claude Code
+ * tools are limited by the registry policy (`ToolPolicy.toAgentSdkOptions`).
+ *
+ * The SDK (`@anthropic-ai/claude-agent-sdk`) is an optional peer dependency, imported when the
+ * first turn runs; without it every call fails with a `config` ProviderError saying how to
+ * install it. It ships the `claude` binary this provider runs by default.
+ *
+ * Differences from ClaudeLocal (the CLI + loopback MCP bridge): the policy is resolved for an
+ * interactive session and interactive tools (registry descriptors marked `interactive`) are
+ * denied at call time by the SDK's `PreToolUse` hook instead of being removed from the model's
+ * tool list — unless the live permission mode is `bypassPermissions`. The CLI's environment is
+ * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
+ *
+ * Multi-turn uses `resume` (a fresh CLI per turn), which keeps each turn a self-contained
+ * resource with a simple lifetime; the bench compares it to one CLI kept alive across turns.
+ *
+ * @since 0.1.0
+ */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import { access, constants } from "node:fs/promises"
+import {
+  agentEnvironment,
+  type AgentSdkModule,
+  loadAgentSdk,
+  makeToolServer,
+  provider,
+  reap,
+  type SpawnedCli,
+  spawner
+} from "../internal/claudeAgentSdk.js"
+import { InitLine, ResultLine } from "../internal/claudeStreamJson.js"
+import { decodeAnswer, requireText, responseFormatFor } from "../internal/loopClient.js"
+import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as ToolPolicy from "../registry/ToolPolicy.js"
+import {
+  ChatClient,
+  type ChatClientService,
+  type ChatError,
+  PermissionDeniedError,
+  ProviderError,
+  Usage
+} from "../services/ChatClient.js"
+import * as Tool from "../services/Tool.js"
+import type { ToolPolicyInput } from "./ClaudeLocal.js"
+
+export type { ToolPolicyInput } from "./ClaudeLocal.js"
+
+/** The Agent SDK's permission modes. */
+export type PermissionMode = AgentSdk.PermissionMode
+
+export interface Options {
+  /** The `claude` executable. Default: the binary shipped with the Agent SDK. */
+  readonly pathToClaudeCodeExecutable?: string | undefined
+  readonly model?: string | undefined
+  readonly systemPrompt?: string | undefined
+  /** Bound on one whole turn (all of its model calls and tool calls). Default 10 minutes. */
+  readonly requestTimeout?: Duration.DurationInput | undefined
+  /** Working directory of the CLI. Default: the process's. */
+  readonly cwd?: string | undefined
+  /** Default `default`: only allowed tools run; anything that would ask is denied. */
+  readonly permissionMode?: PermissionMode | undefined
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is a filtered copy
+   * of this process's environment (PATH, HOME, locale, proxies, `ANTHROPIC_*`, `CLAUDE_*`, cloud
+   * provider credentials), since the SDK passes the CLI nothing else.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  readonly toolPolicy?: ToolPolicyInput | undefined
+  /** The in-process MCP server's name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
+  readonly serverName?: string | undefined
+  /**
+   * When the CLI denied tool calls: `false` (default) fails with `PermissionDeniedError` (which
+   * carries the answer); `true` returns the answer and logs a warning.
+   */
+  readonly allowPermissionDenials?: boolean | undefined
+  /** How long the CLI gets to exit on its own before SIGTERM, then SIGKILL. Default 2 seconds. */
+  readonly killGrace?: Duration.DurationInput | undefined
+  /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
+  readonly sdkSpecifier?: string | undefined
+}
+
+export const DefaultRequestTimeout = Duration.minutes(10)
+
+const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
+
+const decodeInit = Schema.decodeUnknownEither(InitLine)
+const decodeResult = Schema.decodeUnknownEither(ResultLine)
+
+/** What the CLI printed during one query that the provider reads. */
+interface Transcript {
+  readonly init: InitLine | undefined
+  readonly result: ResultLine | undefined
+}
+
+interface RunOutcome {
+  readonly text: string
+  readonly structured: unknown
+  readonly sessionId: string | undefined
+}
+
+const executableHint = (path: string) =>
+  `The claude executable ${JSON.stringify(path)} is missing or not executable. Omit ` +
+  "pathToClaudeCodeExecutable to use the binary shipped with @anthropic-ai/claude-agent-sdk, or install " +
+  "Claude Code (https://docs.claude.com/claude-code) and pass its path."
+
+/**
+ * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
+ * releases both before it returns, so closing the scope of `make` leaves nothing behind.
+ */
+export const make = (options: Options = {}): Effect.Effect<ChatClientService, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const serverName = options.serverName ?? "gtb"
+    const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
+    const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
+    const conditions = options.toolPolicy?.conditions ?? {}
+    const timeout = Duration.decode(options.requestTimeout ?? DefaultRequestTimeout)
+    const grace = Duration.toMillis(options.killGrace ?? Duration.seconds(2))
+    const permissionMode: PermissionMode = options.permissionMode ?? "default"
+    // Loaded once per client; a failure is not cached, so installing the SDK later is enough.
+    const sdk = yield* Effect.cachedFunction((specifier: string) => loadAgentSdk(specifier))
+    const specifier = options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"
+
+    const sessionId = yield* Ref.make(Option.none<string>())
+    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const usage = yield* Ref.make(Usage.empty)
+    // The cumulative cost the CLI reported for this session; a resumed run starts from it.
+    const sessionCost = yield* Ref.make(0)
+    const lock = yield* Effect.makeSemaphore(1)
+    // Turns in flight belong to the client's scope too: closing it interrupts them, and each
+    // turn's finalizers end its CLI before the scope is closed.
+    const turns = yield* FiberSet.make<RunOutcome, ChatError>()
+
+    const checkExecutable = (path: string) =>
+      Effect.tryPromise({
+        try: () => access(path, constants.X_OK),
+        catch: () => new ProviderError({ provider, kind: "config", message: executableHint(path), retryable: false })
+      })
+
+    /** Runs the query to its result line, collecting what the provider reads. */
+    const consume = (query: AgentSdk.Query, controller: AbortController, cli: () => SpawnedCli | undefined) =>
+      Effect.tryPromise({
+        try: async (signal) => {
+          signal.addEventListener("abort", () => controller.abort(), { once: true })
+          let init: InitLine | undefined
+          let result: ResultLine | undefined
+          for await (const message of query) {
+            if (init === undefined) {
+              const i = decodeInit(message)
+              if (Either.isRight(i)) {
+                init = i.right
+                continue
+              }
+            }
+            const r = decodeResult(message)
+            if (Either.isRight(r)) result = r.right
+          }
+          return { init, result } satisfies Transcript
+        },
+        catch: (e) => {
+          const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
+          return new ProviderError({
+            provider,
+            kind: "process",
+            message: `The claude CLI failed: ${e instanceof Error ? e.message : String(e)}${
+              stderr === "" ? "" : ` (stderr: ${stderr})`
+            }`,
+            retryable: false
+          })
+        }
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeout,
+          onTimeout: () =>
+            new ProviderError({
+              provider,
+              kind: "timeout",
+              message: `The claude CLI did not finish within ${Duration.format(timeout)}`,
+              retryable: true
+            })
+        })
+      )
+
+    const run = (prompt: string, outputFormat: AgentSdk.OutputFormat | undefined) =>
+      Effect.scoped(Effect.gen(function*() {
+        const module: AgentSdkModule = yield* sdk(specifier)
+        if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
+        const toolSet = yield* Ref.get(tools)
+        const serving = toolSet.tools.length > 0
+        // Resolved for an interactive session: the SDK's PreToolUse hook denies interactive tools
+        // on these headless turns, so the live permission mode still decides.
+        const policy = ToolPolicy.resolveValidated(registry, agent, {
+          conditions,
+          headless: false,
+          ...(serving ? { mcpServers: [serverName] } : {})
+        })
+        const mounted = serving && policy.mountedServers.includes(serverName)
+
+        const controller = new AbortController()
+        let cli: SpawnedCli | undefined
+        // Registered first, so it runs last: after the tool server and its fibers are gone.
+        yield* Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            controller.abort()
+            return cli === undefined ? Effect.void : reap(cli, grace)
+          })
+        )
+        const mcpServers: Record<string, AgentSdk.McpServerConfig> = mounted
+          ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
+          : {}
+        const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
+        const resume = yield* Ref.get(sessionId)
+        const query = module.query({
+          prompt,
+          options: {
+            ...fromPolicy,
+            strictMcpConfig: true,
+            settingSources: [],
+            abortController: controller,
+            env: agentEnvironment(process.env, options.env),
+            spawnClaudeCodeProcess: spawner((spawned) => {
+              cli = spawned
+            }),
+            ...(options.pathToClaudeCodeExecutable === undefined
+              ? {}
+              : { pathToClaudeCodeExecutable: options.pathToClaudeCodeExecutable }),
+            ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+            ...(options.model === undefined ? {} : { model: options.model }),
+            ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
+            ...(Option.isSome(resume) ? { resume: resume.value } : {}),
+            ...(outputFormat === undefined ? {} : { outputFormat })
+          }
+        })
+        yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
+        const { init, result: line } = yield* consume(query, controller, () => cli)
+
+        if (mounted) {
+          const status = init?.mcp_servers.find((s) => s.name === serverName)?.status
+          if (status !== "connected") {
+            return yield* new ProviderError({
+              provider,
+              kind: "config",
+              message: `The claude CLI could not use the in-process tools (MCP server ${serverName}: ${
+                status ?? "not reported"
+              }); refusing an answer given without tools`,
+              retryable: false
+            })
+          }
+        }
+        if (line === undefined) {
+          const stderr = bounded((cli?.stderr() ?? "").trim(), 1_000)
+          return yield* new ProviderError({
+            provider,
+            kind: "process",
+            message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`,
+            retryable: false
+          })
+        }
+        const resumed = Option.isSome(resume) && line.session_id === resume.value
+        if (line.usage !== undefined || line.total_cost_usd != null) {
+          const u = line.usage
+          const cacheRead = u?.cache_read_input_tokens ?? 0
+          // The reported cost is cumulative over a resumed session: count only this turn's part.
+          const total = line.total_cost_usd ?? undefined
+          const before = resumed ? yield* Ref.get(sessionCost) : 0
+          if (total !== undefined) yield* Ref.set(sessionCost, total)
+          yield* Ref.update(usage, (sum) =>
+            Usage.add(
+              sum,
+              Usage.of({
+                inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
+                outputTokens: u?.output_tokens ?? 0,
+                cachedTokens: cacheRead,
+                costUsd: total === undefined ? undefined : Math.max(0, total - before)
+              })
+            ))
+        }
+        if (line.is_error || line.subtype !== "success") {
+          const status = line.api_error_status ?? undefined
+          return yield* new ProviderError({
+            provider,
+            kind: status === undefined ? "process" : "http",
+            ...(status === undefined ? {} : { status }),
+            message: `The claude CLI reported an error (${line.subtype ?? "unknown"}): ${bounded(line.result)}`,
+            retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
+          })
+        }
+        if (line.permission_denials.length > 0) {
+          const denied = line.permission_denials.map((d) => d.tool_name)
+          if (options.allowPermissionDenials !== true) {
+            return yield* new PermissionDeniedError({
+              provider,
+              tools: denied,
+              answer: line.result,
+              message: `The claude CLI denied ${denied.join(", ")}: allow them with the tool policy or the permission mode`
+            })
+          }
+          yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
+        }
+        return {
+          text: line.result,
+          structured: line.structured_output,
+          sessionId: line.session_id ?? init?.session_id
+        } satisfies RunOutcome
+      }))
+
+    /** One user turn: the `add` buffer and the session move only on success. */
+    const converse = <A>(
+      prompt: string,
+      outputFormat: AgentSdk.OutputFormat | undefined,
+      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>
+    ) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const buffered = yield* Ref.get(pending)
+        const fiber = yield* FiberSet.run(turns, run([...buffered, prompt].join("\n\n"), outputFormat))
+        const outcome = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+        const value = yield* finish(outcome)
+        if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
+        yield* Ref.set(pending, [])
+        return value
+      }))
+
+    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
+      yield* requireText("added message", prompt)
+      yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
+    })
+
+    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
+      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* requireText("prompt", prompt)
+      return yield* converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text))
+    })
+
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
+      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* requireText("question", question)
+      const { format, wrapped } = yield* responseFormatFor(schema)
+      return yield* converse(
+        question,
+        { type: "json_schema", schema: format.schema },
+        (outcome) =>
+          decodeAnswer(schema, {
+            text: outcome.text,
+            ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
+          }, wrapped)
+      )
+    })
+
+    const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
+      const set = yield* Tool.capture(list)
+      // Read at the start of each turn: every query gets a fresh server built from this set.
+      yield* lock.withPermits(1)(Ref.set(tools, set))
+    })
+
+    return { add, chat, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+  })
+
+/** A ChatClient layer on the Claude Agent SDK. */
+export const layer = (options: Options = {}): Layer.Layer<ChatClient> => Layer.scoped(ChatClient, make(options))
+
+/**
+ * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
+ * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
+ * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ */
+export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(
+    Effect.gen(function*() {
+      const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))
+      const timeout = yield* Config.option(Config.duration("CLAUDE_REQUEST_TIMEOUT"))
+      const permissionMode = yield* Config.option(
+        Config.literal("acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default")("CLAUDE_PERMISSION_MODE")
+      )
+      return layer({
+        pathToClaudeCodeExecutable: yield* opt("CLAUDE_BINARY"),
+        model: yield* opt("CLAUDE_MODEL"),
+        systemPrompt: yield* opt("CLAUDE_SYSTEM_PROMPT"),
+        cwd: yield* opt("CLAUDE_CWD"),
+        requestTimeout: Option.getOrUndefined(timeout),
+        permissionMode: Option.getOrUndefined(permissionMode),
+        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
+      })
+    })
+  )

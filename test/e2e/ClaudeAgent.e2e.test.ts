@@ -1,0 +1,296 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import { readlinkSync } from "node:fs"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
+import * as Registry from "../../src/registry/Registry.js"
+import { ChatClient } from "../../src/services/ChatClient.js"
+import * as Tool from "../../src/services/Tool.js"
+import { claudeBinary, claudeProcessesIn, listeningSockets, type Sandbox, sandbox, socketInodesOf } from "../support/claudeCli.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+
+const add = Tool.make("add", {
+  description: "Adds two numbers",
+  parameters: { a: Schema.Number, b: Schema.Number },
+  handler: ({ a, b }) => Effect.succeed(a + b)
+})
+const broken = Tool.make("broken", {
+  description: "Always fails",
+  parameters: {},
+  handler: () => Effect.fail(new Error("the database is on fire"))
+})
+
+const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
+
+/** A ChatClient on the Agent SDK and its real binary inside `box`, built in `scope`. */
+const clientIn = (box: Sandbox, scope: Scope.Scope, options: ClaudeAgent.Options = {}) =>
+  Layer.buildWithScope(
+    ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }),
+    scope
+  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+
+describe("ClaudeAgent with the SDK's real claude binary", () => {
+  it.scopedLive("the model calls an in-process tool over the control channel; its result reaches the model", () =>
+    Effect.gen(function*() {
+      const seen: Array<Array<string>> = []
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+        return { text: `The sum is ${results[0]!.content}.` }
+      })
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      const watched = Tool.make("add", {
+        description: "Adds two numbers",
+        parameters: { a: Schema.Number, b: Schema.Number },
+        handler: ({ a, b }) =>
+          Effect.sync(() => {
+            // While the CLI waits for this call: which processes run it, from which binary.
+            seen.push(claudeProcessesIn(box.cwd).map((pid) => readlinkSync(`/proc/${pid}/exe`)))
+            return a + b
+          })
+      })
+      yield* chat.setTools([watched, broken])
+      const answer = yield* chat.chat("What is 2 + 40? Use the add tool.")
+      expect(answer).toBe("The sum is 42.")
+      const calls = api.messageRequests()
+      expect(calls.length).toBe(2)
+      // alwaysLoad: both tools are in the very first request, each with its own JSON Schema.
+      expect(toolNames(calls[0]!)).toEqual(expect.arrayContaining(["mcp__gtb__add", "mcp__gtb__broken"]))
+      const served = calls[0]!.body.tools!.find((t) => t.name === "mcp__gtb__add")!
+      expect(served.input_schema).toMatchObject({ type: "object", required: ["a", "b"] })
+      expect(Fake.toolResults(calls[1]!)).toEqual([expect.objectContaining({ content: "42", is_error: false })])
+      // The SDK's own binary ran the turn, and it is gone once the turn returned.
+      expect(seen[0]!.length).toBeGreaterThan(0)
+      expect(seen[0]).toContain(claudeBinary)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      const usage = yield* chat.usage
+      expect(usage.known).toBe(true)
+      expect(usage.outputTokens).toBeGreaterThan(0)
+    }))
+
+  it.scopedLive("a failing handler reaches the model as is_error", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__broken", input: {} }] }
+        return { text: `Tool said: ${results[0]!.content}` }
+      })
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      yield* chat.setTools([add, broken])
+      const answer = yield* chat.chat("Try the broken tool")
+      const result = Fake.toolResults(api.messageRequests()[1]!)[0]!
+      expect(result.is_error).toBe(true)
+      expect(result.content).toContain("Error: the database is on fire")
+      expect(answer).toContain("the database is on fire")
+    }))
+
+  it.scopedLive("a second turn resumes the session; added text is joined into the prompt", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => ({ text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}` }))
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      yield* chat.add("Remember the word: pineapple.")
+      expect(yield* chat.chat("First question")).toBe("You said: First question")
+      expect(Fake.lastUserText(api.messageRequests()[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
+      const first = yield* chat.usage
+      expect(yield* chat.chat("Second question")).toBe("You said: Second question")
+      const second = api.messageRequests()[1]!
+      const transcript = JSON.stringify(second.body.messages)
+      expect(transcript).toContain("pineapple")
+      expect(transcript).toContain("You said: First question")
+      const both = yield* chat.usage
+      expect(both.outputTokens).toBeGreaterThan(first.outputTokens)
+      // Cost is cumulative over a resumed session in the CLI's report; it is counted once here.
+      if (first.costUsd !== undefined && both.costUsd !== undefined) {
+        expect(both.costUsd).toBeLessThan(first.costUsd * 2.5)
+      }
+    }))
+
+  it.scopedLive("ask returns a value decoded with the schema, via outputFormat", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        toolNames(req).includes("StructuredOutput")
+          ? { toolUses: [{ name: "StructuredOutput", input: { city: "Lisbon", population: 545_000 } }] }
+          : { text: "no schema was offered" }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
+      expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
+      const schemaSent = api.messageRequests()[0]!.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
+      expect(schemaSent).toMatchObject({ type: "object", required: ["city", "population"] })
+      expect(yield* chat.chat("thanks")).toBe("no schema was offered")
+    }))
+
+  it.scopedLive("a disallowed tool is absent from the model's tool list", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(() => ({ text: "ok" }))
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope, {
+        toolPolicy: { disabledTools: ["Bash", "mcp__gtb__broken"] }
+      })
+      yield* chat.setTools([add, broken])
+      expect(yield* chat.chat("hello")).toBe("ok")
+      const names = toolNames(api.messageRequests()[0]!)
+      expect(names).toContain("mcp__gtb__add")
+      expect(names).toContain("Read")
+      // The agent's opt-outs, their pair-group siblings, and the registry's disabled tools.
+      for (const gone of ["Bash", "BashOutput", "KillShell", "mcp__gtb__broken", "WebSearch", "WebFetch"]) {
+        expect(names).not.toContain(gone)
+      }
+    }))
+
+  it.scopedLive("a tool the policy marks interactive is denied by the PreToolUse hook; its handler never runs", () =>
+    Effect.gen(function*() {
+      let ran = 0
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__confirm", input: {} }] }
+        return { text: `Denied: ${results[0]!.is_error} ${results[0]!.content}` }
+      })
+      const box = yield* sandbox(api.url)
+      const registry = yield* Registry.make([
+        ...ClaudeCodeCatalog.descriptors,
+        Registry.mcpTool({ server: "gtb", wireName: "confirm", category: "orchestration", interactive: true })
+      ])
+      const confirm = Tool.make("confirm", {
+        description: "Asks the user to confirm",
+        parameters: {},
+        handler: () => Effect.sync(() => ++ran)
+      })
+      const scope = yield* Effect.scope
+      // By default a denial is a typed error that keeps the model's answer.
+      const strict = yield* clientIn(box, scope, { toolPolicy: { registry } })
+      yield* strict.setTools([confirm, add])
+      const error = yield* Effect.flip(strict.chat("Confirm with the user"))
+      expect(error._tag).toBe("PermissionDeniedError")
+      if (error._tag !== "PermissionDeniedError") return
+      expect(error.tools).toEqual(["mcp__gtb__confirm"])
+      expect(error.answer).toContain("Denied: true")
+      const result = Fake.toolResults(api.messageRequests()[1]!)[0]!
+      expect(result.is_error).toBe(true)
+      expect(result.content).toContain("needs an interactive responder")
+      // Allowed: the answer comes back.
+      const lenient = yield* clientIn(box, scope, { toolPolicy: { registry }, allowPermissionDenials: true })
+      yield* lenient.setTools([confirm, add])
+      expect(yield* lenient.chat("Confirm with the user")).toContain("Denied: true")
+      expect(ran).toBe(0)
+    }))
+
+  it.scopedLive("tool calls open no TCP listener: the tools travel over the CLI's stdin/stdout", () =>
+    Effect.gen(function*() {
+      let during: ReadonlyArray<string> = []
+      let cliSockets = new Set<string>()
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__probe", input: {} }] } : { text: "done" }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      const before = listeningSockets()
+      const probe = Tool.make("probe", {
+        description: "Looks at the sockets",
+        parameters: {},
+        handler: () =>
+          Effect.sync(() => {
+            during = listeningSockets()
+            cliSockets = new Set(claudeProcessesIn(box.cwd).flatMap(socketInodesOf))
+            return "ok"
+          })
+      })
+      yield* chat.setTools([probe])
+      expect(yield* chat.chat("probe")).toBe("done")
+      expect(Fake.toolResults(api.messageRequests()[1]!)[0]!.content).toBe("ok")
+      // The only listener that appeared is none: the fake API was listening before.
+      const fresh = during.filter((entry) => !before.includes(entry))
+      expect(fresh).toEqual([])
+      // Neither this process nor the CLI holds a listening socket.
+      const ours = new Set(socketInodesOf(process.pid))
+      const listeningInodes = during.map((entry) => entry.split(" ")[1]!)
+      expect(listeningInodes.filter((inode) => cliSockets.has(inode))).toEqual([])
+      expect(listeningInodes.filter((inode) => ours.has(inode)).length).toBe(1) // the fake API's own
+      expect(cliSockets.size).toBeGreaterThan(0)
+    }))
+
+  it.scopedLive("interrupting a turn kills the CLI and interrupts the running handler", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] } : { text: "too late" }
+      )
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { killGrace: "500 millis" })
+      const slow = Tool.make("slow", {
+        description: "Takes forever",
+        parameters: {},
+        handler: () =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+      })
+      yield* chat.setTools([slow])
+      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      yield* Deferred.await(started)
+      const pids = claudeProcessesIn(box.cwd)
+      expect(pids.length).toBeGreaterThan(0)
+      const exit = yield* Fiber.interrupt(fiber)
+      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("closing the client's scope during a turn ends the turn and leaves no process", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] } : { text: "too late" }
+      )
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { killGrace: "500 millis" })
+      const slow = Tool.make("slow", {
+        description: "Takes forever",
+        parameters: {},
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+      })
+      yield* chat.setTools([slow])
+      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      yield* Deferred.await(started)
+      expect(claudeProcessesIn(box.cwd).length).toBeGreaterThan(0)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      const exit = yield* Fiber.await(fiber)
+      expect(Exit.isFailure(exit)).toBe(true)
+    }))
+
+  it.scopedLive("a missing SDK or executable is a config ProviderError with a hint", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(() => ({ text: "unreachable" }))
+      const box = yield* sandbox(api.url)
+      const scope = yield* Effect.scope
+      const noSdk = yield* clientIn(box, scope, { sdkSpecifier: "@anthropic-ai/claude-agent-sdk-not-installed" })
+      const e1 = yield* Effect.flip(noSdk.chat("hi"))
+      expect(e1).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(e1.message).toContain("npm install @anthropic-ai/claude-agent-sdk")
+      const noBinary = yield* clientIn(box, scope, { pathToClaudeCodeExecutable: `${box.dir}/no-such-claude` })
+      yield* noBinary.add("kept")
+      const e2 = yield* Effect.flip(noBinary.chat("hi"))
+      expect(e2).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(e2.message).toContain("no-such-claude")
+      expect(api.messageRequests()).toEqual([])
+    }))
+})
