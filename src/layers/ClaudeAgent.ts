@@ -160,16 +160,21 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           signal.addEventListener("abort", () => controller.abort(), { once: true })
           let init: InitLine | undefined
           let result: ResultLine | undefined
-          for await (const message of query) {
-            if (init === undefined) {
-              const i = decodeInit(message)
-              if (Either.isRight(i)) {
-                init = i.right
-                continue
+          try {
+            for await (const message of query) {
+              if (init === undefined) {
+                const i = decodeInit(message)
+                if (Either.isRight(i)) {
+                  init = i.right
+                  continue
+                }
               }
+              const r = decodeResult(message)
+              if (Either.isRight(r)) result = r.right
             }
-            const r = decodeResult(message)
-            if (Either.isRight(r)) result = r.right
+          } catch (e) {
+            // The SDK throws after an error result; the result line says more (status, subtype).
+            if (result === undefined) throw e
           }
           return { init, result } satisfies Transcript
         },

@@ -95,9 +95,13 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
 
   it.scopedLive("a second turn resumes the session; added text is joined into the prompt", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((req) => ({ text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}` }))
+      const api = yield* Fake.make((req) => ({
+        text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}`,
+        usage: { input_tokens: 1000, output_tokens: 500 }
+      }))
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      // A model the CLI has prices for, so it reports a cost.
+      const chat = yield* clientIn(box, yield* Effect.scope, { model: "claude-sonnet-4-5" })
       yield* chat.add("Remember the word: pineapple.")
       expect(yield* chat.chat("First question")).toBe("You said: First question")
       expect(Fake.lastUserText(api.messageRequests()[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
@@ -108,11 +112,27 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       expect(transcript).toContain("pineapple")
       expect(transcript).toContain("You said: First question")
       const both = yield* chat.usage
-      expect(both.outputTokens).toBeGreaterThan(first.outputTokens)
-      // Cost is cumulative over a resumed session in the CLI's report; it is counted once here.
-      if (first.costUsd !== undefined && both.costUsd !== undefined) {
-        expect(both.costUsd).toBeLessThan(first.costUsd * 2.5)
-      }
+      expect(both.outputTokens).toBe(2 * first.outputTokens)
+      // The CLI reports a resumed session's cost cumulatively; each turn is counted once here.
+      expect(first.costUsd).toBeGreaterThan(0)
+      expect(both.costUsd).toBeCloseTo(2 * first.costUsd!, 9)
+    }))
+
+  it.scopedLive("a failed turn is a typed error and keeps the added text for the next one", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.lastUserText(req).includes("First try")
+          ? { status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "bad luck" } } }
+          : { text: `Got: ${Fake.lastUserText(req)}` }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      yield* chat.add("Context line.")
+      const error = yield* Effect.flip(chat.chat("First try"))
+      expect(error._tag).toBe("ProviderError")
+      expect(error.message).toContain("bad luck")
+      expect({ kind: error.kind, status: error.status, retryable: error.retryable }).toEqual({ kind: "http", status: 400, retryable: false })
+      expect(yield* chat.chat("Second try")).toMatch(/Context line\.\n\nSecond try$/)
     }))
 
   it.scopedLive("ask returns a value decoded with the schema, via outputFormat", () =>
