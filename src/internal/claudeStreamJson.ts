@@ -82,3 +82,69 @@ export const parseRun = (stdout: string): ParsedRun => {
   }
   return { init, result, garbage }
 }
+
+/**
+ * Translates stream-json lines (with `--include-partial-messages`) into chat events: text deltas,
+ * and calls to the bridge's tools as ToolCallStart / ToolCallEnd. Calls to other tools (built-in
+ * ones) are the CLI's business and are not reported. Stateful: one instance per run.
+ */
+export const makeEventTranslator = (toolPrefix: string) => {
+  const started = new Map<string, string>()
+  return (line: string): ReadonlyArray<TranslatedEvent> => {
+    let json: unknown
+    try {
+      json = JSON.parse(line)
+    } catch {
+      return []
+    }
+    if (typeof json !== "object" || json === null) return []
+    const msg = json as {
+      type?: string
+      event?: { type?: string; delta?: { type?: string; text?: string } }
+      message?: { content?: unknown }
+    }
+    if (msg.type === "stream_event") {
+      const delta = msg.event?.type === "content_block_delta" ? msg.event.delta : undefined
+      return delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== ""
+        ? [{ _tag: "TextDelta", text: delta.text }]
+        : []
+    }
+    const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+    const out: Array<TranslatedEvent> = []
+    if (msg.type === "assistant") {
+      for (const block of content) {
+        if (block.type !== "tool_use" || typeof block.name !== "string" || !block.name.startsWith(toolPrefix)) continue
+        const id = String(block.id)
+        const name = block.name.slice(toolPrefix.length)
+        started.set(id, name)
+        out.push({ _tag: "ToolCallStart", id, name, arguments: block.input ?? {} })
+      }
+    } else if (msg.type === "user") {
+      for (const block of content) {
+        if (block.type !== "tool_result") continue
+        const id = String(block.tool_use_id)
+        const name = started.get(id)
+        if (name === undefined) continue
+        started.delete(id)
+        const result = typeof block.content === "string"
+          ? block.content
+          : Array.isArray(block.content)
+          ? (block.content as Array<{ text?: unknown }>).map((c) => (typeof c.text === "string" ? c.text : "")).join("")
+          : ""
+        out.push({ _tag: "ToolCallEnd", id, name, result, isError: block.is_error === true })
+      }
+    }
+    return out
+  }
+}
+
+export type TranslatedEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ToolCallStart"; readonly id: string; readonly name: string; readonly arguments: unknown }
+  | {
+    readonly _tag: "ToolCallEnd"
+    readonly id: string
+    readonly name: string
+    readonly result: string
+    readonly isError: boolean
+  }

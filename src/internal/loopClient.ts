@@ -9,6 +9,8 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { type ChatEvent, Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import {
   type ChatClientService,
   type ChatError,
@@ -18,13 +20,22 @@ import {
   StructuredOutputError,
   Usage
 } from "../services/ChatClient.js"
-import type { Message, ModelTurn, ResponseFormat, TurnResponse } from "../services/ModelTurn.js"
+import type {
+  Message,
+  ModelTurn,
+  ModelTurnStream,
+  ResponseFormat,
+  TurnRequest,
+  TurnResponse
+} from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 
 export interface LoopOptions {
   /** Provider name used in errors and spans. */
   readonly provider: string
   readonly turn: ModelTurn
+  /** The same model, streaming; without it `chatStream` reports each turn's text in one piece. */
+  readonly streamTurn?: ModelTurnStream | undefined
   /** Model turns per `chat`/`ask` before `MaxStepsError`; default 20. */
   readonly maxSteps?: number | undefined
   /** Tool calls of one turn run at most this many at a time; default 5. */
@@ -34,6 +45,40 @@ export interface LoopOptions {
 }
 
 export const DefaultMaxSteps = 20
+
+/** Reports one event to a stream's consumer (waiting while the consumer is behind). */
+export type Emit = (event: ChatEvent) => Effect.Effect<void>
+
+/** Tool arguments as an object for events: JSON text is parsed, empty text is `{}`. */
+export const argumentsOf = (raw: unknown): unknown => {
+  if (typeof raw !== "string") return raw ?? {}
+  if (raw.trim() === "") return {}
+  try {
+    return JSON.parse(raw) as unknown
+  } catch {
+    return raw
+  }
+}
+
+/**
+ * Turns a chat that reports events through `emit` into a stream of those events followed by
+ * `Complete`. The chat runs in a fiber owned by the stream: when the consumer stops, it is
+ * interrupted (cancelling requests, killing processes).
+ */
+export const streamOf = <E>(
+  run: (emit: Emit) => Effect.Effect<string, E>
+): Stream.Stream<ChatEvent, E> =>
+  Stream.asyncScoped<ChatEvent, E>((queue) => {
+    const emit: Emit = (event) => Effect.asVoid(Effect.promise(() => queue.single(event)))
+    return run(emit).pipe(
+      Effect.flatMap((text) => emit(new Complete({ text }))),
+      Effect.matchCauseEffect({
+        onFailure: (cause) => Effect.promise(() => queue.halt(cause)),
+        onSuccess: () => Effect.promise(() => queue.end())
+      }),
+      Effect.forkScoped
+    )
+  })
 
 const MaxAnswerPreview = 2_000
 
@@ -50,7 +95,8 @@ export const responseFormatFor = <A, I>(
 ): Effect.Effect<{ readonly format: ResponseFormat; readonly wrapped: boolean }, StructuredOutputError> =>
   Effect.try({
     try: () => {
-      const { $schema: _ignored, ...json } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+      const { $schema: _ignored, ...made } = JSONSchema.make(schema) as unknown as Record<string, unknown>
+      const json = inlineRootRef(made)
       if (json.type === "object") {
         return { format: { name: "answer", schema: json as Tool.JsonSchemaObject }, wrapped: false }
       }
@@ -70,6 +116,20 @@ export const responseFormatFor = <A, I>(
         answer: ""
       })
   })
+
+/**
+ * A `Schema.Class` (or any schema with an identifier) renders as `{ $ref, $defs }`; providers want
+ * the object itself at the root, so the referenced definition is inlined there.
+ */
+const inlineRootRef = (json: Record<string, unknown>): Record<string, unknown> => {
+  const ref = json.$ref
+  const defs = json.$defs as Record<string, Record<string, unknown>> | undefined
+  if (typeof ref !== "string" || !ref.startsWith("#/$defs/") || defs === undefined) return json
+  const target = defs[ref.slice("#/$defs/".length)]
+  if (target === undefined) return json
+  const { $ref: _ref, $defs: _defs, ...rest } = json
+  return { ...rest, ...target, $defs: defs }
+}
 
 /** Decodes a structured answer (given as a value, or as JSON text) with `schema`. */
 export const decodeAnswer = <A, I>(
@@ -134,14 +194,54 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         })
       )
 
+    const streamEnded = new ProviderError({
+      provider: options.provider,
+      kind: "decode",
+      message: "The model's stream ended without a final message",
+      retryable: false
+    })
+
+    /** One model turn; with `emit`, its text is reported as it arrives (if the model can stream). */
+    const modelTurn = (request: TurnRequest, emit: Emit | undefined): Effect.Effect<TurnResponse, ChatError> => {
+      if (emit === undefined) return timed(options.turn(request))
+      const streamTurn = options.streamTurn
+      if (streamTurn === undefined) {
+        return timed(options.turn(request)).pipe(
+          Effect.tap((r) => (r.text === "" || r.structured !== undefined ? Effect.void : emit(new TextDelta({ text: r.text }))))
+        )
+      }
+      return timed(
+        Stream.runFoldEffect(
+          streamTurn(request),
+          undefined as TurnResponse | undefined,
+          (done, event) => event._tag === "Done" ? Effect.succeed(event.response) : Effect.as(emit(new TextDelta({ text: event.text })), done)
+        ).pipe(Effect.flatMap((done) => (done === undefined ? Effect.fail(streamEnded) : Effect.succeed(done))))
+      )
+    }
+
+    const runTools = (toolSet: Tool.ToolSet, calls: ReadonlyArray<Tool.ToolCall>, emit: Emit | undefined) =>
+      emit === undefined
+        ? Tool.dispatch(toolSet, calls, { concurrency: options.toolConcurrency ?? 5 })
+        : Effect.forEach(
+          calls,
+          (call) =>
+            Effect.zipRight(
+              emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
+              Effect.tap(Tool.executeTool(toolSet, call), (r) =>
+                emit(new ToolCallEnd({ id: r.callId, name: r.name, result: r.content, isError: r.isError })))
+            ),
+          { concurrency: Math.max(1, options.toolConcurrency ?? 5) }
+        )
+
     /** Runs turns until the model stops calling tools; returns the new messages and the last turn. */
-    const runLoop = (start: ReadonlyArray<Message>, responseFormat: ResponseFormat | undefined) =>
+    const runLoop = (start: ReadonlyArray<Message>, responseFormat: ResponseFormat | undefined, emit: Emit | undefined) =>
       Effect.gen(function*() {
         const toolSet = yield* Ref.get(tools)
         const messages: Array<Message> = [...start]
         for (let step = 1;; step++) {
-          const response = yield* timed(options.turn({ history: [...messages], tools: toolSet.tools, responseFormat }))
+          const response = yield* modelTurn({ history: [...messages], tools: toolSet.tools, responseFormat }, emit)
           yield* Ref.update(usage, (u) => Usage.add(u, response.usage))
+          if (emit !== undefined) yield* emit(new UsageEvent({ usage: response.usage }))
           if (response.toolCalls.length === 0) {
             // A structured answer joins the history as its JSON, so the model sees what it answered.
             const text = response.structured !== undefined ? JSON.stringify(response.structured) : response.text
@@ -149,9 +249,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
             return { messages, response }
           }
           messages.push({ role: "assistant", text: response.text, toolCalls: response.toolCalls })
-          const results = yield* Tool.dispatch(toolSet, response.toolCalls, {
-            concurrency: options.toolConcurrency ?? 5
-          })
+          const results = yield* runTools(toolSet, response.toolCalls, emit)
           messages.push({ role: "tool", results })
           if (step >= maxSteps) {
             return yield* new MaxStepsError({
@@ -166,13 +264,14 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
     const converse = <A>(
       prompt: string,
       responseFormat: ResponseFormat | undefined,
-      finish: (response: TurnResponse) => Effect.Effect<A, ChatError>
+      finish: (response: TurnResponse) => Effect.Effect<A, ChatError>,
+      emit?: Emit
     ): Effect.Effect<A, ChatError> =>
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
         const before = yield* Ref.get(history)
         const user: Message = { role: "user", content: [...buffered, prompt].join("\n\n") }
-        const { messages, response } = yield* runLoop([...before, user], responseFormat)
+        const { messages, response } = yield* runLoop([...before, user], responseFormat, emit)
         const value = yield* finish(response)
         yield* Ref.set(history, messages)
         yield* Ref.set(pending, [])
@@ -202,5 +301,13 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.set(tools, set))
     })
 
-    return { add, chat, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    const chatStream = (prompt: string) =>
+      streamOf((emit) =>
+        Effect.zipRight(
+          requireText("prompt", prompt),
+          converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
+        )
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": options.provider } }))
+
+    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
   })

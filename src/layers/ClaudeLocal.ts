@@ -21,8 +21,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { parseRun } from "../internal/claudeStreamJson.js"
-import { decodeAnswer, requireText, responseFormatFor } from "../internal/loopClient.js"
+import * as Stream from "effect/Stream"
+import { makeEventTranslator, parseRun } from "../internal/claudeStreamJson.js"
+import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
@@ -36,7 +37,8 @@ import {
 } from "../services/ChatClient.js"
 import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
-import { Subprocess, type SubprocessError } from "../services/Subprocess.js"
+import { TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
+import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
 import * as McpBridgeNode from "./McpBridgeNode.js"
 import * as NodeSecretFile from "./NodeSecretFile.js"
@@ -159,7 +161,53 @@ export const make = (
     const usage = yield* Ref.make(Usage.empty)
     const lock = yield* Effect.makeSemaphore(1)
 
-    const run = (prompt: string, jsonSchema: string | undefined) =>
+    const bridgeFailure = (status: string | undefined) =>
+      new ProviderError({
+        provider,
+        kind: "config",
+        message: `The claude CLI could not use the tool bridge (MCP server ${serverName}: ${
+          status ?? "not reported"
+        }); refusing an answer given without tools`,
+        retryable: false
+      })
+
+    /**
+     * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
+     * A bridge the CLI could not connect to stops the run at the init line.
+     */
+    const streamRun = (runOptions: RunOptions, emit: Emit, mounted: boolean) =>
+      Effect.gen(function*() {
+        const lines: Array<string> = []
+        const translate = makeEventTranslator(`mcp__${serverName}__`)
+        const outcome = yield* subprocess.stream({ ...runOptions, args: [...runOptions.args, "--include-partial-messages"] })
+          .pipe(
+            Stream.runForEach((line) =>
+              Effect.gen(function*() {
+                lines.push(line)
+                if (mounted && lines.length === 1) {
+                  const init = parseRun(line).init
+                  const status = init?.mcp_servers.find((s) => s.name === serverName)?.status
+                  if (init !== undefined && status !== "connected") return yield* bridgeFailure(status)
+                }
+                for (const event of translate(line)) {
+                  yield* emit(
+                    event._tag === "TextDelta"
+                      ? new TextDelta(event)
+                      : event._tag === "ToolCallStart"
+                      ? new ToolCallStart(event)
+                      : new ToolCallEnd(event)
+                  )
+                }
+              })
+            ),
+            Effect.as({ exitCode: 0, stderr: "" }),
+            Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })),
+            Effect.mapError((e) => (e._tag === "ProviderError" ? e : fromSubprocess(binary)(e)))
+          )
+        return { ...outcome, stdout: lines.join("\n") }
+      })
+
+    const run = (prompt: string, jsonSchema: string | undefined, emit?: Emit) =>
       Effect.scoped(Effect.gen(function*() {
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
@@ -181,30 +229,23 @@ export const make = (
           policy,
           jsonSchema
         })
-        const result = yield* subprocess.run({
+        const runOptions = {
           command: binary,
           args,
           stdin: prompt,
           timeout,
-          allowNonZeroExit: true,
           ...(options.env === undefined ? {} : { env: options.env }),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-        }).pipe(Effect.mapError(fromSubprocess(binary)))
+        }
+        const result = emit === undefined
+          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
+          : yield* streamRun(runOptions, emit, mounted)
         const parsed = parseRun(result.stdout)
 
         if (mounted) {
           const status = parsed.init?.mcp_servers.find((s) => s.name === serverName)?.status
-          if (status !== "connected") {
-            return yield* new ProviderError({
-              provider,
-              kind: "config",
-              message: `The claude CLI could not use the tool bridge (MCP server ${serverName}: ${
-                status ?? "not reported"
-              }); refusing an answer given without tools`,
-              retryable: false
-            })
-          }
+          if (status !== "connected") return yield* bridgeFailure(status)
         }
         const line = parsed.result
         if (line === undefined) {
@@ -221,16 +262,14 @@ export const make = (
         if (line.usage !== undefined || line.total_cost_usd != null) {
           const u = line.usage
           const cacheRead = u?.cache_read_input_tokens ?? 0
-          yield* Ref.update(usage, (total) =>
-            Usage.add(
-              total,
-              Usage.of({
-                inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
-                outputTokens: u?.output_tokens ?? 0,
-                cachedTokens: cacheRead,
-                costUsd: line.total_cost_usd ?? undefined
-              })
-            ))
+          const runUsage = Usage.of({
+            inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
+            outputTokens: u?.output_tokens ?? 0,
+            cachedTokens: cacheRead,
+            costUsd: line.total_cost_usd ?? undefined
+          })
+          yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
+          if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
         }
         if (line.is_error || result.exitCode !== 0) {
           const status = line.api_error_status ?? undefined
@@ -263,11 +302,12 @@ export const make = (
     const converse = <A>(
       prompt: string,
       jsonSchema: string | undefined,
-      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>
+      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
+      emit?: Emit
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
-        const outcome = yield* run([...buffered, prompt].join("\n\n"), jsonSchema)
+        const outcome = yield* run([...buffered, prompt].join("\n\n"), jsonSchema, emit)
         const value = yield* finish(outcome)
         if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
         yield* Ref.set(pending, [])
@@ -322,7 +362,15 @@ export const make = (
       }))
     })
 
-    return { add, chat, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    const chatStream = (prompt: string) =>
+      streamOf((emit) =>
+        Effect.zipRight(
+          requireText("prompt", prompt),
+          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
+        )
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
+
+    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
   })
 
 /** A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation. */

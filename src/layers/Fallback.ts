@@ -17,7 +17,8 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import { requireText } from "../internal/loopClient.js"
+import * as Stream from "effect/Stream"
+import { requireText, streamOf } from "../internal/loopClient.js"
 import {
   ChatClient,
   type ChatClientService,
@@ -124,7 +125,11 @@ export const make = (
       })
 
     /** Runs `call` on the active provider, moving forward through the chain while the policy allows. */
-    const withFailover = <A>(call: (client: ChatClientService) => Effect.Effect<A, ChatError>) =>
+    const withFailover = <A>(
+      call: (client: ChatClientService) => Effect.Effect<A, ChatError>,
+      /** Set once output reached the caller: from then on a failure is final. */
+      committed?: Ref.Ref<boolean>
+    ) =>
       Effect.gen(function*() {
         yield* Ref.set(toolRan, false)
         const errors: Array<ProviderFailure> = []
@@ -139,6 +144,7 @@ export const make = (
           tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
           const last = failures[failures.length - 1]!
           if (attempt.left._tag === "FallbackError" || policy(last) === "fatal") return yield* attempt.left
+          if (committed !== undefined && (yield* Ref.get(committed))) return yield* attempt.left
           if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
             return yield* new FallbackError({
               reason: "RefusedAfterToolRun",
@@ -185,6 +191,24 @@ export const make = (
       )
     })
 
+    // Fails over only before the first text delta or tool call reached the consumer.
+    const chatStream = (prompt: string) =>
+      streamOf((emit) =>
+        Effect.gen(function*() {
+          yield* requireText("prompt", prompt)
+          const visible = yield* Ref.make(false)
+          const relay = (client: ChatClientService) =>
+            Stream.runFoldEffect(client.chatStream(prompt), "", (text, event) => {
+              if (event._tag === "Complete") return Effect.succeed(event.text)
+              const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart"
+              return Effect.as(Effect.zipRight(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
+            })
+          return yield* lock.withPermits(1)(
+            Effect.tap(withFailover(relay, visible), (answer) => finish(prompt, answer))
+          )
+        })
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": "fallback" } }))
+
     const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
       yield* requireText("question", question)
       return yield* lock.withPermits(1)(
@@ -209,7 +233,7 @@ export const make = (
       (all) => all.reduce(Usage.add, Usage.empty)
     )
 
-    return { add, chat, ask, setTools, usage } satisfies ChatClientService
+    return { add, chat, chatStream, ask, setTools, usage } satisfies ChatClientService
   })
 
 /**

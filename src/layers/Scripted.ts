@@ -17,9 +17,10 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { makeLoopClient } from "../internal/loopClient.js"
 import { ChatClient, type ChatClientService, ProviderError, Usage } from "../services/ChatClient.js"
-import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
+import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
 import { ToolCall } from "../services/Tool.js"
 
 /** A call the scripted model makes; `id` defaults to `call_<n>`. */
@@ -137,9 +138,19 @@ export const make = (options: Options): Effect.Effect<ChatClientService> =>
           ...(scripted.structured === undefined ? {} : { structured: scripted.structured })
         }
       })
+    // Deterministic chunking: one delta per word (with its trailing space), as a model would stream.
+    const streamTurn = (request: TurnRequest) =>
+      Stream.unwrap(Effect.map(turn(request), (response) =>
+        Stream.concat(
+          Stream.fromIterable(response.text.match(/\s*\S+\s*/g) ?? []).pipe(
+            Stream.map((text): TurnStreamEvent => ({ _tag: "TextDelta", text }))
+          ),
+          Stream.succeed<TurnStreamEvent>({ _tag: "Done", response })
+        )))
     return yield* makeLoopClient({
       provider,
       turn,
+      streamTurn,
       maxSteps: options.maxSteps,
       toolConcurrency: options.toolConcurrency,
       requestTimeout: options.requestTimeout

@@ -7,6 +7,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Stream from "effect/Stream"
+import type { ChatEvent } from "./ChatEvent.js"
 import { InvalidToolsError, type Tool } from "./Tool.js"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */
@@ -167,6 +169,12 @@ export interface ChatClientService {
   readonly add: (prompt: string) => Effect.Effect<void, ChatError>
   /** Sends a prompt and runs the tool loop until the model answers in text. */
   readonly chat: (prompt: string) => Effect.Effect<string, ChatError>
+  /**
+   * `chat` as a stream of events: text deltas, tool calls starting and ending, usage, and a final
+   * `Complete` whose text equals what `chat` would return. History, the `add` buffer and usage
+   * change exactly as with `chat`. Interrupting the consumer cancels the request (or kills the CLI).
+   */
+  readonly chatStream: (prompt: string) => Stream.Stream<ChatEvent, ChatError>
   /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
   readonly ask: <A, I>(question: string, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
   /** Replaces the tool set (never merges). Handlers' requirements come from the caller's context. */

@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type * as Effect from "effect/Effect"
+import type * as Stream from "effect/Stream"
 import type { ProviderError, Usage } from "./ChatClient.js"
 import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.js"
 
@@ -59,3 +60,11 @@ export interface TurnResponse {
 
 /** A model: one request, one response. */
 export type ModelTurn = (request: TurnRequest) => Effect.Effect<TurnResponse, ProviderError>
+
+/** A streamed model turn: text deltas as they arrive, then exactly one `Done`. */
+export type TurnStreamEvent =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "Done"; readonly response: TurnResponse }
+
+/** A model that can stream its turn. Tool-call arguments arrive complete in `Done`. */
+export type ModelTurnStream = (request: TurnRequest) => Stream.Stream<TurnStreamEvent, ProviderError>

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -7,6 +8,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { readdirSync } from "node:fs"
 import { connect } from "node:net"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
@@ -201,5 +203,51 @@ describe("ClaudeLocal with the real claude binary", () => {
       expect(yield* portRefuses(port)).toBe(false)
       yield* Scope.close(scope, Exit.void)
       expect(yield* portRefuses(port)).toBe(true)
+    }))
+
+  it.scopedLive("chatStream: text deltas, bridge tool calls with results, usage, and the final text", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 20, b: 22 } }] }
+        return { text: `The sum is ${results[0]!.content}, as computed.` }
+      })
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      yield* chat.setTools([add])
+      const events = Chunk.toArray(yield* Stream.runCollect(chat.chatStream("add 20 and 22")))
+      const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+      // The fake streams each text in two deltas.
+      expect(text.length).toBeGreaterThanOrEqual(2)
+      expect(text.join("")).toBe("The sum is 42, as computed.")
+      expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 42, as computed." })
+      const tools = events.filter((e) => e._tag === "ToolCallStart" || e._tag === "ToolCallEnd")
+      expect(tools).toMatchObject([
+        { _tag: "ToolCallStart", name: "add", arguments: { a: 20, b: 22 } },
+        { _tag: "ToolCallEnd", name: "add", result: "42", isError: false }
+      ])
+      expect(tools[0]!.id).toMatch(/^toolu_/)
+      expect(tools[1]!.id).toBe(tools[0]!.id)
+      expect(events.filter((e) => e._tag === "Usage").length).toBe(1)
+      // History moves as with chat: the next turn resumes.
+      yield* chat.chat("thanks")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("The sum is 42, as computed.")
+    }))
+
+  it.scopedLive("interrupting a chatStream consumer kills the CLI", () =>
+    Effect.gen(function*() {
+      const reached = yield* Deferred.make<void>()
+      const api = yield* Fake.make(() => {
+        Effect.runSync(Deferred.succeed(reached, undefined))
+        return { text: "too late", delayMs: 30_000 }
+      })
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope, { killGrace: "500 millis" })
+      const fiber = yield* Effect.fork(Stream.runDrain(chat.chatStream("take your time")))
+      yield* Deferred.await(reached)
+      const pids = claudeProcessesIn(box.cwd)
+      expect(pids.length).toBeGreaterThan(0)
+      yield* Fiber.interrupt(fiber)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 })

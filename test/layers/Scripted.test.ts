@@ -243,3 +243,23 @@ describe("the tool loop (on Scripted)", () => {
       expect(yield* chat.chat("hi")).toBe("hello")
     }).pipe(Effect.provide(Scripted.layer({ script: [Scripted.text("hello")] }))))
 })
+
+describe("ask with a Schema.Class", () => {
+  class Person extends Schema.Class<Person>("Person")({ name: Schema.String, age: Schema.Number }) {}
+
+  it.effect("puts the class's object schema at the root (not wrapped in `value`)", () =>
+    Effect.gen(function*() {
+      const requests: Array<TurnRequest> = []
+      const client = yield* Scripted.make({
+        respond: (request) => Effect.sync(() => (requests.push(request), Scripted.structured({ name: "Ada", age: 36 })))
+      })
+      const person = yield* client.ask("who?", Person)
+      expect(person).toBeInstanceOf(Person)
+      expect(person.name).toBe("Ada")
+      expect(requests[0]!.responseFormat!.schema).toMatchObject({
+        type: "object",
+        required: ["name", "age"],
+        properties: { name: { type: "string" }, age: { type: "number" } }
+      })
+    }))
+})
