@@ -1,12 +1,15 @@
 /**
  * Quickstart: a model calls two of your in-process tools, one of which fails, recovers, and
- * answers. Runs offline on the Scripted model unless a real provider is chosen (see README).
+ * answers. Runs offline on the Scripted model unless a real provider is chosen (see README):
+ *
+ *   AI_PROVIDER=anthropic npm start      # or openai, gemini, claude-local; or just set an API key
  *
  *   npm start
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect } from "effect"
-import { ChatClient, type ModelTurn, Scripted } from "../src/index.js"
+import { Console, Effect, Layer } from "effect"
+import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
+import { providerFromEnv } from "./providers.js"
 import { weatherTools } from "./weatherTools.js"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
@@ -54,5 +57,11 @@ const program = Effect.gen(function*() {
   yield* Console.log(`usage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens`)
 })
 
-console.log("provider: scripted (offline)")
-program.pipe(Effect.provide(offlineModel), NodeRuntime.runMain)
+// AI_PROVIDER (scripted, anthropic, openai, gemini, claude-local) or the credentials present pick a
+// real provider; with neither, the offline model runs.
+const provider = providerFromEnv({
+  scripted: { name: "scripted (offline)", layer: offlineModel },
+  claudeLocal: { name: "claude-local (the claude CLI)", layer: Layer.orDie(ClaudeLocal.layerConfig()) }
+})
+console.log(`provider: ${provider.name}`)
+program.pipe(Effect.provide(provider.layer), NodeRuntime.runMain)

@@ -7,9 +7,13 @@
 
 // Chat
 export * as ChatClient from "./services/ChatClient.js"
+export * as ChatEvent from "./services/ChatEvent.js"
 export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 export * as Scripted from "./layers/Scripted.js"
+export * as ClaudeApi from "./layers/ClaudeApi.js"
+export * as OpenAi from "./layers/OpenAi.js"
+export * as Gemini from "./layers/Gemini.js"
 export * as ClaudeLocal from "./layers/ClaudeLocal.js"
 export * as Fallback from "./layers/Fallback.js"
 

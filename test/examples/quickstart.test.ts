@@ -1,12 +1,46 @@
 import { describe, expect, it } from "@effect/vitest"
-import { execFileSync } from "node:child_process"
+import * as Effect from "effect/Effect"
+import { execFile, execFileSync } from "node:child_process"
+import { claudeBinary, sandbox } from "../support/claudeCli.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+
+const withoutCredentials = () => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const k of Object.keys(env)) {
+    if (/^(ANTHROPIC|OPENAI|GEMINI|CLAUDE)_/.test(k) || k === "AI_PROVIDER") delete env[k]
+  }
+  return env
+}
+
+const runQuickstart = (env: Record<string, string | undefined>) =>
+  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+    const child = execFile(process.execPath, ["--import", "tsx", "examples/quickstart.ts"], { env, timeout: 60_000 }, (error, stdout, stderr) =>
+      resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })))
+    return Effect.sync(() => child.kill())
+  })
+
+/** A model that asks for both cities, converts Paris, and answers from the results it got. */
+const weatherModel = (toolPrefix: string) => (req: Fake.FakeRequest): Fake.FakeReply => {
+  const results = Fake.toolResults(req)
+  if (results.length === 0) {
+    return {
+      toolUses: [
+        { name: `${toolPrefix}get_weather`, input: { city: "Paris" } },
+        { name: `${toolPrefix}get_weather`, input: { city: "Atlantis" } }
+      ]
+    }
+  }
+  if (results.length === 2) {
+    const celsius = JSON.parse(results[0]!.content).celsius
+    return { toolUses: [{ name: `${toolPrefix}to_fahrenheit`, input: { celsius } }] }
+  }
+  return { text: `Paris: ${results[0]!.content}°F. Atlantis could not be found.` }
+}
 
 describe("examples/quickstart.ts (npm start)", () => {
   it("runs offline with no credentials and answers with a tool's result", () => {
-    const env: Record<string, string | undefined> = { ...process.env }
-    for (const k of ["ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "AI_PROVIDER"]) delete env[k]
     const out = execFileSync(process.execPath, ["--import", "tsx", "examples/quickstart.ts"], {
-      env,
+      env: withoutCredentials(),
       encoding: "utf8",
       timeout: 60_000
     })
@@ -15,4 +49,37 @@ describe("examples/quickstart.ts (npm start)", () => {
     // 64 is computed by the to_fahrenheit tool from get_weather's 18°C; the model only relays it.
     expect(out).toMatch(/model: In Paris it is 18°C \(64°F\).*no weather station in Atlantis/)
   })
+
+  it.scopedLive("AI_PROVIDER=anthropic runs the same program on the Messages API", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(weatherModel(""))
+      const out = yield* runQuickstart({
+        ...withoutCredentials(),
+        AI_PROVIDER: "anthropic",
+        ANTHROPIC_API_KEY: "sk-ant-test",
+        ANTHROPIC_BASE_URL: api.url
+      })
+      expect(out.stderr).toBe("")
+      expect(out.stdout).toContain("provider: anthropic")
+      expect(out.stdout).toContain("tool get_weather({\"city\":\"Atlantis\"}) ✗ no weather station in Atlantis")
+      expect(out.stdout).toContain("model: Paris: 64°F. Atlantis could not be found.")
+      expect(Fake.toolResults(api.messageRequests()[1]!)[1]).toMatchObject({ is_error: true })
+    }))
+
+  it.scopedLive("AI_PROVIDER=claude-local runs it on the real claude CLI through the bridge", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(weatherModel("mcp__gtb__"))
+      const box = yield* sandbox(api.url)
+      const out = yield* runQuickstart({
+        ...withoutCredentials(),
+        ...box.env,
+        AI_PROVIDER: "claude-local",
+        CLAUDE_BINARY: claudeBinary,
+        CLAUDE_CWD: box.cwd
+      })
+      expect(out.stderr).toBe("")
+      expect(out.stdout).toContain("provider: claude-local")
+      expect(out.stdout).toContain("tool to_fahrenheit({\"celsius\":18}) → 64")
+      expect(out.stdout).toContain("model: Paris: 64°F. Atlantis could not be found.")
+    }))
 })
