@@ -1,0 +1,136 @@
+/**
+ * What the AgentSettings layers share: argument validation, the meaning of disable/enable/toggle,
+ * and the decoding of stored values. A layer only supplies the storage primitives (`Store`),
+ * each of which is atomic on its own, so both layers have the same semantics by construction.
+ *
+ * @internal
+ */
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import {
+  AgentId,
+  type AgentSettingsService,
+  CorruptedSettingsError,
+  DisabledTools,
+  InvalidSettingsInputError,
+  type Settings
+} from "../services/AgentSettings.js"
+import type {
+  AgentAlreadyExistsError,
+  AgentNotFoundError,
+  AgentSettingsStorageError,
+  ReadError
+} from "../services/AgentSettings.js"
+
+/** Storage primitives; every one runs as a single atomic step. */
+export interface Store {
+  readonly insert: (
+    agentId: string,
+    disabledTools: ReadonlyArray<string>
+  ) => Effect.Effect<void, AgentAlreadyExistsError | AgentSettingsStorageError>
+  readonly read: (agentId: string) => Effect.Effect<ReadonlyArray<string>, ReadError>
+  readonly readAll: Effect.Effect<ReadonlyArray<Settings>, CorruptedSettingsError | AgentSettingsStorageError>
+  readonly replace: (
+    agentId: string,
+    disabledTools: ReadonlyArray<string>
+  ) => Effect.Effect<void, AgentNotFoundError | AgentSettingsStorageError>
+  /** Reads, applies `f` and writes back with no other writer in between. */
+  readonly modify: (
+    agentId: string,
+    operation: string,
+    f: (current: ReadonlyArray<string>) => ReadonlyArray<string>
+  ) => Effect.Effect<ReadonlyArray<string>, ReadError>
+  readonly delete: (agentId: string) => Effect.Effect<void, AgentNotFoundError | AgentSettingsStorageError>
+}
+
+/** Sorted, without duplicates: the one stored form, so equal sets compare equal. */
+export const normalize = (names: Iterable<string>): ReadonlyArray<string> => Array.from(new Set(names)).sort()
+
+const format = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+
+const StoredDisabledTools = Schema.parseJson(DisabledTools)
+const decodeStoredEither = Schema.decodeUnknownEither(StoredDisabledTools)
+
+/** The stored JSON text of `disabled_tools`, decoded; anything else names the agent. */
+export const decodeStored = (
+  agentId: string,
+  raw: unknown
+): Either.Either<ReadonlyArray<string>, CorruptedSettingsError> =>
+  Either.mapBoth(decodeStoredEither(raw), {
+    onLeft: (error) => new CorruptedSettingsError({ agentId, reason: format(error) }),
+    onRight: normalize
+  })
+
+/** The JSON text stored for a (validated) list. */
+export const encodeStored = (names: ReadonlyArray<string>): string => JSON.stringify(normalize(names))
+
+const decodeAgentId = Schema.decodeUnknownEither(AgentId)
+const decodeNames = Schema.decodeUnknownEither(DisabledTools)
+
+const validAgentId = (agentId: unknown) =>
+  Either.mapLeft(decodeAgentId(agentId), (e) => new InvalidSettingsInputError({ message: `invalid agent id: ${format(e)}` }))
+
+const validNames = (names: unknown) =>
+  Either.mapLeft(decodeNames(names), (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` }))
+
+/** The service over a store; arguments are validated before the store is touched. */
+export const makeService = (store: Store): AgentSettingsService => {
+  const settings = (agentId: string, disabledTools: ReadonlyArray<string>): Settings => ({ agentId, disabledTools })
+
+  const update = (operation: string, f: (current: Set<string>, names: ReadonlyArray<string>) => void) =>
+    Effect.fn(`AgentSettings.${operation}`)(function*(agentId: string, names: ReadonlyArray<string>) {
+      const id = yield* validAgentId(agentId)
+      const valid = yield* validNames(names)
+      const next = yield* store.modify(id, operation, (current) => {
+        const set = new Set(current)
+        f(set, valid)
+        return normalize(set)
+      })
+      return settings(id, next)
+    })
+
+  const disable = update("disable", (set, names) => {
+    for (const n of names) set.add(n)
+  })
+  const enable = update("enable", (set, names) => {
+    for (const n of names) set.delete(n)
+  })
+
+  return {
+    create: Effect.fn("AgentSettings.create")(function*(agentId: string, disabledTools: ReadonlyArray<string> = []) {
+      const id = yield* validAgentId(agentId)
+      const names = normalize(yield* validNames(disabledTools))
+      yield* store.insert(id, names)
+      return settings(id, names)
+    }),
+    get: Effect.fn("AgentSettings.get")(function*(agentId: string) {
+      const id = yield* validAgentId(agentId)
+      return settings(id, yield* store.read(id))
+    }),
+    list: store.readAll.pipe(Effect.withSpan("AgentSettings.list")),
+    setDisabledTools: Effect.fn("AgentSettings.setDisabledTools")(
+      function*(agentId: string, names: ReadonlyArray<string>) {
+        const id = yield* validAgentId(agentId)
+        const next = normalize(yield* validNames(names))
+        yield* store.replace(id, next)
+        return settings(id, next)
+      }
+    ),
+    disable,
+    enable,
+    toggle: Effect.fn("AgentSettings.toggle")(
+      function*(agentId: string, entry: { readonly id: string; readonly tools: ReadonlyArray<string> }, enabled: boolean) {
+        if (entry.tools.length === 0) {
+          return yield* new InvalidSettingsInputError({ message: `catalog entry ${entry.id} has no tools` })
+        }
+        return yield* (enabled ? enable : disable)(agentId, entry.tools)
+      }
+    ),
+    remove: Effect.fn("AgentSettings.remove")(function*(agentId: string) {
+      const id = yield* validAgentId(agentId)
+      yield* store.delete(id)
+    })
+  }
+}

@@ -1,0 +1,179 @@
+/**
+ * Per-agent tool settings: the opt-out list (`disabledTools`, empty = every `user` tool enabled)
+ * that the tool policy reads and a settings UI writes. Agents are created explicitly with
+ * `create`; every other operation on an unknown agent is an `AgentNotFoundError`, so a mistyped
+ * id never silently becomes a new agent.
+ *
+ * Implementations: `AgentSettingsSqlite.layerSqlite` (the default, a SQLite file with
+ * migrations) and `AgentSettingsMemory.layerMemory` (tests).
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as CatalogView from "../registry/CatalogView.js"
+import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import type * as Registry from "../registry/Registry.js"
+import * as ToolPolicy from "../registry/ToolPolicy.js"
+
+/** An agent's id: 1–256 characters, no control characters. */
+export const AgentId = Schema.String.pipe(
+  Schema.minLength(1),
+  Schema.maxLength(256),
+  // eslint-disable-next-line no-control-regex
+  Schema.pattern(/^[^\u0000-\u001f\u007f]*$/, { message: () => "agent ids cannot contain control characters" }),
+  Schema.annotations({ identifier: "AgentId" })
+)
+
+/**
+ * One opt-out: a tool name (`Bash`, `mcp__notes__read`) or a whole MCP server (`mcp__notes`,
+ * `mcp__notes__*`). Commas and spaces are refused because the CLI receives the list as one
+ * comma-joined argument.
+ */
+export const DisabledToolName = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z][A-Za-z0-9_-]*(?:__\*)?$/, {
+    message: (issue) =>
+      `${JSON.stringify(issue.actual)} is not a tool name (letters, digits, _ and -, optionally ending in __*)`
+  }),
+  Schema.maxLength(256),
+  Schema.annotations({ identifier: "DisabledToolName" })
+)
+
+/** A list of opt-outs as given by callers: any order, duplicates allowed. */
+export const DisabledTools = Schema.Array(DisabledToolName)
+
+/** An agent's stored settings. `disabledTools` is sorted and free of duplicates. */
+export const Settings = Schema.Struct({
+  agentId: AgentId,
+  disabledTools: DisabledTools
+})
+export type Settings = typeof Settings.Type
+
+/** No agent with this id exists (create it with `create`). */
+export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()("AgentNotFoundError", {
+  agentId: Schema.String
+}) {
+  override get message(): string {
+    return `agent ${JSON.stringify(this.agentId)} does not exist`
+  }
+}
+
+/** `create` was called for an id that already exists. */
+export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExistsError>()(
+  "AgentAlreadyExistsError",
+  { agentId: Schema.String }
+) {
+  override get message(): string {
+    return `agent ${JSON.stringify(this.agentId)} already exists`
+  }
+}
+
+/**
+ * The stored settings of an agent are not a valid `disabledTools` list (edited by hand, written
+ * by another program). `setDisabledTools` overwrites the value without reading it, which repairs
+ * the agent.
+ */
+export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettingsError>()("CorruptedSettingsError", {
+  agentId: Schema.String,
+  /** What is wrong with the stored value. */
+  reason: Schema.String
+}) {
+  override get message(): string {
+    return `stored settings of agent ${JSON.stringify(this.agentId)} are corrupted: ${this.reason}`
+  }
+}
+
+/** An argument is not valid (agent id, tool name, policy context); nothing was written. */
+export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSettingsInputError>()(
+  "InvalidSettingsInputError",
+  { message: Schema.String }
+) {}
+
+/** The storage failed: the database could not be opened, migrated, read or written. */
+export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsStorageError>()(
+  "AgentSettingsStorageError",
+  {
+    /** What was being done, e.g. `open`, `migrate`, `disable`. */
+    operation: Schema.String,
+    message: Schema.String,
+    cause: Schema.optional(Schema.Defect)
+  }
+) {}
+
+/** Errors of operations that read an existing agent's settings. */
+export type ReadError = AgentNotFoundError | CorruptedSettingsError | AgentSettingsStorageError
+
+/** The AgentSettings service. Every write is atomic: concurrent writers never lose an update. */
+export interface AgentSettingsService {
+  /** Creates an agent with the given opt-outs (none by default). */
+  readonly create: (
+    agentId: string,
+    disabledTools?: ReadonlyArray<string>
+  ) => Effect.Effect<Settings, AgentAlreadyExistsError | InvalidSettingsInputError | AgentSettingsStorageError>
+  readonly get: (agentId: string) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
+  /** Every agent, by id. One corrupted agent fails the listing with its `CorruptedSettingsError`. */
+  readonly list: Effect.Effect<ReadonlyArray<Settings>, CorruptedSettingsError | AgentSettingsStorageError>
+  /** Replaces the opt-outs without reading the previous value (so it also repairs a corrupted agent). */
+  readonly setDisabledTools: (
+    agentId: string,
+    names: ReadonlyArray<string>
+  ) => Effect.Effect<Settings, AgentNotFoundError | InvalidSettingsInputError | AgentSettingsStorageError>
+  /** Adds `names` to the opt-outs, atomically. */
+  readonly disable: (
+    agentId: string,
+    names: ReadonlyArray<string>
+  ) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
+  /** Removes `names` from the opt-outs, atomically. */
+  readonly enable: (
+    agentId: string,
+    names: ReadonlyArray<string>
+  ) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
+  /**
+   * Flips one settings switch: every tool of the catalog entry (all `user` members of a pair
+   * group) is enabled or disabled together. Enabling an MCP tool whose whole server the agent
+   * opted out of (`mcp__server__*`) leaves the server opt-out, so the tool stays off.
+   */
+  readonly toggle: (
+    agentId: string,
+    entry: Pick<CatalogView.CatalogEntry, "id" | "tools">,
+    enabled: boolean
+  ) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
+  /** Deletes an agent and its settings. */
+  readonly remove: (agentId: string) => Effect.Effect<void, AgentNotFoundError | InvalidSettingsInputError | AgentSettingsStorageError>
+}
+
+/** Per-agent tool settings. */
+export class AgentSettings extends Context.Tag("effect-chat-bridge/AgentSettings")<
+  AgentSettings,
+  AgentSettingsService
+>() {}
+
+/** Options of `resolveToolPolicyFor`. */
+export interface ResolveOptions {
+  /** The registry the policy is computed from. Defaults to `ClaudeCodeCatalog.registry`. */
+  readonly registry?: Registry.Registry
+}
+
+/**
+ * The tool policy of a stored agent for a session: its `disabledTools` read through the
+ * `AgentSettings` service, resolved against `options.registry` (the Claude Code catalog by
+ * default). A context that is not a valid `PolicyContext` is an `InvalidSettingsInputError`.
+ */
+export const resolveToolPolicyFor: (
+  agentId: string,
+  ctx: ToolPolicy.PolicyContext,
+  options?: ResolveOptions
+) => Effect.Effect<ToolPolicy.ToolPolicy, ReadError | InvalidSettingsInputError, AgentSettings> = Effect.fn(
+  "AgentSettings.resolveToolPolicyFor"
+)(function*(agentId: string, ctx: ToolPolicy.PolicyContext, options: ResolveOptions = {}) {
+  const service = yield* AgentSettings
+  const settings = yield* service.get(agentId)
+  const registry = options.registry ?? ClaudeCodeCatalog.registry
+  return yield* ToolPolicy.resolveToolPolicy(registry, settings, ctx).pipe(
+    Effect.mapError((error) =>
+      new InvalidSettingsInputError({ message: `invalid policy context: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+    )
+  )
+})
