@@ -31,8 +31,10 @@ import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { access, constants } from "node:fs/promises"
 import {
   agentEnvironment,
@@ -44,8 +46,8 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
-import { InitLine, ResultLine } from "../internal/claudeStreamJson.js"
-import { decodeAnswer, requireText, responseFormatFor } from "../internal/loopClient.js"
+import { InitLine, makeEventTranslator, ResultLine } from "../internal/claudeStreamJson.js"
+import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import {
@@ -56,6 +58,7 @@ import {
   ProviderError,
   Usage
 } from "../services/ChatClient.js"
+import { TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -154,9 +157,16 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       })
 
     /** Runs the query to its result line, collecting what the provider reads. */
-    const consume = (query: AgentSdk.Query, controller: AbortController, cli: () => SpawnedCli | undefined) =>
-      Effect.tryPromise({
+    const consume = (
+      query: AgentSdk.Query,
+      controller: AbortController,
+      cli: () => SpawnedCli | undefined,
+      emit: Emit | undefined
+    ) =>
+      Effect.flatMap(Effect.runtime<never>(), (runtime) => Effect.tryPromise({
         try: async (signal) => {
+          const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
+          const runEmit = Runtime.runPromise(runtime)
           signal.addEventListener("abort", () => controller.abort(), { once: true })
           let init: InitLine | undefined
           let result: ResultLine | undefined
@@ -171,6 +181,17 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               }
               const r = decodeResult(message)
               if (Either.isRight(r)) result = r.right
+              if (translate !== undefined && emit !== undefined) {
+                for (const event of translate(JSON.stringify(message))) {
+                  await runEmit(emit(
+                    event._tag === "TextDelta"
+                      ? new TextDelta(event)
+                      : event._tag === "ToolCallStart"
+                      ? new ToolCallStart(event)
+                      : new ToolCallEnd(event)
+                  ))
+                }
+              }
             }
           } catch (e) {
             // The SDK throws after an error result; the result line says more (status, subtype).
@@ -189,7 +210,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             retryable: false
           })
         }
-      }).pipe(
+      })).pipe(
         Effect.timeoutFail({
           duration: timeout,
           onTimeout: () =>
@@ -202,7 +223,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         })
       )
 
-    const run = (prompt: string, outputFormat: AgentSdk.OutputFormat | undefined) =>
+    const run = (prompt: string, outputFormat: AgentSdk.OutputFormat | undefined, emit?: Emit) =>
       Effect.scoped(Effect.gen(function*() {
         const module: AgentSdkModule = yield* sdk(specifier)
         if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
@@ -249,11 +270,12 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             ...(options.model === undefined ? {} : { model: options.model }),
             ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
             ...(Option.isSome(resume) ? { resume: resume.value } : {}),
-            ...(outputFormat === undefined ? {} : { outputFormat })
+            ...(outputFormat === undefined ? {} : { outputFormat }),
+            ...(emit === undefined ? {} : { includePartialMessages: true })
           }
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
-        const { init, result: line } = yield* consume(query, controller, () => cli)
+        const { init, result: line } = yield* consume(query, controller, () => cli, emit)
 
         if (mounted) {
           const status = init?.mcp_servers.find((s) => s.name === serverName)?.status
@@ -285,16 +307,14 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           const total = line.total_cost_usd ?? undefined
           const before = resumed ? yield* Ref.get(sessionCost) : 0
           if (total !== undefined) yield* Ref.set(sessionCost, total)
-          yield* Ref.update(usage, (sum) =>
-            Usage.add(
-              sum,
-              Usage.of({
-                inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
-                outputTokens: u?.output_tokens ?? 0,
-                cachedTokens: cacheRead,
-                costUsd: total === undefined ? undefined : Math.max(0, total - before)
-              })
-            ))
+          const runUsage = Usage.of({
+            inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
+            outputTokens: u?.output_tokens ?? 0,
+            cachedTokens: cacheRead,
+            costUsd: total === undefined ? undefined : Math.max(0, total - before)
+          })
+          yield* Ref.update(usage, (sum) => Usage.add(sum, runUsage))
+          if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
         }
         if (line.is_error || line.subtype !== "success") {
           const status = line.api_error_status ?? undefined
@@ -329,11 +349,12 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const converse = <A>(
       prompt: string,
       outputFormat: AgentSdk.OutputFormat | undefined,
-      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>
+      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
+      emit?: Emit
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
-        const fiber = yield* FiberSet.run(turns, run([...buffered, prompt].join("\n\n"), outputFormat))
+        const fiber = yield* FiberSet.run(turns, run([...buffered, prompt].join("\n\n"), outputFormat, emit))
         const outcome = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
         const value = yield* finish(outcome)
         if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
@@ -373,7 +394,15 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       yield* lock.withPermits(1)(Ref.set(tools, set))
     })
 
-    return { add, chat, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    const chatStream = (prompt: string) =>
+      streamOf((emit) =>
+        Effect.zipRight(
+          requireText("prompt", prompt),
+          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
+        )
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
+
+    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
   })
 
 /** A ChatClient layer on the Claude Agent SDK. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -7,6 +8,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { readlinkSync } from "node:fs"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
@@ -76,6 +78,27 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       expect(usage.outputTokens).toBeGreaterThan(0)
     }))
 
+  it.scopedLive("chatStream reports text, the in-process tool call, usage and the final answer", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 1, b: 2 } }] }
+        return { text: `The sum is ${results[0]!.content}.` }
+      })
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope)
+      yield* chat.setTools([add])
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("add 1 and 2")))
+      const tags = events.map((e) => e._tag)
+      expect(events.find((e) => e._tag === "ToolCallStart")).toMatchObject({ name: "add", arguments: { a: 1, b: 2 } })
+      expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "3", isError: false })
+      expect(events.filter((e) => e._tag === "TextDelta").map((e) => (e._tag === "TextDelta" ? e.text : "")).join(""))
+        .toContain("The sum is 3.")
+      expect(tags.indexOf("ToolCallStart")).toBeLessThan(tags.indexOf("ToolCallEnd"))
+      expect(tags.slice(-2)).toEqual(["Usage", "Complete"])
+      expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 3." })
+    }))
+
   it.scopedLive("a failing handler reaches the model as is_error", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
@@ -130,6 +153,7 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       yield* chat.add("Context line.")
       const error = yield* Effect.flip(chat.chat("First try"))
       expect(error._tag).toBe("ProviderError")
+      if (error._tag !== "ProviderError") return
       expect(error.message).toContain("bad luck")
       expect({ kind: error.kind, status: error.status, retryable: error.retryable }).toEqual({ kind: "http", status: 400, retryable: false })
       expect(yield* chat.chat("Second try")).toMatch(/Context line\.\n\nSecond try$/)
@@ -229,14 +253,16 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       yield* chat.setTools([probe])
       expect(yield* chat.chat("probe")).toBe("done")
       expect(Fake.toolResults(api.messageRequests()[1]!)[0]!.content).toBe("ok")
-      // The only listener that appeared is none: the fake API was listening before.
-      const fresh = during.filter((entry) => !before.includes(entry))
-      expect(fresh).toEqual([])
-      // Neither this process nor the CLI holds a listening socket.
+      // Other test files run in other processes: look only at this process's and the CLI's sockets.
       const ours = new Set(socketInodesOf(process.pid))
-      const listeningInodes = during.map((entry) => entry.split(" ")[1]!)
-      expect(listeningInodes.filter((inode) => cliSockets.has(inode))).toEqual([])
-      expect(listeningInodes.filter((inode) => ours.has(inode)).length).toBe(1) // the fake API's own
+      const inode = (entry: string) => entry.split(" ")[1]!
+      const mine = (entry: string) => ours.has(inode(entry)) || cliSockets.has(inode(entry))
+      // No listener appeared for the tool call, and the only one either process holds is the fake API's.
+      expect(during.filter((entry) => !before.includes(entry) && mine(entry))).toEqual([])
+      const held = during.filter(mine)
+      expect(held.length).toBe(1)
+      expect(held[0]!.split(" ")[0]!.endsWith(`:${api.port.toString(16).toUpperCase().padStart(4, "0")}`)).toBe(true)
+      expect(held.filter((entry) => cliSockets.has(inode(entry)))).toEqual([])
       expect(cliSockets.size).toBeGreaterThan(0)
     }))
 
