@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { type JsonSchemaObject, ToolCall } from "../services/Tool.js"
-import { argumentsObject, uniqueName } from "./httpProvider.js"
+import { argumentsObject, type StreamStep, uniqueName } from "./httpProvider.js"
 
 // --- request --------------------------------------------------------------------------------
 // Arrays are mutable here only so the types are assignable to the SDK's (checked in tests).
@@ -190,4 +190,134 @@ export const turnResponse = (response: MessagesResponse, answerTool: string | un
   }
   const base = { text, toolCalls: calls, usage: usage(response.usage) }
   return structured !== undefined && calls.length === 0 ? { ...base, structured: structured.value } : base
+}
+
+// --- streaming (`stream: true`) ----------------------------------------------------------------
+
+const StreamUsage = Schema.Struct({
+  input_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  output_tokens: Schema.optional(Schema.NullOr(Schema.Number)),
+  cache_read_input_tokens: NullableNumber,
+  cache_creation_input_tokens: NullableNumber
+})
+
+const MessageStart = Schema.Struct({ message: Schema.Struct({ usage: Schema.optional(StreamUsage) }) })
+const BlockStart = Schema.Struct({ index: Schema.Number, content_block: ContentBlock })
+const BlockDelta = Schema.Struct({
+  index: Schema.Number,
+  delta: Schema.Struct({
+    type: Schema.String,
+    text: Schema.optional(Schema.String),
+    partial_json: Schema.optional(Schema.String)
+  })
+})
+const MessageDelta = Schema.Struct({
+  delta: Schema.optional(Schema.Struct({ stop_reason: Schema.optional(Schema.NullOr(Schema.String)) })),
+  usage: Schema.optional(StreamUsage)
+})
+const StreamError = Schema.Struct({ error: Schema.Struct({ type: Schema.String, message: Schema.String }) })
+
+/** Error types of an `error` event worth a later retry (the same conditions as 429/5xx/529). */
+const RetryableStreamErrors: ReadonlySet<string> = new Set(["overloaded_error", "api_error", "rate_limit_error"])
+
+const nothing: StreamStep = { _tag: "Nothing" }
+
+/**
+ * Assembles a streamed message into the `MessagesResponse` the non-streaming API would have
+ * returned, so `turnResponse` reads both the same way. Tool input arrives as `input_json_delta`
+ * pieces, parsed once the block is complete; no pieces (a tool without arguments) is `{}`.
+ * Mutable and single-use: one per streamed turn.
+ */
+export const messageStream = () => {
+  type Block = { type: string; text: string; id: string; name: string; json: string; input: unknown }
+  const blocks = new Map<number, Block>()
+  let usage: Record<string, number | null | undefined> | undefined
+  let stopReason: string | null | undefined
+  let stopped = false
+  const mergeUsage = (u: typeof StreamUsage.Type | undefined) => {
+    if (u === undefined) return
+    usage = { ...usage }
+    for (const [k, v] of Object.entries(u)) if (v !== undefined && v !== null) usage[k] = v
+  }
+
+  /** Reads one event (the parsed `data` of an SSE event); undecodable known events throw ParseError. */
+  const push = (json: unknown): StreamStep => {
+    const type = typeof json === "object" && json !== null && "type" in json ? json.type : undefined
+    switch (type) {
+      case "message_start": {
+        mergeUsage(Schema.decodeUnknownSync(MessageStart)(json).message.usage)
+        return nothing
+      }
+      case "content_block_start": {
+        const { content_block: block, index } = Schema.decodeUnknownSync(BlockStart)(json)
+        blocks.set(index, {
+          type: block.type,
+          text: "text" in block ? block.text : "",
+          id: "id" in block ? block.id : "",
+          name: "name" in block ? block.name : "",
+          json: "",
+          input: "input" in block ? block.input : undefined
+        })
+        return "text" in block && block.text !== "" ? { _tag: "Text", text: block.text } : nothing
+      }
+      case "content_block_delta": {
+        const { delta, index } = Schema.decodeUnknownSync(BlockDelta)(json)
+        const block = blocks.get(index)
+        if (block === undefined) return nothing
+        if (delta.type === "text_delta" && delta.text !== undefined && block.type === "text") {
+          block.text += delta.text
+          return delta.text === "" ? nothing : { _tag: "Text", text: delta.text }
+        }
+        if (delta.type === "input_json_delta" && delta.partial_json !== undefined) block.json += delta.partial_json
+        return nothing
+      }
+      case "message_delta": {
+        const delta = Schema.decodeUnknownSync(MessageDelta)(json)
+        if (delta.delta?.stop_reason !== undefined) stopReason = delta.delta.stop_reason
+        mergeUsage(delta.usage)
+        return nothing
+      }
+      case "message_stop":
+        stopped = true
+        return nothing
+      case "error": {
+        const { error } = Schema.decodeUnknownSync(StreamError)(json)
+        return { _tag: "Error", message: `${error.type}: ${error.message}`, retryable: RetryableStreamErrors.has(error.type) }
+      }
+      default:
+        // ping, content_block_stop, thinking and future events
+        return nothing
+    }
+  }
+
+  /** The whole message, or `undefined` if the stream ended before `message_stop`. */
+  const response = (): MessagesResponse | undefined => {
+    if (!stopped) return undefined
+    const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, b]): MessagesResponse["content"][number] => {
+      if (b.type === "text") return { type: "text", text: b.text }
+      if (b.type === "tool_use") return { type: "tool_use", id: b.id, name: b.name, input: toolInput(b.json, b.input) }
+      return { type: b.type }
+    })
+    return {
+      content,
+      stop_reason: stopReason,
+      usage: usage === undefined ? undefined : {
+        input_tokens: usage.input_tokens ?? 0,
+        output_tokens: usage.output_tokens ?? 0,
+        cache_read_input_tokens: usage.cache_read_input_tokens,
+        cache_creation_input_tokens: usage.cache_creation_input_tokens
+      }
+    }
+  }
+  return { push, response }
+}
+
+/** A streamed tool input: the joined JSON pieces; none (or blank) is `{}`; bad JSON stays text for the tool engine to report. */
+const toolInput = (json: string, initial: unknown): unknown => {
+  if (json.trim() === "") return typeof initial === "object" && initial !== null ? initial : {}
+  try {
+    return JSON.parse(json) as unknown
+  } catch {
+    return json
+  }
 }

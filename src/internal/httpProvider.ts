@@ -6,6 +6,7 @@
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,10 @@ import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
 import { ProviderError } from "../services/ChatClient.js"
+import type { TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
+import * as Sse from "./sse.js"
 
 // ---------------------------------------------------------------------------------------------
 // Base URL
@@ -182,17 +186,24 @@ interface AttemptFailure {
   readonly retryAfter: Option.Option<Duration.Duration>
 }
 
+/** How a successful (2xx) response is read; a failure may still be retried. */
+type ReadResponse<A> = (
+  response: HttpClientResponse.HttpClientResponse,
+  fail: (kind: ProviderError["kind"], message: string, retryable: boolean) => Effect.Effect<never, AttemptFailure>
+) => Effect.Effect<A, AttemptFailure>
+
 /**
- * POSTs a JSON body to `baseUrl + path` and returns the parsed JSON answer, retrying transient
+ * POSTs a JSON body to `baseUrl + path` and reads a 2xx answer with `read`, retrying transient
  * failures (network errors and `RetryableStatuses`) with backoff, honouring `retry-after`.
  */
-export const postJson = (
+const postWith = <A>(
   client: HttpClient.HttpClient,
   settings: HttpSettings,
   path: string,
   headers: Record<string, string>,
-  body: unknown
-): Effect.Effect<unknown, ProviderError> => {
+  body: unknown,
+  read: ReadResponse<A>
+): Effect.Effect<A, ProviderError> => {
   const { provider } = settings
   const host = hostOf(settings.baseUrl)
   const url = settings.baseUrl + path
@@ -218,7 +229,7 @@ export const postJson = (
     HttpClientRequest.bodyUnsafeJson(body)
   )
 
-  const attempt: Effect.Effect<unknown, AttemptFailure> = client.execute(request).pipe(
+  const attempt: Effect.Effect<A, AttemptFailure> = client.execute(request).pipe(
     Effect.catchAll((e) =>
       fail(
         "network",
@@ -228,9 +239,7 @@ export const postJson = (
     ),
     Effect.flatMap((response) => {
       if (response.status >= 200 && response.status < 300) {
-        return response.json.pipe(
-          Effect.catchAll(() => fail("decode", `${provider} answered with a body that is not JSON`, false))
-        )
+        return read(response, (kind, message, retryable) => fail(kind, message, retryable))
       }
       return response.text.pipe(
         Effect.orElseSucceed(() => ""),
@@ -249,12 +258,12 @@ export const postJson = (
     Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...settings.secretHeaders])
   )
 
-  const run = (n: number): Effect.Effect<unknown, ProviderError> =>
+  const run = (n: number): Effect.Effect<A, ProviderError> =>
     Effect.logDebug("model request").pipe(
       Effect.annotateLogs({ attempt: n }),
       Effect.zipRight(attempt),
       Effect.tap(() => Effect.logDebug("model response")),
-      Effect.catchAll((failure): Effect.Effect<unknown, ProviderError> => {
+      Effect.catchAll((failure): Effect.Effect<A, ProviderError> => {
         const { error } = failure
         if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
         return Option.match(failure.retryAfter, {
@@ -278,6 +287,157 @@ export const postJson = (
 
   return run(1).pipe(Effect.annotateLogs({ provider, host }))
 }
+
+/**
+ * POSTs a JSON body to `baseUrl + path` and returns the parsed JSON answer, retrying transient
+ * failures (network errors and `RetryableStatuses`) with backoff, honouring `retry-after`.
+ */
+export const postJson = (
+  client: HttpClient.HttpClient,
+  settings: HttpSettings,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown
+): Effect.Effect<unknown, ProviderError> =>
+  postWith(client, settings, path, headers, body, (response, fail) =>
+    response.json.pipe(
+      Effect.catchAll(() => fail("decode", `${settings.provider} answered with a body that is not JSON`, false))
+    ))
+
+/**
+ * POSTs a JSON body and returns the answer's server-sent events. The retry policy of `postJson`
+ * applies until the response status arrives; after that nothing is retried (events may already
+ * have been shown), and a broken stream fails with a `network` ProviderError after the events
+ * read so far. Ending the stream early (the consumer stops, or is interrupted) aborts the request.
+ */
+export const postSse = (
+  client: HttpClient.HttpClient,
+  settings: HttpSettings,
+  path: string,
+  headers: Record<string, string>,
+  body: unknown
+): Stream.Stream<Sse.Event, ProviderError> => {
+  const { provider } = settings
+  const host = hostOf(settings.baseUrl)
+  const broken = (reason: string) =>
+    new ProviderError({
+      provider,
+      kind: "network",
+      message: scrub(`${provider} stream from ${host} broke off (${reason})`, settings.secret),
+      retryable: true
+    })
+  return Stream.unwrap(
+    postWith(client, settings, path, { ...headers, accept: "text/event-stream" }, body, (response) =>
+      Effect.succeed(response)).pipe(
+        Effect.map((response) =>
+          Sse.decode(
+            Stream.mapError(response.stream, (e) => broken(e.reason)),
+            (e) =>
+              new ProviderError({
+                provider,
+                kind: "decode",
+                message: `${provider} sent a stream event larger than ${Sse.MaxEventSize} bytes (${e.message})`,
+                retryable: false
+              })
+          )
+        )
+      )
+  ).pipe(Stream.ensuring(Effect.logDebug("model stream closed").pipe(Effect.annotateLogs({ provider, host }))))
+}
+
+/**
+ * Parses each event's `data` as JSON; `[DONE]` (OpenAI's end marker) and empty data are skipped.
+ * Data that is not JSON is a `decode` ProviderError.
+ */
+export const sseJson = (provider: string) => (event: Sse.Event): Effect.Effect<Option.Option<unknown>, ProviderError> => {
+  const data = event.data.trim()
+  if (data === "" || data === "[DONE]") return Effect.succeed(Option.none())
+  return Effect.try({
+    try: () => Option.some(JSON.parse(data) as unknown),
+    catch: () =>
+      new ProviderError({
+        provider,
+        kind: "decode",
+        message: `${provider} sent a stream event that is not JSON: ${bounded(data)}`,
+        retryable: false
+      })
+  })
+}
+
+/** What reading one stream event gives: text to show now, nothing, or the vendor's error event. */
+export type StreamStep =
+  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Nothing" }
+  | { readonly _tag: "Error"; readonly message: string; readonly retryable: boolean }
+
+/** Reads one streamed turn: `push` takes each event's JSON (and may throw on a malformed one), `finish` gives the turn. */
+export interface TurnStreamReader {
+  readonly push: (json: unknown) => StreamStep
+  readonly finish: () => Effect.Effect<TurnResponse, ProviderError>
+}
+
+/**
+ * A streamed model turn from SSE events: each event's JSON goes through `reader`, text is emitted
+ * as it comes, and when the stream has ended `Done` carries the turn `reader.finish` assembled.
+ * A vendor error event or a malformed event fails the stream (after what was emitted).
+ */
+export const turnStream = (
+  provider: string,
+  events: Stream.Stream<Sse.Event, ProviderError>,
+  reader: TurnStreamReader
+): Stream.Stream<TurnStreamEvent, ProviderError> => {
+  const step = (json: unknown): Effect.Effect<ReadonlyArray<TurnStreamEvent>, ProviderError> =>
+    Effect.suspend(() => {
+      let read: StreamStep
+      try {
+        read = reader.push(json)
+      } catch (e) {
+        const detail = ParseResult.isParseError(e) ? ParseResult.TreeFormatter.formatErrorSync(e) : String(e)
+        return Effect.fail(
+          new ProviderError({
+            provider,
+            kind: "decode",
+            message: `${provider} sent a stream event in an unexpected shape: ${bounded(detail)}`,
+            retryable: false
+          })
+        )
+      }
+      switch (read._tag) {
+        case "Text":
+          return Effect.succeed([{ _tag: "TextDelta", text: read.text }])
+        case "Nothing":
+          return Effect.succeed([])
+        case "Error":
+          return Effect.fail(
+            new ProviderError({
+              provider,
+              kind: "http",
+              message: `${provider} stream failed: ${bounded(read.message)}`,
+              retryable: read.retryable
+            })
+          )
+      }
+    })
+  return Stream.concat(
+    events.pipe(
+      Stream.mapEffect(sseJson(provider)),
+      Stream.filterMap((json) => json),
+      Stream.mapConcatEffect(step)
+    ),
+    Stream.fromEffect(Effect.suspend(reader.finish)).pipe(
+      Stream.map((response): TurnStreamEvent => ({ _tag: "Done", response }))
+    )
+  )
+}
+
+/** The stream ended before the vendor's end-of-message marker: the answer is incomplete. */
+export const truncatedStream = (provider: string): ProviderError =>
+  new ProviderError({
+    provider,
+    kind: "network",
+    message: `${provider} stream ended before the message was complete`,
+    retryable: true
+  })
 
 /** Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError. */
 export const decodeWire = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {

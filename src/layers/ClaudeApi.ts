@@ -8,6 +8,8 @@
  *   (`tool_choice: { type: "tool" }`); with tools set the model must call a tool
  *   (`tool_choice: { type: "any" }`) and calling the answer tool gives the answer, so it can still
  *   use your tools first. The answer is decoded with your schema.
+ * - `chatStream`: the Messages SSE stream (`stream: true`); text deltas as they arrive, tool input
+ *   assembled from its JSON pieces before the tool runs.
  * - Retries 408/429/5xx/529 with backoff and jitter, honouring `retry-after`. The API key is
  *   `Redacted`, sent only as `x-api-key`, never logged; logs carry only the base URL's host.
  *
@@ -22,6 +24,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as Wire from "../internal/anthropicWire.js"
 import {
   baseUrlOrFail,
@@ -31,11 +34,14 @@ import {
   defined,
   type HttpSettings,
   postJson,
-  retrySettings
+  postSse,
+  retrySettings,
+  truncatedStream,
+  turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import { ChatClient, type ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest } from "../services/ModelTurn.js"
+import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
 /** Provider name in errors and logs. */
 export const provider = "anthropic"
@@ -80,9 +86,29 @@ export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
       Effect.map((response) => Wire.turnResponse(response, answerTool))
     )
   }
+  // Structured answers (`ask`) are not streamed: `chatStream` never asks for one.
+  const streamTurn = (request: TurnRequest): Stream.Stream<TurnStreamEvent, ProviderError> => {
+    if (request.responseFormat !== undefined) {
+      return Stream.map(Stream.fromEffect(turn(request)), (response): TurnStreamEvent => ({ _tag: "Done", response }))
+    }
+    return Stream.suspend(() => {
+      const { answerTool, body } = Wire.requestBody(requestSettings, request)
+      const message = Wire.messageStream()
+      return turnStream(provider, postSse(client, settings, "/v1/messages", headers, { ...body, stream: true }), {
+        push: message.push,
+        finish: () => {
+          const response = message.response()
+          return response === undefined
+            ? Effect.fail(truncatedStream(provider))
+            : Effect.succeed(Wire.turnResponse(response, answerTool))
+        }
+      })
+    })
+  }
   return yield* makeLoopClient({
     provider,
     turn,
+    streamTurn,
     maxSteps: options.maxSteps,
     toolConcurrency: options.toolConcurrency,
     requestTimeout: options.requestTimeout

@@ -40,6 +40,11 @@ export type FakeReply =
     readonly usage?: { readonly input_tokens: number; readonly output_tokens: number }
     /** Delay before answering, in ms. */
     readonly delayMs?: number
+    /**
+     * Streaming only: after the first text delta, `destroy` the socket, send an `error` event
+     * (overloaded) and end, or `hang` (keep the connection open and send nothing more).
+     */
+    readonly breakMidway?: "destroy" | "error" | "hang"
   }
   | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
 
@@ -50,6 +55,8 @@ export interface FakeMessagesApi {
   readonly requests: Array<FakeRequest>
   /** Only the `POST /v1/messages` requests. */
   readonly messageRequests: () => ReadonlyArray<FakeRequest>
+  /** Indexes (in `requests`) of streamed answers whose connection the client closed before the end. */
+  readonly abandoned: Array<number>
 }
 
 /** Text of every `tool_result` block in a request's last user message. */
@@ -95,7 +102,7 @@ const message = (reply: Exclude<FakeReply, { status: number }>, model: string) =
   const content: Array<Record<string, unknown>> = []
   if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text })
   for (const use of reply.toolUses ?? []) {
-    content.push({ type: "tool_use", id: use.id ?? `toolu_fake_${++counter}`, name: use.name, input: use.input })
+    content.push({ type: "tool_use", id: use.id ?? `toolu_fake_${++counter}`, name: use.name, input: use.input ?? {} })
   }
   return {
     id: `msg_fake_${++counter}`,
@@ -109,22 +116,41 @@ const message = (reply: Exclude<FakeReply, { status: number }>, model: string) =
   }
 }
 
-const sse = (res: ServerResponse, msg: ReturnType<typeof message>) => {
+// Tool inputs given as `undefined` stream as one empty `partial_json`, as the API does for no arguments.
+const sse = (
+  res: ServerResponse,
+  msg: ReturnType<typeof message>,
+  reply: Exclude<FakeReply, { status: number }>
+) => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
   send("message_start", {
     type: "message_start",
     message: { ...msg, content: [], stop_reason: null, usage: { ...msg.usage, output_tokens: 1 } }
   })
+  let broke = false
+  let toolIndex = 0
   msg.content.forEach((block, index) => {
+    if (broke) return
     if (block.type === "text") {
       send("content_block_start", { type: "content_block_start", index, content_block: { type: "text", text: "" } })
+      send("ping", { type: "ping" })
       const text = String(block.text)
       // Two deltas, so streaming consumers see the text arrive in pieces.
       const cut = Math.ceil(text.length / 2)
       for (const piece of [text.slice(0, cut), text.slice(cut)]) {
+        if (broke) return
         if (piece !== "") {
           send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } })
+        }
+        if (reply.breakMidway !== undefined) {
+          broke = true
+          if (reply.breakMidway === "destroy") setTimeout(() => res.destroy(), 20)
+          else if (reply.breakMidway === "error") {
+            send("error", { type: "error", error: { type: "overloaded_error", message: "Overloaded" } })
+            res.end()
+          }
+          return
         }
       }
     } else {
@@ -133,14 +159,17 @@ const sse = (res: ServerResponse, msg: ReturnType<typeof message>) => {
         index,
         content_block: { type: "tool_use", id: block.id, name: block.name, input: {} }
       })
-      send("content_block_delta", {
-        type: "content_block_delta",
-        index,
-        delta: { type: "input_json_delta", partial_json: JSON.stringify(block.input) }
-      })
+      const use = reply.toolUses?.[toolIndex++]
+      // Two pieces, so clients must assemble the JSON.
+      const json = use !== undefined && use.input === undefined ? "" : JSON.stringify(block.input)
+      const cut = Math.ceil(json.length / 2)
+      for (const piece of json === "" ? [""] : [json.slice(0, cut), json.slice(cut)]) {
+        send("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } })
+      }
     }
     send("content_block_stop", { type: "content_block_stop", index })
   })
+  if (broke) return
   send("message_delta", {
     type: "message_delta",
     delta: { stop_reason: msg.stop_reason, stop_sequence: null },
@@ -157,6 +186,7 @@ export const make = (
   Effect.acquireRelease(
     Effect.async<{ api: FakeMessagesApi; close: () => Promise<void> }>((resume) => {
       const requests: Array<FakeRequest> = []
+      const abandoned: Array<number> = []
       let modelCalls = 0
       const server = createServer((req, res) => {
         void (async () => {
@@ -183,7 +213,13 @@ export const make = (
             return
           }
           const msg = message(reply, body.model ?? "claude-fake")
-          if (body.stream === true) sse(res, msg)
+          if (body.stream === true) {
+            const index = requests.indexOf(fr)
+            res.on("close", () => {
+              if (!res.writableFinished) abandoned.push(index)
+            })
+            sse(res, msg, reply)
+          }
           else {
             res.writeHead(200, { "content-type": "application/json" })
             res.end(JSON.stringify(msg))
@@ -200,6 +236,7 @@ export const make = (
             url: `http://127.0.0.1:${port}`,
             port,
             requests,
+            abandoned,
             messageRequests: () => requests.filter((r) => r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages")
           },
           close: () =>
