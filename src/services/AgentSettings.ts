@@ -22,7 +22,6 @@ import * as ToolPolicy from "../registry/ToolPolicy.js"
 export const AgentId = Schema.String.pipe(
   Schema.minLength(1),
   Schema.maxLength(256),
-  // eslint-disable-next-line no-control-regex
   Schema.pattern(/^[^\u0000-\u001f\u007f]*$/, { message: () => "agent ids cannot contain control characters" }),
   Schema.annotations({ identifier: "AgentId" })
 )

@@ -75,15 +75,14 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
     it.scoped("unknown agents are AgentNotFoundError, duplicates AgentAlreadyExistsError", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
-        for (
-          const op of [
+        const ops: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
             settings.get("ghost"),
             settings.disable("ghost", ["Bash"]),
             settings.enable("ghost", ["Bash"]),
             settings.setDisabledTools("ghost", []),
-            settings.remove("ghost")
-          ]
-        ) {
+          settings.remove("ghost")
+        ]
+        for (const op of ops) {
           const error = failure(yield* Effect.exit(op))
           assert.instanceOf(error, AgentSettings.AgentNotFoundError)
           assert.strictEqual((error as AgentSettings.AgentNotFoundError).agentId, "ghost")
@@ -99,7 +98,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a", ["Read"])
-        const bad = [
+        const bad: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
           settings.create(""),
           settings.create("line\nbreak"),
           settings.disable("a", ["Read", "Bash,Write"]),
@@ -169,7 +168,8 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("busy", ["Bash"])
         const names = Array.from({ length: 50 }, (_, i) => `mcp__test__t${i}`)
-        // Yielding every few operations interleaves the 50 fibers (1 livelocks the scheduler), so a
+        // Yielding every 16 operations interleaves the 50 fibers (much smaller values exhaust the heap
+        // on Effect 3.22, even for a bare forEach), so a
         // read-modify-write that is not atomic loses updates here.
         yield* Effect.forEach(names, (name) => settings.disable("busy", [name]), {
           concurrency: "unbounded",

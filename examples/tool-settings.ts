@@ -1,0 +1,56 @@
+/**
+ * Stores an agent's tool switches in SQLite and prints the `claude` CLI flags they become: what a
+ * settings dialog does when the user flips switches, and what a session does when it starts.
+ *
+ * Run: npx tsx examples/tool-settings.ts [database-file]
+ * (or set AGENT_SETTINGS_DB; by default the file under ~/.local/share/effect-chat-bridge/)
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
+import * as CatalogView from "../src/registry/CatalogView.js"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
+import * as ToolPolicy from "../src/registry/ToolPolicy.js"
+import * as AgentSettings from "../src/services/AgentSettings.js"
+
+const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
+const registry = ClaudeCodeCatalog.registry
+
+/** The switch with this id in the agent's catalog view. */
+const entry = (settings: AgentSettings.Settings, id: string) =>
+  Effect.fromNullable(CatalogView.view(registry, settings).flatMap((s) => s.entries).find((e) => e.id === id)).pipe(
+    Effect.orDieWith(() => new Error(`no catalog entry ${id}`))
+  )
+
+const program = Effect.gen(function*() {
+  const settings = yield* AgentSettings.AgentSettings
+  // Create the agent, or start over from no opt-outs when an earlier run created it.
+  const agent = yield* settings.create("docs-writer").pipe(
+    Effect.catchTag("AgentAlreadyExistsError", () => settings.setDisabledTools("docs-writer", []))
+  )
+  yield* Console.log(`created ${agent.agentId}: disabledTools = ${JSON.stringify(agent.disabledTools)}`)
+
+  // The settings dialog: the shell switch (the whole `bash` pair group) and Write off, then Write
+  // back on; plus an opt-out of a whole MCP server the catalog does not know.
+  yield* settings.toggle(agent.agentId, yield* entry(agent, "group:bash"), false)
+  yield* settings.toggle(agent.agentId, yield* entry(agent, "Write"), false)
+  yield* settings.toggle(agent.agentId, yield* entry(agent, "Write"), true)
+  const updated = yield* settings.disable(agent.agentId, ["mcp__docs__*"])
+  yield* Console.log(`after toggles: disabledTools = ${JSON.stringify(updated.disabledTools)}`)
+  for (const section of CatalogView.view(registry, updated)) {
+    yield* Console.log(`  ${section.label}: ${section.entries.map((e) => `${e.label} ${e.enabled ? "on" : "off"}`).join(", ")}`)
+  }
+
+  // A headless `claude -p` session with the bridge's tools mounted as `gtb`.
+  const policy = yield* AgentSettings.resolveToolPolicyFor(agent.agentId, {
+    conditions: { "workspace-has-git": false },
+    headless: true,
+    mcpServers: ["gtb"]
+  })
+  yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
+})
+
+NodeRuntime.runMain(
+  program.pipe(Effect.provide(AgentSettingsSqlite.layerSqlite(filename === undefined ? {} : { filename })))
+)
