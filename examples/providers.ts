@@ -1,7 +1,8 @@
 /**
  * Picks a chat provider from the environment, for the examples:
  *
- * 1. `AI_PROVIDER` when set: `scripted`, `anthropic`, `openai`, `gemini` or `claude-local`;
+ * 1. `AI_PROVIDER` when set: `scripted`, `anthropic`, `openai`, `gemini`, `claude-local` or
+ *    `claude-agent`;
  * 2. else the first credentials present: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` (or just
  *    `OPENAI_BASE_URL`, for a local OpenAI-compatible server), `GEMINI_API_KEY`;
  * 3. else the offline fallback you pass (the Scripted model).
@@ -23,18 +24,20 @@ export interface ProviderChoice {
   readonly layer: Layer.Layer<ChatClient>
 }
 
-export const ProviderNames = ["scripted", "anthropic", "openai", "gemini", "claude-local"] as const
+export const ProviderNames = ["scripted", "anthropic", "openai", "gemini", "claude-local", "claude-agent"] as const
 
 const present = (value: string | undefined): value is string => value !== undefined && value.trim() !== ""
 
 /**
- * Chooses the provider. `scripted` is the offline fallback; `claudeLocal` is used for
- * `AI_PROVIDER=claude-local` (it is never picked from credentials: the CLI has its own login).
+ * Chooses the provider. `scripted` is the offline fallback; `claudeLocal` / `claudeAgent` are used
+ * for `AI_PROVIDER=claude-local` / `claude-agent` (never picked from credentials: the CLI has its
+ * own login).
  * Throws on an unknown `AI_PROVIDER`, or `claude-local` without a `claudeLocal` choice.
  */
 export const providerFromEnv = (options: {
   readonly scripted: ProviderChoice
   readonly claudeLocal?: ProviderChoice | undefined
+  readonly claudeAgent?: ProviderChoice | undefined
   readonly env?: Readonly<Record<string, string | undefined>>
 }): ProviderChoice => {
   const env = options.env ?? process.env
@@ -66,6 +69,9 @@ export const providerFromEnv = (options: {
       case "claude-local":
         if (options.claudeLocal === undefined) throw new Error("AI_PROVIDER=claude-local is not available in this example")
         return options.claudeLocal
+      case "claude-agent":
+        if (options.claudeAgent === undefined) throw new Error("AI_PROVIDER=claude-agent is not available in this example")
+        return options.claudeAgent
       default:
         throw new Error(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)
     }

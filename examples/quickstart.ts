@@ -2,13 +2,14 @@
  * Quickstart: a model calls two of your in-process tools, one of which fails, recovers, and
  * answers. Runs offline on the Scripted model unless a real provider is chosen (see README):
  *
- *   AI_PROVIDER=anthropic npm start      # or openai, gemini, claude-local; or just set an API key
+ *   AI_PROVIDER=anthropic npm start   # or openai, gemini, claude-local, claude-agent; or set an API key
  *
  *   npm start
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
+import { ClaudeAgent } from "../src/claude-agent.js"
 import { providerFromEnv } from "./providers.js"
 import { weatherTools } from "./weatherTools.js"
 
@@ -57,11 +58,12 @@ const program = Effect.gen(function*() {
   yield* Console.log(`usage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens`)
 })
 
-// AI_PROVIDER (scripted, anthropic, openai, gemini, claude-local) or the credentials present pick a
+// AI_PROVIDER (scripted, anthropic, openai, gemini, claude-local, claude-agent) or the credentials present pick a
 // real provider; with neither, the offline model runs.
 const provider = providerFromEnv({
   scripted: { name: "scripted (offline)", layer: offlineModel },
-  claudeLocal: { name: "claude-local (the claude CLI)", layer: Layer.orDie(ClaudeLocal.layerConfig()) }
+  claudeLocal: { name: "claude-local (the claude CLI)", layer: Layer.orDie(ClaudeLocal.layerConfig()) },
+  claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)
 program.pipe(Effect.provide(provider.layer), NodeRuntime.runMain)

@@ -161,6 +161,16 @@ export const make = (
     const usage = yield* Ref.make(Usage.empty)
     const lock = yield* Effect.makeSemaphore(1)
 
+    // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
+    // run), so a run's cost is the difference from the last total seen for that session.
+    const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
+    const costOfRun = (session: string | undefined, total: number) =>
+      Ref.modify(sessionCosts, (seen) => {
+        if (session === undefined) return [total, seen] as const
+        const before = seen.get(session) ?? 0
+        return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
+      })
+
     const bridgeFailure = (status: string | undefined) =>
       new ProviderError({
         provider,
@@ -266,7 +276,7 @@ export const make = (
             inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
             outputTokens: u?.output_tokens ?? 0,
             cachedTokens: cacheRead,
-            costUsd: line.total_cost_usd ?? undefined
+            costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
           })
           yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
           if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))

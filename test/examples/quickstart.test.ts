@@ -82,4 +82,20 @@ describe("examples/quickstart.ts (npm start)", () => {
       expect(out.stdout).toContain("tool to_fahrenheit({\"celsius\":18}) → 64")
       expect(out.stdout).toContain("model: Paris: 64°F. Atlantis could not be found.")
     }))
+
+  it.scopedLive("AI_PROVIDER=claude-agent runs it through the Claude Agent SDK", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(weatherModel("mcp__gtb__"))
+      const box = yield* sandbox(api.url)
+      const out = yield* runQuickstart({
+        ...withoutCredentials(),
+        ...box.env,
+        AI_PROVIDER: "claude-agent",
+        CLAUDE_BINARY: claudeBinary,
+        CLAUDE_CWD: box.cwd
+      })
+      expect(out.stderr).toBe("")
+      expect(out.stdout).toContain("provider: claude-agent")
+      expect(out.stdout).toContain("model: Paris: 64°F. Atlantis could not be found.")
+    }))
 })

@@ -192,8 +192,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         expect(b!.args).not.toContain("--resume")
       })))
 
-  it.live("usage and cost are summed from the result lines", () =>
-    withClient([ok([init(), result()]), ok([init(), result()])], {}, (chat) =>
+  it.live("usage is summed per run; the CLI's cumulative session cost is counted once", () =>
+    withClient([ok([init(), result()]), ok([init(), result({ total_cost_usd: 0.5 })])], {}, (chat) =>
       Effect.gen(function*() {
         yield* chat.chat("a")
         yield* chat.chat("b")
