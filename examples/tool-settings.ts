@@ -39,7 +39,9 @@ const program = Effect.gen(function*() {
   const updated = yield* settings.disable(agent.agentId, ["mcp__docs__*"])
   yield* Console.log(`after toggles: disabledTools = ${JSON.stringify(updated.disabledTools)}`)
   for (const section of CatalogView.view(registry, updated)) {
-    yield* Console.log(`  ${section.label}: ${section.entries.map((e) => `${e.label} ${e.enabled ? "on" : "off"}`).join(", ")}`)
+    yield* Console.log(
+      `  ${section.label}: ${section.entries.map((e) => `${e.label} ${e.enabled ? "on" : "off"}`).join(", ")}`
+    )
   }
 
   // A headless `claude -p` session with the bridge's tools mounted as `gtb`.

@@ -70,10 +70,16 @@ const decodeAgentId = Schema.decodeUnknownEither(AgentId)
 const decodeNames = Schema.decodeUnknownEither(DisabledTools)
 
 const validAgentId = (agentId: unknown) =>
-  Either.mapLeft(decodeAgentId(agentId), (e) => new InvalidSettingsInputError({ message: `invalid agent id: ${format(e)}` }))
+  Either.mapLeft(
+    decodeAgentId(agentId),
+    (e) => new InvalidSettingsInputError({ message: `invalid agent id: ${format(e)}` })
+  )
 
 const validNames = (names: unknown) =>
-  Either.mapLeft(decodeNames(names), (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` }))
+  Either.mapLeft(
+    decodeNames(names),
+    (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` })
+  )
 
 /** The service over a store; arguments are validated before the store is touched. */
 export const makeService = (store: Store): AgentSettingsService => {
@@ -121,7 +127,11 @@ export const makeService = (store: Store): AgentSettingsService => {
     disable,
     enable,
     toggle: Effect.fn("AgentSettings.toggle")(
-      function*(agentId: string, entry: { readonly id: string; readonly tools: ReadonlyArray<string> }, enabled: boolean) {
+      function*(
+        agentId: string,
+        entry: { readonly id: string; readonly tools: ReadonlyArray<string> },
+        enabled: boolean
+      ) {
         if (entry.tools.length === 0) {
           return yield* new InvalidSettingsInputError({ message: `catalog entry ${entry.id} has no tools` })
         }

@@ -43,8 +43,7 @@ export const make: Effect.Effect<AgentSettingsService> = Effect.gen(function*() 
     read: (agentId) => Effect.flatMap(SynchronizedRef.get(ref), (agents) => lookup(agents, agentId)),
     readAll: Effect.map(
       SynchronizedRef.get(ref),
-      (agents) =>
-        Array.from(agents.keys()).sort().map((agentId) => ({ agentId, disabledTools: agents.get(agentId)! }))
+      (agents) => Array.from(agents.keys()).sort().map((agentId) => ({ agentId, disabledTools: agents.get(agentId)! }))
     ),
     replace: (agentId, names) =>
       SynchronizedRef.updateEffect(

@@ -16,10 +16,10 @@
  * @since 0.1.0
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
+import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -67,7 +67,8 @@ export const migrations: Migrator.Loader = Migrator.fromRecord({
   // IF NOT EXISTS: a legacy database already has an `agents` table; migration 2 brings it up to date.
   "1_create_agents": Effect.flatMap(
     SqlClient.SqlClient,
-    (sql) => sql`CREATE TABLE IF NOT EXISTS agents (
+    (sql) =>
+      sql`CREATE TABLE IF NOT EXISTS agents (
       id TEXT PRIMARY KEY NOT NULL,
       disabled_tools TEXT NOT NULL DEFAULT '[]'
     )`
@@ -118,7 +119,11 @@ const immediateTransaction = (sql: SqlClient.SqlClient) =>
   })
 
 /** Runs the pending migrations. */
-export const migrate: Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, AgentSettingsStorageError, SqlClient.SqlClient> =
+export const migrate: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  AgentSettingsStorageError,
+  SqlClient.SqlClient
+> =
   // `SqliteMigrator.run` would also want a CommandExecutor, FileSystem and Path, only to dump the
   // schema with the sqlite3 CLI; the plain Migrator needs just the client.
   Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
@@ -145,7 +150,9 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
     yield* sql.onDialectOrElse({
       sqlite: () => Effect.void,
       orElse: () =>
-        Effect.fail(new AgentSettingsStorageError({ operation: "open", message: "AgentSettingsSqlite needs a SQLite client" }))
+        Effect.fail(
+          new AgentSettingsStorageError({ operation: "open", message: "AgentSettingsSqlite needs a SQLite client" })
+        )
     })
     yield* migrate
     const transaction = immediateTransaction(sql)
@@ -193,7 +200,8 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
             rows.map((r) => ({ agentId: String(r.id), raw: r.disabled_tools })).sort((a, b) =>
               a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0
             ),
-            ({ agentId, raw }) => Effect.map(decodeStored(agentId, raw), (disabledTools): Settings => ({ agentId, disabledTools }))
+            ({ agentId, raw }) =>
+              Effect.map(decodeStored(agentId, raw), (disabledTools): Settings => ({ agentId, disabledTools }))
           )
         )
       ),
@@ -251,7 +259,11 @@ const openClient = (options: Options) =>
       // (not a database), which `SqliteClient.make` lets escape as defects.
       Effect.catchAllDefect((cause) =>
         Effect.fail(
-          new AgentSettingsStorageError({ operation: "open", message: `cannot open ${filename}: ${describe(cause)}`, cause })
+          new AgentSettingsStorageError({
+            operation: "open",
+            message: `cannot open ${filename}: ${describe(cause)}`,
+            cause
+          })
         )
       )
     )

@@ -140,7 +140,9 @@ export interface AgentSettingsService {
     enabled: boolean
   ) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
   /** Deletes an agent and its settings. */
-  readonly remove: (agentId: string) => Effect.Effect<void, AgentNotFoundError | InvalidSettingsInputError | AgentSettingsStorageError>
+  readonly remove: (
+    agentId: string
+  ) => Effect.Effect<void, AgentNotFoundError | InvalidSettingsInputError | AgentSettingsStorageError>
 }
 
 /** Per-agent tool settings. */
@@ -172,7 +174,9 @@ export const resolveToolPolicyFor: (
   const registry = options.registry ?? ClaudeCodeCatalog.registry
   return yield* ToolPolicy.resolveToolPolicy(registry, settings, ctx).pipe(
     Effect.mapError((error) =>
-      new InvalidSettingsInputError({ message: `invalid policy context: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      new InvalidSettingsInputError({
+        message: `invalid policy context: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+      })
     )
   )
 })

@@ -1,5 +1,5 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFileSync } from "node:child_process"
@@ -43,7 +43,10 @@ describe("examples/tool-settings.ts", () => {
       assert.deepStrictEqual(flags.slice(2), ["--allowedTools", "mcp__gtb__*"])
 
       const rows = yield* Effect.provide(
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ id: string; disabled_tools: string }>`SELECT id, disabled_tools FROM agents`),
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ id: string; disabled_tools: string }>`SELECT id, disabled_tools FROM agents`
+        ),
         SqliteClient.layer({ filename: file })
       )
       assert.deepStrictEqual(rows, [{ id: "docs-writer", disabled_tools: "[\"Bash\",\"mcp__docs__*\"]" }])

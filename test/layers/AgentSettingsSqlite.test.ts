@@ -1,5 +1,5 @@
-import * as SqlClient from "@effect/sql/SqlClient"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -68,7 +68,10 @@ describe("AgentSettingsSqlite", () => {
       ])
       assert.deepStrictEqual(migrations.map((m) => m.migration_id), [1, 2])
       // A row written by someone else without the column gets the default: all tools enabled.
-      yield* withRawSql(file, Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO agents (id) VALUES ('other')`))
+      yield* withRawSql(
+        file,
+        Effect.flatMap(SqlClient.SqlClient, (sql) => sql`INSERT INTO agents (id) VALUES ('other')`)
+      )
       const other = yield* withSettings(file, Effect.flatMap(AgentSettings.AgentSettings, (s) => s.get("other")))
       assert.deepStrictEqual(other.disabledTools, [])
     }))
@@ -127,13 +130,21 @@ describe("AgentSettingsSqlite", () => {
       ]
       yield* withSettings(
         file,
-        Effect.flatMap(AgentSettings.AgentSettings, (s) => Effect.forEach(["healthy", ...corrupt.map(([id]) => id)], (id) => s.create(id)))
+        Effect.flatMap(
+          AgentSettings.AgentSettings,
+          (s) => Effect.forEach(["healthy", ...corrupt.map(([id]) => id)], (id) => s.create(id))
+        )
       )
       yield* withRawSql(
         file,
-        Effect.flatMap(SqlClient.SqlClient, (sql) =>
-          Effect.forEach(corrupt, ([id, value]) =>
-            sql.unsafe(`UPDATE agents SET disabled_tools = ${value} WHERE id = ?`, [id])))
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            Effect.forEach(
+              corrupt,
+              ([id, value]) => sql.unsafe(`UPDATE agents SET disabled_tools = ${value} WHERE id = ?`, [id])
+            )
+        )
       )
       yield* withSettings(
         file,
@@ -157,7 +168,10 @@ describe("AgentSettingsSqlite", () => {
       )
       const stored = yield* withRawSql(
         file,
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ v: string }>`SELECT disabled_tools AS v FROM agents WHERE id = 'number-item'`)
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) => sql<{ v: string }>`SELECT disabled_tools AS v FROM agents WHERE id = 'number-item'`
+        )
       )
       assert.deepStrictEqual(stored, [{ v: "[\"Bash\",42]" }], "a failed write leaves the stored value as it was")
     }))
@@ -177,7 +191,8 @@ describe("AgentSettingsSqlite", () => {
       assert.deepStrictEqual(seen, [{ agentId: "a", disabledTools: ["Bash", "mcp__test__t1"] }])
       const migrations = yield* withRawSql(
         file,
-        Effect.flatMap(SqlClient.SqlClient, (sql) => sql<{ n: number }>`SELECT count(*) AS n FROM effect_chat_bridge_migrations`)
+        Effect.flatMap(SqlClient.SqlClient, (sql) =>
+          sql<{ n: number }>`SELECT count(*) AS n FROM effect_chat_bridge_migrations`)
       )
       assert.deepStrictEqual(migrations, [{ n: 2 }])
     }))
@@ -189,7 +204,10 @@ describe("AgentSettingsSqlite", () => {
         Effect.flatMap(AgentSettings.AgentSettings, (s) => Effect.zipRight(s.create("a", ["Bash"]), s.list))
       )
       assert.deepStrictEqual(first, [{ agentId: "a", disabledTools: ["Bash"] }])
-      assert.deepStrictEqual(yield* withSettings(":memory:", Effect.flatMap(AgentSettings.AgentSettings, (s) => s.list)), [])
+      assert.deepStrictEqual(
+        yield* withSettings(":memory:", Effect.flatMap(AgentSettings.AgentSettings, (s) => s.list)),
+        []
+      )
     }))
 
   it.scoped("the default file is under XDG_DATA_HOME (or ~/.local/share), its directory created", () =>
@@ -239,7 +257,10 @@ describe("AgentSettingsSqlite", () => {
         Layer.build(AgentSettingsSqlite.layerSqlite({ filename: path.join(folder, "no", "such", "agents.sqlite") }))
       )
       const notADatabase = path.join(folder, "garbage.sqlite")
-      nodeFs.writeFileSync(notADatabase, "this is not a SQLite database, just text long enough to have a header".repeat(20))
+      nodeFs.writeFileSync(
+        notADatabase,
+        "this is not a SQLite database, just text long enough to have a header".repeat(20)
+      )
       const garbage = yield* Effect.exit(Layer.build(AgentSettingsSqlite.layerSqlite({ filename: notADatabase })))
       for (const exit of [missingDir, garbage]) {
         const error = failure(exit)
@@ -283,7 +304,10 @@ describe("AgentSettingsSqlite", () => {
       const [a, b] = yield* Effect.all([runWriter("a"), runWriter("b"), inProcess], { concurrency: "unbounded" })
       assert.strictEqual(a.trim(), `done ${count}`)
       assert.strictEqual(b.trim(), `done ${count}`)
-      const { disabledTools } = yield* withSettings(file, Effect.flatMap(AgentSettings.AgentSettings, (s) => s.get("shared")))
+      const { disabledTools } = yield* withSettings(
+        file,
+        Effect.flatMap(AgentSettings.AgentSettings, (s) => s.get("shared"))
+      )
       assert.strictEqual(disabledTools.length, 3 * count)
       assert.deepStrictEqual(disabledTools, [...names("a"), ...names("b"), ...names("main")].sort())
     }))

@@ -9,7 +9,9 @@ import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.js"
 import * as AgentSettings from "../../src/services/AgentSettings.js"
 
 const [file, agentId, prefix, count, startAt] = process.argv.slice(2)
-if (file === undefined || agentId === undefined || prefix === undefined || count === undefined || startAt === undefined) {
+if (
+  file === undefined || agentId === undefined || prefix === undefined || count === undefined || startAt === undefined
+) {
   throw new Error("usage: agentSettingsWriter.ts <file> <agentId> <prefix> <count> <startAt>")
 }
 const names = Array.from({ length: Number(count) }, (_, i) => `mcp__${prefix}__t${i}`)

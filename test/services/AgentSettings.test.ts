@@ -14,6 +14,11 @@ const testFolder = Effect.acquireRelease(
 
 agentSettingsSuite("memory", (effect) => Effect.provide(effect, AgentSettingsMemory.layerMemory))
 
-agentSettingsSuite("SQLite file", (effect) =>
-  Effect.flatMap(testFolder, (dir) =>
-    Effect.provide(effect, AgentSettingsSqlite.layerSqlite({ filename: path.join(dir, "agents.sqlite") }))))
+agentSettingsSuite(
+  "SQLite file",
+  (effect) =>
+    Effect.flatMap(
+      testFolder,
+      (dir) => Effect.provide(effect, AgentSettingsSqlite.layerSqlite({ filename: path.join(dir, "agents.sqlite") }))
+    )
+)

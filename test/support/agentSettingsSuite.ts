@@ -23,7 +23,13 @@ export const notesRegistry = Registry.unsafeMake(
     ...ClaudeCodeCatalog.descriptors,
     Registry.mcpTool({ server: "notes", wireName: "read", category: "context", pairGroup: "notes" }),
     Registry.mcpTool({ server: "notes", wireName: "write", category: "context", pairGroup: "notes" }),
-    Registry.mcpTool({ server: "notes", wireName: "index", category: "context", pairGroup: "notes", exposure: "internal" }),
+    Registry.mcpTool({
+      server: "notes",
+      wireName: "index",
+      category: "context",
+      pairGroup: "notes",
+      exposure: "internal"
+    }),
     Registry.mcpTool({ server: "notes", wireName: "search", category: "context" })
   ],
   { pairGroups: ["notes"] }
@@ -76,10 +82,10 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         const ops: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
-            settings.get("ghost"),
-            settings.disable("ghost", ["Bash"]),
-            settings.enable("ghost", ["Bash"]),
-            settings.setDisabledTools("ghost", []),
+          settings.get("ghost"),
+          settings.disable("ghost", ["Bash"]),
+          settings.enable("ghost", ["Bash"]),
+          settings.setDisabledTools("ghost", []),
           settings.remove("ghost")
         ]
         for (const op of ops) {
@@ -91,7 +97,11 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         const dup = failure(yield* Effect.exit(settings.create("a")))
         assert.instanceOf(dup, AgentSettings.AgentAlreadyExistsError)
         assert.deepStrictEqual((yield* settings.get("a")).disabledTools, ["Bash"], "the existing agent is untouched")
-        assert.deepStrictEqual(yield* settings.list, [{ agentId: "a", disabledTools: ["Bash"] }], "no ghost was created")
+        assert.deepStrictEqual(
+          yield* settings.list,
+          [{ agentId: "a", disabledTools: ["Bash"] }],
+          "no ghost was created"
+        )
       })))
 
     it.scoped("invalid ids and tool names are InvalidSettingsInputError and write nothing", () =>
@@ -168,9 +178,8 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("busy", ["Bash"])
         const names = Array.from({ length: 50 }, (_, i) => `mcp__test__t${i}`)
-        // Yielding every 16 operations interleaves the 50 fibers (much smaller values exhaust the heap
-        // on Effect 3.22, even for a bare forEach), so a
-        // read-modify-write that is not atomic loses updates here.
+        // Yielding every 16 operations interleaves the 50 fibers, so a read-modify-write that is
+        // not atomic loses updates here (much smaller values exhaust the heap on Effect 3.22).
         yield* Effect.forEach(names, (name) => settings.disable("busy", [name]), {
           concurrency: "unbounded",
           discard: true
