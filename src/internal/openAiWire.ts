@@ -7,6 +7,7 @@ import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
 import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
+import type { StreamStep } from "./httpProvider.js"
 
 // --- request (arrays mutable only so the types are assignable to the SDK's) -----------------
 
@@ -176,4 +177,109 @@ export const turnResponse = (response: ChatResponse): TurnResponse => {
     toolCalls: (message.tool_calls ?? []).map((c) => new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
     usage: usage(response.usage)
   }
+}
+
+// --- streaming (`stream: true`) ----------------------------------------------------------------
+
+/** `stream_options.include_usage` makes the last chunk carry the usage (with no choices). */
+export interface StreamRequest extends ChatRequest {
+  readonly stream: true
+  readonly stream_options: { readonly include_usage: true }
+}
+
+export const streamRequestBody = (settings: RequestSettings, request: TurnRequest): StreamRequest => ({
+  ...requestBody(settings, request),
+  stream: true,
+  stream_options: { include_usage: true }
+})
+
+const NullableString = Schema.optional(Schema.NullOr(Schema.String))
+
+const ChatChunk = Schema.Struct({
+  choices: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+    index: Schema.optional(Schema.Number),
+    delta: Schema.optional(Schema.NullOr(Schema.Struct({
+      content: NullableString,
+      refusal: NullableString,
+      tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
+        index: Schema.Number,
+        id: NullableString,
+        function: Schema.optional(Schema.NullOr(Schema.Struct({ name: NullableString, arguments: NullableString })))
+      }))))
+    }))),
+    finish_reason: NullableString
+  })))),
+  usage: ChatResponse.fields.usage
+})
+
+const ChunkError = Schema.Struct({
+  error: Schema.Union(Schema.String, Schema.Struct({ message: Schema.String, type: NullableString }))
+})
+
+/**
+ * Assembles a streamed completion into the `ChatResponse` the non-streaming API would have
+ * returned, so `turnResponse` reads both the same way. Tool calls are assembled by `index` (id
+ * and name arrive first, the arguments in pieces); empty arguments become `{}`. Only the first
+ * choice is read. Mutable and single-use: one per streamed turn.
+ */
+export const completionStream = () => {
+  let content = ""
+  let refusal = ""
+  let finished = false
+  let usage: ChatResponse["usage"]
+  const calls = new Map<number, { id: string; name: string; arguments: string }>()
+
+  /** Reads one chunk (the parsed `data` of an SSE event); an undecodable chunk throws ParseError. */
+  const push = (json: unknown): StreamStep => {
+    if (typeof json === "object" && json !== null && "error" in json) {
+      const { error } = Schema.decodeUnknownSync(ChunkError)(json)
+      return { _tag: "Error", message: typeof error === "string" ? error : error.message, retryable: false }
+    }
+    const chunk = Schema.decodeUnknownSync(ChatChunk)(json)
+    if (chunk.usage != null) usage = chunk.usage
+    let shown = ""
+    for (const choice of chunk.choices ?? []) {
+      if ((choice.index ?? 0) !== 0) continue
+      if (choice.finish_reason != null) finished = true
+      const delta = choice.delta
+      if (delta == null) continue
+      if (delta.content != null && delta.content !== "") {
+        content += delta.content
+        shown += delta.content
+      }
+      if (delta.refusal != null && delta.refusal !== "") {
+        // A refusal is the answer's text only when there is no content; show it on that condition.
+        if (content === "") shown += delta.refusal
+        refusal += delta.refusal
+      }
+      for (const call of delta.tool_calls ?? []) {
+        const current = calls.get(call.index) ?? { id: "", name: "", arguments: "" }
+        if (call.id != null && call.id !== "") current.id = call.id
+        if (call.function?.name != null) current.name += call.function.name
+        if (call.function?.arguments != null) current.arguments += call.function.arguments
+        calls.set(call.index, current)
+      }
+    }
+    return shown === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown }
+  }
+
+  /** The whole completion, or `undefined` if the stream ended before a `finish_reason`. */
+  const response = (): ChatResponse | undefined => {
+    if (!finished) return undefined
+    const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => ({
+      id: c.id,
+      function: { name: c.name, arguments: c.arguments.trim() === "" ? "{}" : c.arguments }
+    }))
+    return {
+      choices: [{
+        message: {
+          content: content === "" ? null : content,
+          refusal: refusal === "" ? null : refusal,
+          ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls })
+        }
+      }],
+      usage
+    }
+  }
+  return { push, response }
 }

@@ -9,6 +9,8 @@
  * - `ask`: `response_format: { type: "json_schema", strict }` on that request only — `chat` after
  *   `ask` sends none. `strict` is on when the schema allows it (every property required, no extra
  *   properties), otherwise the schema is still sent, non-strict. The answer is decoded with your schema.
+ * - `chatStream`: `stream: true` with `stream_options.include_usage`; text deltas as they arrive,
+ *   tool calls assembled by index before they run (empty arguments become `{}`).
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after(-ms)`. The API key is
  *   `Redacted`, sent only as a bearer token, never logged; logs carry only the base URL's host.
  *
@@ -24,6 +26,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import {
   baseUrlOrFail,
   type CommonOptions,
@@ -32,12 +35,15 @@ import {
   defined,
   type HttpSettings,
   postJson,
-  retrySettings
+  postSse,
+  retrySettings,
+  truncatedStream,
+  turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import * as Wire from "../internal/openAiWire.js"
 import { ChatClient, type ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest } from "../services/ModelTurn.js"
+import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
 export const DefaultBaseUrl = "https://api.openai.com/v1"
 export const DefaultModel = "gpt-4.1-mini"
@@ -77,9 +83,27 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
       Effect.flatMap(decode),
       Effect.map(Wire.turnResponse)
     )
+  // Structured answers (`ask`) are not streamed: `chatStream` never asks for one.
+  const streamTurn = (request: TurnRequest): Stream.Stream<TurnStreamEvent, ProviderError> => {
+    if (request.responseFormat !== undefined) {
+      return Stream.map(Stream.fromEffect(turn(request)), (response): TurnStreamEvent => ({ _tag: "Done", response }))
+    }
+    return Stream.suspend(() => {
+      const completion = Wire.completionStream()
+      const events = postSse(client, settings, "/chat/completions", headers, Wire.streamRequestBody(requestSettings, request))
+      return turnStream(provider, events, {
+        push: completion.push,
+        finish: () => {
+          const response = completion.response()
+          return response === undefined ? Effect.fail(truncatedStream(provider)) : Effect.succeed(Wire.turnResponse(response))
+        }
+      })
+    })
+  }
   return yield* makeLoopClient({
     provider,
     turn,
+    streamTurn,
     maxSteps: options.maxSteps,
     toolConcurrency: options.toolConcurrency,
     requestTimeout: options.requestTimeout

@@ -1,11 +1,12 @@
 /**
- * A fake OpenAI Chat Completions API on 127.0.0.1 for tests (JSON answers, no streaming). Each
+ * A fake OpenAI Chat Completions API on 127.0.0.1 for tests (JSON answers, or SSE chunks when the
+ * request says `stream: true`). Each
  * request is answered by a function of the request, so a test scripts the model and then
  * inspects what was sent. Its `url` ends in `/v1`, like OpenAI's base URL.
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { createServer, type IncomingMessage } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 export interface FakeRequest {
@@ -52,6 +53,11 @@ export type FakeReply =
     readonly usage?: FakeUsage
     /** Delay before answering, in ms. */
     readonly delayMs?: number
+    /**
+     * Streaming only: after the first text delta, `destroy` the socket, send an `error` chunk and
+     * end, or `hang` (keep the connection open and send nothing more).
+     */
+    readonly breakMidway?: "destroy" | "error" | "hang"
   }
   | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
 
@@ -62,6 +68,8 @@ export interface FakeOpenAi {
   readonly requests: Array<FakeRequest>
   /** Only the `POST /v1/chat/completions` requests. */
   readonly completionRequests: () => ReadonlyArray<FakeRequest>
+  /** Indexes (in `requests`) of streamed answers whose connection the client closed before the end. */
+  readonly abandoned: Array<number>
 }
 
 /** The `role: "tool"` messages at the end of a request (the answers to the last tool calls). */
@@ -115,6 +123,44 @@ const completion = (reply: Exclude<FakeReply, { status: number }>, model: string
   }
 }
 
+const halves = (text: string) => {
+  const cut = Math.ceil(text.length / 2)
+  return [text.slice(0, cut), text.slice(cut)].filter((p) => p !== "")
+}
+
+/** Streams a completion as OpenAI does: role, content pieces, tool calls by index, finish, usage, `[DONE]`. */
+const sse = (
+  res: ServerResponse,
+  done: ReturnType<typeof completion>,
+  reply: Exclude<FakeReply, { status: number }>,
+  includeUsage: boolean
+) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  const base = { id: done.id, object: "chat.completion.chunk", created: done.created, model: done.model }
+  const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
+    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`)
+  chunk({ role: "assistant", content: "" })
+  const message = done.choices[0]!.message
+  for (const piece of halves(message.content ?? "")) {
+    chunk({ content: piece })
+    if (reply.breakMidway === "destroy") return void setTimeout(() => res.destroy(), 20)
+    if (reply.breakMidway === "error") {
+      res.write(`data: ${JSON.stringify({ error: { message: "The server had an error", type: "server_error" } })}\n\n`)
+      return void res.end()
+    }
+    if (reply.breakMidway === "hang") return
+  }
+  if (message.refusal !== null) chunk({ refusal: message.refusal })
+  ;("tool_calls" in message ? message.tool_calls : []).forEach((call, index) => {
+    chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] })
+    for (const piece of halves(call.function.arguments)) chunk({ tool_calls: [{ index, function: { arguments: piece } }] })
+  })
+  chunk({}, done.choices[0]!.finish_reason)
+  if (includeUsage) res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: done.usage })}\n\n`)
+  res.write("data: [DONE]\n\n")
+  res.end()
+}
+
 /** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
 export const make = (
   respond: (req: FakeRequest, index: number) => FakeReply
@@ -122,6 +168,7 @@ export const make = (
   Effect.acquireRelease(
     Effect.async<{ api: FakeOpenAi; close: () => Promise<void> }>((resume) => {
       const requests: Array<FakeRequest> = []
+      const abandoned: Array<number> = []
       let modelCalls = 0
       const server = createServer((req, res) => {
         void (async () => {
@@ -147,8 +194,17 @@ export const make = (
             res.end(JSON.stringify(reply.body ?? { error: { message: "fake error", type: "server_error" } }))
             return
           }
+          const done = completion(reply, body.model ?? "gpt-fake")
+          if (body.stream === true) {
+            const index = requests.indexOf(fr)
+            res.on("close", () => {
+              if (!res.writableFinished) abandoned.push(index)
+            })
+            const options = body.stream_options as { include_usage?: boolean } | undefined
+            return sse(res, done, reply, options?.include_usage === true)
+          }
           res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(completion(reply, body.model ?? "gpt-fake")))
+          res.end(JSON.stringify(done))
         })().catch((e: unknown) => {
           res.writeHead(500)
           res.end(String(e))
@@ -161,6 +217,7 @@ export const make = (
             url: `http://127.0.0.1:${port}/v1`,
             port,
             requests,
+            abandoned,
             completionRequests: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions")
           },
           close: () =>
