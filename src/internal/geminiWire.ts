@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
-import { argumentsObject } from "./httpProvider.js"
+import { argumentsObject, type StreamStep } from "./httpProvider.js"
 
 // --- Gemini's schema dialect (an OpenAPI 3.0 subset) ------------------------------------------
 
@@ -320,4 +320,64 @@ export const turnResponse = (
     }
   }
   return { _tag: "Turn", turn: { text, toolCalls: calls, usage: usage(response.usageMetadata) }, signatures }
+}
+
+// --- streaming (`:streamGenerateContent?alt=sse`) -------------------------------------------
+
+const StreamError = Schema.Struct({
+  error: Schema.Struct({ message: Schema.String, status: Schema.optional(Schema.String), code: Schema.optional(Schema.Number) })
+})
+
+/** Server-side statuses worth a later retry (the same conditions as 429/5xx). */
+const RetryableStatuses: ReadonlySet<string> = new Set(["RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"])
+
+/**
+ * Assembles streamed chunks (each a partial `GenerateContentResponse`) into the response the
+ * non-streaming endpoint would have returned: the first candidate's parts in arrival order, the
+ * last finish reason and usage, any block reason — so `turnResponse` reads both the same way.
+ * Function calls arrive whole in one part; one without `args` is `{}` there. Mutable and
+ * single-use: one per streamed turn.
+ */
+export const contentStream = () => {
+  const parts: Array<NonNullable<NonNullable<NonNullable<GenerateContentResponse["candidates"]>[number]["content"]>["parts"]>[number]> = []
+  let candidate = false
+  let finishReason: string | undefined
+  let blockReason: string | undefined
+  let usageMetadata: GenerateContentResponse["usageMetadata"]
+
+  /** Reads one chunk (the parsed `data` of an SSE event); an undecodable chunk throws ParseError. */
+  const push = (json: unknown): StreamStep => {
+    if (typeof json === "object" && json !== null && "error" in json) {
+      const { error } = Schema.decodeUnknownSync(StreamError)(json)
+      return {
+        _tag: "Error",
+        message: error.status === undefined ? error.message : `${error.status}: ${error.message}`,
+        retryable: error.status !== undefined && RetryableStatuses.has(error.status)
+      }
+    }
+    const chunk = Schema.decodeUnknownSync(GenerateContentResponse)(json)
+    if (chunk.usageMetadata !== undefined) usageMetadata = chunk.usageMetadata
+    if (chunk.promptFeedback?.blockReason !== undefined) blockReason = chunk.promptFeedback.blockReason
+    const first = chunk.candidates?.[0]
+    if (first === undefined) return { _tag: "Nothing" }
+    candidate = true
+    if (first.finishReason !== undefined) finishReason = first.finishReason
+    let shown = ""
+    for (const part of first.content?.parts ?? []) {
+      parts.push(part)
+      if (part.functionCall === undefined && part.text !== undefined && part.thought !== true) shown += part.text
+    }
+    return shown === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown }
+  }
+
+  /** The whole response, or `undefined` if the stream ended before a finish (or block) reason. */
+  const response = (): GenerateContentResponse | undefined => {
+    if (finishReason === undefined && blockReason === undefined) return undefined
+    return {
+      ...(candidate ? { candidates: [{ content: { parts }, ...(finishReason === undefined ? {} : { finishReason }) }] } : {}),
+      ...(blockReason === undefined ? {} : { promptFeedback: { blockReason } }),
+      ...(usageMetadata === undefined ? {} : { usageMetadata })
+    }
+  }
+  return { push, response }
 }

@@ -7,6 +7,8 @@
  *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.
  * - `ask`: `responseMimeType: application/json` and the answer's JSON Schema converted to Gemini's
  *   schema dialect (`$ref`s inlined, `nullable`, upper-case types), on that request only.
+ * - `chatStream`: `:streamGenerateContent?alt=sse`; text parts as they arrive, function calls (whole
+ *   in their chunk) run once the stream has ended.
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after`. The API key is
  *   `Redacted`, sent only in the `x-goog-api-key` header (never in the URL), never logged; logs
  *   carry only the base URL's host.
@@ -23,6 +25,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import * as Wire from "../internal/geminiWire.js"
 import {
   baseUrlOrFail,
@@ -32,11 +35,14 @@ import {
   defined,
   type HttpSettings,
   postJson,
-  retrySettings
+  postSse,
+  retrySettings,
+  truncatedStream,
+  turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest } from "../services/ModelTurn.js"
+import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
 /** Provider name in errors and logs. */
 export const provider = "gemini"
@@ -67,17 +73,16 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   }
   const headers = { "x-goog-api-key": Redacted.value(options.apiKey), "content-type": "application/json" }
   const model = options.model.replace(/^models\//, "")
-  const path = `/${encodeURIComponent(options.apiVersion ?? DefaultApiVersion)}/models/${encodeURIComponent(model)}:generateContent`
+  const path = `/${encodeURIComponent(options.apiVersion ?? DefaultApiVersion)}/models/${encodeURIComponent(model)}`
   const requestSettings: Wire.RequestSettings = { system: options.system, maxTokens: options.maxTokens }
   const decode = decodeWire(provider, Wire.GenerateContentResponse)
   const signatures = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
   let ids = 0
   const newId = () => `${Wire.LocalIdPrefix}${++ids}`
 
-  const turn = (request: TurnRequest) =>
+  /** Reads a whole response (streamed or not) into a turn, remembering its thought signatures. */
+  const finishTurn = (response: Wire.GenerateContentResponse) =>
     Effect.gen(function*() {
-      const body = Wire.requestBody(requestSettings, request, yield* Ref.get(signatures))
-      const response = yield* Effect.flatMap(postJson(client, settings, path, headers, body), decode)
       const read = Wire.turnResponse(response, newId)
       if (read._tag === "NoCandidate") {
         return yield* new ProviderError({
@@ -93,9 +98,36 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
       return read.turn
     })
 
+  const turn = (request: TurnRequest) =>
+    Effect.gen(function*() {
+      const body = Wire.requestBody(requestSettings, request, yield* Ref.get(signatures))
+      const response = yield* Effect.flatMap(postJson(client, settings, `${path}:generateContent`, headers, body), decode)
+      return yield* finishTurn(response)
+    })
+
+  // Structured answers (`ask`) are not streamed: `chatStream` never asks for one.
+  const streamTurn = (request: TurnRequest): Stream.Stream<TurnStreamEvent, ProviderError> => {
+    if (request.responseFormat !== undefined) {
+      return Stream.map(Stream.fromEffect(turn(request)), (response): TurnStreamEvent => ({ _tag: "Done", response }))
+    }
+    return Stream.unwrap(Effect.map(Ref.get(signatures), (known) => {
+      const content = Wire.contentStream()
+      const body = Wire.requestBody(requestSettings, request, known)
+      const events = postSse(client, settings, `${path}:streamGenerateContent?alt=sse`, headers, body)
+      return turnStream(provider, events, {
+        push: content.push,
+        finish: () => {
+          const response = content.response()
+          return response === undefined ? Effect.fail(truncatedStream(provider)) : finishTurn(response)
+        }
+      })
+    }))
+  }
+
   return yield* makeLoopClient({
     provider,
     turn,
+    streamTurn,
     maxSteps: options.maxSteps,
     toolConcurrency: options.toolConcurrency,
     requestTimeout: options.requestTimeout

@@ -1,11 +1,11 @@
 /**
- * A fake Gemini API (`POST /v1beta/models/<model>:generateContent`) on 127.0.0.1 for tests (JSON
- * answers, no streaming). Each request is answered by a function of the request, so a test scripts
+ * A fake Gemini API (`POST /v1beta/models/<model>:generateContent`, and
+ * `:streamGenerateContent?alt=sse` answering in SSE chunks) on 127.0.0.1 for tests. Each request is answered by a function of the request, so a test scripts
  * the model and then inspects what was sent. Its `url` is the base URL (no version segment).
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { createServer, type IncomingMessage } from "node:http"
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 
 export interface FakeRequest {
@@ -57,6 +57,11 @@ export type FakeReply =
     readonly blockReason?: string
     /** Delay before answering, in ms. */
     readonly delayMs?: number
+    /**
+     * Streaming only: after the first text chunk, `destroy` the socket, send an `error` chunk and
+     * end, or `hang` (keep the connection open and send nothing more).
+     */
+    readonly breakMidway?: "destroy" | "error" | "hang"
   }
   | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
 
@@ -65,8 +70,10 @@ export interface FakeGemini {
   readonly url: string
   readonly port: number
   readonly requests: Array<FakeRequest>
-  /** Only the `POST …:generateContent` requests. */
+  /** Only the `POST …:generateContent` (and `…:streamGenerateContent`) requests. */
   readonly generateRequests: () => ReadonlyArray<FakeRequest>
+  /** Indexes (in `requests`) of streamed answers whose connection the client closed before the end. */
+  readonly abandoned: Array<number>
 }
 
 /** The functionResponse parts of a request's last content (the answers to the last calls). */
@@ -108,6 +115,49 @@ const generated = (reply: Exclude<FakeReply, { status: number }>, model: string)
   }
 }
 
+/**
+ * Streams a response as Gemini does: each chunk a partial response (thought, text in two pieces,
+ * the function calls whole), the finish reason and usage on the last chunk.
+ */
+const sse = (res: ServerResponse, whole: ReturnType<typeof generated>, reply: Exclude<FakeReply, { status: number }>) => {
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\r\n\r\n`)
+  if (!("candidates" in whole)) {
+    send(whole)
+    return void res.end()
+  }
+  const chunk = (parts: ReadonlyArray<unknown>, last = false) =>
+    send({
+      candidates: [{ content: { role: "model", parts }, index: 0, ...(last ? { finishReason: "STOP" } : {}) }],
+      ...(last ? { usageMetadata: whole.usageMetadata } : {}),
+      modelVersion: whole.modelVersion
+    })
+  const parts = whole.candidates[0]!.content.parts
+  for (const part of parts) {
+    if (part.functionCall !== undefined) continue
+    if (part.thought === true) {
+      chunk([part])
+      continue
+    }
+    const text = String(part.text)
+    const cut = Math.ceil(text.length / 2)
+    for (const piece of [text.slice(0, cut), text.slice(cut)]) {
+      if (piece === "") continue
+      chunk([{ text: piece }])
+      if (reply.breakMidway === "destroy") return void setTimeout(() => res.destroy(), 20)
+      if (reply.breakMidway === "error") {
+        send({ error: { code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" } })
+        return void res.end()
+      }
+      if (reply.breakMidway === "hang") return
+    }
+  }
+  const calls = parts.filter((p) => p.functionCall !== undefined)
+  if (calls.length > 0) chunk(calls)
+  chunk([{ text: "" }], true)
+  res.end()
+}
+
 /** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
 export const make = (
   respond: (req: FakeRequest, index: number) => FakeReply
@@ -115,6 +165,7 @@ export const make = (
   Effect.acquireRelease(
     Effect.async<{ api: FakeGemini; close: () => Promise<void> }>((resume) => {
       const requests: Array<FakeRequest> = []
+      const abandoned: Array<number> = []
       let modelCalls = 0
       const server = createServer((req, res) => {
         void (async () => {
@@ -128,7 +179,7 @@ export const make = (
           const path = req.url ?? "/"
           const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
           requests.push(fr)
-          const route = /^\/v1beta\/models\/([^/:]+):generateContent$/.exec(path)
+          const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent\?alt=sse)$/.exec(path)
           if (req.method !== "POST" || route === null) {
             res.writeHead(404, { "content-type": "application/json" })
             res.end(JSON.stringify({ error: { code: 404, message: "not in the fake", status: "NOT_FOUND" } }))
@@ -141,8 +192,16 @@ export const make = (
             res.end(JSON.stringify(reply.body ?? { error: { code: reply.status, message: "fake error", status: "INTERNAL" } }))
             return
           }
+          const whole = generated(reply, decodeURIComponent(route[1]!))
+          if (route[2] !== "generateContent") {
+            const index = requests.indexOf(fr)
+            res.on("close", () => {
+              if (!res.writableFinished) abandoned.push(index)
+            })
+            return sse(res, whole, reply)
+          }
           res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(generated(reply, decodeURIComponent(route[1]!))))
+          res.end(JSON.stringify(whole))
         })().catch((e: unknown) => {
           res.writeHead(500)
           res.end(String(e))
@@ -155,7 +214,9 @@ export const make = (
             url: `http://127.0.0.1:${port}`,
             port,
             requests,
-            generateRequests: () => requests.filter((r) => r.method === "POST" && r.path.endsWith(":generateContent"))
+            abandoned,
+            generateRequests: () =>
+              requests.filter((r) => r.method === "POST" && /:(generateContent|streamGenerateContent\?alt=sse)$/.test(r.path))
           },
           close: () =>
             new Promise<void>((resolve) => {
