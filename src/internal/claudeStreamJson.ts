@@ -4,6 +4,7 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import { type ChatEvent, TextDelta, ToolCallEnd, ToolCallStart } from "../services/ChatEvent.js"
 
 export const InitLine = Schema.Struct({
   type: Schema.Literal("system"),
@@ -148,3 +149,11 @@ export type TranslatedEvent =
     readonly result: string
     readonly isError: boolean
   }
+
+/** The chat event for a translated line event. */
+export const toChatEvent = (event: TranslatedEvent): ChatEvent =>
+  event._tag === "TextDelta"
+    ? new TextDelta(event)
+    : event._tag === "ToolCallStart"
+    ? new ToolCallStart(event)
+    : new ToolCallEnd(event)

@@ -34,7 +34,6 @@ import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import { access, constants } from "node:fs/promises"
 import {
   agentEnvironment,
@@ -46,19 +45,12 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
-import { InitLine, makeEventTranslator, ResultLine } from "../internal/claudeStreamJson.js"
-import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "../internal/loopClient.js"
+import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
+import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import {
-  ChatClient,
-  type ChatClientService,
-  type ChatError,
-  PermissionDeniedError,
-  ProviderError,
-  Usage
-} from "../services/ChatClient.js"
-import { TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
+import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -100,8 +92,6 @@ export interface Options {
 
 export const DefaultRequestTimeout = Duration.minutes(10)
 
-const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
-
 const decodeInit = Schema.decodeUnknownEither(InitLine)
 const decodeResult = Schema.decodeUnknownEither(ResultLine)
 
@@ -109,12 +99,6 @@ const decodeResult = Schema.decodeUnknownEither(ResultLine)
 interface Transcript {
   readonly init: InitLine | undefined
   readonly result: ResultLine | undefined
-}
-
-interface RunOutcome {
-  readonly text: string
-  readonly structured: unknown
-  readonly sessionId: string | undefined
 }
 
 const executableHint = (path: string) =>
@@ -139,13 +123,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const sdk = yield* Effect.cachedFunction((specifier: string) => loadAgentSdk(specifier))
     const specifier = options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"
 
-    const sessionId = yield* Ref.make(Option.none<string>())
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
-    const usage = yield* Ref.make(Usage.empty)
-    // The cumulative cost the CLI reported for this session; a resumed run starts from it.
-    const sessionCost = yield* Ref.make(0)
-    const lock = yield* Effect.makeSemaphore(1)
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -182,15 +160,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               const r = decodeResult(message)
               if (Either.isRight(r)) result = r.right
               if (translate !== undefined && emit !== undefined) {
-                for (const event of translate(JSON.stringify(message))) {
-                  await runEmit(emit(
-                    event._tag === "TextDelta"
-                      ? new TextDelta(event)
-                      : event._tag === "ToolCallStart"
-                      ? new ToolCallStart(event)
-                      : new ToolCallEnd(event)
-                  ))
-                }
+                for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
               }
             }
           } catch (e) {
@@ -223,8 +193,9 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         })
       )
 
-    const run = (prompt: string, outputFormat: AgentSdk.OutputFormat | undefined, emit?: Emit) =>
+    const runTurn = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
+        const { emit, prompt, responseFormat } = input
         const module: AgentSdkModule = yield* sdk(specifier)
         if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
         const toolSet = yield* Ref.get(tools)
@@ -251,7 +222,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
           : {}
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
-        const resume = yield* Ref.get(sessionId)
+        const resume = input.sessionId
         const query = module.query({
           prompt,
           options: {
@@ -270,139 +241,41 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             ...(options.model === undefined ? {} : { model: options.model }),
             ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
             ...(Option.isSome(resume) ? { resume: resume.value } : {}),
-            ...(outputFormat === undefined ? {} : { outputFormat }),
+            ...(responseFormat === undefined ? {} : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
             ...(emit === undefined ? {} : { includePartialMessages: true })
           }
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
-        const { init, result: line } = yield* consume(query, controller, () => cli, emit)
-
-        if (mounted) {
-          const status = init?.mcp_servers.find((s) => s.name === serverName)?.status
-          if (status !== "connected") {
-            return yield* new ProviderError({
+        const { init, result } = yield* consume(query, controller, () => cli, emit)
+        return yield* interpretRun({
+          provider,
+          serverName,
+          mounted,
+          init,
+          result,
+          allowPermissionDenials: options.allowPermissionDenials === true,
+          recordResult: input.recordResult,
+          noResult: () => {
+            const stderr = bounded((cli?.stderr() ?? "").trim(), 1_000)
+            return new ProviderError({
               provider,
-              kind: "config",
-              message: `The claude CLI could not use the in-process tools (MCP server ${serverName}: ${
-                status ?? "not reported"
-              }); refusing an answer given without tools`,
+              kind: "process",
+              message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`,
               retryable: false
             })
           }
-        }
-        if (line === undefined) {
-          const stderr = bounded((cli?.stderr() ?? "").trim(), 1_000)
-          return yield* new ProviderError({
-            provider,
-            kind: "process",
-            message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`,
-            retryable: false
-          })
-        }
-        const resumed = Option.isSome(resume) && line.session_id === resume.value
-        if (line.usage !== undefined || line.total_cost_usd != null) {
-          const u = line.usage
-          const cacheRead = u?.cache_read_input_tokens ?? 0
-          // The reported cost is cumulative over a resumed session: count only this turn's part.
-          const total = line.total_cost_usd ?? undefined
-          const before = resumed ? yield* Ref.get(sessionCost) : 0
-          if (total !== undefined) yield* Ref.set(sessionCost, total)
-          const runUsage = Usage.of({
-            inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
-            outputTokens: u?.output_tokens ?? 0,
-            cachedTokens: cacheRead,
-            costUsd: total === undefined ? undefined : Math.max(0, total - before)
-          })
-          yield* Ref.update(usage, (sum) => Usage.add(sum, runUsage))
-          if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
-        }
-        if (line.is_error || line.subtype !== "success") {
-          const status = line.api_error_status ?? undefined
-          return yield* new ProviderError({
-            provider,
-            kind: status === undefined ? "process" : "http",
-            ...(status === undefined ? {} : { status }),
-            message: `The claude CLI reported an error (${line.subtype ?? "unknown"}): ${bounded(line.result)}`,
-            retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
-          })
-        }
-        if (line.permission_denials.length > 0) {
-          const denied = line.permission_denials.map((d) => d.tool_name)
-          if (options.allowPermissionDenials !== true) {
-            return yield* new PermissionDeniedError({
-              provider,
-              tools: denied,
-              answer: line.result,
-              message: `The claude CLI denied ${denied.join(", ")}: allow them with the tool policy or the permission mode`
-            })
-          }
-          yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
-        }
-        return {
-          text: line.result,
-          structured: line.structured_output,
-          sessionId: line.session_id ?? init?.session_id
-        } satisfies RunOutcome
+        })
       }))
 
-    /** One user turn: the `add` buffer and the session move only on success. */
-    const converse = <A>(
-      prompt: string,
-      outputFormat: AgentSdk.OutputFormat | undefined,
-      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
-      emit?: Emit
-    ) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const buffered = yield* Ref.get(pending)
-        const fiber = yield* FiberSet.run(turns, run([...buffered, prompt].join("\n\n"), outputFormat, emit))
-        const outcome = yield* Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
-        const value = yield* finish(outcome)
-        if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
-        yield* Ref.set(pending, [])
-        return value
-      }))
+    // Each turn runs in a fiber of the client's scope: closing the scope ends turns in flight.
+    const run = (input: RunInput) =>
+      Effect.flatMap(FiberSet.run(turns, runTurn(input)), (fiber) =>
+        Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
 
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
-      yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
-    })
+    // Read at the start of each turn: every query gets a fresh server built from this set.
+    const setTools = (set: Tool.ToolSet) => Ref.set(tools, set)
 
-    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
-      yield* requireText("prompt", prompt)
-      return yield* converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text))
-    })
-
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
-      yield* requireText("question", question)
-      const { format, wrapped } = yield* responseFormatFor(schema)
-      return yield* converse(
-        question,
-        { type: "json_schema", schema: format.schema },
-        (outcome) =>
-          decodeAnswer(schema, {
-            text: outcome.text,
-            ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
-          }, wrapped)
-      )
-    })
-
-    const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
-      const set = yield* Tool.capture(list)
-      // Read at the start of each turn: every query gets a fresh server built from this set.
-      yield* lock.withPermits(1)(Ref.set(tools, set))
-    })
-
-    const chatStream = (prompt: string) =>
-      streamOf((emit) =>
-        Effect.zipRight(
-          requireText("prompt", prompt),
-          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
-        )
-      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
-
-    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    return yield* makeSessionClient({ provider, run, setTools })
   })
 
 /** A ChatClient layer on the Claude Agent SDK. */

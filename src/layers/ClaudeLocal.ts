@@ -19,25 +19,24 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
-import type * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { makeEventTranslator, parseRun } from "../internal/claudeStreamJson.js"
-import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "../internal/loopClient.js"
+import {
+  bounded,
+  interpretRun,
+  makeSessionClient,
+  type RunInput,
+  serverStatus,
+  toolServerFailure
+} from "../internal/claudeSession.js"
+import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import {
-  ChatClient,
-  type ChatClientService,
-  type ChatError,
-  PermissionDeniedError,
-  ProviderError,
-  Usage
-} from "../services/ChatClient.js"
+import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
 import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
-import { TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
 import * as McpBridgeNode from "./McpBridgeNode.js"
@@ -102,8 +101,6 @@ const fromSubprocess = (binary: string) => (error: SubprocessError): ProviderErr
   }
 }
 
-const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
-
 /** What one turn asks of the CLI, besides the prompt. */
 export interface Turn {
   readonly sessionId: Option.Option<string>
@@ -129,13 +126,6 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
 ]
 
-/** The outcome of one successful run. */
-interface RunOutcome {
-  readonly text: string
-  readonly structured: unknown
-  readonly sessionId: string | undefined
-}
-
 /**
  * Builds a ChatClient on the `claude` CLI. The bridge (if tools are set) lives in the scope of
  * `make`, and is closed with it.
@@ -154,32 +144,8 @@ export const make = (
     const conditions = options.toolPolicy?.conditions ?? {}
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
-    const sessionId = yield* Ref.make(Option.none<string>())
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
-    const usage = yield* Ref.make(Usage.empty)
-    const lock = yield* Effect.makeSemaphore(1)
-
-    // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
-    // run), so a run's cost is the difference from the last total seen for that session.
-    const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
-    const costOfRun = (session: string | undefined, total: number) =>
-      Ref.modify(sessionCosts, (seen) => {
-        if (session === undefined) return [total, seen] as const
-        const before = seen.get(session) ?? 0
-        return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
-      })
-
-    const bridgeFailure = (status: string | undefined) =>
-      new ProviderError({
-        provider,
-        kind: "config",
-        message: `The claude CLI could not use the tool bridge (MCP server ${serverName}: ${
-          status ?? "not reported"
-        }); refusing an answer given without tools`,
-        retryable: false
-      })
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -196,18 +162,12 @@ export const make = (
                 lines.push(line)
                 if (mounted && lines.length === 1) {
                   const init = parseRun(line).init
-                  const status = init?.mcp_servers.find((s) => s.name === serverName)?.status
-                  if (init !== undefined && status !== "connected") return yield* bridgeFailure(status)
+                  const status = serverStatus(init, serverName)
+                  if (init !== undefined && status !== "connected") {
+                    return yield* toolServerFailure(provider, serverName, status)
+                  }
                 }
-                for (const event of translate(line)) {
-                  yield* emit(
-                    event._tag === "TextDelta"
-                      ? new TextDelta(event)
-                      : event._tag === "ToolCallStart"
-                      ? new ToolCallStart(event)
-                      : new ToolCallEnd(event)
-                  )
-                }
+                for (const event of translate(line)) yield* emit(toChatEvent(event))
               })
             ),
             Effect.as({ exitCode: 0, stderr: "" }),
@@ -217,7 +177,7 @@ export const make = (
         return { ...outcome, stdout: lines.join("\n") }
       })
 
-    const run = (prompt: string, jsonSchema: string | undefined, emit?: Emit) =>
+    const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
@@ -234,125 +194,51 @@ export const make = (
           )
           : undefined
         const args = buildArgs(options, {
-          sessionId: yield* Ref.get(sessionId),
+          sessionId: input.sessionId,
           mcpConfigPath,
           policy,
-          jsonSchema
+          jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
         })
         const runOptions = {
           command: binary,
           args,
-          stdin: prompt,
+          stdin: input.prompt,
           timeout,
           ...(options.env === undefined ? {} : { env: options.env }),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
-        const result = emit === undefined
+        const result = input.emit === undefined
           ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
-          : yield* streamRun(runOptions, emit, mounted)
+          : yield* streamRun(runOptions, input.emit, mounted)
         const parsed = parseRun(result.stdout)
-
-        if (mounted) {
-          const status = parsed.init?.mcp_servers.find((s) => s.name === serverName)?.status
-          if (status !== "connected") return yield* bridgeFailure(status)
-        }
-        const line = parsed.result
-        if (line === undefined) {
-          const stderr = bounded(result.stderr.trim(), 1_000)
-          return yield* new ProviderError({
-            provider,
-            kind: result.exitCode === 0 ? "decode" : "process",
-            message: result.exitCode === 0
-              ? `The claude CLI printed no result line${parsed.garbage.length > 0 ? ` (unparseable output: ${bounded(parsed.garbage[0]!, 200)})` : ""}`
-              : `The claude CLI exited with code ${result.exitCode}${stderr === "" ? "" : `: ${stderr}`}`,
-            retryable: false
-          })
-        }
-        if (line.usage !== undefined || line.total_cost_usd != null) {
-          const u = line.usage
-          const cacheRead = u?.cache_read_input_tokens ?? 0
-          const runUsage = Usage.of({
-            inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
-            outputTokens: u?.output_tokens ?? 0,
-            cachedTokens: cacheRead,
-            costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
-          })
-          yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
-          if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
-        }
-        if (line.is_error || result.exitCode !== 0) {
-          const status = line.api_error_status ?? undefined
-          return yield* new ProviderError({
-            provider,
-            kind: status === undefined ? "process" : "http",
-            ...(status === undefined ? {} : { status }),
-            message: `The claude CLI reported an error (${line.subtype ?? `exit ${result.exitCode}`}): ${
-              bounded(line.result)
-            }`,
-            retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
-          })
-        }
-        if (line.permission_denials.length > 0) {
-          const denied = line.permission_denials.map((d) => d.tool_name)
-          if (options.allowPermissionDenials !== true) {
-            return yield* new PermissionDeniedError({
+        return yield* interpretRun({
+          provider,
+          serverName,
+          mounted,
+          init: parsed.init,
+          result: parsed.result,
+          exitCode: result.exitCode,
+          allowPermissionDenials: options.allowPermissionDenials === true,
+          recordResult: input.recordResult,
+          noResult: () => {
+            const stderr = bounded(result.stderr.trim(), 1_000)
+            return new ProviderError({
               provider,
-              tools: denied,
-              answer: line.result,
-              message: `The claude CLI denied ${denied.join(", ")}: allow them with the tool policy or the permission mode`
+              kind: result.exitCode === 0 ? "decode" : "process",
+              message: result.exitCode === 0
+                ? `The claude CLI printed no result line${
+                  parsed.garbage.length > 0 ? ` (unparseable output: ${bounded(parsed.garbage[0]!, 200)})` : ""
+                }`
+                : `The claude CLI exited with code ${result.exitCode}${stderr === "" ? "" : `: ${stderr}`}`,
+              retryable: false
             })
           }
-          yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
-        }
-        return { text: line.result, structured: line.structured_output, sessionId: line.session_id } satisfies RunOutcome
+        })
       }))
 
-    /** One user turn: the `add` buffer and the session move only on success. */
-    const converse = <A>(
-      prompt: string,
-      jsonSchema: string | undefined,
-      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
-      emit?: Emit
-    ) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const buffered = yield* Ref.get(pending)
-        const outcome = yield* run([...buffered, prompt].join("\n\n"), jsonSchema, emit)
-        const value = yield* finish(outcome)
-        if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
-        yield* Ref.set(pending, [])
-        return value
-      }))
-
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
-      yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
-    })
-
-    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
-      yield* requireText("prompt", prompt)
-      return yield* converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text))
-    })
-
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
-      yield* requireText("question", question)
-      const { format, wrapped } = yield* responseFormatFor(schema)
-      return yield* converse(
-        question,
-        JSON.stringify(format.schema),
-        (outcome) =>
-          decodeAnswer(schema, {
-            text: outcome.text,
-            ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
-          }, wrapped)
-      )
-    })
-
-    const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
-      const set = yield* Tool.capture(list)
-      yield* lock.withPermits(1)(Effect.gen(function*() {
+    const setTools = (set: Tool.ToolSet) =>
+      Effect.gen(function*() {
         const running = yield* Ref.get(bridge)
         if (Option.isSome(running)) {
           yield* running.value.setTools(set.tools)
@@ -369,18 +255,9 @@ export const make = (
           yield* Ref.set(bridge, Option.some(started))
         }
         yield* Ref.set(tools, set)
-      }))
-    })
+      })
 
-    const chatStream = (prompt: string) =>
-      streamOf((emit) =>
-        Effect.zipRight(
-          requireText("prompt", prompt),
-          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
-        )
-      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
-
-    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    return yield* makeSessionClient({ provider, run, setTools })
   })
 
 /** A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation. */

@@ -1,0 +1,215 @@
+/**
+ * What the two Claude Code providers (`ClaudeLocal` on the CLI, `ClaudeAgent` on the Agent SDK)
+ * share: the conversation shell around one run per turn (the `add` buffer, `--resume`, `ask`,
+ * streaming, usage) and the reading of a run's init and result lines. Each provider supplies only
+ * how a run is started.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import {
+  type ChatClientService,
+  type ChatError,
+  PermissionDeniedError,
+  ProviderError,
+  Usage
+} from "../services/ChatClient.js"
+import { UsageEvent } from "../services/ChatEvent.js"
+import type { ResponseFormat } from "../services/ModelTurn.js"
+import * as Tool from "../services/Tool.js"
+import type { InitLine, ResultLine } from "./claudeStreamJson.js"
+import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "./loopClient.js"
+
+/** What a successful run gives back. */
+export interface RunOutcome {
+  readonly text: string
+  readonly structured: unknown
+  readonly sessionId: string | undefined
+}
+
+/** One turn, as the shell asks a provider to run it. */
+export interface RunInput {
+  readonly prompt: string
+  /** For `ask`: the object-rooted JSON Schema the answer must follow. */
+  readonly responseFormat: ResponseFormat | undefined
+  /** The session to resume, from the previous successful turn. */
+  readonly sessionId: Option.Option<string>
+  /** Set for `chatStream`: report events as they happen. */
+  readonly emit: Emit | undefined
+  /** Counts the run's usage (and cost) from its result line, and reports it when streaming. */
+  readonly recordResult: (line: ResultLine) => Effect.Effect<void>
+}
+
+export const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
+
+/** The MCP server carrying the caller's tools is not connected: never answer without tools. */
+export const toolServerFailure = (provider: string, serverName: string, status: string | undefined) =>
+  new ProviderError({
+    provider,
+    kind: "config",
+    message: `The claude CLI could not use the tool server (MCP server ${serverName}: ${
+      status ?? "not reported"
+    }); refusing an answer given without tools`,
+    retryable: false
+  })
+
+/** The status the init line reports for `serverName`. */
+export const serverStatus = (init: InitLine | undefined, serverName: string) =>
+  init?.mcp_servers.find((s) => s.name === serverName)?.status
+
+/**
+ * Reads a finished run: the tool server must have connected (when mounted), a result line must
+ * exist, usage is recorded, an error result is a typed error carrying the API status, and
+ * permission denials fail with `PermissionDeniedError` unless allowed.
+ */
+export const interpretRun = (params: {
+  readonly provider: string
+  readonly serverName: string
+  readonly mounted: boolean
+  readonly init: InitLine | undefined
+  readonly result: ResultLine | undefined
+  /** The process's exit code, when the provider knows it. */
+  readonly exitCode?: number | undefined
+  /** The error for a run that printed no result line. */
+  readonly noResult: () => ProviderError
+  readonly allowPermissionDenials: boolean
+  readonly recordResult: (line: ResultLine) => Effect.Effect<void>
+}): Effect.Effect<RunOutcome, ChatError> =>
+  Effect.gen(function*() {
+    const { exitCode = 0, provider, result: line } = params
+    if (params.mounted) {
+      const status = serverStatus(params.init, params.serverName)
+      if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, status)
+    }
+    if (line === undefined) return yield* params.noResult()
+    yield* params.recordResult(line)
+    if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
+      const status = line.api_error_status ?? undefined
+      return yield* new ProviderError({
+        provider,
+        kind: status === undefined ? "process" : "http",
+        ...(status === undefined ? {} : { status }),
+        message: `The claude CLI reported an error (${line.subtype ?? `exit ${exitCode}`}): ${bounded(line.result)}`,
+        retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
+      })
+    }
+    if (line.permission_denials.length > 0) {
+      const denied = line.permission_denials.map((d) => d.tool_name)
+      if (!params.allowPermissionDenials) {
+        return yield* new PermissionDeniedError({
+          provider,
+          tools: denied,
+          answer: line.result,
+          message: `The claude CLI denied ${denied.join(", ")}: allow them with the tool policy or the permission mode`
+        })
+      }
+      yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
+    }
+    return {
+      text: line.result,
+      structured: line.structured_output,
+      sessionId: line.session_id ?? params.init?.session_id
+    }
+  })
+
+/**
+ * Builds the ChatClient around `run`. Turns are serialised; the `add` buffer and the session move
+ * only when a turn succeeds (for `ask`: when its answer decodes).
+ */
+export const makeSessionClient = (params: {
+  readonly provider: string
+  readonly run: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
+  /** Applies a validated tool set (already holding the caller's context). */
+  readonly setTools: (set: Tool.ToolSet) => Effect.Effect<void, ChatError>
+}): Effect.Effect<ChatClientService> =>
+  Effect.gen(function*() {
+    const { provider } = params
+    const sessionId = yield* Ref.make(Option.none<string>())
+    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const usage = yield* Ref.make(Usage.empty)
+    const lock = yield* Effect.makeSemaphore(1)
+    // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
+    // run), so a run's cost is the difference from the last total seen for that session.
+    const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
+    const costOfRun = (session: string | undefined, total: number) =>
+      Ref.modify(sessionCosts, (seen) => {
+        if (session === undefined) return [total, seen] as const
+        const before = seen.get(session) ?? 0
+        return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
+      })
+
+    const recordResult = (emit: Emit | undefined) => (line: ResultLine) =>
+      Effect.gen(function*() {
+        if (line.usage === undefined && line.total_cost_usd == null) return
+        const u = line.usage
+        const cacheRead = u?.cache_read_input_tokens ?? 0
+        const runUsage = Usage.of({
+          inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
+          outputTokens: u?.output_tokens ?? 0,
+          cachedTokens: cacheRead,
+          costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
+        })
+        yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
+        if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
+      })
+
+    const converse = <A>(
+      prompt: string,
+      responseFormat: ResponseFormat | undefined,
+      finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
+      emit?: Emit
+    ) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const buffered = yield* Ref.get(pending)
+        const outcome = yield* params.run({
+          prompt: [...buffered, prompt].join("\n\n"),
+          responseFormat,
+          sessionId: yield* Ref.get(sessionId),
+          emit,
+          recordResult: recordResult(emit)
+        })
+        const value = yield* finish(outcome)
+        if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
+        yield* Ref.set(pending, [])
+        return value
+      }))
+
+    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
+      yield* requireText("added message", prompt)
+      yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
+    })
+
+    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
+      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* requireText("prompt", prompt)
+      return yield* converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text))
+    })
+
+    const chatStream = (prompt: string) =>
+      streamOf((emit) =>
+        Effect.zipRight(
+          requireText("prompt", prompt),
+          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
+        )
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
+
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
+      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* requireText("question", question)
+      const { format, wrapped } = yield* responseFormatFor(schema)
+      return yield* converse(question, format, (outcome) =>
+        decodeAnswer(schema, {
+          text: outcome.text,
+          ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
+        }, wrapped))
+    })
+
+    const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
+      const set = yield* Tool.capture(list)
+      yield* lock.withPermits(1)(params.setTools(set))
+    })
+
+    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+  })
