@@ -27,7 +27,14 @@ export const compare = async (
   label: string,
   candidate: () => Promise<unknown>,
   baseline: () => Promise<unknown>,
-  options: { readonly rounds?: number; readonly perRound?: number; readonly target?: number; readonly unit?: "ms" | "µs" } = {}
+  options: {
+    readonly rounds?: number
+    readonly perRound?: number
+    readonly target?: number
+    readonly unit?: "ms" | "µs"
+    /** Each sample runs the operation this many times: medians are reported per operation. */
+    readonly operationsPerSample?: number
+  } = {}
 ): Promise<number> => {
   const rounds = options.rounds ?? 5
   const perRound = options.perRound ?? 50
@@ -37,8 +44,9 @@ export const compare = async (
     b.push(...(await sample(perRound, baseline, r === 0 ? 10 : 2)))
     c.push(...(await sample(perRound, candidate, r === 0 ? 10 : 2)))
   }
-  const mc = median(c)
-  const mb = median(b)
+  const per = options.operationsPerSample ?? 1
+  const mc = median(c) / per
+  const mb = median(b) / per
   const ratio = mc / mb
   const unit = options.unit ?? "ms"
   const f = (x: number) => (unit === "µs" ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(3)} ms`)
