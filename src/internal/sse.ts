@@ -4,7 +4,7 @@
  */
 import * as Sse from "@effect/experimental/Sse"
 import * as Chunk from "effect/Chunk"
-import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Stream from "effect/Stream"
 
 export type Event = Sse.Event
@@ -30,14 +30,20 @@ export const decode = <E, E2>(
     }, { maxEventSize: options.maxEventSize ?? MaxEventSize })
     return bytes.pipe(
       Stream.decodeText(),
-      Stream.mapChunksEffect((chunk) => {
+      // Events parsed before an oversized one are still delivered, then the stream fails.
+      Stream.mapChunks((chunk) => {
+        const out: Array<Either.Either<Event, E2>> = []
         for (const text of chunk) {
           const error = parser.feed(text)
-          if (error !== undefined) return Effect.fail(onTooLarge(error))
+          for (const event of pending) out.push(Either.right(event))
+          pending = []
+          if (error !== undefined) {
+            out.push(Either.left(onTooLarge(error)))
+            break
+          }
         }
-        const out = Chunk.unsafeFromArray(pending)
-        pending = []
-        return Effect.succeed(out)
-      })
+        return Chunk.unsafeFromArray(out)
+      }),
+      Stream.mapEffect((step) => step)
     )
   })
