@@ -137,6 +137,28 @@ describe("ClaudeApi.chatStream", () => {
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
+  it.scopedLive("a stream that ends before message_stop, or sends a malformed event, is a typed error", () =>
+    Effect.gen(function*() {
+      const start = `event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":1}}}\n\n` +
+        `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n` +
+        `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n`
+      const truncated = yield* Fake.make(() => ({ rawStream: start }))
+      const cut = yield* runRecording((yield* client(truncated)).chatStream("go"))
+      expect(deltas(cut.seen)).toBe("Hel")
+      expect(cut.error).toMatchObject({ _tag: "ProviderError", kind: "network", message: "anthropic stream ended before the message was complete" })
+
+      const malformed = yield* Fake.make(() => ({ rawStream: `${start}event: content_block_delta\ndata: {not json\n\n` }))
+      const bad = yield* runRecording((yield* client(malformed)).chatStream("go"))
+      expect(deltas(bad.seen)).toBe("Hel")
+      expect(bad.error).toMatchObject({ _tag: "ProviderError", kind: "decode", retryable: false })
+      expect(bad.error?.message).toContain("not JSON")
+
+      const misshapen = yield* Fake.make(() => ({ rawStream: `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n` }))
+      const odd = yield* runRecording((yield* client(misshapen)).chatStream("go"))
+      expect(odd.error).toMatchObject({ _tag: "ProviderError", kind: "decode" })
+      expect(odd.error?.message).toContain("unexpected shape")
+    }).pipe(Effect.provide(HttpLive)))
+
   it.scopedLive("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>

@@ -45,6 +45,8 @@ export type FakeReply =
      * (overloaded) and end, or `hang` (keep the connection open and send nothing more).
      */
     readonly breakMidway?: "destroy" | "error" | "hang"
+    /** Streaming only: send this text as the whole SSE body instead of the message. */
+    readonly rawStream?: string
   }
   | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
 
@@ -218,7 +220,10 @@ export const make = (
             res.on("close", () => {
               if (!res.writableFinished) abandoned.push(index)
             })
-            sse(res, msg, reply)
+            if (reply.rawStream !== undefined) {
+              res.writeHead(200, { "content-type": "text/event-stream" })
+              res.end(reply.rawStream)
+            } else sse(res, msg, reply)
           }
           else {
             res.writeHead(200, { "content-type": "application/json" })
