@@ -4,7 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as Fake from "../support/FakeMessagesApi.js"
-import { add, broken, HttpLive, SecretKey } from "./httpProviderSupport.js"
+import { add, broken, HttpLive, SecretKey, withCapturedLogs } from "./httpProviderSupport.js"
 import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.js"
 
 const client = (api: Fake.FakeMessagesApi, options: Partial<ClaudeApi.Options> = {}) =>
@@ -174,6 +174,17 @@ describe("ClaudeApi.chatStream", () => {
       expect(seen).toEqual([])
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 400 })
       expect(failing.messageRequests()).toHaveLength(1)
+    }).pipe(Effect.provide(HttpLive)))
+
+  it.scopedLive("streamed turns log the host only, never the key", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((_, i) => (i === 0 ? { status: 503, body: { error: { message: `echo ${SecretKey}` } } } : { text: "fine" }))
+      const chat = yield* client(api)
+      const { exit, lines } = yield* withCapturedLogs(collect(chat.chatStream("go")))
+      expect(Exit.isSuccess(exit)).toBe(true)
+      expect(lines.some((l) => l.includes("model stream closed") && l.includes(`host=127.0.0.1:${api.port}`))).toBe(true)
+      expect(lines.some((l) => l.includes("retrying model request"))).toBe(true)
+      expect(lines.join("\n")).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
 
   it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
