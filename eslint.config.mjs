@@ -32,7 +32,11 @@ export default process.env.FORMAT_ONLY === "1"
       files,
       rules: {
         "@typescript-eslint/no-explicit-any": "error",
-        "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+        "@typescript-eslint/no-unused-vars": ["error", {
+          argsIgnorePattern: "^_",
+          varsIgnorePattern: "^_",
+          caughtErrors: "none"
+        }],
         "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
         "@typescript-eslint/no-namespace": "off",
         "@typescript-eslint/no-empty-object-type": "off",

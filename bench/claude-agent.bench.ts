@@ -5,14 +5,14 @@
  * - turns 2..N of a conversation: one CLI kept alive with streaming input (the SDK used directly)
  *   vs a fresh CLI per turn resuming the session (what ClaudeAgent does).
  */
+import type { SDKUserMessage } from "@anthropic-ai/claude-agent-sdk"
+import { query } from "@anthropic-ai/claude-agent-sdk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import type { SDKUserMessage } from "@anthropic-ai/claude-agent-sdk"
-import { query } from "@anthropic-ai/claude-agent-sdk"
 import { performance } from "node:perf_hooks"
 import * as ClaudeAgent from "../src/layers/ClaudeAgent.js"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"

@@ -7,11 +7,11 @@
  *    ToolSearch), and the wall time of such a turn.
  */
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
-import { performance } from "node:perf_hooks"
 import { spawn } from "node:child_process"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../src/layers/NodeSubprocess.js"
@@ -116,10 +116,12 @@ const main = Effect.gen(function*() {
   const on = yield* roundTrips(true)
   const off = yield* roundTrips(false)
   console.log(
-    `model round trips per tool-using turn (real claude ${"2.1.332"}): alwaysLoad on ${on.trips} (${on.ms.toFixed(0)} ms, "${on.answer}")` +
-      ` vs off ${off.trips} (${off.ms.toFixed(0)} ms, "${off.answer}") → ratio ${(on.trips / off.trips).toFixed(2)}× round trips, ${
-        (on.ms / off.ms).toFixed(2)
-      }× time`
+    `model round trips per tool-using turn (real claude ${"2.1.332"}): alwaysLoad on ${on.trips} (${
+      on.ms.toFixed(0)
+    } ms, "${on.answer}")` +
+      ` vs off ${off.trips} (${off.ms.toFixed(0)} ms, "${off.answer}") → ratio ${
+        (on.trips / off.trips).toFixed(2)
+      }× round trips, ${(on.ms / off.ms).toFixed(2)}× time`
   )
 })
 

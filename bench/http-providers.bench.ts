@@ -20,7 +20,9 @@ import { compare } from "./util.js"
 
 const key = "bench-key"
 // Which HttpClient to measure: undici (default) or node:http with a keep-alive agent (`BENCH_HTTP=node`).
-const runtime = ManagedRuntime.make(process.env.BENCH_HTTP === "node" ? NodeHttpClient.layer : NodeHttpClient.layerUndici)
+const runtime = ManagedRuntime.make(
+  process.env.BENCH_HTTP === "node" ? NodeHttpClient.layer : NodeHttpClient.layerUndici
+)
 const run = <A, E>(effect: Effect.Effect<A, E, never>) => runtime.runPromise(effect)
 const options = { rounds: 5, perRound: 60, target: 1.0 }
 
@@ -30,12 +32,22 @@ const main = Effect.gen(function*() {
   const gemini = yield* FakeGemini.make(() => ({ text: "ok" }))
 
   const claudeSdk = new Anthropic({ apiKey: key, baseURL: anthropic.url, maxRetries: 0 })
-  const claudeOurs = ClaudeApi.make({ apiKey: Redacted.make(key), model: "claude-bench", baseUrl: anthropic.url, maxTokens: 64 })
+  const claudeOurs = ClaudeApi.make({
+    apiKey: Redacted.make(key),
+    model: "claude-bench",
+    baseUrl: anthropic.url,
+    maxTokens: 64
+  })
   yield* Effect.promise(() =>
     compare(
       "ClaudeApi chat (1 request) vs @anthropic-ai/sdk messages.create",
       () => runtime.runPromise(Effect.flatMap(claudeOurs, (c) => c.chat("hi"))),
-      () => claudeSdk.messages.create({ model: "claude-bench", max_tokens: 64, messages: [{ role: "user", content: "hi" }] }),
+      () =>
+        claudeSdk.messages.create({
+          model: "claude-bench",
+          max_tokens: 64,
+          messages: [{ role: "user", content: "hi" }]
+        }),
       options
     )
   )

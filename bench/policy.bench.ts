@@ -56,4 +56,6 @@ const single = await compare(
   { unit: "µs", rounds: 5, perRound: 40, operationsPerSample: CALLS }
 )
 if (sink === 0) console.log("unreachable")
-console.log(`(${CALLS} calls per sample; ratios ${ratio.toFixed(2)}× validated input, ${single.toFixed(2)}× pre-validated)`)
+console.log(
+  `(${CALLS} calls per sample; ratios ${ratio.toFixed(2)}× validated input, ${single.toFixed(2)}× pre-validated)`
+)

@@ -8,7 +8,11 @@ export const median = (xs: ReadonlyArray<number>): number => {
 }
 
 /** Times `fn` `n` times after `warmup` runs; returns each run's milliseconds. */
-export const sample = async (n: number, fn: () => Promise<unknown>, warmup = Math.min(20, n)): Promise<Array<number>> => {
+export const sample = async (
+  n: number,
+  fn: () => Promise<unknown>,
+  warmup = Math.min(20, n)
+): Promise<Array<number>> => {
   for (let i = 0; i < warmup; i++) await fn()
   const out: Array<number> = []
   for (let i = 0; i < n; i++) {
@@ -50,7 +54,9 @@ export const compare = async (
   const ratio = mc / mb
   const unit = options.unit ?? "ms"
   const f = (x: number) => (unit === "µs" ? `${(x * 1000).toFixed(1)} µs` : `${x.toFixed(3)} ms`)
-  const target = options.target === undefined ? "" : `  (target ≤ ${options.target}×: ${ratio <= options.target ? "met" : "MISSED"})`
+  const target = options.target === undefined
+    ? ""
+    : `  (target ≤ ${options.target}×: ${ratio <= options.target ? "met" : "MISSED"})`
   console.log(`${label}: ${f(mc)} vs baseline ${f(mb)} → ratio ${ratio.toFixed(2)}×${target}`)
   return ratio
 }

@@ -48,9 +48,11 @@ const program = Effect.gen(function*() {
     yield* Console.log(`claude: ${yield* chat.chat(question)}`)
   }
   const usage = yield* chat.usage
-  yield* Console.log(`usage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens${
-    usage.costUsd === undefined ? "" : `, ~$${usage.costUsd.toFixed(4)}`
-  }`)
+  yield* Console.log(
+    `usage: ${usage.inputTokens} in / ${usage.outputTokens} out tokens${
+      usage.costUsd === undefined ? "" : `, ~$${usage.costUsd.toFixed(4)}`
+    }`
+  )
 })
 
 program.pipe(

@@ -41,7 +41,10 @@ export const providerFromEnv = (options: {
   readonly env?: Readonly<Record<string, string | undefined>>
 }): ProviderChoice => {
   const env = options.env ?? process.env
-  const http = (name: string, layer: Layer.Layer<ChatClient, unknown, never>): ProviderChoice => ({ name, layer: Layer.orDie(layer) })
+  const http = (name: string, layer: Layer.Layer<ChatClient, unknown, never>): ProviderChoice => ({
+    name,
+    layer: Layer.orDie(layer)
+  })
   const anthropic = () =>
     http(
       `anthropic (${env.ANTHROPIC_MODEL ?? ClaudeApi.DefaultModel})`,
@@ -53,7 +56,10 @@ export const providerFromEnv = (options: {
       OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
   const gemini = () =>
-    http(`gemini (${env.GEMINI_MODEL ?? Gemini.DefaultModel})`, Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici)))
+    http(
+      `gemini (${env.GEMINI_MODEL ?? Gemini.DefaultModel})`,
+      Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+    )
 
   const chosen = env.AI_PROVIDER?.trim().toLowerCase()
   if (present(chosen)) {
@@ -67,10 +73,14 @@ export const providerFromEnv = (options: {
       case "gemini":
         return gemini()
       case "claude-local":
-        if (options.claudeLocal === undefined) throw new Error("AI_PROVIDER=claude-local is not available in this example")
+        if (options.claudeLocal === undefined) {
+          throw new Error("AI_PROVIDER=claude-local is not available in this example")
+        }
         return options.claudeLocal
       case "claude-agent":
-        if (options.claudeAgent === undefined) throw new Error("AI_PROVIDER=claude-agent is not available in this example")
+        if (options.claudeAgent === undefined) {
+          throw new Error("AI_PROVIDER=claude-agent is not available in this example")
+        }
         return options.claudeAgent
       default:
         throw new Error(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)

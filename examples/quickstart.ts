@@ -8,8 +8,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
-import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
 import { ClaudeAgent } from "../src/claude-agent.js"
+import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
 import { providerFromEnv } from "./providers.js"
 import { weatherTools } from "./weatherTools.js"
 
@@ -35,7 +35,9 @@ const offlineModel = Scripted.layer({
         const paris = JSON.parse(results[0]!.content) as { celsius: number }
         return Scripted.toolCalls({ name: "to_fahrenheit", arguments: { celsius: paris.celsius } })
       }
-      const weather = history.flatMap((m) => (m.role === "tool" ? m.results : [])).filter((r) => r.name === "get_weather")
+      const weather = history.flatMap((m) => (m.role === "tool" ? m.results : [])).filter((r) =>
+        r.name === "get_weather"
+      )
       const paris = JSON.parse(weather[0]!.content) as { celsius: number; sky: string }
       const atlantis = weather[1]!
       return Scripted.text(

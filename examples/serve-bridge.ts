@@ -20,9 +20,10 @@ class Notes extends Context.Tag("examples/Notes")<Notes, Ref.Ref<ReadonlyArray<s
 const addNote = Tool.make("add_note", {
   description: "Stores a short note and returns how many notes there are",
   parameters: { text: Schema.String },
-  handler: ({ text }) => Effect.flatMap(Notes, (notes) => Ref.updateAndGet(notes, (all) => [...all, text])).pipe(
-    Effect.map((all) => ({ stored: text, count: all.length }))
-  )
+  handler: ({ text }) =>
+    Effect.flatMap(Notes, (notes) => Ref.updateAndGet(notes, (all) => [...all, text])).pipe(
+      Effect.map((all) => ({ stored: text, count: all.length }))
+    )
 })
 
 const listNotes = Tool.make("list_notes", {

@@ -22,7 +22,11 @@ const program = Effect.gen(function*() {
   const agent = { disabledTools: ["Bash", "mcp__memory__remember", "mcp__docs__*"] }
   const conditions = yield* Conditions.detectConditions({ cwd: process.cwd() })
   // A `claude -p` turn: headless, with the bridge's tools served as `mcp__gtb__*`.
-  const policy = yield* ToolPolicy.resolveToolPolicy(registry, agent, { conditions, headless: true, mcpServers: ["gtb"] })
+  const policy = yield* ToolPolicy.resolveToolPolicy(registry, agent, {
+    conditions,
+    headless: true,
+    mcpServers: ["gtb"]
+  })
   yield* Console.log(`agent.disabledTools: ${agent.disabledTools.join(", ")}`)
   yield* Console.log(`conditions: ${JSON.stringify(conditions)}`)
   yield* Console.log(`disallowedTools: ${policy.disallowedTools.join(", ")}`)

@@ -282,7 +282,11 @@ export const messageStream = () => {
         return nothing
       case "error": {
         const { error } = Schema.decodeUnknownSync(StreamError)(json)
-        return { _tag: "Error", message: `${error.type}: ${error.message}`, retryable: RetryableStreamErrors.has(error.type) }
+        return {
+          _tag: "Error",
+          message: `${error.type}: ${error.message}`,
+          retryable: RetryableStreamErrors.has(error.type)
+        }
       }
       default:
         // ping, content_block_stop, thinking and future events
@@ -293,11 +297,15 @@ export const messageStream = () => {
   /** The whole message, or `undefined` if the stream ended before `message_stop`. */
   const response = (): MessagesResponse | undefined => {
     if (!stopped) return undefined
-    const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(([, b]): MessagesResponse["content"][number] => {
-      if (b.type === "text") return { type: "text", text: b.text }
-      if (b.type === "tool_use") return { type: "tool_use", id: b.id, name: b.name, input: toolInput(b.json, b.input) }
-      return { type: b.type }
-    })
+    const content = [...blocks.entries()].sort(([a], [b]) => a - b).map(
+      ([, b]): MessagesResponse["content"][number] => {
+        if (b.type === "text") return { type: "text", text: b.text }
+        if (b.type === "tool_use") {
+          return { type: "tool_use", id: b.id, name: b.name, input: toolInput(b.json, b.input) }
+        }
+        return { type: b.type }
+      }
+    )
     return {
       content,
       stop_reason: stopReason,

@@ -35,7 +35,8 @@ const describe = (u: unknown) => (u instanceof Error ? u.message : String(u))
 export const loadAgentSdk = (specifier: string = AgentSdkPackage): Effect.Effect<AgentSdkModule, ProviderError> =>
   Effect.tryPromise({
     try: () => import(specifier) as Promise<AgentSdkModule>,
-    catch: (e) => new ProviderError({ provider, kind: "config", message: sdkInstallHint(specifier, describe(e)), retryable: false })
+    catch: (e) =>
+      new ProviderError({ provider, kind: "config", message: sdkInstallHint(specifier, describe(e)), retryable: false })
   }).pipe(
     Effect.filterOrFail(
       (sdk) => typeof sdk.query === "function",
@@ -165,25 +166,26 @@ export interface SpawnedCli {
  * A `spawnClaudeCodeProcess` that starts the CLI as the leader of its own process group (so the
  * whole tree can be signalled) and reports it through `onSpawn`.
  */
-export const spawner = (onSpawn: (cli: SpawnedCli) => void) => (options: AgentSdk.SpawnOptions): AgentSdk.SpawnedProcess => {
-  const env: Record<string, string> = {}
-  for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v
-  const child = spawn(options.command, options.args, {
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    env,
-    stdio: ["pipe", "pipe", "pipe"],
-    detached: true
-  })
-  let tail = ""
-  child.stderr.setEncoding("utf8")
-  child.stderr.on("data", (chunk: string) => {
-    tail = (tail + chunk).slice(-StderrTail)
-  })
-  // The SDK fires this after its own graceful close window.
-  options.signal.addEventListener("abort", () => signalGroup(child, "SIGTERM"), { once: true })
-  onSpawn({ child, stderr: () => tail })
-  return child
-}
+export const spawner =
+  (onSpawn: (cli: SpawnedCli) => void) => (options: AgentSdk.SpawnOptions): AgentSdk.SpawnedProcess => {
+    const env: Record<string, string> = {}
+    for (const [k, v] of Object.entries(options.env)) if (v !== undefined) env[k] = v
+    const child = spawn(options.command, options.args, {
+      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+      env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true
+    })
+    let tail = ""
+    child.stderr.setEncoding("utf8")
+    child.stderr.on("data", (chunk: string) => {
+      tail = (tail + chunk).slice(-StderrTail)
+    })
+    // The SDK fires this after its own graceful close window.
+    options.signal.addEventListener("abort", () => signalGroup(child, "SIGTERM"), { once: true })
+    onSpawn({ child, stderr: () => tail })
+    return child
+  }
 
 const running = (child: ChildProcessWithoutNullStreams) => child.exitCode === null && child.signalCode === null
 

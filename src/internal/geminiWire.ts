@@ -251,7 +251,11 @@ export interface RequestSettings {
  * `responseSchema` are set on this request only. Tools stay available alongside (models that
  * cannot combine function calling with a response schema answer with an HTTP 400).
  */
-export const requestBody = (settings: RequestSettings, request: TurnRequest, signatures: Signatures): GenerateContentRequest => {
+export const requestBody = (
+  settings: RequestSettings,
+  request: TurnRequest,
+  signatures: Signatures
+): GenerateContentRequest => {
   const generationConfig = {
     ...(settings.maxTokens === undefined ? {} : { maxOutputTokens: settings.maxTokens }),
     ...(request.responseFormat === undefined ? {} : {
@@ -300,7 +304,11 @@ export const turnResponse = (
   response: GenerateContentResponse,
   newId: () => string
 ):
-  | { readonly _tag: "Turn"; readonly turn: TurnResponse; readonly signatures: ReadonlyArray<readonly [string, string]> }
+  | {
+    readonly _tag: "Turn"
+    readonly turn: TurnResponse
+    readonly signatures: ReadonlyArray<readonly [string, string]>
+  }
   | { readonly _tag: "NoCandidate"; readonly reason: string } =>
 {
   const candidate = response.candidates?.[0]
@@ -325,11 +333,20 @@ export const turnResponse = (
 // --- streaming (`:streamGenerateContent?alt=sse`) -------------------------------------------
 
 const StreamError = Schema.Struct({
-  error: Schema.Struct({ message: Schema.String, status: Schema.optional(Schema.String), code: Schema.optional(Schema.Number) })
+  error: Schema.Struct({
+    message: Schema.String,
+    status: Schema.optional(Schema.String),
+    code: Schema.optional(Schema.Number)
+  })
 })
 
 /** Server-side statuses worth a later retry (the same conditions as 429/5xx). */
-const RetryableStatuses: ReadonlySet<string> = new Set(["RESOURCE_EXHAUSTED", "UNAVAILABLE", "INTERNAL", "DEADLINE_EXCEEDED"])
+const RetryableStatuses: ReadonlySet<string> = new Set([
+  "RESOURCE_EXHAUSTED",
+  "UNAVAILABLE",
+  "INTERNAL",
+  "DEADLINE_EXCEEDED"
+])
 
 /**
  * Assembles streamed chunks (each a partial `GenerateContentResponse`) into the response the
@@ -339,7 +356,9 @@ const RetryableStatuses: ReadonlySet<string> = new Set(["RESOURCE_EXHAUSTED", "U
  * single-use: one per streamed turn.
  */
 export const contentStream = () => {
-  const parts: Array<NonNullable<NonNullable<NonNullable<GenerateContentResponse["candidates"]>[number]["content"]>["parts"]>[number]> = []
+  const parts: Array<
+    NonNullable<NonNullable<NonNullable<GenerateContentResponse["candidates"]>[number]["content"]>["parts"]>[number]
+  > = []
   let candidate = false
   let finishReason: string | undefined
   let blockReason: string | undefined
@@ -374,7 +393,9 @@ export const contentStream = () => {
   const response = (): GenerateContentResponse | undefined => {
     if (finishReason === undefined && blockReason === undefined) return undefined
     return {
-      ...(candidate ? { candidates: [{ content: { parts }, ...(finishReason === undefined ? {} : { finishReason }) }] } : {}),
+      ...(candidate
+        ? { candidates: [{ content: { parts }, ...(finishReason === undefined ? {} : { finishReason }) }] }
+        : {}),
       ...(blockReason === undefined ? {} : { promptFeedback: { blockReason } }),
       ...(usageMetadata === undefined ? {} : { usageMetadata })
     }

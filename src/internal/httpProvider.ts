@@ -4,7 +4,7 @@
  * `Config` keys. Providers only add their wire formats on top.
  */
 import * as Headers from "@effect/platform/Headers"
-import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import * as Config from "effect/Config"
@@ -83,7 +83,12 @@ export const baseUrlOrFail = (
   Either.match(validateBaseUrl(raw, { allowInsecureHttp }), {
     onLeft: (reason) =>
       Effect.fail(
-        new ProviderError({ provider, kind: "config", message: `Invalid ${provider} base URL: ${reason}`, retryable: false })
+        new ProviderError({
+          provider,
+          kind: "config",
+          message: `Invalid ${provider} base URL: ${reason}`,
+          retryable: false
+        })
       ),
     onRight: Effect.succeed
   })
@@ -107,7 +112,10 @@ export const MaxRetryAfter = Duration.seconds(60)
  * Reads `retry-after-ms` (OpenAI, Anthropic) or `retry-after` (seconds, possibly fractional, or
  * an HTTP date). Nothing usable, negative or over `MaxRetryAfter` → none.
  */
-export const parseRetryAfter = (headers: Headers.Headers, now: number = Date.now()): Option.Option<Duration.Duration> => {
+export const parseRetryAfter = (
+  headers: Headers.Headers,
+  now: number = Date.now()
+): Option.Option<Duration.Duration> => {
   const within = (ms: number) =>
     Number.isFinite(ms) && ms >= 0 && ms <= Duration.toMillis(MaxRetryAfter)
       ? Option.some(Duration.millis(ms))
@@ -327,21 +335,27 @@ export const postSse = (
       retryable: true
     })
   return Stream.unwrap(
-    postWith(client, settings, path, { ...headers, accept: "text/event-stream" }, body, (response) =>
-      Effect.succeed(response)).pipe(
-        Effect.map((response) =>
-          Sse.decode(
-            Stream.mapError(response.stream, (e) => broken(e.reason)),
-            (e) =>
-              new ProviderError({
-                provider,
-                kind: "decode",
-                message: `${provider} sent a stream event larger than ${Sse.MaxEventSize} bytes (${e.message})`,
-                retryable: false
-              })
-          )
+    postWith(
+      client,
+      settings,
+      path,
+      { ...headers, accept: "text/event-stream" },
+      body,
+      (response) => Effect.succeed(response)
+    ).pipe(
+      Effect.map((response) =>
+        Sse.decode(
+          Stream.mapError(response.stream, (e) => broken(e.reason)),
+          (e) =>
+            new ProviderError({
+              provider,
+              kind: "decode",
+              message: `${provider} sent a stream event larger than ${Sse.MaxEventSize} bytes (${e.message})`,
+              retryable: false
+            })
         )
       )
+    )
   ).pipe(Stream.ensuring(Effect.logDebug("model stream closed").pipe(Effect.annotateLogs({ provider, host }))))
 }
 
@@ -349,20 +363,21 @@ export const postSse = (
  * Parses each event's `data` as JSON; `[DONE]` (OpenAI's end marker) and empty data are skipped.
  * Data that is not JSON is a `decode` ProviderError.
  */
-export const sseJson = (provider: string) => (event: Sse.Event): Effect.Effect<Option.Option<unknown>, ProviderError> => {
-  const data = event.data.trim()
-  if (data === "" || data === "[DONE]") return Effect.succeed(Option.none())
-  return Effect.try({
-    try: () => Option.some(JSON.parse(data) as unknown),
-    catch: () =>
-      new ProviderError({
-        provider,
-        kind: "decode",
-        message: `${provider} sent a stream event that is not JSON: ${bounded(data)}`,
-        retryable: false
-      })
-  })
-}
+export const sseJson =
+  (provider: string) => (event: Sse.Event): Effect.Effect<Option.Option<unknown>, ProviderError> => {
+    const data = event.data.trim()
+    if (data === "" || data === "[DONE]") return Effect.succeed(Option.none())
+    return Effect.try({
+      try: () => Option.some(JSON.parse(data) as unknown),
+      catch: () =>
+        new ProviderError({
+          provider,
+          kind: "decode",
+          message: `${provider} sent a stream event that is not JSON: ${bounded(data)}`,
+          retryable: false
+        })
+    })
+  }
 
 /** What reading one stream event gives: text to show now, nothing, or the vendor's error event. */
 export type StreamStep =
@@ -448,7 +463,9 @@ export const decodeWire = <A, I>(provider: string, schema: Schema.Schema<A, I>) 
         new ProviderError({
           provider,
           kind: "decode",
-          message: `${provider} answered in an unexpected shape: ${bounded(ParseResult.TreeFormatter.formatErrorSync(error))}`,
+          message: `${provider} answered in an unexpected shape: ${
+            bounded(ParseResult.TreeFormatter.formatErrorSync(error))
+          }`,
           retryable: false
         })
       )

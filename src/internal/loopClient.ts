@@ -10,7 +10,6 @@ import * as ParseResult from "effect/ParseResult"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { type ChatEvent, Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import {
   type ChatClientService,
   type ChatError,
@@ -20,6 +19,7 @@ import {
   StructuredOutputError,
   Usage
 } from "../services/ChatClient.js"
+import { type ChatEvent, Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import type {
   Message,
   ModelTurn,
@@ -207,14 +207,19 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       const streamTurn = options.streamTurn
       if (streamTurn === undefined) {
         return timed(options.turn(request)).pipe(
-          Effect.tap((r) => (r.text === "" || r.structured !== undefined ? Effect.void : emit(new TextDelta({ text: r.text }))))
+          Effect.tap((
+            r
+          ) => (r.text === "" || r.structured !== undefined ? Effect.void : emit(new TextDelta({ text: r.text }))))
         )
       }
       return timed(
         Stream.runFoldEffect(
           streamTurn(request),
           undefined as TurnResponse | undefined,
-          (done, event) => event._tag === "Done" ? Effect.succeed(event.response) : Effect.as(emit(new TextDelta({ text: event.text })), done)
+          (done, event) =>
+            event._tag === "Done"
+              ? Effect.succeed(event.response)
+              : Effect.as(emit(new TextDelta({ text: event.text })), done)
         ).pipe(Effect.flatMap((done) => (done === undefined ? Effect.fail(streamEnded) : Effect.succeed(done))))
       )
     }
@@ -227,14 +232,20 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
           (call) =>
             Effect.zipRight(
               emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
-              Effect.tap(Tool.executeTool(toolSet, call), (r) =>
-                emit(new ToolCallEnd({ id: r.callId, name: r.name, result: r.content, isError: r.isError })))
+              Effect.tap(
+                Tool.executeTool(toolSet, call),
+                (r) => emit(new ToolCallEnd({ id: r.callId, name: r.name, result: r.content, isError: r.isError }))
+              )
             ),
           { concurrency: Math.max(1, options.toolConcurrency ?? 5) }
         )
 
     /** Runs turns until the model stops calling tools; returns the new messages and the last turn. */
-    const runLoop = (start: ReadonlyArray<Message>, responseFormat: ResponseFormat | undefined, emit: Emit | undefined) =>
+    const runLoop = (
+      start: ReadonlyArray<Message>,
+      responseFormat: ResponseFormat | undefined,
+      emit: Emit | undefined
+    ) =>
       Effect.gen(function*() {
         const toolSet = yield* Ref.get(tools)
         const messages: Array<Message> = [...start]

@@ -89,7 +89,8 @@ export const readBoundedBody = (req: IncomingMessage, limit: number): Promise<Bo
       }
       chunks.push(chunk)
     }
-    const onEnd = () => settle({ _tag: "Body", bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received) })
+    const onEnd = () =>
+      settle({ _tag: "Body", bytes: chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received) })
     const onAbort = () => settle({ _tag: "Aborted" })
     const onClose = () => {
       if (!req.complete) settle({ _tag: "Aborted" })

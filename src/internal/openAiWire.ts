@@ -174,7 +174,9 @@ export const turnResponse = (response: ChatResponse): TurnResponse => {
   return {
     text: message.content ?? message.refusal ?? "",
     // Arguments stay JSON text; the tool engine parses them and reports bad JSON as a tool error.
-    toolCalls: (message.tool_calls ?? []).map((c) => new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments })),
+    toolCalls: (message.tool_calls ?? []).map((c) =>
+      new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments })
+    ),
     usage: usage(response.usage)
   }
 }

@@ -141,57 +141,58 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       cli: () => SpawnedCli | undefined,
       emit: Emit | undefined
     ) =>
-      Effect.flatMap(Effect.runtime<never>(), (runtime) => Effect.tryPromise({
-        try: async (signal) => {
-          const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
-          const runEmit = Runtime.runPromise(runtime)
-          signal.addEventListener("abort", () => controller.abort(), { once: true })
-          let init: InitLine | undefined
-          let result: ResultLine | undefined
-          try {
-            for await (const message of query) {
-              if (init === undefined) {
-                const i = decodeInit(message)
-                if (Either.isRight(i)) {
-                  init = i.right
-                  continue
+      Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+        Effect.tryPromise({
+          try: async (signal) => {
+            const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
+            const runEmit = Runtime.runPromise(runtime)
+            signal.addEventListener("abort", () => controller.abort(), { once: true })
+            let init: InitLine | undefined
+            let result: ResultLine | undefined
+            try {
+              for await (const message of query) {
+                if (init === undefined) {
+                  const i = decodeInit(message)
+                  if (Either.isRight(i)) {
+                    init = i.right
+                    continue
+                  }
+                }
+                const r = decodeResult(message)
+                if (Either.isRight(r)) result = r.right
+                if (translate !== undefined && emit !== undefined) {
+                  for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
                 }
               }
-              const r = decodeResult(message)
-              if (Either.isRight(r)) result = r.right
-              if (translate !== undefined && emit !== undefined) {
-                for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
-              }
+            } catch (e) {
+              // The SDK throws after an error result; the result line says more (status, subtype).
+              if (result === undefined) throw e
             }
-          } catch (e) {
-            // The SDK throws after an error result; the result line says more (status, subtype).
-            if (result === undefined) throw e
-          }
-          return { init, result } satisfies Transcript
-        },
-        catch: (e) => {
-          const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
-          return new ProviderError({
-            provider,
-            kind: "process",
-            message: `The claude CLI failed: ${e instanceof Error ? e.message : String(e)}${
-              stderr === "" ? "" : ` (stderr: ${stderr})`
-            }`,
-            retryable: false
-          })
-        }
-      })).pipe(
-        Effect.timeoutFail({
-          duration: timeout,
-          onTimeout: () =>
-            new ProviderError({
+            return { init, result } satisfies Transcript
+          },
+          catch: (e) => {
+            const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
+            return new ProviderError({
               provider,
-              kind: "timeout",
-              message: `The claude CLI did not finish within ${Duration.format(timeout)}`,
-              retryable: true
+              kind: "process",
+              message: `The claude CLI failed: ${e instanceof Error ? e.message : String(e)}${
+                stderr === "" ? "" : ` (stderr: ${stderr})`
+              }`,
+              retryable: false
             })
-        })
-      )
+          }
+        })).pipe(
+          Effect.timeoutFail({
+            duration: timeout,
+            onTimeout: () =>
+              new ProviderError({
+                provider,
+                kind: "timeout",
+                message: `The claude CLI did not finish within ${Duration.format(timeout)}`,
+                retryable: true
+              })
+          })
+        )
 
     const runTurn = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
@@ -241,7 +242,9 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             ...(options.model === undefined ? {} : { model: options.model }),
             ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
             ...(Option.isSome(resume) ? { resume: resume.value } : {}),
-            ...(responseFormat === undefined ? {} : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
+            ...(responseFormat === undefined
+              ? {}
+              : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
             ...(emit === undefined ? {} : { includePartialMessages: true })
           }
         })
@@ -269,8 +272,10 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
 
     // Each turn runs in a fiber of the client's scope: closing the scope ends turns in flight.
     const run = (input: RunInput) =>
-      Effect.flatMap(FiberSet.run(turns, runTurn(input)), (fiber) =>
-        Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber))))
+      Effect.flatMap(
+        FiberSet.run(turns, runTurn(input)),
+        (fiber) => Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+      )
 
     // Read at the start of each turn: every query gets a fresh server built from this set.
     const setTools = (set: Tool.ToolSet) => Ref.set(tools, set)
@@ -292,7 +297,9 @@ export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, Co
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))
       const timeout = yield* Config.option(Config.duration("CLAUDE_REQUEST_TIMEOUT"))
       const permissionMode = yield* Config.option(
-        Config.literal("acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default")("CLAUDE_PERMISSION_MODE")
+        Config.literal("acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default")(
+          "CLAUDE_PERMISSION_MODE"
+        )
       )
       return layer({
         pathToClaudeCodeExecutable: yield* opt("CLAUDE_BINARY"),

@@ -28,8 +28,8 @@ import * as Stream from "effect/Stream"
 import * as Wire from "../internal/anthropicWire.js"
 import {
   baseUrlOrFail,
-  type CommonOptions,
   commonConfig,
+  type CommonOptions,
   decodeWire,
   defined,
   type HttpSettings,

@@ -155,7 +155,10 @@ export const make = (
       Effect.gen(function*() {
         const lines: Array<string> = []
         const translate = makeEventTranslator(`mcp__${serverName}__`)
-        const outcome = yield* subprocess.stream({ ...runOptions, args: [...runOptions.args, "--include-partial-messages"] })
+        const outcome = yield* subprocess.stream({
+          ...runOptions,
+          args: [...runOptions.args, "--include-partial-messages"]
+        })
           .pipe(
             Stream.runForEach((line) =>
               Effect.gen(function*() {
@@ -171,7 +174,10 @@ export const make = (
               })
             ),
             Effect.as({ exitCode: 0, stderr: "" }),
-            Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })),
+            Effect.catchTag(
+              "SubprocessExitError",
+              (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })
+            ),
             Effect.mapError((e) => (e._tag === "ProviderError" ? e : fromSubprocess(binary)(e)))
           )
         return { ...outcome, stdout: lines.join("\n") }
@@ -190,7 +196,9 @@ export const make = (
         const mounted = serving && policy.mountedServers.includes(serverName)
         const mcpConfigPath = mounted && Option.isSome(running)
           ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
-            Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+            Effect.mapError((e) =>
+              new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
+            )
           )
           : undefined
         const args = buildArgs(options, {
@@ -209,7 +217,9 @@ export const make = (
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
         const result = input.emit === undefined
-          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
+          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
+            Effect.mapError(fromSubprocess(binary))
+          )
           : yield* streamRun(runOptions, input.emit, mounted)
         const parsed = parseRun(result.stdout)
         return yield* interpretRun({

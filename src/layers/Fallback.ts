@@ -96,7 +96,11 @@ export const make = (
 ): Effect.Effect<ChatClientService, FallbackError> =>
   Effect.gen(function*() {
     if (providers.length === 0) {
-      return yield* new FallbackError({ reason: "NoProviders", errors: [], message: "A fallback chain needs at least one provider" })
+      return yield* new FallbackError({
+        reason: "NoProviders",
+        errors: [],
+        message: "A fallback chain needs at least one provider"
+      })
     }
     const policy = options.policy ?? defaultPolicy
     const active = yield* Ref.make(0)
@@ -224,7 +228,11 @@ export const make = (
         yield* providers[i]!.client.setTools(observed(set))
         yield* Ref.set(tools, set)
         // Providers further down get the new set when they take over.
-        yield* Ref.set(synced, new Set(Array.from({ length: i + 1 }, (_, n) => n)))
+        yield* Ref.set(
+          synced,
+          new Set(Array.from({ length: i + 1 }, (_, n) =>
+            n))
+        )
       }))
     })
 

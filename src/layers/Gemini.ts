@@ -29,8 +29,8 @@ import * as Stream from "effect/Stream"
 import * as Wire from "../internal/geminiWire.js"
 import {
   baseUrlOrFail,
-  type CommonOptions,
   commonConfig,
+  type CommonOptions,
   decodeWire,
   defined,
   type HttpSettings,
@@ -101,7 +101,10 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   const turn = (request: TurnRequest) =>
     Effect.gen(function*() {
       const body = Wire.requestBody(requestSettings, request, yield* Ref.get(signatures))
-      const response = yield* Effect.flatMap(postJson(client, settings, `${path}:generateContent`, headers, body), decode)
+      const response = yield* Effect.flatMap(
+        postJson(client, settings, `${path}:generateContent`, headers, body),
+        decode
+      )
       return yield* finishTurn(response)
     })
 

@@ -21,8 +21,8 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import {
-  type CallToolResult,
   CallToolRequestSchema,
+  type CallToolResult,
   isInitializeRequest,
   ListToolsRequestSchema,
   type Tool as McpTool
@@ -109,7 +109,11 @@ const listen = (handler: Http.RequestListener) =>
   Effect.async<Http.Server, McpBridgeError>((resume) => {
     const server = Http.createServer(handler)
     const onError = (error: Error) =>
-      resume(Effect.fail(new McpBridgeError({ reason: "BindFailed", message: `Cannot listen on 127.0.0.1: ${error.message}` })))
+      resume(
+        Effect.fail(
+          new McpBridgeError({ reason: "BindFailed", message: `Cannot listen on 127.0.0.1: ${error.message}` })
+        )
+      )
     server.once("error", onError)
     server.listen({ host: "127.0.0.1", port: 0 }, () => {
       server.off("error", onError)
@@ -131,7 +135,9 @@ const closeHttpServer = (server: Http.Server) =>
  */
 export const make: <R = never>(
   options?: McpBridgeOptions<R>
-) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope | R> = Effect.fn("McpBridge.make")(function*<R = never>(options: McpBridgeOptions<R> = {}) {
+) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope | R> = Effect.fn(
+  "McpBridge.make"
+)(function*<R = never>(options: McpBridgeOptions<R> = {}) {
   const { implementation, maxBodyBytes, serverName } = yield* validateOptions(options)
   const token = Redacted.make(randomBytes(32).toString("base64url"))
   const isAuthorized = makeBearerCheck(Redacted.value(token))
@@ -170,8 +176,10 @@ export const make: <R = never>(
   const openSession = (): Session => {
     const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
-    server.setRequestHandler(CallToolRequestSchema, (request, extra) =>
-      callTool(request.params.name, request.params.arguments, extra))
+    server.setRequestHandler(
+      CallToolRequestSchema,
+      (request, extra) => callTool(request.params.name, request.params.arguments, extra)
+    )
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
@@ -187,7 +195,13 @@ export const make: <R = never>(
     return session
   }
 
-  const handle = (session: Session, req: Http.IncomingMessage, res: Http.ServerResponse, body: unknown, fresh: boolean) => {
+  const handle = (
+    session: Session,
+    req: Http.IncomingMessage,
+    res: Http.ServerResponse,
+    body: unknown,
+    fresh: boolean
+  ) => {
     const run = fresh
       ? session.server.connect(session.transport).then(() => session.transport.handleRequest(req, res, body))
       : session.transport.handleRequest(req, res, body)
@@ -220,7 +234,9 @@ export const make: <R = never>(
     if (!isAllowedHost(req.headers.host, port)) {
       return jsonRpcError(res, 403, -32000, "Forbidden: Host must be a loopback name with the bridge's port")
     }
-    if (!isAllowedOrigin(req.headers.origin)) return jsonRpcError(res, 403, -32000, "Forbidden: Origin must be loopback")
+    if (!isAllowedOrigin(req.headers.origin)) {
+      return jsonRpcError(res, 403, -32000, "Forbidden: Origin must be loopback")
+    }
     if (!isAuthorized(req.headers.authorization)) {
       return jsonRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", {
         "www-authenticate": "Bearer"

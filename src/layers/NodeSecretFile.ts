@@ -9,8 +9,8 @@
  *
  * @since 0.1.0
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as os from "node:os"
@@ -50,9 +50,7 @@ export const make = (options: Options = {}): Effect.Effect<SecretFileService, ne
 
     const removeDirectory = (directory: string) =>
       fs.remove(directory, { recursive: true }).pipe(
-        Effect.catchAll((error) =>
-          Effect.logWarning(`SecretFile: could not remove ${directory}: ${describe(error)}`)
-        )
+        Effect.catchAll((error) => Effect.logWarning(`SecretFile: could not remove ${directory}: ${describe(error)}`))
       )
 
     // The directory is the resource: once it exists it is removed on scope close, so a failure or

@@ -29,8 +29,8 @@ import {
   type SubprocessError,
   SubprocessNotFoundError,
   SubprocessOutputTooLargeError,
-  SubprocessSpawnError,
   type SubprocessService,
+  SubprocessSpawnError,
   SubprocessTimeoutError,
   tail
 } from "../services/Subprocess.js"
@@ -350,7 +350,8 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
       const maxBytes = options.maxOutputBytes ?? Infinity
       let bytes = 0
       const stdout = NodeStream.fromReadable<SubprocessError, Uint8Array>(
-        () => childStdout,
+        () =>
+          childStdout,
         (error) =>
           new SubprocessSpawnError({ command: options.command, message: `Reading stdout failed: ${String(error)}` })
       ).pipe(

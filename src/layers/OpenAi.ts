@@ -29,8 +29,8 @@ import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import {
   baseUrlOrFail,
-  type CommonOptions,
   commonConfig,
+  type CommonOptions,
   decodeWire,
   defined,
   type HttpSettings,
@@ -90,12 +90,20 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
     }
     return Stream.suspend(() => {
       const completion = Wire.completionStream()
-      const events = postSse(client, settings, "/chat/completions", headers, Wire.streamRequestBody(requestSettings, request))
+      const events = postSse(
+        client,
+        settings,
+        "/chat/completions",
+        headers,
+        Wire.streamRequestBody(requestSettings, request)
+      )
       return turnStream(provider, events, {
         push: completion.push,
         finish: () => {
           const response = completion.response()
-          return response === undefined ? Effect.fail(truncatedStream(provider)) : Effect.succeed(Wire.turnResponse(response))
+          return response === undefined
+            ? Effect.fail(truncatedStream(provider))
+            : Effect.succeed(Wire.turnResponse(response))
         }
       })
     })

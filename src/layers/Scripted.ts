@@ -57,7 +57,12 @@ export const toolCalls = (...calls: ReadonlyArray<ScriptedCall>): ScriptedTurn =
 })
 
 /** A structured answer for `ask` (what a provider's native structured output would return). */
-export const structured = (value: unknown): ScriptedTurn => ({ _tag: "Reply", text: "", toolCalls: [], structured: value })
+export const structured = (value: unknown): ScriptedTurn => ({
+  _tag: "Reply",
+  text: "",
+  toolCalls: [],
+  structured: value
+})
 
 /** A turn that fails like a provider would (use it to exercise `Fallback` and error handling). */
 export const fail = (error: ProviderError): ScriptedTurn => ({ _tag: "Fail", error })
@@ -92,7 +97,10 @@ const messageChars = (m: Message): number =>
     ? m.text.length + JSON.stringify(m.toolCalls).length
     : m.results.reduce((n, r) => n + r.content.length, 0)
 
-const estimate = (request: TurnRequest, turn: { readonly text: string; readonly toolCalls: ReadonlyArray<ScriptedCall> }) =>
+const estimate = (
+  request: TurnRequest,
+  turn: { readonly text: string; readonly toolCalls: ReadonlyArray<ScriptedCall> }
+) =>
   Usage.of({
     inputTokens: Math.ceil(request.history.reduce((n, m) => n + messageChars(m), 0) / 4),
     outputTokens: Math.ceil((turn.text.length + JSON.stringify(turn.toolCalls).length) / 4)

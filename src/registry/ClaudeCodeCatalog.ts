@@ -53,7 +53,10 @@ const cliOriented = "CLI-oriented: needs the interactive terminal app or its bac
 export const descriptors = [
   // shell
   typed("Bash", "shell", "user", { pairGroup: "bash" }),
-  runtime("BashOutput", "shell", "internal", { pairGroup: "bash", reason: "legacy reader of background Bash output; goes with Bash" }),
+  runtime("BashOutput", "shell", "internal", {
+    pairGroup: "bash",
+    reason: "legacy reader of background Bash output; goes with Bash"
+  }),
   // file
   typed("Read", "file", "user"),
   typed("Edit", "file", "user"),
@@ -67,7 +70,9 @@ export const descriptors = [
   typed("Agent", "orchestration", "internal", { reason: "subagents are how Claude Code splits work" }),
   runtime("Task", "orchestration", "internal", { reason: "legacy alias of Agent" }),
   runtime("ListAgents", "orchestration", "internal", { reason: "lists the running subagents; goes with Agent" }),
-  runtime("ToolSearch", "orchestration", "internal", { reason: "loads deferred MCP tools; blocking it hides MCP tools" }),
+  runtime("ToolSearch", "orchestration", "internal", {
+    reason: "loads deferred MCP tools; blocking it hides MCP tools"
+  }),
   runtime("SendMessage", "orchestration", "internal", { reason: "agent teams" }),
   runtime("TeamCreate", "orchestration", "internal", { reason: "agent teams" }),
   runtime("TeamDelete", "orchestration", "internal", { reason: "agent teams" }),
@@ -109,10 +114,13 @@ export const descriptors = [
     reason: "sets a session goal through the CLI's approval dialog; CLI-oriented"
   }),
   typed("SendFeedback", "orchestration", "disabled", {
-    reason: "files product feedback about Claude Code itself with Anthropic; not an agent task, sends data off the machine"
+    reason:
+      "files product feedback about Claude Code itself with Anthropic; not an agent task, sends data off the machine"
   }),
   typed("ShowOnboardingRolePicker", "orchestration", "disabled", { reason: "the CLI's onboarding UI" }),
-  typed("OfferChromeSetup", "orchestration", "disabled", { reason: "prompts to install the CLI's Chrome extension; UI-only" }),
+  typed("OfferChromeSetup", "orchestration", "disabled", {
+    reason: "prompts to install the CLI's Chrome extension; UI-only"
+  }),
   // media
   typed("Artifact", "media", "disabled", {
     reason: "publishes HTML to Anthropic's hosted artifact service; uploads files off the machine"

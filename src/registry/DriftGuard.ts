@@ -59,7 +59,8 @@ const loadTypeScript = Effect.tryPromise({
     const mod = (await import("typescript")) as TypeScript & { readonly default?: TypeScript }
     return mod.default ?? mod
   },
-  catch: (cause) => new DriftGuardError({ message: `cannot load typescript (needed by the drift guard): ${String(cause)}` })
+  catch: (cause) =>
+    new DriftGuardError({ message: `cannot load typescript (needed by the drift guard): ${String(cause)}` })
 })
 
 /** The member names of `export type ToolInputSchemas = A | B | …` in `source`, in order. */
@@ -75,7 +76,9 @@ export const parseToolInputSchemas = (
     const names: Array<string> = []
     for (const member of members) {
       if (!ts.isTypeReferenceNode(member) || !ts.isIdentifier(member.typeName)) {
-        return Either.left(new DriftGuardError({ message: `${fileName}: unexpected ToolInputSchemas member ${member.getText(file)}` }))
+        return Either.left(
+          new DriftGuardError({ message: `${fileName}: unexpected ToolInputSchemas member ${member.getText(file)}` })
+        )
       }
       names.push(member.typeName.text)
     }

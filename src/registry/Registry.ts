@@ -59,10 +59,16 @@ export const schema = (options: MakeOptions = {}) => {
           seen.set(d.name, i)
         }
         if (d.condition !== undefined && !conditions.has(d.condition)) {
-          issues.push({ path: [i, "condition"], message: `unknown condition ${d.condition} (known: ${[...conditions].join(", ")})` })
+          issues.push({
+            path: [i, "condition"],
+            message: `unknown condition ${d.condition} (known: ${[...conditions].join(", ")})`
+          })
         }
         if (d.pairGroup !== undefined && !pairGroups.has(d.pairGroup)) {
-          issues.push({ path: [i, "pairGroup"], message: `unknown pairGroup ${d.pairGroup} (known: ${[...pairGroups].join(", ")})` })
+          issues.push({
+            path: [i, "pairGroup"],
+            message: `unknown pairGroup ${d.pairGroup} (known: ${[...pairGroups].join(", ")})`
+          })
         }
       })
       return issues

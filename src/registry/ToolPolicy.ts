@@ -117,7 +117,7 @@ export const resolveValidated = (
   const { conditions, headless } = ctx
 
   for (const [name, condition] of plan.conditional) if (conditions[condition] !== true) blocked.add(name)
-  if (headless) for (const name of plan.interactive) blocked.add(name)
+  if (headless) { for (const name of plan.interactive) blocked.add(name) }
   for (const name of agent.disabledTools) {
     const d = registry.byName.get(name)
     if (d !== undefined) {
@@ -132,7 +132,7 @@ export const resolveValidated = (
   }
   // Pair-group atomicity: one blocked member blocks them all, internal members included.
   for (const members of plan.groups) {
-    if (members.some((n) => blocked.has(n))) for (const n of members) blocked.add(n)
+    if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
   }
 
   const allowed = new Set<string>()

@@ -5,7 +5,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
+import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
@@ -144,8 +144,7 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
             new ToolFailure({
               reason: "InvalidArguments",
               message: `Invalid arguments for tool ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-            })
-          )
+            }))
         ),
         Effect.flatMap((params) =>
           Effect.mapError(Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)), handlerFailed)

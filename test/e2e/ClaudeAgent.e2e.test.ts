@@ -15,7 +15,14 @@ import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, listeningSockets, type Sandbox, sandbox, socketInodesOf } from "../support/claudeCli.js"
+import {
+  claudeBinary,
+  claudeProcessesIn,
+  listeningSockets,
+  type Sandbox,
+  sandbox,
+  socketInodesOf
+} from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -155,7 +162,11 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       expect(error._tag).toBe("ProviderError")
       if (error._tag !== "ProviderError") return
       expect(error.message).toContain("bad luck")
-      expect({ kind: error.kind, status: error.status, retryable: error.retryable }).toEqual({ kind: "http", status: 400, retryable: false })
+      expect({ kind: error.kind, status: error.status, retryable: error.retryable }).toEqual({
+        kind: "http",
+        status: 400,
+        retryable: false
+      })
       expect(yield* chat.chat("Second try")).toMatch(/Context line\.\n\nSecond try$/)
     }))
 
@@ -271,7 +282,9 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
       const api = yield* Fake.make((req) =>
-        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] } : { text: "too late" }
+        Fake.toolResults(req).length === 0
+          ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
+          : { text: "too late" }
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
@@ -303,7 +316,9 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const api = yield* Fake.make((req) =>
-        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] } : { text: "too late" }
+        Fake.toolResults(req).length === 0
+          ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
+          : { text: "too late" }
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()

@@ -59,10 +59,11 @@ const clientIn = (
   secretFile: Layer.Layer<SecretFile> = recordingSecretFile(box).layer
 ) =>
   Layer.buildWithScope(
-    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }).pipe(
-      Layer.provide(NodeSubprocess.layer),
-      Layer.provide(secretFile)
-    ),
+    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
+      .pipe(
+        Layer.provide(NodeSubprocess.layer),
+        Layer.provide(secretFile)
+      ),
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 

@@ -23,15 +23,23 @@ describe("examples/claude-local.ts", () => {
       })
       const box = yield* sandbox(api.url)
       const out = yield* Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
-        const child = execFile(process.execPath, ["--import", "tsx", "examples/claude-local.ts"], {
-          env: { ...process.env, ...box.env, CLAUDE_BINARY: claudeBinary, CLAUDE_CWD: box.cwd },
-          timeout: 60_000
-        }, (error, stdout, stderr) => resume(Effect.succeed({ code: error ? (error.code as number) : 0, stdout, stderr })))
+        const child = execFile(
+          process.execPath,
+          ["--import", "tsx", "examples/claude-local.ts"],
+          {
+            env: { ...process.env, ...box.env, CLAUDE_BINARY: claudeBinary, CLAUDE_CWD: box.cwd },
+            timeout: 60_000
+          },
+          (error, stdout, stderr) =>
+            resume(Effect.succeed({ code: error ? (error.code as number) : 0, stdout, stderr }))
+        )
         return Effect.sync(() => child.kill())
       })
       expect(out.stderr).toBe("")
       expect(out.code).toBe(0)
-      expect(out.stdout).toContain("tool get_weather({\"city\":\"Lisbon\"}) → {\"city\":\"Lisbon\",\"celsius\":24,\"sky\":\"sunny\"}")
+      expect(out.stdout).toContain(
+        "tool get_weather({\"city\":\"Lisbon\"}) → {\"city\":\"Lisbon\",\"celsius\":24,\"sky\":\"sunny\"}"
+      )
       expect(out.stdout).toContain("tool to_fahrenheit({\"celsius\":24}) → 75")
       expect(out.stdout).toContain("claude: It is 75°F in Lisbon.")
       expect(out.stdout).toContain("claude: Yes, Lisbon is warmer than Paris.")

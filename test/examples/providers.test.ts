@@ -15,7 +15,9 @@ describe("examples/providers.ts (providerFromEnv)", () => {
     expect(pick({})).toBe("scripted (offline)")
     expect(pick({ GEMINI_API_KEY: "g", OPENAI_API_KEY: "o", ANTHROPIC_API_KEY: "a" })).toMatch(/^anthropic/)
     expect(pick({ GEMINI_API_KEY: "g", OPENAI_API_KEY: "o" })).toMatch(/^openai/)
-    expect(pick({ OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", OPENAI_MODEL: "llama3" })).toBe("openai (llama3, custom base URL)")
+    expect(pick({ OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", OPENAI_MODEL: "llama3" })).toBe(
+      "openai (llama3, custom base URL)"
+    )
     expect(pick({ GEMINI_API_KEY: "g" })).toMatch(/^gemini/)
     expect(pick({ AI_PROVIDER: "gemini", ANTHROPIC_API_KEY: "a" })).toMatch(/^gemini/)
     expect(pick({ AI_PROVIDER: "scripted", ANTHROPIC_API_KEY: "a" })).toBe("scripted (offline)")
@@ -29,7 +31,11 @@ describe("examples/providers.ts (providerFromEnv)", () => {
       const env = { OPENAI_BASE_URL: api.url, OPENAI_MODEL: "local-model" }
       const choice = providerFromEnv({ scripted, env })
       const answer = yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(
-        Effect.provide(choice.layer.pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))))
+        Effect.provide(
+          choice.layer.pipe(
+            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+          )
+        )
       )
       expect(answer).toBe("from the fake")
       expect(api.completionRequests()[0]!.body.model).toBe("local-model")

@@ -14,8 +14,12 @@ const withoutCredentials = () => {
 
 const runQuickstart = (env: Record<string, string | undefined>) =>
   Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(process.execPath, ["--import", "tsx", "examples/quickstart.ts"], { env, timeout: 60_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })))
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", "examples/quickstart.ts"],
+      { env, timeout: 60_000 },
+      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+    )
     return Effect.sync(() => child.kill())
   })
 

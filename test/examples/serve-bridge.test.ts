@@ -1,6 +1,6 @@
+import { describe, expect, it } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import { describe, expect, it } from "@effect/vitest"
 import { type ChildProcess, spawn } from "node:child_process"
 import { existsSync, readFileSync, statSync } from "node:fs"
 import * as path from "node:path"
@@ -8,7 +8,10 @@ import { probePort } from "../layers/mcpBridgeSupport.js"
 
 const waitForLine = (child: ChildProcess, pattern: RegExp, output: { text: string }) =>
   new Promise<RegExpExecArray>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern}; output:\n${output.text}`)), 30_000)
+    const timer = setTimeout(
+      () => reject(new Error(`timed out waiting for ${pattern}; output:\n${output.text}`)),
+      30_000
+    )
     const onData = () => {
       const match = pattern.exec(output.text)
       if (match !== null) {

@@ -13,8 +13,12 @@ const withoutCredentials = () => {
 
 const runExample = (env: Record<string, string | undefined>) =>
   Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(process.execPath, ["--import", "tsx", "examples/stream.ts"], { env, timeout: 60_000 }, (error, stdout, stderr) =>
-      resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })))
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", "examples/stream.ts"],
+      { env, timeout: 60_000 },
+      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+    )
     return Effect.sync(() => child.kill())
   })
 
@@ -42,7 +46,10 @@ describe("examples/stream.ts", () => {
       const api = yield* Fake.make((req) =>
         Fake.toolResults(req).length === 0
           ? { text: "Checking.", toolUses: [{ id: "tu_1", name: "get_weather", input: { city: "Paris" } }] }
-          : { text: `Paris: ${JSON.parse(Fake.toolResults(req)[0]!.content).celsius}°C.`, usage: { input_tokens: 40, output_tokens: 6 } }
+          : {
+            text: `Paris: ${JSON.parse(Fake.toolResults(req)[0]!.content).celsius}°C.`,
+            usage: { input_tokens: 40, output_tokens: 6 }
+          }
       )
       const { code, stdout, stderr } = yield* runExample({
         ...withoutCredentials(),

@@ -31,7 +31,16 @@ describe("loopbackGuard", () => {
     for (const origin of [undefined, "http://127.0.0.1:3000", "http://localhost", "https://[::1]:8443"]) {
       expect(isAllowedOrigin(origin), String(origin)).toBe(true)
     }
-    for (const origin of ["null", "http://evil.example", "http://127.0.0.1.evil.example", "file://", "ftp://localhost", "garbage"]) {
+    for (
+      const origin of [
+        "null",
+        "http://evil.example",
+        "http://127.0.0.1.evil.example",
+        "file://",
+        "ftp://localhost",
+        "garbage"
+      ]
+    ) {
       expect(isAllowedOrigin(origin), origin).toBe(false)
     }
   })

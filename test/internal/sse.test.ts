@@ -27,7 +27,12 @@ describe("sse.decode", () => {
   it.effect("CRLF and CR line ends, comments, multi-line data, BOM; an unterminated last event is dropped", () =>
     Effect.gen(function*() {
       const events = yield* decodeAll(
-        bytes("\uFEFF: keep-alive\r\n", "data: line 1\r\ndata: line 2\r\n\r\n", "event: ping\rdata: x\r\r", "data: cut off")
+        bytes(
+          "\uFEFF: keep-alive\r\n",
+          "data: line 1\r\ndata: line 2\r\n\r\n",
+          "event: ping\rdata: x\r\r",
+          "data: cut off"
+        )
       )
       expect(events).toEqual([{ event: "message", data: "line 1\nline 2" }, { event: "ping", data: "x" }])
     }))
@@ -35,9 +40,13 @@ describe("sse.decode", () => {
   it.effect("an event over the size bound fails the stream with the typed error, after the earlier events", () =>
     Effect.gen(function*() {
       const seen: Array<string> = []
-      const exit = yield* Sse.decode(bytes("data: small\n\n", `data: ${"x".repeat(200)}`), (e) => ({ tooLarge: e.message }), {
-        maxEventSize: 100
-      }).pipe(Stream.runForEach((e) => Effect.sync(() => seen.push(e.data))), Effect.exit)
+      const exit = yield* Sse.decode(
+        bytes("data: small\n\n", `data: ${"x".repeat(200)}`),
+        (e) => ({ tooLarge: e.message }),
+        {
+          maxEventSize: 100
+        }
+      ).pipe(Stream.runForEach((e) => Effect.sync(() => seen.push(e.data))), Effect.exit)
       expect(seen).toEqual(["small"])
       expect(exit).toEqual(Exit.fail({ tooLarge: "Pending SSE event exceeded the maximum size of 100" }))
     }))

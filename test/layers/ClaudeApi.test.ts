@@ -42,7 +42,12 @@ describe("ClaudeApi", () => {
       responseFormat: { name: "answer", schema: { type: "object", properties: {} } }
     })
     expect(body.messages[1]!.content).toEqual([{ type: "tool_use", id: "t1", name: "add", input: { a: 1 } }])
-    expect(body.messages[2]!.content).toEqual([{ type: "tool_result", tool_use_id: "t1", content: "boom", is_error: true }])
+    expect(body.messages[2]!.content).toEqual([{
+      type: "tool_result",
+      tool_use_id: "t1",
+      content: "boom",
+      is_error: true
+    }])
     expect(body.tool_choice).toEqual({ type: "any" })
     expect(body.system).toBe("s")
   })
@@ -81,7 +86,12 @@ describe("ClaudeApi", () => {
       expect(Fake.toolResults(reqs[2]!)).toEqual([{ tool_use_id: "tu_2", content: "7", is_error: false }])
       expect(reqs[2]!.body.messages![3]).toEqual({
         role: "assistant",
-        content: [{ type: "text", text: "adding more" }, { type: "tool_use", id: "tu_2", name: "add", input: { a: 3, b: 4 } }]
+        content: [{ type: "text", text: "adding more" }, {
+          type: "tool_use",
+          id: "tu_2",
+          name: "add",
+          input: { a: 3, b: 4 }
+        }]
       })
       expect(reqs[0]!.body.tools!.map((t) => t.name)).toEqual(["add"])
       expect(reqs[0]!.body.tool_choice).toBeUndefined()
@@ -142,7 +152,10 @@ describe("ClaudeApi", () => {
       const [body] = bodies(api)
       expect(body!.tool_choice).toEqual({ type: "tool", name: "answer" })
       expect(body!.tools).toEqual([
-        expect.objectContaining({ name: "answer", input_schema: expect.objectContaining({ type: "object", required: ["city", "celsius"] }) })
+        expect.objectContaining({
+          name: "answer",
+          input_schema: expect.objectContaining({ type: "object", required: ["city", "celsius"] })
+        })
       ])
     }).pipe(Effect.provide(HttpLive)))
 
@@ -159,7 +172,11 @@ describe("ClaudeApi", () => {
       const [first, second] = bodies(api)
       expect(first!.tool_choice).toEqual({ type: "any" })
       expect(first!.tools!.map((t) => t.name)).toEqual(["add", "answer"])
-      expect(Fake.toolResults(api.messageRequests()[1]!)).toEqual([{ tool_use_id: "tu_1", content: "18", is_error: false }])
+      expect(Fake.toolResults(api.messageRequests()[1]!)).toEqual([{
+        tool_use_id: "tu_1",
+        content: "18",
+        is_error: false
+      }])
       expect(second!.tool_choice).toEqual({ type: "any" })
     }).pipe(Effect.provide(HttpLive)))
 
@@ -187,7 +204,10 @@ describe("ClaudeApi", () => {
       expect(b!.tools).toBeUndefined()
       expect(c!.tool_choice).toEqual({ type: "tool", name: "answer" })
       // The first answer joined the history as JSON text.
-      expect(c!.messages![1]).toEqual({ role: "assistant", content: [{ type: "text", text: "{\"city\":\"Oslo\",\"celsius\":0}" }] })
+      expect(c!.messages![1]).toEqual({
+        role: "assistant",
+        content: [{ type: "text", text: "{\"city\":\"Oslo\",\"celsius\":0}" }]
+      })
     }).pipe(Effect.provide(HttpLive)))
 
   it.scopedLive("sums usage across steps (cache reads count as input and as cached)", () =>
@@ -232,7 +252,13 @@ describe("ClaudeApi", () => {
       const api = yield* fakeWith(() => ({ status: 529 }))
       const chat = yield* client(api, { maxRetries: 2 })
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "http", status: 529, retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "anthropic",
+        kind: "http",
+        status: 529,
+        retryable: true
+      })
       expect(api.messageRequests()).toHaveLength(3)
     }).pipe(Effect.provide(HttpLive)))
 
@@ -244,7 +270,13 @@ describe("ClaudeApi", () => {
       }))
       const chat = yield* client(api)
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "http", status: 401, retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "anthropic",
+        kind: "http",
+        status: 401,
+        retryable: false
+      })
       expect(error.message).toContain("invalid x-api-key")
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
@@ -284,9 +316,17 @@ describe("ClaudeApi", () => {
   it.scopedLive("layerConfig reads ANTHROPIC_* and refuses a bad base URL with a config error", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ text: "configured" }))
-      const env = (map: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) =>
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
       const good = ClaudeApi.layerConfig().pipe(
-        Layer.provide(env({ ANTHROPIC_API_KEY: SecretKey, ANTHROPIC_BASE_URL: api.url, ANTHROPIC_MODEL: "claude-env", ANTHROPIC_MAX_TOKENS: "77" }))
+        Layer.provide(
+          env({
+            ANTHROPIC_API_KEY: SecretKey,
+            ANTHROPIC_BASE_URL: api.url,
+            ANTHROPIC_MODEL: "claude-env",
+            ANTHROPIC_MAX_TOKENS: "77"
+          })
+        )
       )
       const answer = yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(good))
       expect(answer).toBe("configured")

@@ -19,7 +19,10 @@ const client = (api: Fake.FakeMessagesApi, options: Partial<ClaudeApi.Options> =
 describe("ClaudeApi.chatStream", () => {
   it.scopedLive("deltas concatenate to the final text; Complete, usage and history equal chat's", () =>
     Effect.gen(function*() {
-      const reply: Fake.FakeReply = { text: "Streaming héllo 🌍 world, in pieces.", usage: { input_tokens: 21, output_tokens: 8 } }
+      const reply: Fake.FakeReply = {
+        text: "Streaming héllo 🌍 world, in pieces.",
+        usage: { input_tokens: 21, output_tokens: 8 }
+      }
       const api = yield* Fake.make(() => reply)
       const streaming = yield* client(api)
       const events = yield* collect(streaming.chatStream("hi"))
@@ -47,7 +50,10 @@ describe("ClaudeApi.chatStream", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
-          ? { text: "Let me add.", toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: 2 } }, { id: "tu_2", name: "broken", input: {} }] }
+          ? {
+            text: "Let me add.",
+            toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: 2 } }, { id: "tu_2", name: "broken", input: {} }]
+          }
           : i === 1
           ? { toolUses: [{ id: "tu_3", name: "add", input: { a: 3, b: 4 } }] }
           : { text: "3 then 7" }
@@ -102,7 +108,10 @@ describe("ClaudeApi.chatStream", () => {
 
   it.scopedLive("empty streamed tool input becomes {}", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { toolUses: [{ id: "tu_e", name: "broken", input: undefined }] } : { text: "done" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { toolUses: [{ id: "tu_e", name: "broken", input: undefined }] } : { text: "done" }))
       const chat = yield* client(api)
       yield* chat.setTools([broken])
       const events = yield* collect(chat.chatStream("go"))
@@ -139,21 +148,30 @@ describe("ClaudeApi.chatStream", () => {
 
   it.scopedLive("a stream that ends before message_stop, or sends a malformed event, is a typed error", () =>
     Effect.gen(function*() {
-      const start = `event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":1}}}\n\n` +
+      const start =
+        `event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":1}}}\n\n` +
         `event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n` +
         `event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hel"}}\n\n`
       const truncated = yield* Fake.make(() => ({ rawStream: start }))
       const cut = yield* runRecording((yield* client(truncated)).chatStream("go"))
       expect(deltas(cut.seen)).toBe("Hel")
-      expect(cut.error).toMatchObject({ _tag: "ProviderError", kind: "network", message: "anthropic stream ended before the message was complete" })
+      expect(cut.error).toMatchObject({
+        _tag: "ProviderError",
+        kind: "network",
+        message: "anthropic stream ended before the message was complete"
+      })
 
-      const malformed = yield* Fake.make(() => ({ rawStream: `${start}event: content_block_delta\ndata: {not json\n\n` }))
+      const malformed = yield* Fake.make(() => ({
+        rawStream: `${start}event: content_block_delta\ndata: {not json\n\n`
+      }))
       const bad = yield* runRecording((yield* client(malformed)).chatStream("go"))
       expect(deltas(bad.seen)).toBe("Hel")
       expect(bad.error).toMatchObject({ _tag: "ProviderError", kind: "decode", retryable: false })
       expect(bad.error?.message).toContain("not JSON")
 
-      const misshapen = yield* Fake.make(() => ({ rawStream: `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n` }))
+      const misshapen = yield* Fake.make(() => ({
+        rawStream: `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n`
+      }))
       const odd = yield* runRecording((yield* client(misshapen)).chatStream("go"))
       expect(odd.error).toMatchObject({ _tag: "ProviderError", kind: "decode" })
       expect(odd.error?.message).toContain("unexpected shape")
@@ -162,14 +180,21 @@ describe("ClaudeApi.chatStream", () => {
   it.scopedLive("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
-        i === 0 ? { status: 529, headers: { "retry-after": "0" } } : i === 1 ? { status: 503 } : { text: "after retries" }
+        i === 0
+          ? { status: 529, headers: { "retry-after": "0" } }
+          : i === 1
+          ? { status: 503 }
+          : { text: "after retries" }
       )
       const chat = yield* client(api)
       const events = yield* collect(chat.chatStream("go"))
       expect(deltas(events)).toBe("after retries")
       expect(api.messageRequests()).toHaveLength(3)
 
-      const failing = yield* Fake.make(() => ({ status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "bad" } } }))
+      const failing = yield* Fake.make(() => ({
+        status: 400,
+        body: { type: "error", error: { type: "invalid_request_error", message: "bad" } }
+      }))
       const { error, seen } = yield* runRecording((yield* client(failing)).chatStream("go"))
       expect(seen).toEqual([])
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 400 })
@@ -178,18 +203,26 @@ describe("ClaudeApi.chatStream", () => {
 
   it.scopedLive("streamed turns log the host only, never the key", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { status: 503, body: { error: { message: `echo ${SecretKey}` } } } : { text: "fine" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { status: 503, body: { error: { message: `echo ${SecretKey}` } } } : { text: "fine" }))
       const chat = yield* client(api)
       const { exit, lines } = yield* withCapturedLogs(collect(chat.chatStream("go")))
       expect(Exit.isSuccess(exit)).toBe(true)
-      expect(lines.some((l) => l.includes("model stream closed") && l.includes(`host=127.0.0.1:${api.port}`))).toBe(true)
+      expect(lines.some((l) => l.includes("model stream closed") && l.includes(`host=127.0.0.1:${api.port}`))).toBe(
+        true
+      )
       expect(lines.some((l) => l.includes("retrying model request"))).toBe(true)
       expect(lines.join("\n")).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
 
   it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
       expect(Exit.isInterrupted(exit)).toBe(true)

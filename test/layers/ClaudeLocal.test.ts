@@ -74,12 +74,20 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [call] = yield* calls
         expect(call!.command).toBe("/opt/claude")
         expect(call!.stdin).toBe("-rf looks like a flag")
-        expect(call!.args.slice(0, 5)).toEqual(["-p", "--output-format", "stream-json", "--verbose", "--strict-mcp-config"])
+        expect(call!.args.slice(0, 5)).toEqual([
+          "-p",
+          "--output-format",
+          "stream-json",
+          "--verbose",
+          "--strict-mcp-config"
+        ])
         expect(call!.args).not.toContain("--mcp-config")
         expect(call!.args).not.toContain("--allowedTools")
         const disallowed = call!.args[call!.args.indexOf("--disallowedTools") + 1]!.split(",")
         // disabled tools and, headless, the interactive ones
-        expect(disallowed).toEqual(expect.arrayContaining(["WebSearch", "WebFetch", "AskUserQuestion", "EnterPlanMode"]))
+        expect(disallowed).toEqual(
+          expect.arrayContaining(["WebSearch", "WebFetch", "AskUserQuestion", "EnterPlanMode"])
+        )
         // conditional worktree tools without a git workspace
         expect(disallowed).toEqual(expect.arrayContaining(["EnterWorktree", "ExitWorktree"]))
         expect(disallowed).not.toContain("Read")
@@ -111,7 +119,11 @@ describe("ClaudeLocal (scripted subprocess)", () => {
       Effect.sync(() => {
         const path = options.args[options.args.indexOf("--mcp-config") + 1]!
         seen.push({ path, mode: statSync(path).mode & 0o777, contents: readFileSync(path, "utf8") })
-        return { exitCode: 0, stderr: "", stdout: stdout([init(connected), result({ session_id: `session-${seen.length}` })]) }
+        return {
+          exitCode: 0,
+          stderr: "",
+          stdout: stdout([init(connected), result({ session_id: `session-${seen.length}` })])
+        }
       })
     return withClient(script, {}, (chat, calls) =>
       Effect.gen(function*() {
@@ -151,60 +163,79 @@ describe("ClaudeLocal (scripted subprocess)", () => {
       })))
 
   it.live("an agent that disabled the bridge's server gets no bridge and a disallow entry", () =>
-    withClient([ok([init(), result()])], { toolPolicy: { disabledTools: ["mcp__gtb__*"] } }, (chat, calls) =>
-      Effect.gen(function*() {
-        yield* chat.setTools([add])
-        yield* chat.chat("hi")
-        const args = (yield* calls)[0]!.args
-        expect(args).not.toContain("--mcp-config")
-        expect(args[args.indexOf("--disallowedTools") + 1]!.split(",")).toContain("mcp__gtb__*")
-      })))
+    withClient(
+      [ok([init(), result()])],
+      { toolPolicy: { disabledTools: ["mcp__gtb__*"] } },
+      (chat, calls) =>
+        Effect.gen(function*() {
+          yield* chat.setTools([add])
+          yield* chat.chat("hi")
+          const args = (yield* calls)[0]!.args
+          expect(args).not.toContain("--mcp-config")
+          expect(args[args.indexOf("--disallowedTools") + 1]!.split(",")).toContain("mcp__gtb__*")
+        })
+    ))
 
   it.live("ask passes --json-schema and decodes structured_output (or the result text)", () =>
-    withClient([
-      ok([init(), result({ structured_output: { n: 7 }, result: "{\"n\":7}" })]),
-      ok([init(), result({ result: "{\"n\":8}" })]),
-      ok([init(), result({ structured_output: { n: "x" } })])
-    ], {}, (chat, calls) =>
-      Effect.gen(function*() {
-        const N = Schema.Struct({ n: Schema.Number })
-        expect(yield* chat.ask("n?", N)).toEqual({ n: 7 })
-        expect(yield* chat.ask("n?", N)).toEqual({ n: 8 })
-        expect((yield* Effect.flip(chat.ask("n?", N)))._tag).toBe("StructuredOutputError")
-        const args = (yield* calls)[0]!.args
-        expect(JSON.parse(args[args.indexOf("--json-schema") + 1]!)).toMatchObject({ type: "object", required: ["n"] })
-      })))
+    withClient(
+      [
+        ok([init(), result({ structured_output: { n: 7 }, result: "{\"n\":7}" })]),
+        ok([init(), result({ result: "{\"n\":8}" })]),
+        ok([init(), result({ structured_output: { n: "x" } })])
+      ],
+      {},
+      (chat, calls) =>
+        Effect.gen(function*() {
+          const N = Schema.Struct({ n: Schema.Number })
+          expect(yield* chat.ask("n?", N)).toEqual({ n: 7 })
+          expect(yield* chat.ask("n?", N)).toEqual({ n: 8 })
+          expect((yield* Effect.flip(chat.ask("n?", N)))._tag).toBe("StructuredOutputError")
+          const args = (yield* calls)[0]!.args
+          expect(JSON.parse(args[args.indexOf("--json-schema") + 1]!)).toMatchObject({
+            type: "object",
+            required: ["n"]
+          })
+        })
+    ))
 
   it.live("added text joins the next prompt and survives a failed run", () =>
-    withClient([
-      { exitCode: 1, stderr: "boom" },
-      ok([init(), result()])
-    ], {}, (chat, calls) =>
-      Effect.gen(function*() {
-        yield* chat.add("context")
-        const error = yield* Effect.flip(chat.chat("first"))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "process" })
-        expect(error.message).toContain("boom")
-        yield* chat.chat("second")
-        const [a, b] = yield* calls
-        expect(a!.stdin).toBe("context\n\nfirst")
-        expect(b!.stdin).toBe("context\n\nsecond")
-        expect(b!.args).not.toContain("--resume")
-      })))
+    withClient(
+      [
+        { exitCode: 1, stderr: "boom" },
+        ok([init(), result()])
+      ],
+      {},
+      (chat, calls) =>
+        Effect.gen(function*() {
+          yield* chat.add("context")
+          const error = yield* Effect.flip(chat.chat("first"))
+          expect(error).toMatchObject({ _tag: "ProviderError", kind: "process" })
+          expect(error.message).toContain("boom")
+          yield* chat.chat("second")
+          const [a, b] = yield* calls
+          expect(a!.stdin).toBe("context\n\nfirst")
+          expect(b!.stdin).toBe("context\n\nsecond")
+          expect(b!.args).not.toContain("--resume")
+        })
+    ))
 
   it.live("usage is summed per run; the CLI's cumulative session cost is counted once", () =>
-    withClient([ok([init(), result()]), ok([init(), result({ total_cost_usd: 0.5 })])], {}, (chat) =>
-      Effect.gen(function*() {
-        yield* chat.chat("a")
-        yield* chat.chat("b")
-        expect(yield* chat.usage).toMatchObject({
-          inputTokens: 18,
-          outputTokens: 4,
-          cachedTokens: 10,
-          costUsd: 0.5,
-          known: true
+    withClient(
+      [ok([init(), result()]), ok([init(), result({ total_cost_usd: 0.5 })])],
+      {},
+      (chat) =>
+        Effect.gen(function*() {
+          yield* chat.chat("a")
+          yield* chat.chat("b")
+          expect(yield* chat.usage).toMatchObject({
+            inputTokens: 18,
+            outputTokens: 4,
+            cachedTokens: 10,
+            costUsd: 0.5,
+            known: true
+          })
         })
-      })))
+    ))
 
   describe("error mapping", () => {
     const flipChat = (script: ReadonlyArray<TestSubprocess.Scripted>, options: ClaudeLocal.Options = {}) =>
@@ -228,17 +259,30 @@ describe("ClaudeLocal (scripted subprocess)", () => {
     it.live("is_error result → error carrying the message and api_error_status", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([
-          ok([init(), result({ is_error: true, subtype: "error_during_execution", result: "API Error: 529 overloaded", api_error_status: 529 })])
+          ok([
+            init(),
+            result({
+              is_error: true,
+              subtype: "error_during_execution",
+              result: "API Error: 529 overloaded",
+              api_error_status: 529
+            })
+          ])
         ])
         expect(e).toMatchObject({ _tag: "ProviderError", kind: "http", status: 529, retryable: true })
         expect(e.message).toContain("API Error: 529 overloaded")
-        const auth = yield* flipChat([ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])])
+        const auth = yield* flipChat([
+          ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])
+        ])
         expect(auth).toMatchObject({ status: 401, retryable: false })
       }))
 
     it.live("permission denials → PermissionDeniedError keeping the answer, or the answer when allowed", () =>
       Effect.gen(function*() {
-        const denied = ok([init(), result({ result: "I could not run it", permission_denials: [{ tool_name: "Bash", tool_use_id: "t1" }] })])
+        const denied = ok([
+          init(),
+          result({ result: "I could not run it", permission_denials: [{ tool_name: "Bash", tool_use_id: "t1" }] })
+        ])
         const e = yield* flipChat([denied])
         expect(e).toMatchObject({ _tag: "PermissionDeniedError", tools: ["Bash"], answer: "I could not run it" })
         const answer = yield* withClient([denied], { allowPermissionDenials: true }, (chat) => chat.chat("hi"))
@@ -254,12 +298,18 @@ describe("ClaudeLocal (scripted subprocess)", () => {
 
     it.live("the bridge not connected in the init line → typed error, even with an answer", () =>
       Effect.gen(function*() {
-        const e = yield* withClient([ok([init([{ name: "gtb", status: "failed" }]), result()])], {}, (chat) =>
-          Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi"))))
+        const e = yield* withClient(
+          [ok([init([{ name: "gtb", status: "failed" }]), result()])],
+          {},
+          (chat) => Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi")))
+        )
         expect(e._tag).toBe("ProviderError")
         expect(e.message).toContain("MCP server gtb: failed")
-        const missing = yield* withClient([ok([result()])], {}, (chat) =>
-          Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi"))))
+        const missing = yield* withClient(
+          [ok([result()])],
+          {},
+          (chat) => Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi")))
+        )
         expect(missing.message).toContain("not reported")
       }))
 
@@ -292,19 +342,24 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
       )
       chmodSync(stub, 0o755)
       const lines: Array<string> = []
-      const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => {
-        lines.push(Array.isArray(message) ? message.join(" ") : String(message))
-      }))
+      const capture = Logger.replace(
+        Logger.defaultLogger,
+        Logger.make(({ message }) => {
+          lines.push(Array.isArray(message) ? message.join(" ") : String(message))
+        })
+      )
       const secret = "a very private prompt"
       const answer = yield* Effect.gen(function*() {
         const chat = yield* ChatClient
         yield* chat.setTools([add])
         return yield* chat.chat(secret)
       }).pipe(
-        Effect.provide(ClaudeLocal.layer({ binary: stub, cwd: dir }).pipe(
-          Layer.provide(NodeSubprocess.layer),
-          Layer.provide(NodeSecretFile.layer({ directory: dir }))
-        )),
+        Effect.provide(
+          ClaudeLocal.layer({ binary: stub, cwd: dir }).pipe(
+            Layer.provide(NodeSubprocess.layer),
+            Layer.provide(NodeSecretFile.layer({ directory: dir }))
+          )
+        ),
         Effect.provide(capture),
         Logger.withMinimumLogLevel(LogLevel.Debug)
       )

@@ -35,8 +35,10 @@ const recorded = (name: string, script: ReadonlyArray<Scripted.ScriptedTurn>) =>
   return { name, layer, requests }
 }
 
-const fallback = (providers: ReadonlyArray<{ name: string; layer: Layer.Layer<ChatClient> }>, options?: Fallback.Options) =>
-  Fallback.layer(providers, options)
+const fallback = (
+  providers: ReadonlyArray<{ name: string; layer: Layer.Layer<ChatClient> }>,
+  options?: Fallback.Options
+) => Fallback.layer(providers, options)
 
 const run = <A, E, LE>(
   layer: Layer.Layer<ChatClient, LE>,
@@ -122,7 +124,10 @@ describe("Fallback", () => {
 
   it.effect("usage sums every provider", () =>
     Effect.gen(function*() {
-      const a = recorded("a", [Scripted.text("one", Usage.of({ inputTokens: 1, outputTokens: 2 })), Scripted.fail(Scripted.httpError(429, "a"))])
+      const a = recorded("a", [
+        Scripted.text("one", Usage.of({ inputTokens: 1, outputTokens: 2 })),
+        Scripted.fail(Scripted.httpError(429, "a"))
+      ])
       const b = recorded("b", [Scripted.text("two", Usage.of({ inputTokens: 10, outputTokens: 20, costUsd: 0.5 }))])
       const usage = yield* run(fallback([a, b]), (chat) =>
         Effect.gen(function*() {
@@ -168,10 +173,15 @@ describe("Fallback", () => {
         parameters: {},
         handler: () => Effect.as(Ref.update(ran, (n) => n + 1), "charged")
       })
-      const a = recorded("a", [Scripted.toolCalls({ name: "charge_card" }), Scripted.fail(Scripted.httpError(503, "a"))])
+      const a = recorded("a", [
+        Scripted.toolCalls({ name: "charge_card" }),
+        Scripted.fail(Scripted.httpError(503, "a"))
+      ])
       const b = recorded("b", [Scripted.toolCalls({ name: "charge_card" }), Scripted.text("done")])
-      const error = yield* Effect.flip(run(fallback([a, b], { strictToolContext: true }), (chat) =>
-        Effect.zipRight(chat.setTools([sideEffect]), chat.chat("charge it"))))
+      const error = yield* Effect.flip(
+        run(fallback([a, b], { strictToolContext: true }), (chat) =>
+          Effect.zipRight(chat.setTools([sideEffect]), chat.chat("charge it")))
+      )
       expect(error).toMatchObject({ _tag: "FallbackError", reason: "RefusedAfterToolRun" })
       expect(b.requests.length).toBe(0)
       expect(yield* Ref.get(ran)).toBe(1)
@@ -179,9 +189,14 @@ describe("Fallback", () => {
 
   it.effect("without strict mode the same failure fails over", () =>
     Effect.gen(function*() {
-      const a = recorded("a", [Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }), Scripted.fail(Scripted.httpError(503, "a"))])
+      const a = recorded("a", [
+        Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }),
+        Scripted.fail(Scripted.httpError(503, "a"))
+      ])
       const b = recorded("b", [Scripted.text("done")])
-      expect(yield* run(fallback([a, b]), (chat) => Effect.zipRight(chat.setTools([add]), chat.chat("go")))).toBe("done")
+      expect(yield* run(fallback([a, b]), (chat) => Effect.zipRight(chat.setTools([add]), chat.chat("go")))).toBe(
+        "done"
+      )
     }))
 
   it.effect("a custom policy can make anything fatal", () =>
@@ -197,16 +212,31 @@ describe("Fallback", () => {
     Effect.gen(function*() {
       const hooks: Array<string> = []
       const logs: Array<string> = []
-      const a = recorded("a", [Scripted.fail(new ProviderError({ provider: "a", kind: "http", status: 429, message: "secret detail sk-123", retryable: true }))])
+      const a = recorded("a", [
+        Scripted.fail(
+          new ProviderError({
+            provider: "a",
+            kind: "http",
+            status: 429,
+            message: "secret detail sk-123",
+            retryable: true
+          })
+        )
+      ])
       const b = recorded("b", [Scripted.structured({ n: 4 })])
       const value = yield* run(
-        fallback([a, b], { onFailover: (from, to, reason) => Effect.sync(() => hooks.push(`${from}->${to}:${reason._tag}`)) }),
+        fallback([a, b], {
+          onFailover: (from, to, reason) => Effect.sync(() => hooks.push(`${from}->${to}:${reason._tag}`))
+        }),
         (chat) => chat.ask("n?", Schema.Struct({ n: Schema.Number }))
       ).pipe(
-        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make((o) => {
-          const annotations = Object.fromEntries(o.annotations) as Record<string, unknown>
-          logs.push(`${String(o.message)} ${JSON.stringify(annotations, Object.keys(annotations).sort())}`)
-        })))
+        Effect.provide(Logger.replace(
+          Logger.defaultLogger,
+          Logger.make((o) => {
+            const annotations = Object.fromEntries(o.annotations) as Record<string, unknown>
+            logs.push(`${String(o.message)} ${JSON.stringify(annotations, Object.keys(annotations).sort())}`)
+          })
+        ))
       )
       expect(value).toEqual({ n: 4 })
       expect(hooks).toEqual(["a->b:ProviderError"])

@@ -29,7 +29,8 @@ type GenerateContentBody = OnTheWire<{
 }>
 
 // Compile-time: every body we can build is a valid generateContent body.
-const typed = (request: TurnRequest): GenerateContentBody => Wire.requestBody({ system: "s", maxTokens: 10 }, request, new Map())
+const typed = (request: TurnRequest): GenerateContentBody =>
+  Wire.requestBody({ system: "s", maxTokens: 10 }, request, new Map())
 
 const client = (api: Fake.FakeGemini, options: Partial<Gemini.Options> = {}) =>
   Gemini.make({
@@ -48,15 +49,28 @@ describe("Gemini", () => {
     const body = typed({
       history: [
         { role: "user", content: "hi" },
-        { role: "assistant", text: "", toolCalls: [new ToolCall({ id: "gemini_local_1", name: "add", arguments: { a: 1 } })] },
-        { role: "tool", results: [new ToolResult({ callId: "gemini_local_1", name: "add", content: "boom", isError: true })] }
+        {
+          role: "assistant",
+          text: "",
+          toolCalls: [new ToolCall({ id: "gemini_local_1", name: "add", arguments: { a: 1 } })]
+        },
+        {
+          role: "tool",
+          results: [new ToolResult({ callId: "gemini_local_1", name: "add", content: "boom", isError: true })]
+        }
       ],
       tools: [add, broken],
       responseFormat: { name: "answer", schema: json(Weather) }
     })
     expect(body.contents[1]).toEqual({ role: "model", parts: [{ functionCall: { name: "add", args: { a: 1 } } }] })
-    expect(body.contents[2]).toEqual({ role: "user", parts: [{ functionResponse: { name: "add", response: { error: "boom" } } }] })
-    expect(body.tools![0]!.functionDeclarations!.map((f) => [f.name, f.parameters?.type])).toEqual([["add", "OBJECT"], ["broken", undefined]])
+    expect(body.contents[2]).toEqual({
+      role: "user",
+      parts: [{ functionResponse: { name: "add", response: { error: "boom" } } }]
+    })
+    expect(body.tools![0]!.functionDeclarations!.map((f) => [f.name, f.parameters?.type])).toEqual([["add", "OBJECT"], [
+      "broken",
+      undefined
+    ]])
     expect(body.generationConfig).toMatchObject({ maxOutputTokens: 10, responseMimeType: "application/json" })
     expect(body.systemInstruction).toEqual({ parts: [{ text: "s" }] })
   })
@@ -78,7 +92,13 @@ describe("Gemini", () => {
         kind: { type: "STRING", enum: ["a", "b"] },
         count: { type: "INTEGER", description: expect.any(String), title: "int" },
         note: { type: "STRING", nullable: true },
-        tags: { type: "ARRAY", items: { type: "STRING" }, minItems: "1", description: expect.any(String), title: expect.any(String) },
+        tags: {
+          type: "ARRAY",
+          items: { type: "STRING" },
+          minItems: "1",
+          description: expect.any(String),
+          title: expect.any(String)
+        },
         at: { type: "OBJECT", properties: { x: { type: "NUMBER" } }, propertyOrdering: ["x"], required: ["x"] }
       },
       propertyOrdering: ["name", "kind", "count", "note", "tags", "at"],
@@ -148,7 +168,10 @@ describe("Gemini", () => {
 
   it.scopedLive("reports a failing tool as functionResponse { error }", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { functionCalls: [{ name: "broken", args: {} }] } : { text: "it failed" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { functionCalls: [{ name: "broken", args: {} }] } : { text: "it failed" }))
       const chat = yield* client(api)
       yield* chat.setTools([broken])
       expect(yield* chat.chat("try it")).toBe("it failed")
@@ -196,7 +219,10 @@ describe("Gemini", () => {
 
   it.scopedLive("ask → chat → ask: the response schema is set per request only", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 1 ? { text: "just text" } : { text: `{"city":"Oslo","celsius":${i}}` }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 1 ? { text: "just text" } : { text: `{"city":"Oslo","celsius":${i}}` }))
       const chat = yield* client(api, { maxTokens: 64 })
       expect((yield* chat.ask("one", Weather)).celsius).toBe(0)
       expect(yield* chat.chat("two")).toBe("just text")
@@ -211,10 +237,18 @@ describe("Gemini", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
-          ? { functionCalls: [{ name: "add", args: { a: 1, b: 1 } }], usage: { promptTokenCount: 100, candidatesTokenCount: 20 } }
+          ? {
+            functionCalls: [{ name: "add", args: { a: 1, b: 1 } }],
+            usage: { promptTokenCount: 100, candidatesTokenCount: 20 }
+          }
           : {
             text: "2",
-            usage: { promptTokenCount: 150, candidatesTokenCount: 10, thoughtsTokenCount: 40, cachedContentTokenCount: 64 }
+            usage: {
+              promptTokenCount: 150,
+              candidatesTokenCount: 10,
+              thoughtsTokenCount: 40,
+              cachedContentTokenCount: 64
+            }
           }
       )
       const chat = yield* client(api)
@@ -232,7 +266,10 @@ describe("Gemini", () => {
 
   it.scopedLive("retries a 429 after its retry-after, then succeeds", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { status: 429, headers: { "retry-after": "0.3" } } : { text: "finally" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { status: 429, headers: { "retry-after": "0.3" } } : { text: "finally" }))
       const chat = yield* client(api, { retryBaseDelay: "1 millis" })
       const started = Date.now()
       expect(yield* chat.chat("hi")).toBe("finally")
@@ -248,7 +285,13 @@ describe("Gemini", () => {
       }))
       const chat = yield* client(api)
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "http", status: 401, retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "gemini",
+        kind: "http",
+        status: 401,
+        retryable: false
+      })
       expect(error.message).toContain("API key not valid")
       expect(api.generateRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
@@ -257,7 +300,11 @@ describe("Gemini", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "late", delayMs: 2_000 }))
       const chat = yield* client(api, { requestTimeout: "200 millis" })
-      expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "timeout" })
+      expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({
+        _tag: "ProviderError",
+        provider: "gemini",
+        kind: "timeout"
+      })
     }).pipe(Effect.provide(HttpLive)))
 
   it.scopedLive("never logs the API key, even when the server echoes it; logs the host only", () =>
@@ -283,7 +330,8 @@ describe("Gemini", () => {
   it.scopedLive("layerConfig reads GEMINI_* and requires the key", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "configured" }))
-      const env = (map: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) =>
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
       const good = Gemini.layerConfig().pipe(
         Layer.provide(env({ GEMINI_API_KEY: SecretKey, GEMINI_BASE_URL: api.url, GEMINI_MODEL: "gemini-env" }))
       )

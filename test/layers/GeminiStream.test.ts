@@ -32,7 +32,10 @@ describe("Gemini.chatStream", () => {
       expect(tags(events)).toEqual(["TextDelta", "TextDelta", "Usage", "Complete"])
       expect(deltas(events)).toBe(chatted[0])
       expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: chatted[0] })
-      expect(events[2]).toMatchObject({ _tag: "Usage", usage: { inputTokens: 12, outputTokens: 10, reasoningTokens: 3 } })
+      expect(events[2]).toMatchObject({
+        _tag: "Usage",
+        usage: { inputTokens: 12, outputTokens: 10, reasoningTokens: 3 }
+      })
       expect(yield* streaming.usage).toEqual(chatted[1])
       const [streamed, plain] = api.generateRequests()
       expect(streamed!.path).toBe("/v1beta/models/gemini-test:streamGenerateContent?alt=sse")
@@ -110,7 +113,10 @@ describe("Gemini.chatStream", () => {
 
   it.scopedLive("a function call without args becomes {}", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { functionCalls: [{ id: "ge", name: "broken", args: undefined }] } : { text: "done" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { functionCalls: [{ id: "ge", name: "broken", args: undefined }] } : { text: "done" }))
       const chat = yield* client(api)
       yield* chat.setTools([broken])
       const events = yield* collect(chat.chatStream("go"))
@@ -158,7 +164,10 @@ describe("Gemini.chatStream", () => {
 
   it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
       expect(Exit.isInterrupted(exit)).toBe(true)

@@ -1,5 +1,5 @@
-import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import { describe, expect, it } from "@effect/vitest"
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
@@ -13,14 +13,7 @@ import * as Scope from "effect/Scope"
 import * as McpBridgeNode from "../../src/layers/McpBridgeNode.js"
 import * as McpBridge from "../../src/services/McpBridge.js"
 import * as Tool from "../../src/services/Tool.js"
-import {
-  connectClient,
-  initializeBody,
-  mcpHeaders,
-  openSseStream,
-  probePort,
-  rawRequest
-} from "./mcpBridgeSupport.js"
+import { connectClient, initializeBody, mcpHeaders, openSseStream, probePort, rawRequest } from "./mcpBridgeSupport.js"
 
 class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (name: string) => string }>() {}
 
@@ -70,7 +63,9 @@ const tools = [add, echo, info, fail, die, search, greet]
 const provideGreeter = Effect.provideService(Greeter, { greet: (name: string) => `Hello, ${name}!` })
 
 const textOf = (result: object): string => {
-  const content = (result as { readonly content?: unknown }).content as ReadonlyArray<{ readonly type: string; readonly text?: string }>
+  const content = (result as { readonly content?: unknown }).content as ReadonlyArray<
+    { readonly type: string; readonly text?: string }
+  >
   expect(content).toHaveLength(1)
   expect(content[0]!.type).toBe("text")
   return content[0]!.text!
@@ -106,7 +101,9 @@ describe("McpBridgeNode", () => {
       expect(Buffer.from(token, "base64url")).toHaveLength(32)
       expect(String(bridge.token)).not.toContain(token)
       expect(bridge.mcpConfig).toEqual({
-        mcpServers: { gtb: { type: "http", url: bridge.url, headers: { Authorization: `Bearer ${token}` }, alwaysLoad: true } }
+        mcpServers: {
+          gtb: { type: "http", url: bridge.url, headers: { Authorization: `Bearer ${token}` }, alwaysLoad: true }
+        }
       })
       expect(JSON.parse(McpBridge.renderMcpConfig(bridge.mcpConfig))).toEqual(bridge.mcpConfig)
       const other = yield* startBridge({ serverName: "tools_2" })
@@ -317,7 +314,10 @@ describe("McpBridgeNode", () => {
         const notRpc = yield* Effect.promise(() =>
           rawRequest({
             port: bridge.port,
-            headers: mcpHeaders(bridge.port, token, { "mcp-session-id": sessionId, "mcp-protocol-version": "2025-06-18" }),
+            headers: mcpHeaders(bridge.port, token, {
+              "mcp-session-id": sessionId,
+              "mcp-protocol-version": "2025-06-18"
+            }),
             body: JSON.stringify({ hello: "world" })
           })
         )
@@ -344,7 +344,12 @@ describe("McpBridgeNode", () => {
         expect(unknownSession.status).toBe(404)
 
         const wrongPath = yield* Effect.promise(() =>
-          rawRequest({ port: bridge.port, path: "/other", headers: mcpHeaders(bridge.port, token), body: initializeBody })
+          rawRequest({
+            port: bridge.port,
+            path: "/other",
+            headers: mcpHeaders(bridge.port, token),
+            body: initializeBody
+          })
         )
         expect(wrongPath.status).toBe(404)
 
@@ -420,7 +425,9 @@ describe("McpBridgeNode", () => {
       const init = yield* Effect.promise(() =>
         rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: initializeBody })
       )
-      const sse = yield* Effect.promise(() => openSseStream(bridge.port, token, init.headers["mcp-session-id"] as string))
+      const sse = yield* Effect.promise(() =>
+        openSseStream(bridge.port, token, init.headers["mcp-session-id"] as string)
+      )
       expect(sse.status).toBe(200)
       expect(yield* bridge.sessionCount).toBe(2)
 

@@ -1,6 +1,6 @@
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as PlatformError from "@effect/platform/Error"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as PlatformError from "@effect/platform/Error"
+import * as FileSystem from "@effect/platform/FileSystem"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -24,7 +24,10 @@ const testFolder = Effect.acquireRelease(
 
 /** Runs with the process umask set to `mask`, restoring the previous one afterwards. */
 const withUmask = (mask: number) =>
-  Effect.acquireRelease(Effect.sync(() => process.umask(mask)), (previous) => Effect.sync(() => process.umask(previous)))
+  Effect.acquireRelease(
+    Effect.sync(() => process.umask(mask)),
+    (previous) => Effect.sync(() => process.umask(previous))
+  )
 
 const mode = (p: string) => nodeFs.statSync(p).mode & 0o777
 const exists = (p: string) => nodeFs.existsSync(p)
@@ -125,7 +128,12 @@ describe("NodeSecretFile", () => {
           ...fs,
           remove: (p: string) =>
             Effect.fail(
-              new PlatformError.SystemError({ reason: "PermissionDenied", module: "FileSystem", method: "remove", pathOrDescriptor: p })
+              new PlatformError.SystemError({
+                reason: "PermissionDenied",
+                module: "FileSystem",
+                method: "remove",
+                pathOrDescriptor: p
+              })
             )
         }))
       ).pipe(Layer.provide(NodeFileSystem.layer))
@@ -135,7 +143,10 @@ describe("NodeSecretFile", () => {
       )
       assert.strictEqual(nodeFs.readFileSync(file, "utf8"), "kept")
       const logged = yield* Ref.get(messages)
-      assert.isTrue(logged.some((m) => m.includes("could not remove") && m.includes(path.dirname(file))), logged.join("\n"))
+      assert.isTrue(
+        logged.some((m) => m.includes("could not remove") && m.includes(path.dirname(file))),
+        logged.join("\n")
+      )
       assert.isFalse(logged.some((m) => m.includes("kept")), "contents never logged")
     }))
 })

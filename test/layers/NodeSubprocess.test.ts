@@ -22,7 +22,8 @@ const testFolder = Effect.acquireRelease(
 )
 
 const run = (options: Subprocess.RunOptions) => Subprocess.run(options).pipe(Effect.provide(NodeSubprocess.layer))
-const stream = (options: Subprocess.RunOptions) => Subprocess.stream(options).pipe(Stream.provideLayer(NodeSubprocess.layer))
+const stream = (options: Subprocess.RunOptions) =>
+  Subprocess.stream(options).pipe(Stream.provideLayer(NodeSubprocess.layer))
 const node = (script: string, extra: Partial<Subprocess.RunOptions> = {}): Subprocess.RunOptions => ({
   command: NODE,
   args: ["-e", script],
@@ -106,7 +107,9 @@ describe("NodeSubprocess.run", () => {
 
   it.live("a non-zero exit fails with the code and a bounded stderr tail", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(run(node("process.stderr.write('x'.repeat(100000) + 'THE END'); process.exit(3)")))
+      const error = yield* Effect.flip(
+        run(node("process.stderr.write('x'.repeat(100000) + 'THE END'); process.exit(3)"))
+      )
       assert.strictEqual(error._tag, "SubprocessExitError")
       if (error._tag !== "SubprocessExitError") return
       assert.strictEqual(error.exitCode, 3)
@@ -192,7 +195,9 @@ describe("NodeSubprocess.run", () => {
     Effect.gen(function*() {
       const folder = yield* testFolder
       const pidFile = path.join(folder, "pids")
-      const error = yield* Effect.flip(run(node(stubbornFamily(pidFile), { timeout: "700 millis", killGrace: "300 millis" })))
+      const error = yield* Effect.flip(
+        run(node(stubbornFamily(pidFile), { timeout: "700 millis", killGrace: "300 millis" }))
+      )
       assert.strictEqual(error._tag, "SubprocessTimeoutError")
       if (error._tag === "SubprocessTimeoutError") assert.strictEqual(error.timeoutMillis, 700)
       const pids = yield* waitForPids(pidFile, 2)
@@ -222,7 +227,11 @@ describe("NodeSubprocess.run", () => {
 
   it.live("whatever the child leaves running in its group is terminated when it exits", () =>
     Effect.gen(function*() {
-      const result = yield* run({ command: "sh", args: ["-c", "sleep 1000 > /dev/null 2>&1 & echo $!"], timeout: "10 seconds" })
+      const result = yield* run({
+        command: "sh",
+        args: ["-c", "sleep 1000 > /dev/null 2>&1 & echo $!"],
+        timeout: "10 seconds"
+      })
       const pid = Number(result.stdout.trim())
       assert.isTrue(pid > 0)
       assert.isTrue(isGone(pid), `background pid ${pid} survived`)
@@ -242,7 +251,12 @@ describe("NodeSubprocess.run", () => {
   it.live("output over maxOutputBytes fails with SubprocessOutputTooLargeError", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        run(node("setInterval(() => process.stdout.write('y'.repeat(65536)), 1)", { maxOutputBytes: 100_000, timeout: "20 seconds" }))
+        run(
+          node("setInterval(() => process.stdout.write('y'.repeat(65536)), 1)", {
+            maxOutputBytes: 100_000,
+            timeout: "20 seconds"
+          })
+        )
       )
       assert.strictEqual(error._tag, "SubprocessOutputTooLargeError")
       if (error._tag === "SubprocessOutputTooLargeError") {

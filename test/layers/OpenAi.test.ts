@@ -39,7 +39,10 @@ describe("OpenAi", () => {
         { role: "tool", results: [new ToolResult({ callId: "c1", name: "add", content: "boom", isError: true })] }
       ],
       tools: [add],
-      responseFormat: { name: "answer", schema: { type: "object", properties: {}, required: [], additionalProperties: false } }
+      responseFormat: {
+        name: "answer",
+        schema: { type: "object", properties: {}, required: [], additionalProperties: false }
+      }
     })
     expect(body.messages).toEqual([
       { role: "system", content: "s" },
@@ -57,8 +60,11 @@ describe("OpenAi", () => {
 
   it("sends schemas with optional fields non-strict (strict mode needs every property required)", () => {
     const json = (schema: Schema.Schema.Any) => JSONSchema.make(schema) as unknown
-    expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, n: Schema.Struct({ b: Schema.Number }) })))).toBe(true)
-    expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, b: Schema.optional(Schema.Number) })))).toBe(false)
+    expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, n: Schema.Struct({ b: Schema.Number }) }))))
+      .toBe(true)
+    expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, b: Schema.optional(Schema.Number) })))).toBe(
+      false
+    )
     expect(Wire.strictCompatible({ type: "object", properties: { a: {} }, required: ["a"] })).toBe(false)
   })
 
@@ -79,7 +85,13 @@ describe("OpenAi", () => {
   it.scopedLive("an OpenAI-compatible server without a key, using max_tokens", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "local" }))
-      const chat = yield* OpenAi.make({ model: "llama", baseUrl: api.url, name: "ollama", maxTokens: 5, maxTokensField: "max_tokens" })
+      const chat = yield* OpenAi.make({
+        model: "llama",
+        baseUrl: api.url,
+        name: "ollama",
+        maxTokens: 5,
+        maxTokensField: "max_tokens"
+      })
       expect(yield* chat.chat("hi")).toBe("local")
       const [req] = api.completionRequests()
       expect(req!.headers.authorization).toBeUndefined()
@@ -107,7 +119,10 @@ describe("OpenAi", () => {
         content: "more",
         tool_calls: [{ id: "call_2", type: "function", function: { name: "add", arguments: "{\"a\":3,\"b\":4}" } }]
       })
-      expect(reqs[0]!.body.tools).toEqual([{ type: "function", function: { name: "add", description: "Adds two numbers", parameters: add.inputSchema } }])
+      expect(reqs[0]!.body.tools).toEqual([{
+        type: "function",
+        function: { name: "add", description: "Adds two numbers", parameters: add.inputSchema }
+      }])
       expect(reqs[0]!.body.response_format).toBeUndefined()
     }).pipe(Effect.provide(HttpLive)))
 
@@ -138,7 +153,13 @@ describe("OpenAi", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
-          ? { toolCalls: [{ id: "call_x", name: "broken", arguments: {} }, { id: "call_y", name: "add", arguments: "{not json" }] }
+          ? {
+            toolCalls: [{ id: "call_x", name: "broken", arguments: {} }, {
+              id: "call_y",
+              name: "add",
+              arguments: "{not json"
+            }]
+          }
           : { text: "it failed" }
       )
       const chat = yield* client(api)
@@ -169,7 +190,11 @@ describe("OpenAi", () => {
         json_schema: {
           name: "answer",
           strict: true,
-          schema: expect.objectContaining({ type: "object", required: ["city", "celsius"], additionalProperties: false })
+          schema: expect.objectContaining({
+            type: "object",
+            required: ["city", "celsius"],
+            additionalProperties: false
+          })
         }
       })
     }).pipe(Effect.provide(HttpLive)))
@@ -189,7 +214,10 @@ describe("OpenAi", () => {
 
   it.scopedLive("ask → chat → ask: the response format is set per request only", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 1 ? { text: "just text" } : { text: `{"city":"Oslo","celsius":${i}}` }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 1 ? { text: "just text" } : { text: `{"city":"Oslo","celsius":${i}}` }))
       const chat = yield* client(api)
       expect((yield* chat.ask("one", Weather)).celsius).toBe(0)
       expect(yield* chat.chat("two")).toBe("just text")
@@ -204,7 +232,10 @@ describe("OpenAi", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
-          ? { toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }], usage: { prompt_tokens: 100, completion_tokens: 20 } }
+          ? {
+            toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }],
+            usage: { prompt_tokens: 100, completion_tokens: 20 }
+          }
           : {
             text: "2",
             usage: {
@@ -230,7 +261,10 @@ describe("OpenAi", () => {
 
   it.scopedLive("retries a 429 after its retry-after, then succeeds", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { status: 429, headers: { "retry-after": "0.3" } } : { text: "finally" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { status: 429, headers: { "retry-after": "0.3" } } : { text: "finally" }))
       const chat = yield* client(api, { retryBaseDelay: "1 millis" })
       const started = Date.now()
       expect(yield* chat.chat("hi")).toBe("finally")
@@ -242,11 +276,19 @@ describe("OpenAi", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({
         status: 401,
-        body: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } }
+        body: {
+          error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" }
+        }
       }))
       const chat = yield* client(api)
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "http", status: 401, retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "openai",
+        kind: "http",
+        status: 401,
+        retryable: false
+      })
       expect(error.message).toContain("Incorrect API key provided")
       expect(api.completionRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
@@ -282,7 +324,8 @@ describe("OpenAi", () => {
   it.scopedLive("layerConfig reads OPENAI_* and refuses plain http to a remote host", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "configured" }))
-      const env = (map: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) =>
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
       const good = OpenAi.layerConfig().pipe(
         Layer.provide(env({ OPENAI_API_KEY: SecretKey, OPENAI_BASE_URL: api.url, OPENAI_MODEL: "gpt-env" }))
       )

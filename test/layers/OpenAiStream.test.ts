@@ -49,7 +49,14 @@ describe("OpenAi.chatStream", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
-          ? { text: "Let me add.", toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }, { id: "c2", name: "broken", arguments: {} }] }
+          ? {
+            text: "Let me add.",
+            toolCalls: [{ id: "c1", name: "add", arguments: { a: 1, b: 2 } }, {
+              id: "c2",
+              name: "broken",
+              arguments: {}
+            }]
+          }
           : i === 1
           ? { toolCalls: [{ id: "c3", name: "add", arguments: { a: 3, b: 4 } }] }
           : { text: "3 then 7" }
@@ -102,7 +109,10 @@ describe("OpenAi.chatStream", () => {
 
   it.scopedLive("empty streamed arguments become {}", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { toolCalls: [{ id: "ce", name: "broken", arguments: "" }] } : { text: "done" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { toolCalls: [{ id: "ce", name: "broken", arguments: "" }] } : { text: "done" }))
       const chat = yield* client(api)
       yield* chat.setTools([broken])
       const events = yield* collect(chat.chatStream("go"))
@@ -133,7 +143,10 @@ describe("OpenAi.chatStream", () => {
 
   it.scopedLive("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { status: 429, headers: { "retry-after-ms": "1" } } : { text: "after a retry" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { status: 429, headers: { "retry-after-ms": "1" } } : { text: "after a retry" }))
       const events = yield* collect((yield* client(api)).chatStream("go"))
       expect(deltas(events)).toBe("after a retry")
       expect(api.completionRequests()).toHaveLength(2)
@@ -141,7 +154,10 @@ describe("OpenAi.chatStream", () => {
 
   it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make((_, i) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
+      const api = yield* Fake.make((
+        _,
+        i
+      ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
       expect(Exit.isInterrupted(exit)).toBe(true)

@@ -61,7 +61,10 @@ describe("the tool loop (on Scripted)", () => {
     Effect.gen(function*() {
       const client = yield* Scripted.make({
         script: [
-          { ...Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }), usage: Usage.of({ inputTokens: 10, outputTokens: 2 }) } as Scripted.ScriptedTurn,
+          {
+            ...Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }),
+            usage: Usage.of({ inputTokens: 10, outputTokens: 2 })
+          } as Scripted.ScriptedTurn,
           Scripted.text("2", Usage.of({ inputTokens: 20, outputTokens: 3, costUsd: 0.01 })),
           Scripted.text("again", Usage.of({ inputTokens: 30, outputTokens: 4, cachedTokens: 7 }))
         ]
@@ -182,7 +185,10 @@ describe("the tool loop (on Scripted)", () => {
 
     it.effect("joins the history: the next turn sees the question and the answer", () =>
       Effect.gen(function*() {
-        const { client, requests } = yield* recording([Scripted.structured({ name: "Ada", age: 36 }), Scripted.text("ok")])
+        const { client, requests } = yield* recording([
+          Scripted.structured({ name: "Ada", age: 36 }),
+          Scripted.text("ok")
+        ])
         yield* client.ask("who?", Person)
         yield* client.chat("and then?")
         expect((yield* requests)[1]!.history).toEqual([

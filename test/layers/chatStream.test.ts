@@ -4,7 +4,7 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -41,7 +41,11 @@ describe("chatStream (shared loop, on Scripted)", () => {
     Effect.gen(function*() {
       const requests: Array<TurnRequest> = []
       const turns = [
-        Scripted.toolCalls({ name: "add", arguments: "{\"a\":2,\"b\":3}", id: "c1" }, { name: "broken", arguments: "", id: "c2" }),
+        Scripted.toolCalls({ name: "add", arguments: "{\"a\":2,\"b\":3}", id: "c1" }, {
+          name: "broken",
+          arguments: "",
+          id: "c2"
+        }),
         Scripted.text("5, and broken is broken"),
         Scripted.text("second")
       ]
@@ -81,14 +85,23 @@ describe("chatStream (shared loop, on Scripted)", () => {
   it.effect("an error mid-way is a typed failure after the events already emitted; add text survives", () =>
     Effect.gen(function*() {
       const requests: Array<TurnRequest> = []
-      const turns = [Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }), Scripted.fail(Scripted.httpError(500)), Scripted.text("ok")]
+      const turns = [
+        Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 1 } }),
+        Scripted.fail(Scripted.httpError(500)),
+        Scripted.text("ok")
+      ]
       const client = yield* Scripted.make({ respond: (r) => Effect.sync(() => turns[requests.push(r) - 1]!) })
       yield* client.setTools([add])
       yield* client.add("remember me")
       const seen: Array<string> = []
-      const exit = yield* Stream.runForEach(client.chatStream("go"), (e) => Effect.sync(() => seen.push(e._tag))).pipe(Effect.exit)
+      const exit = yield* Stream.runForEach(client.chatStream("go"), (e) => Effect.sync(() => seen.push(e._tag))).pipe(
+        Effect.exit
+      )
       expect(seen).toEqual(["Usage", "ToolCallStart", "ToolCallEnd"])
-      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({ _tag: "ProviderError", status: 500 })
+      expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
+        _tag: "ProviderError",
+        status: 500
+      })
       yield* client.chat("again")
       expect(requests[2]!.history).toEqual([{ role: "user", content: "remember me\n\nagain" }])
     }))
@@ -130,7 +143,10 @@ describe("chatStream on Fallback", () => {
     return {
       name,
       requests,
-      layer: Scripted.layer({ name, respond: (r) => Effect.sync(() => script[Math.min(requests.push(r) - 1, script.length - 1)]!) })
+      layer: Scripted.layer({
+        name,
+        respond: (r) => Effect.sync(() => script[Math.min(requests.push(r) - 1, script.length - 1)]!)
+      })
     }
   }
   const streamOn = (layer: Layer.Layer<ChatClient, unknown>, prompt: string) =>
@@ -153,7 +169,10 @@ describe("chatStream on Fallback", () => {
       ])
       const b = provider("b", [Scripted.text("from b")])
       const exit = yield* Effect.flatMap(ChatClient, (c) =>
-        Effect.zipRight(c.setTools([add]), collect(c.chatStream("hi")))).pipe(Effect.provide(Fallback.layer([a, b])), Effect.exit)
+        Effect.zipRight(c.setTools([add]), collect(c.chatStream("hi")))).pipe(
+          Effect.provide(Fallback.layer([a, b])),
+          Effect.exit
+        )
       expect(Exit.isFailure(exit) && exit.cause._tag === "Fail" && exit.cause.error).toMatchObject({
         _tag: "ProviderError",
         status: 503

@@ -47,17 +47,19 @@ export const rawRequest = (options: {
         const chunks: Array<Buffer> = []
         res.on("data", (c: Buffer) => chunks.push(c))
         res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") })
-        )
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString("utf8") }))
         res.on("error", reject)
       }
     )
     // The server may answer (413) and close before a large body is fully written.
     req.on("error", reject)
     const body = options.body
-    if (typeof body === "string") req.end(body)
-    else if (body !== undefined) {
-      for (const chunk of body) req.write(chunk)
+    if (typeof body === "string") {
+      req.end(body)
+    } else if (body !== undefined) {
+      for (const chunk of body) {
+        req.write(chunk)
+      }
       req.end()
     } else req.end()
   })
@@ -70,7 +72,11 @@ export const initializeBody = JSON.stringify({
 })
 
 /** Headers of a well-formed MCP POST; override to break one thing at a time. */
-export const mcpHeaders = (port: number, token: string, extra: Http.OutgoingHttpHeaders = {}): Http.OutgoingHttpHeaders => ({
+export const mcpHeaders = (
+  port: number,
+  token: string,
+  extra: Http.OutgoingHttpHeaders = {}
+): Http.OutgoingHttpHeaders => ({
   host: `127.0.0.1:${port}`,
   authorization: `Bearer ${token}`,
   accept: "application/json, text/event-stream",

@@ -8,7 +8,8 @@ import * as Stream from "effect/Stream"
 import type { ChatError } from "../../src/services/ChatClient.js"
 import type { ChatEvent } from "../../src/services/ChatEvent.js"
 
-export const collect = (stream: Stream.Stream<ChatEvent, ChatError>) => Effect.map(Stream.runCollect(stream), Chunk.toArray)
+export const collect = (stream: Stream.Stream<ChatEvent, ChatError>) =>
+  Effect.map(Stream.runCollect(stream), Chunk.toArray)
 
 export const deltas = (events: ReadonlyArray<ChatEvent>) =>
   events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")

@@ -45,14 +45,20 @@ describe("CatalogView", () => {
       ["回忆", "Recall a memory."],
       ["mcp__memory__forget", ""]
     ])
-    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "zh-TW" })[0]!.entries[0]!.label).toBe("Shell 指令")
-    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "fr" })[0]!.entries[0]!.label).toBe("Shell commands")
+    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "zh-TW" })[0]!.entries[0]!.label).toBe(
+      "Shell 指令"
+    )
+    expect(CatalogView.view(registry, { disabledTools: [] }, { locale: "fr" })[0]!.entries[0]!.label).toBe(
+      "Shell commands"
+    )
   })
 
   it("switch states map back to disabledTools, keeping mcp opt-outs", () => {
     const previous = ["Read", "mcp__docs__*"]
     expect(CatalogView.toDisabledTools(registry, { "group:bash": false, Read: true, Glob: false }, previous)).toEqual([
-      "Bash", "Glob", "mcp__docs__*"
+      "Bash",
+      "Glob",
+      "mcp__docs__*"
     ])
     expect(CatalogView.toDisabledTools(registry, {}, previous)).toEqual(["Read", "mcp__docs__*"])
   })

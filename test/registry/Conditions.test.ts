@@ -26,7 +26,9 @@ describe("detectConditions", () => {
         fs.mkdirSync(worktree)
         fs.writeFileSync(path.join(worktree, ".git"), "gitdir: ../repo/.git/worktrees/wt\n")
         expect(yield* Conditions.detectConditions({ cwd: worktree })).toEqual({ "workspace-has-git": true })
-        expect(yield* Conditions.detectConditions({ cwd: path.join(dir, "missing") })).toEqual({ "workspace-has-git": false })
+        expect(yield* Conditions.detectConditions({ cwd: path.join(dir, "missing") })).toEqual({
+          "workspace-has-git": false
+        })
       })
     ))
 })

@@ -46,7 +46,9 @@ describe("DriftGuard", () => {
         const e1 = yield* Effect.flip(DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: empty }))
         expect(e1._tag).toBe("DriftGuardError")
         expect(e1.message).toContain("no `type ToolInputSchemas`")
-        const e2 = yield* Effect.flip(DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: path.join(dir, "nope.d.ts") }))
+        const e2 = yield* Effect.flip(
+          DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: path.join(dir, "nope.d.ts") })
+        )
         expect(e2.message).toContain("cannot read")
       } finally {
         fs.rmSync(dir, { recursive: true, force: true })

@@ -35,8 +35,17 @@ describe("Registry", () => {
 
   it("every catalog tool has a classification; the new 0.3.332 tools each say why", () => {
     const newTools = [
-      "RefreshMcpTools", "ReportFindings", "SendFeedback", "ClaudeDesign", "Projects", "ShowOnboardingRolePicker",
-      "OfferChromeSetup", "ReadNotifications", "propose_skills", "SetGoal", "Artifact"
+      "RefreshMcpTools",
+      "ReportFindings",
+      "SendFeedback",
+      "ClaudeDesign",
+      "Projects",
+      "ShowOnboardingRolePicker",
+      "OfferChromeSetup",
+      "ReadNotifications",
+      "propose_skills",
+      "SetGoal",
+      "Artifact"
     ]
     for (const name of newTools) {
       const d = ClaudeCodeCatalog.registry.byName.get(name)
@@ -77,7 +86,13 @@ describe("Registry", () => {
     ).toMatchObject({ path: [0, "condition"] })
     expect(
       Either.isRight(
-        Registry.makeEither([sdk("A", { pairGroup: "mine", exposure: "conditional", condition: "agent-has-channel" }) as ToolDescriptorInput], {
+        Registry.makeEither([
+          sdk("A", {
+            pairGroup: "mine",
+            exposure: "conditional",
+            condition: "agent-has-channel"
+          }) as ToolDescriptorInput
+        ], {
           pairGroups: ["mine"],
           conditions: ["agent-has-channel"]
         })
@@ -95,6 +110,8 @@ describe("Registry", () => {
   })
 
   it("unsafeMake throws the ParseError", () => {
-    expect(() => Registry.unsafeMake([sdk("A"), sdk("A")] as Array<ToolDescriptorInput>)).toThrow(/duplicate tool name A/)
+    expect(() => Registry.unsafeMake([sdk("A"), sdk("A")] as Array<ToolDescriptorInput>)).toThrow(
+      /duplicate tool name A/
+    )
   })
 })

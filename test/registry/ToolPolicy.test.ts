@@ -25,10 +25,27 @@ describe("resolveToolPolicy: rules", () => {
     const policy = resolve([], { conditions: { "workspace-has-git": true } })
     expect(policy).toEqual({
       disallowedTools: [
-        "Artifact", "ClaudeDesign", "CronCreate", "CronDelete", "CronList", "Monitor", "NotebookEdit",
-        "OfferChromeSetup", "Projects", "PushNotification", "ReadNotifications", "RemoteTrigger", "ScheduleWakeup",
-        "SendFeedback", "SetGoal", "ShowOnboardingRolePicker", "TodoWrite", "WebFetch", "WebSearch",
-        "mcp__skills__old_tool", "propose_skills"
+        "Artifact",
+        "ClaudeDesign",
+        "CronCreate",
+        "CronDelete",
+        "CronList",
+        "Monitor",
+        "NotebookEdit",
+        "OfferChromeSetup",
+        "Projects",
+        "PushNotification",
+        "ReadNotifications",
+        "RemoteTrigger",
+        "ScheduleWakeup",
+        "SendFeedback",
+        "SetGoal",
+        "ShowOnboardingRolePicker",
+        "TodoWrite",
+        "WebFetch",
+        "WebSearch",
+        "mcp__skills__old_tool",
+        "propose_skills"
       ],
       allowedTools: ["mcp__memory__recall", "mcp__memory__remember", "mcp__skills__search_skills"],
       mountedServers: ["memory", "skills"],
@@ -38,7 +55,10 @@ describe("resolveToolPolicy: rules", () => {
 
   it("the shipped catalog alone disallows exactly its disabled tools plus the worktree pair without git", () => {
     const policy = Either.getOrThrow(
-      ToolPolicy.resolveToolPolicy(ClaudeCodeCatalog.registry, { disabledTools: [] }, { conditions: {}, headless: false })
+      ToolPolicy.resolveToolPolicy(ClaudeCodeCatalog.registry, { disabledTools: [] }, {
+        conditions: {},
+        headless: false
+      })
     )
     expect(policy.disallowedTools).toEqual(
       [...names((d) => d.exposure === "disabled" && d.kind === "sdk"), "EnterWorktree", "ExitWorktree"].sort()
@@ -64,7 +84,9 @@ describe("resolveToolPolicy: rules", () => {
     expect(resolve([], { conditions: { "workspace-has-git": false } }).disallowedTools).toEqual(
       expect.arrayContaining(["EnterWorktree", "ExitWorktree"])
     )
-    expect(resolve([], { conditions: {} }).disallowedTools).toEqual(expect.arrayContaining(["EnterWorktree", "ExitWorktree"]))
+    expect(resolve([], { conditions: {} }).disallowedTools).toEqual(
+      expect.arrayContaining(["EnterWorktree", "ExitWorktree"])
+    )
   })
 
   it("user: disallowed when named; pair atomicity pulls in the internal sibling", () => {
@@ -101,7 +123,9 @@ describe("resolveToolPolicy: rules", () => {
   })
 
   it("names that are neither user tools nor mcp__ references are ignored", () => {
-    expect(resolve(["Nope", "Bash(rm:*)", "mcp__", "mcp__a b__c", "WebSearch"]).disallowedTools).toEqual(resolve([]).disallowedTools)
+    expect(resolve(["Nope", "Bash(rm:*)", "mcp__", "mcp__a b__c", "WebSearch"]).disallowedTools).toEqual(
+      resolve([]).disallowedTools
+    )
   })
 
   it("headless disallows the tools that need an interactive responder (and their pair siblings)", () => {
@@ -117,8 +141,12 @@ describe("resolveToolPolicy: rules", () => {
     const flags = ToolPolicy.toCliFlags(policy)
     expect(flags[0]).toBe("--disallowedTools")
     expect(flags[1]!.split(",")).toEqual(policy.disallowedTools)
-    expect(flags.slice(2)).toEqual(["--allowedTools", "mcp__gtb__*,mcp__memory__recall,mcp__memory__remember,mcp__skills__search_skills"])
-    expect(ToolPolicy.toCliFlags({ disallowedTools: [], allowedTools: [], mountedServers: [], responderTools: [] })).toEqual([])
+    expect(flags.slice(2)).toEqual([
+      "--allowedTools",
+      "mcp__gtb__*,mcp__memory__recall,mcp__memory__remember,mcp__skills__search_skills"
+    ])
+    expect(ToolPolicy.toCliFlags({ disallowedTools: [], allowedTools: [], mountedServers: [], responderTools: [] }))
+      .toEqual([])
   })
 })
 
@@ -126,7 +154,10 @@ const paths = (e: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatEr
 
 describe("resolveToolPolicy: invalid input", () => {
   it("a wrongly shaped agent is a ParseError naming the path", () => {
-    const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: ["Bash", 3] }, { conditions: {}, headless: false })
+    const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: ["Bash", 3] }, {
+      conditions: {},
+      headless: false
+    })
     expect(Either.isLeft(r)).toBe(true)
     if (Either.isRight(r)) throw new Error("expected a ParseError")
     expect(ParseResult.isParseError(r.left)).toBe(true)
@@ -134,11 +165,13 @@ describe("resolveToolPolicy: invalid input", () => {
   })
 
   it("a wrongly shaped context is a ParseError naming the path", () => {
-    for (const [ctx, path] of [
-      [{ conditions: { "workspace-has-git": "yes" }, headless: false }, ["conditions", "workspace-has-git"]],
-      [{ conditions: {} }, ["headless"]],
-      [{ conditions: {}, headless: true, mcpServers: ["bad__name"] }, ["mcpServers", 0]]
-    ] as const) {
+    for (
+      const [ctx, path] of [
+        [{ conditions: { "workspace-has-git": "yes" }, headless: false }, ["conditions", "workspace-has-git"]],
+        [{ conditions: {} }, ["headless"]],
+        [{ conditions: {}, headless: true, mcpServers: ["bad__name"] }, ["mcpServers", 0]]
+      ] as const
+    ) {
       const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, ctx)
       if (Either.isRight(r)) throw new Error("expected a ParseError")
       expect(paths(r.left)).toEqual([path])
@@ -167,7 +200,10 @@ describe("toAgentSdkOptions", () => {
       const options = ToolPolicy.toAgentSdkOptions(policy, {
         permissionMode: "default",
         headless: true,
-        mcpServers: { skills: { type: "http", url: "http://127.0.0.1:1/mcp" }, memory: { type: "http", url: "http://127.0.0.1:2/mcp" } }
+        mcpServers: {
+          skills: { type: "http", url: "http://127.0.0.1:1/mcp" },
+          memory: { type: "http", url: "http://127.0.0.1:2/mcp" }
+        }
       })
       expect(options.disallowedTools).toEqual(policy.disallowedTools)
       expect(options.allowedTools).toEqual(["mcp__skills__search_skills"])
@@ -185,7 +221,8 @@ describe("toAgentSdkOptions", () => {
         }
       })
       expect(yield* Effect.promise(() => hook(hookInput("Read"), "t1", { signal }))).toEqual({})
-      expect(yield* Effect.promise(() => hook(hookInput("AskUserQuestion", "bypassPermissions"), "t1", { signal }))).toEqual({})
+      expect(yield* Effect.promise(() => hook(hookInput("AskUserQuestion", "bypassPermissions"), "t1", { signal })))
+        .toEqual({})
     }))
 
   it.effect("bypassPermissions as the configured mode lets responder tools through; no hook when interactive", () =>
@@ -202,7 +239,15 @@ describe("resolveToolPolicy: properties", () => {
   const toolNames = registry.descriptors.map((d) => d.name)
   const nameArb = fc.oneof(
     fc.constantFrom(...toolNames),
-    fc.constantFrom("mcp__docs__search", "mcp__docs__*", "mcp__gtb__add", "mcp__gtb__*", "mcp__memory__*", "Unknown", ""),
+    fc.constantFrom(
+      "mcp__docs__search",
+      "mcp__docs__*",
+      "mcp__gtb__add",
+      "mcp__gtb__*",
+      "mcp__memory__*",
+      "Unknown",
+      ""
+    ),
     fc.string()
   )
   const agentArb = fc.record({ disabledTools: fc.array(nameArb, { maxLength: 20 }) })
@@ -229,7 +274,9 @@ describe("resolveToolPolicy: properties", () => {
       for (const d of registry.descriptors) {
         if (d.exposure !== "internal" || !out.has(d.name)) continue
         const pulled = d.pairGroup !== undefined &&
-          registry.groups.get(d.pairGroup)!.some((m) => m.name !== d.name && m.exposure !== "internal" && out.has(m.name))
+          registry.groups.get(d.pairGroup)!.some((m) =>
+            m.name !== d.name && m.exposure !== "internal" && out.has(m.name)
+          )
         const responder = ctx.headless && registry.groups.get(d.pairGroup ?? "")?.some((m) => m.interactive === true)
         expect(pulled || (ctx.headless && d.interactive === true) || responder === true).toBe(true)
       }

@@ -18,14 +18,24 @@ export interface FakeRequest {
 export interface FakePart {
   readonly text?: string
   readonly functionCall?: { readonly name: string; readonly args?: unknown; readonly id?: string }
-  readonly functionResponse?: { readonly name: string; readonly response: Record<string, unknown>; readonly id?: string }
+  readonly functionResponse?: {
+    readonly name: string
+    readonly response: Record<string, unknown>
+    readonly id?: string
+  }
   readonly thoughtSignature?: string
 }
 
 export interface FakeBody {
   readonly contents?: ReadonlyArray<{ readonly role: string; readonly parts: ReadonlyArray<FakePart> }>
-  readonly tools?: ReadonlyArray<{ readonly functionDeclarations: ReadonlyArray<{ readonly name: string; readonly [k: string]: unknown }> }>
-  readonly generationConfig?: { readonly responseMimeType?: string; readonly responseSchema?: unknown; readonly [k: string]: unknown }
+  readonly tools?: ReadonlyArray<
+    { readonly functionDeclarations: ReadonlyArray<{ readonly name: string; readonly [k: string]: unknown }> }
+  >
+  readonly generationConfig?: {
+    readonly responseMimeType?: string
+    readonly responseSchema?: unknown
+    readonly [k: string]: unknown
+  }
   readonly systemInstruction?: unknown
   readonly [k: string]: unknown
 }
@@ -77,8 +87,12 @@ export interface FakeGemini {
 }
 
 /** The functionResponse parts of a request's last content (the answers to the last calls). */
-export const functionResponses = (req: FakeRequest): Array<{ name: string; response: Record<string, unknown>; id?: string }> =>
-  (req.body.contents?.at(-1)?.parts ?? []).flatMap((p) => (p.functionResponse === undefined ? [] : [p.functionResponse]))
+export const functionResponses = (
+  req: FakeRequest
+): Array<{ name: string; response: Record<string, unknown>; id?: string }> =>
+  (req.body.contents?.at(-1)?.parts ?? []).flatMap((
+    p
+  ) => (p.functionResponse === undefined ? [] : [p.functionResponse]))
 
 /** The text of a request's last user content. */
 export const lastUserText = (req: FakeRequest): string =>
@@ -94,7 +108,10 @@ const readBody = (req: IncomingMessage) =>
 
 const generated = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
   const usage = reply.usage ?? { promptTokenCount: 10, candidatesTokenCount: 5 }
-  const usageMetadata = { totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount + (usage.thoughtsTokenCount ?? 0), ...usage }
+  const usageMetadata = {
+    totalTokenCount: usage.promptTokenCount + usage.candidatesTokenCount + (usage.thoughtsTokenCount ?? 0),
+    ...usage
+  }
   if (reply.blockReason !== undefined) {
     return { promptFeedback: { blockReason: reply.blockReason }, usageMetadata, modelVersion: model }
   }
@@ -119,7 +136,11 @@ const generated = (reply: Exclude<FakeReply, { status: number }>, model: string)
  * Streams a response as Gemini does: each chunk a partial response (thought, text in two pieces,
  * the function calls whole), the finish reason and usage on the last chunk.
  */
-const sse = (res: ServerResponse, whole: ReturnType<typeof generated>, reply: Exclude<FakeReply, { status: number }>) => {
+const sse = (
+  res: ServerResponse,
+  whole: ReturnType<typeof generated>,
+  reply: Exclude<FakeReply, { status: number }>
+) => {
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
   const send = (data: unknown) => res.write(`data: ${JSON.stringify(data)}\r\n\r\n`)
   if (!("candidates" in whole)) {
@@ -189,7 +210,9 @@ export const make = (
           if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
           if ("status" in reply) {
             res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-            res.end(JSON.stringify(reply.body ?? { error: { code: reply.status, message: "fake error", status: "INTERNAL" } }))
+            res.end(
+              JSON.stringify(reply.body ?? { error: { code: reply.status, message: "fake error", status: "INTERNAL" } })
+            )
             return
           }
           const whole = generated(reply, decodeURIComponent(route[1]!))
@@ -216,7 +239,9 @@ export const make = (
             requests,
             abandoned,
             generateRequests: () =>
-              requests.filter((r) => r.method === "POST" && /:(generateContent|streamGenerateContent\?alt=sse)$/.test(r.path))
+              requests.filter((r) =>
+                r.method === "POST" && /:(generateContent|streamGenerateContent\?alt=sse)$/.test(r.path)
+              )
           },
           close: () =>
             new Promise<void>((resolve) => {

@@ -21,7 +21,9 @@ export interface FakeBody {
   readonly stream?: boolean
   readonly system?: unknown
   readonly messages?: ReadonlyArray<{ readonly role: string; readonly content: unknown }>
-  readonly tools?: ReadonlyArray<{ readonly name: string; readonly input_schema?: unknown; readonly [k: string]: unknown }>
+  readonly tools?: ReadonlyArray<
+    { readonly name: string; readonly input_schema?: unknown; readonly [k: string]: unknown }
+  >
   readonly tool_choice?: unknown
   readonly [k: string]: unknown
 }
@@ -143,7 +145,11 @@ const sse = (
       for (const piece of [text.slice(0, cut), text.slice(cut)]) {
         if (broke) return
         if (piece !== "") {
-          send("content_block_delta", { type: "content_block_delta", index, delta: { type: "text_delta", text: piece } })
+          send("content_block_delta", {
+            type: "content_block_delta",
+            index,
+            delta: { type: "text_delta", text: piece }
+          })
         }
         if (reply.breakMidway !== undefined) {
           broke = true
@@ -166,7 +172,11 @@ const sse = (
       const json = use !== undefined && use.input === undefined ? "" : JSON.stringify(block.input)
       const cut = Math.ceil(json.length / 2)
       for (const piece of json === "" ? [""] : [json.slice(0, cut), json.slice(cut)]) {
-        send("content_block_delta", { type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json: piece } })
+        send("content_block_delta", {
+          type: "content_block_delta",
+          index,
+          delta: { type: "input_json_delta", partial_json: piece }
+        })
       }
     }
     send("content_block_stop", { type: "content_block_stop", index })
@@ -202,7 +212,9 @@ export const make = (
           const path = req.url ?? "/"
           const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
           requests.push(fr)
-          if (req.method !== "POST" || !path.startsWith("/v1/messages") || path.startsWith("/v1/messages/count_tokens")) {
+          if (
+            req.method !== "POST" || !path.startsWith("/v1/messages") || path.startsWith("/v1/messages/count_tokens")
+          ) {
             res.writeHead(404, { "content-type": "application/json" })
             res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not in the fake" } }))
             return
@@ -211,7 +223,9 @@ export const make = (
           if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
           if ("status" in reply) {
             res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-            res.end(JSON.stringify(reply.body ?? { type: "error", error: { type: "api_error", message: "fake error" } }))
+            res.end(
+              JSON.stringify(reply.body ?? { type: "error", error: { type: "api_error", message: "fake error" } })
+            )
             return
           }
           const msg = message(reply, body.model ?? "claude-fake")
@@ -224,8 +238,7 @@ export const make = (
               res.writeHead(200, { "content-type": "text/event-stream" })
               res.end(reply.rawStream)
             } else sse(res, msg, reply)
-          }
-          else {
+          } else {
             res.writeHead(200, { "content-type": "application/json" })
             res.end(JSON.stringify(msg))
           }
@@ -242,7 +255,10 @@ export const make = (
             port,
             requests,
             abandoned,
-            messageRequests: () => requests.filter((r) => r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages")
+            messageRequests: () =>
+              requests.filter((r) =>
+                r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages"
+              )
           },
           close: () =>
             new Promise<void>((resolve) => {

@@ -24,7 +24,9 @@ export interface FakeBody {
     readonly tool_calls?: ReadonlyArray<unknown>
     readonly tool_call_id?: string
   }>
-  readonly tools?: ReadonlyArray<{ readonly type: string; readonly function: { readonly name: string; readonly [k: string]: unknown } }>
+  readonly tools?: ReadonlyArray<
+    { readonly type: string; readonly function: { readonly name: string; readonly [k: string]: unknown } }
+  >
   readonly response_format?: unknown
   readonly [k: string]: unknown
 }
@@ -138,7 +140,9 @@ const sse = (
   res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
   const base = { id: done.id, object: "chat.completion.chunk", created: done.created, model: done.model }
   const chunk = (delta: Record<string, unknown>, finish: string | null = null) =>
-    res.write(`data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`)
+    res.write(
+      `data: ${JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] })}\n\n`
+    )
   chunk({ role: "assistant", content: "" })
   const message = done.choices[0]!.message
   for (const piece of halves(message.content ?? "")) {
@@ -152,8 +156,12 @@ const sse = (
   }
   if (message.refusal !== null) chunk({ refusal: message.refusal })
   ;("tool_calls" in message ? message.tool_calls : []).forEach((call, index) => {
-    chunk({ tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }] })
-    for (const piece of halves(call.function.arguments)) chunk({ tool_calls: [{ index, function: { arguments: piece } }] })
+    chunk({
+      tool_calls: [{ index, id: call.id, type: "function", function: { name: call.function.name, arguments: "" } }]
+    })
+    for (const piece of halves(call.function.arguments)) {
+      chunk({ tool_calls: [{ index, function: { arguments: piece } }] })
+    }
   })
   chunk({}, done.choices[0]!.finish_reason)
   if (includeUsage) res.write(`data: ${JSON.stringify({ ...base, choices: [], usage: done.usage })}\n\n`)

@@ -24,10 +24,13 @@ const program = DriftGuard.check(
         process.exitCode = 1
       })))
   ),
-  Effect.catchTag("DriftGuardError", (e) =>
-    Console.error(`check-claude-tools: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => {
-      process.exitCode = 2
-    }))))
+  Effect.catchTag(
+    "DriftGuardError",
+    (e) =>
+      Console.error(`check-claude-tools: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => {
+        process.exitCode = 2
+      })))
+  )
 )
 
 NodeRuntime.runMain(program.pipe(Effect.provide(NodeContext.layer)), { disableErrorReporting: true })
