@@ -194,12 +194,13 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         })
       )
 
-    const streamEnded = new ProviderError({
-      provider: options.provider,
-      kind: "decode",
-      message: "The model's stream ended without a final message",
-      retryable: false
-    })
+    const streamEnded = () =>
+      new ProviderError({
+        provider: options.provider,
+        kind: "decode",
+        message: "The model's stream ended without a final message",
+        retryable: false
+      })
 
     /** One model turn; with `emit`, its text is reported as it arrives (if the model can stream). */
     const modelTurn = (request: TurnRequest, emit: Emit | undefined): Effect.Effect<TurnResponse, ChatError> => {
@@ -220,7 +221,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
             event._tag === "Done"
               ? Effect.succeed(event.response)
               : Effect.as(emit(new TextDelta({ text: event.text })), done)
-        ).pipe(Effect.flatMap((done) => (done === undefined ? Effect.fail(streamEnded) : Effect.succeed(done))))
+        ).pipe(Effect.flatMap((done) => (done === undefined ? Effect.fail(streamEnded()) : Effect.succeed(done))))
       )
     }
 

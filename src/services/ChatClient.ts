@@ -47,7 +47,7 @@ export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
       reasoningTokens: fields.reasoningTokens ?? 0,
       ...(fields.costUsd === undefined ? {} : { costUsd: fields.costUsd }),
       known: true
-    })
+    }, true)
 
   /** Sums two records; a cost is kept only where at least one side reported one. */
   static readonly add = (a: Usage, b: Usage): Usage => {
@@ -62,7 +62,8 @@ export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
       reasoningTokens: a.reasoningTokens + b.reasoningTokens,
       ...(costUsd === undefined ? {} : { costUsd }),
       known: a.known || b.known
-    })
+      // Sums of two valid records: no need to validate again on every turn.
+    }, true)
   }
 }
 
