@@ -4,5 +4,6 @@
  * optional peer dependency: importing the main entry never loads it.
  *
  * @since 0.1.0
+ * @module
  */
 export * as ClaudeAgent from "./layers/ClaudeAgent.js"

@@ -3,6 +3,7 @@
  * one declarative registry which Claude Code tools an agent may use.
  *
  * @since 0.1.0
+ * @module
  */
 
 // Chat

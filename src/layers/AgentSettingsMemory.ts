@@ -3,6 +3,7 @@
  * built on the same internal core). For tests and for applications that keep settings elsewhere.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -14,6 +14,7 @@
  * write in between.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
@@ -278,6 +279,22 @@ export const layerClient = (
       Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))
 
-/** `AgentSettings` on a SQLite file (`defaultFilename()` unless given), migrated when built. */
+/**
+ * `AgentSettings` on a SQLite file ({@link defaultFilename} unless given), migrated when built.
+ * Building fails with `AgentSettingsStorageError` (`operation: "open"` or `"migrate"`) when the
+ * file cannot be opened or migrated; the connection closes with the layer's scope.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { AgentSettings, AgentSettingsSqlite } from "effect-chat-bridge"
+ *
+ * const program = Effect.gen(function*() {
+ *   const settings = yield* AgentSettings.AgentSettings
+ *   yield* settings.create("reviewer")
+ *   return yield* settings.disable("reviewer", ["Bash"])
+ * }).pipe(Effect.provide(AgentSettingsSqlite.layerSqlite({ filename: "agents.sqlite" })))
+ * ```
+ */
 export const layerSqlite = (options: Options = {}): Layer.Layer<AgentSettings, AgentSettingsStorageError> =>
   layer.pipe(Layer.provide(layerClient(options)))

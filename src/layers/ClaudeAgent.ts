@@ -19,6 +19,7 @@
  * resource with a simple lifetime; the bench compares it to one CLI kept alive across turns.
  *
  * @since 0.1.0
+ * @module
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import * as Config from "effect/Config"
@@ -59,10 +60,13 @@ export type { ToolPolicyInput } from "./ClaudeLocal.js"
 /** The Agent SDK's permission modes. */
 export type PermissionMode = AgentSdk.PermissionMode
 
+/** Options of {@link make} and {@link layer}; every field is optional. */
 export interface Options {
   /** The `claude` executable. Default: the binary shipped with the Agent SDK. */
   readonly pathToClaudeCodeExecutable?: string | undefined
+  /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
   readonly model?: string | undefined
+  /** Replaces Claude Code's default system prompt. */
   readonly systemPrompt?: string | undefined
   /** Bound on one whole turn (all of its model calls and tool calls). Default 10 minutes. */
   readonly requestTimeout?: Duration.DurationInput | undefined
@@ -76,6 +80,7 @@ export interface Options {
    * provider credentials), since the SDK passes the CLI nothing else.
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
   readonly toolPolicy?: ToolPolicyInput | undefined
   /** The in-process MCP server's name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
   readonly serverName?: string | undefined
@@ -90,6 +95,7 @@ export interface Options {
   readonly sdkSpecifier?: string | undefined
 }
 
+/** The default bound on one turn (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
 
 const decodeInit = Schema.decodeUnknownEither(InitLine)
@@ -283,7 +289,25 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     return yield* makeSessionClient({ provider, run, setTools })
   })
 
-/** A ChatClient layer on the Claude Agent SDK. */
+/**
+ * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
+ * `ProviderError` (`kind: "config"` when the SDK or the executable is missing or the tool server
+ * did not connect, `"timeout"` after `requestTimeout`, `"http"` with `status` for an API error,
+ * `"process"` for any other failed turn), `PermissionDeniedError` (unless
+ * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient } from "effect-chat-bridge"
+ * import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
+ *
+ * const program = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Summarise README.md in one line")
+ * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
+ * ```
+ */
 export const layer = (options: Options = {}): Layer.Layer<ChatClient> => Layer.scoped(ChatClient, make(options))
 
 /**

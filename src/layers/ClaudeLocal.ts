@@ -11,6 +11,7 @@
  * `ps` and of the logged argv.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -58,10 +59,13 @@ export interface ToolPolicyInput {
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
+/** Options of {@link make} and {@link layer}; every field is optional. */
 export interface Options {
   /** The `claude` binary: a name on PATH or a path. Default `claude`. */
   readonly binary?: string | undefined
+  /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
   readonly model?: string | undefined
+  /** Passed as `--system-prompt`, replacing Claude Code's default system prompt. */
   readonly systemPrompt?: string | undefined
   /** Bound on one whole CLI run (all of its model turns and tool calls). Default 10 minutes. */
   readonly requestTimeout?: Duration.DurationInput | undefined
@@ -71,6 +75,7 @@ export interface Options {
   readonly permissionMode?: PermissionMode | undefined
   /** Changes to the inherited environment (`undefined` removes a variable). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
   readonly toolPolicy?: ToolPolicyInput | undefined
   /** The bridge's MCP server name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
   readonly serverName?: string | undefined
@@ -83,6 +88,7 @@ export interface Options {
   readonly killGrace?: Duration.DurationInput | undefined
 }
 
+/** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
 
 const installHint = (binary: string) =>
@@ -103,9 +109,13 @@ const fromSubprocess = (binary: string) => (error: SubprocessError): ProviderErr
 
 /** What one turn asks of the CLI, besides the prompt. */
 export interface Turn {
+  /** The session to continue with `--resume`; none on the first turn. */
   readonly sessionId: Option.Option<string>
+  /** The bridge's MCP config file, when tools are set. */
   readonly mcpConfigPath: string | undefined
+  /** The resolved tool policy, rendered as `--tools` / `--allowedTools` / `--disallowedTools`. */
   readonly policy: ToolPolicy.ToolPolicy
+  /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
 }
 
@@ -270,7 +280,26 @@ export const make = (
     return yield* makeSessionClient({ provider, run, setTools })
   })
 
-/** A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation. */
+/**
+ * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
+ * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
+ * with an install hint when the binary is missing or when the tool server did not connect,
+ * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
+ * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
+ * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
+ * `EmptyPromptError` and `InvalidToolsError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient, ClaudeLocal } from "effect-chat-bridge"
+ *
+ * const program = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Say hello in one word")
+ * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
+ * ```
+ */
 export const layer = (options: Options = {}): Layer.Layer<ChatClient, never, Subprocess | SecretFile> =>
   Layer.scoped(ChatClient, make(options))
 

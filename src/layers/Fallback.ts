@@ -3,13 +3,10 @@
  * unreachable, the next one takes over — with the tools re-applied and the conversation so far
  * replayed. The active provider only moves forward.
  *
- * @example
- * const Chat = Fallback.layer([
- *   { name: "anthropic", layer: ClaudeApi.layerConfig() },
- *   { name: "openai", layer: OpenAi.layerConfig() }
- * ])
+ * See {@link layer} for an example.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -31,7 +28,9 @@ import * as Tool from "../services/Tool.js"
 
 /** A provider of the chain: its name (for logs and the hook) and its layer. */
 export interface Provider<E = never, R = never> {
+  /** Shown in logs, in `FallbackError` messages and to `onFailover`. */
   readonly name: string
+  /** Built when the fallback layer is built, in its scope. */
   readonly layer: Layer.Layer<ChatClient, E, R>
 }
 
@@ -53,6 +52,7 @@ export const defaultPolicy = (error: ProviderFailure): Decision => {
   return "fatal"
 }
 
+/** Options of {@link make} and {@link layer}. */
 export interface Options {
   /** Replaces {@link defaultPolicy}. */
   readonly policy?: ((error: ProviderFailure) => Decision) | undefined
@@ -88,7 +88,8 @@ const renderTranscript = (exchanges: ReadonlyArray<Exchange>) =>
 
 /**
  * Builds the chain from already-built clients. The clients' resources belong to whoever built
- * them; {@link layer} builds them in the fallback's scope.
+ * them; {@link layer} builds them in the fallback's scope. Fails with `FallbackError`
+ * (`NoProviders`) when `providers` is empty.
  */
 export const make = (
   providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
@@ -246,7 +247,25 @@ export const make = (
 
 /**
  * A ChatClient over `providers`, tried in order. Every provider is built in the fallback's scope,
- * so closing the fallback closes all of them.
+ * so closing the fallback closes all of them; building fails with a provider layer's own error,
+ * or with `FallbackError` (`NoProviders`) when the list is empty.
+ *
+ * A call fails with the active provider's error when the policy calls it fatal, and with
+ * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
+ * `strictToolContext`, when a tool had already run (`RefusedAfterToolRun`).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ClaudeApi, Fallback, OpenAi } from "effect-chat-bridge"
+ *
+ * const Chat = Fallback.layer([
+ *   { name: "anthropic", layer: ClaudeApi.layerConfig() },
+ *   { name: "openai", layer: OpenAi.layerConfig() }
+ * ], {
+ *   onFailover: (from, to, reason) => Effect.logInfo(`${from} -> ${to}: ${reason._tag}`)
+ * })
+ * ```
  */
 export const layer = <E, R>(
   providers: ReadonlyArray<Provider<E, R>>,

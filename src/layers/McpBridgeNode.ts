@@ -17,6 +17,7 @@
  * `Scope` and released in the right order.
  *
  * @since 0.1.0
+ * @module
  */
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
@@ -132,6 +133,8 @@ const closeHttpServer = (server: Http.Server) =>
 /**
  * Starts a bridge on `127.0.0.1` with an ephemeral port and a fresh token. It stops when the scope
  * closes: sessions (and their SSE streams) first, then the listener, then in-flight handlers.
+ * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name or body limit, `BindFailed`
+ * when the listener cannot start) or `InvalidToolsError` for a bad initial tool set.
  */
 export const make: <R = never>(
   options?: McpBridgeOptions<R>
@@ -312,7 +315,28 @@ export const make: <R = never>(
   return service
 })
 
-/** A layer running the bridge for the layer's lifetime; initial tools' requirements come from `R`. */
+/**
+ * A layer running the bridge for the layer's lifetime; initial tools' requirements come from `R`.
+ * Fails like {@link make}.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { McpBridge, McpBridgeNode, Tool } from "effect-chat-bridge"
+ *
+ * const echo = Tool.make("echo", {
+ *   description: "Echoes its text",
+ *   parameters: { text: Schema.String },
+ *   handler: ({ text }) => Effect.succeed(text)
+ * })
+ *
+ * const program = Effect.gen(function*() {
+ *   const bridge = yield* McpBridge.McpBridge
+ *   // Write this to a 0600 file (SecretFile) and pass it to `claude --mcp-config`.
+ *   return McpBridge.renderMcpConfig(bridge.mcpConfig)
+ * }).pipe(Effect.provide(McpBridgeNode.layer({ tools: [echo] })))
+ * ```
+ */
 export const layer = <R = never>(
   options: McpBridgeOptions<R> = {}
 ): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError, R> => Layer.scoped(McpBridge, make(options))

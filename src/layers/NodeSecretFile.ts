@@ -8,6 +8,7 @@
  * modes are read back before the path is handed out.
  *
  * @since 0.1.0
+ * @module
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FileSystem from "@effect/platform/FileSystem"

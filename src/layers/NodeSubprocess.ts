@@ -9,6 +9,7 @@
  * `Clock`: the child lives in real time, and a `TestClock` must not stall a kill.
  *
  * @since 0.1.0
+ * @module
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Deferred from "effect/Deferred"

@@ -4,14 +4,19 @@
  * request.
  *
  * @example
+ * ```ts
+ * import { Scripted } from "effect-chat-bridge"
+ *
  * const ScriptedLayer = Scripted.layer({
  *   script: [
  *     Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 2 } }),
  *     Scripted.text("1 + 2 = 3")
  *   ]
  * })
+ * ```
  *
  * @since 0.1.0
+ * @module
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -25,8 +30,11 @@ import { ToolCall } from "../services/Tool.js"
 
 /** A call the scripted model makes; `id` defaults to `call_<n>`. */
 export interface ScriptedCall {
+  /** The tool to call. */
   readonly name: string
+  /** The arguments, as an object or as JSON text; default `{}`. */
   readonly arguments?: unknown
+  /** The call id; default `call_<n>`. */
   readonly id?: string
 }
 
@@ -77,17 +85,30 @@ export const httpError = (status: number, provider = "scripted"): ProviderError 
     retryable: status === 408 || status === 429 || status >= 500
   })
 
+/**
+ * Options of {@link make} and {@link layer}: the model's answers, either as a fixed `script` of
+ * turns played in order, or as a `respond` function of each request.
+ */
 export type Options =
   & {
     /** Provider name in errors; default "scripted". */
     readonly name?: string
+    /** Model turns per `chat`/`ask` before `MaxStepsError`; default 20. */
     readonly maxSteps?: number
+    /** Tool calls of one turn run at most this many at a time; default 5. */
     readonly toolConcurrency?: number
+    /** Bound on each model turn (a `ProviderError` with `kind: "timeout"`); default none. */
     readonly requestTimeout?: Duration.DurationInput
   }
   & (
-    | { readonly script: ReadonlyArray<ScriptedTurn> }
-    | { readonly respond: (request: TurnRequest) => Effect.Effect<ScriptedTurn, ProviderError> }
+    | {
+      /** The turns, in order; a turn beyond the end fails with a `ProviderError`. */
+      readonly script: ReadonlyArray<ScriptedTurn>
+    }
+    | {
+      /** Computes each turn from the request (history, tools, response format). */
+      readonly respond: (request: TurnRequest) => Effect.Effect<ScriptedTurn, ProviderError>
+    }
   )
 
 const messageChars = (m: Message): number =>
@@ -165,5 +186,9 @@ export const make = (options: Options): Effect.Effect<ChatClientService> =>
     })
   })
 
-/** A ChatClient layer on a scripted model. */
+/**
+ * A ChatClient layer on a scripted model. Calls fail as a real provider's would: with the
+ * `ProviderError` of a {@link fail} turn or of an exhausted script, `MaxStepsError`,
+ * `StructuredOutputError`, `EmptyPromptError` or `InvalidToolsError`.
+ */
 export const layer = (options: Options): Layer.Layer<ChatClient> => Layer.effect(ChatClient, make(options))

@@ -3,6 +3,7 @@
  * disk, every write is recorded with whether its scope has closed yet.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -14,6 +15,7 @@ import { SecretFile } from "../services/SecretFile.js"
 export interface Written {
   /** The (fictitious) path that was returned. */
   readonly path: string
+  /** What was written. */
   readonly contents: string
   /** True once the scope that wrote it has closed. */
   readonly removed: boolean

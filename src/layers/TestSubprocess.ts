@@ -4,6 +4,7 @@
  * treated exactly as the Node layer treats them (`SubprocessExitError` unless `allowNonZeroExit`).
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

@@ -4,6 +4,7 @@
  * `disabledTools`.
  *
  * @since 0.1.0
+ * @module
  */
 import * as en from "./i18n/en.js"
 import * as zhCN from "./i18n/zh-CN.js"
@@ -44,10 +45,15 @@ export interface CatalogEntry {
   readonly id: string
   /** The `user` tools the switch toggles together. */
   readonly tools: ReadonlyArray<string>
+  /** The pair group the entry stands for, if any. */
   readonly pairGroup?: string
+  /** The i18n key of `label`. */
   readonly labelKey: string
+  /** The i18n key of `description`. */
   readonly descriptionKey: string
+  /** The switch's label in the requested locale. */
   readonly label: string
+  /** The switch's description in the requested locale. */
   readonly description: string
   /** No tool of the entry is opted out by the agent. */
   readonly enabled: boolean
@@ -55,8 +61,11 @@ export interface CatalogEntry {
 
 /** One category section. */
 export interface CatalogSection {
+  /** The section's category. */
   readonly category: Category
+  /** The category's label in the requested locale. */
   readonly label: string
+  /** The switches of the section, in registry order. */
   readonly entries: ReadonlyArray<CatalogEntry>
 }
 

@@ -4,6 +4,7 @@
  * `sdk-tools.d.ts` interface names for a few tools (see `DriftGuard.aliases`).
  *
  * @since 0.1.0
+ * @module
  */
 import * as Registry from "./Registry.js"
 import type * as ToolDescriptor from "./ToolDescriptor.js"

@@ -3,6 +3,7 @@
  * must stay cheap: a few `stat`s).
  *
  * @since 0.1.0
+ * @module
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"

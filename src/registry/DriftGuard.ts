@@ -5,6 +5,7 @@
  * caught at compile time by `SdkCoverage`.) `typescript` is loaded lazily, only when a check runs.
  *
  * @since 0.1.0
+ * @module
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
@@ -17,6 +18,7 @@ import type * as Registry from "./Registry.js"
 
 /** A check could not run: the file is missing, unreadable, or has no `ToolInputSchemas` union. */
 export class DriftGuardError extends Schema.TaggedError<DriftGuardError>()("DriftGuardError", {
+  /** What could not be loaded or parsed. */
   message: Schema.String
 }) {}
 
@@ -49,6 +51,7 @@ export interface DriftReport {
   readonly missing: ReadonlyArray<string>
   /** An `sdkTyped` registry entry the SDK no longer has. */
   readonly stale: ReadonlyArray<string>
+  /** True when nothing is missing and nothing is stale. */
   readonly ok: boolean
 }
 

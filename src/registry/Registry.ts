@@ -4,6 +4,7 @@
  * rely on the set-level rules having been checked once.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -11,7 +12,9 @@ import type * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as ToolDescriptor from "./ToolDescriptor.js"
 
+/** Marks values built by {@link make} (and its sync forms); {@link isRegistry} tests for it. */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Registry")
+/** The type of the {@link Registry} brand. */
 export type TypeId = typeof TypeId
 
 /** Conditions this library knows how to evaluate (see `Conditions.detectConditions`). */
@@ -22,21 +25,27 @@ export const knownPairGroups: ReadonlyArray<string> = ["bash", "mcpResource", "p
 
 /** Extra names an application may declare for its own descriptors. */
 export interface MakeOptions {
+  /** Condition names accepted besides {@link knownConditions} (your application evaluates them). */
   readonly conditions?: ReadonlyArray<string>
+  /** Pair-group names accepted besides {@link knownPairGroups}. */
   readonly pairGroups?: ReadonlyArray<string>
 }
 
 /** A validated registry with the indexes the policy and the catalog view need. */
 export interface Registry {
+  /** The brand {@link isRegistry} checks. */
   readonly [TypeId]: TypeId
   /** In the order given to `make`. */
   readonly descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptor>
+  /** Descriptors by runtime name. */
   readonly byName: ReadonlyMap<string, ToolDescriptor.ToolDescriptor>
   /** Pair group → its members, in registry order. */
   readonly groups: ReadonlyMap<string, ReadonlyArray<ToolDescriptor.ToolDescriptor>>
   /** MCP servers that have at least one descriptor, sorted. */
   readonly mcpServers: ReadonlyArray<string>
+  /** Every condition name this registry accepts (known and declared), sorted. */
   readonly conditions: ReadonlyArray<string>
+  /** Every pair-group name this registry accepts (known and declared), sorted. */
   readonly pairGroups: ReadonlyArray<string>
 }
 
@@ -113,7 +122,19 @@ export const makeEither = (
     (ds) => build(ds, options)
   )
 
-/** Effect form of `makeEither`. */
+/**
+ * Effect form of {@link makeEither}: fails with a `ParseError` naming the offending entry and field.
+ *
+ * @example
+ * ```ts
+ * import { ClaudeCodeCatalog, Registry } from "effect-chat-bridge"
+ *
+ * const registry = Registry.make([
+ *   ...ClaudeCodeCatalog.descriptors,
+ *   Registry.mcpTool({ server: "crm", wireName: "lookup_customer", category: "search" })
+ * ])
+ * ```
+ */
 export const make: (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options?: MakeOptions
@@ -129,15 +150,25 @@ export const unsafeMake = (
 
 /** What an application says about one of its MCP tools; `mcpTool` fills in the rest. */
 export interface McpToolOptions {
+  /** The MCP server name (no `__`, no leading or trailing `_`). */
   readonly server: string
+  /** The tool's name on that server. */
   readonly wireName: string
+  /** The settings-UI section. */
   readonly category: ToolDescriptor.Category
+  /** Default `user` (shown and toggleable). */
   readonly exposure?: ToolDescriptor.Exposure
+  /** Required iff `exposure` is `conditional`. */
   readonly condition?: string
+  /** Members of a pair group are enabled and disabled together. */
   readonly pairGroup?: string
+  /** The tool needs someone to answer it: blocked on headless turns. */
   readonly interactive?: boolean
+  /** Default `tools.mcp.<server>.<wire>.label`. */
   readonly labelKey?: string
+  /** Default `tools.mcp.<server>.<wire>.description`. */
   readonly descriptionKey?: string
+  /** One line saying why the tool has this classification. */
   readonly reason?: string
 }
 

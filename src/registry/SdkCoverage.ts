@@ -6,6 +6,7 @@
  * job (`DriftGuard`), since a type cannot enumerate a union's member names.
  *
  * @since 0.1.0
+ * @module
  */
 import type { BUILTIN_TOOL_NAMES } from "@anthropic-ai/claude-agent-sdk"
 import type {

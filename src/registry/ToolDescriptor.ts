@@ -4,6 +4,7 @@
  * an Effect Schema, so registries coming from files or settings are validated, not trusted.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Schema from "effect/Schema"
 

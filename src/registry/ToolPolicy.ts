@@ -4,6 +4,7 @@
  * Claude Agent SDK options.
  *
  * @since 0.1.0
+ * @module
  */
 import type { HookCallback, McpServerConfig, Options, PermissionMode } from "@anthropic-ai/claude-agent-sdk"
 import * as Either from "effect/Either"
@@ -17,6 +18,7 @@ export const AgentToolSettings = Schema.Struct({
   /** Opt-outs: tool names (or `mcp__…` names and wildcards); empty means everything enabled. */
   disabledTools: Schema.Array(Schema.String)
 })
+/** The type of {@link AgentToolSettings}. */
 export type AgentToolSettings = typeof AgentToolSettings.Type
 
 /** The session the policy is resolved for. */
@@ -31,6 +33,7 @@ export const PolicyContext = Schema.Struct({
    */
   mcpServers: Schema.optionalWith(Schema.Array(McpServerName), { exact: true })
 })
+/** The type of {@link PolicyContext}. */
 export type PolicyContext = typeof PolicyContext.Type
 
 /** The resolved policy; every list is sorted and free of duplicates. */
@@ -63,6 +66,21 @@ const sorted = (set: Set<string>): ReadonlyArray<string> => Array.from(set).sort
  * whole pair group; blocked MCP tools leave `allowedTools`; unknown `mcp__…` names and wildcards
  * in `disabledTools` pass through; other unknown or non-`user` names there are ignored;
  * `headless` also blocks interactive tools.
+ *
+ * @example
+ * ```ts
+ * import { Either } from "effect"
+ * import { ClaudeCodeCatalog, ToolPolicy } from "effect-chat-bridge"
+ *
+ * const policy = ToolPolicy.resolveToolPolicy(
+ *   ClaudeCodeCatalog.registry,
+ *   { disabledTools: ["WebFetch"] },
+ *   { conditions: { "workspace-has-git": true }, headless: true }
+ * )
+ * if (Either.isRight(policy)) {
+ *   console.log(ToolPolicy.toCliFlags(policy.right)) // the --disallowedTools / --allowedTools arguments
+ * }
+ * ```
  */
 export const resolveToolPolicy = (
   registry: Registry.Registry,
@@ -173,6 +191,7 @@ export type AgentSdkOptions = Pick<
 
 /** What the SDK conversion needs beyond the policy. */
 export interface AgentSdkOptionsInput {
+  /** The SDK permission mode of the session. */
   readonly permissionMode: PermissionMode
   /** No one can answer interactive tools on this turn. */
   readonly headless: boolean

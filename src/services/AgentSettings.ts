@@ -8,6 +8,7 @@
  * migrations) and `AgentSettingsMemory.layerMemory` (tests).
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -45,15 +46,20 @@ export const DisabledTools = Schema.Array(DisabledToolName)
 
 /** An agent's stored settings. `disabledTools` is sorted and free of duplicates. */
 export const Settings = Schema.Struct({
+  /** The agent's id. */
   agentId: AgentId,
+  /** Tool names (or `mcp__<server>__*` for a whole server) the agent opted out of. */
   disabledTools: DisabledTools
 })
+/** The type of {@link Settings}. */
 export type Settings = typeof Settings.Type
 
 /** No agent with this id exists (create it with `create`). */
 export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()("AgentNotFoundError", {
+  /** The id that was looked up. */
   agentId: Schema.String
 }) {
+  /** Names the missing agent. */
   override get message(): string {
     return `agent ${JSON.stringify(this.agentId)} does not exist`
   }
@@ -62,8 +68,12 @@ export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()
 /** `create` was called for an id that already exists. */
 export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExistsError>()(
   "AgentAlreadyExistsError",
-  { agentId: Schema.String }
+  {
+    /** The id that is taken. */
+    agentId: Schema.String
+  }
 ) {
+  /** Names the existing agent. */
   override get message(): string {
     return `agent ${JSON.stringify(this.agentId)} already exists`
   }
@@ -75,10 +85,12 @@ export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExis
  * the agent.
  */
 export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettingsError>()("CorruptedSettingsError", {
+  /** The agent whose stored value is invalid. */
   agentId: Schema.String,
   /** What is wrong with the stored value. */
   reason: Schema.String
 }) {
+  /** Names the agent and what is wrong. */
   override get message(): string {
     return `stored settings of agent ${JSON.stringify(this.agentId)} are corrupted: ${this.reason}`
   }
@@ -87,7 +99,10 @@ export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettings
 /** An argument is not valid (agent id, tool name, policy context); nothing was written. */
 export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSettingsInputError>()(
   "InvalidSettingsInputError",
-  { message: Schema.String }
+  {
+    /** Which argument is invalid and why. */
+    message: Schema.String
+  }
 ) {}
 
 /** The storage failed: the database could not be opened, migrated, read or written. */
@@ -96,7 +111,9 @@ export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsS
   {
     /** What was being done, e.g. `open`, `migrate`, `disable`. */
     operation: Schema.String,
+    /** What failed, without the settings' contents. */
     message: Schema.String,
+    /** The underlying error (for example the SQL error), when there is one. */
     cause: Schema.optional(Schema.Defect)
   }
 ) {}
@@ -111,6 +128,7 @@ export interface AgentSettingsService {
     agentId: string,
     disabledTools?: ReadonlyArray<string>
   ) => Effect.Effect<Settings, AgentAlreadyExistsError | InvalidSettingsInputError | AgentSettingsStorageError>
+  /** Reads an agent's settings. */
   readonly get: (agentId: string) => Effect.Effect<Settings, ReadError | InvalidSettingsInputError>
   /** Every agent, by id. One corrupted agent fails the listing with its `CorruptedSettingsError`. */
   readonly list: Effect.Effect<ReadonlyArray<Settings>, CorruptedSettingsError | AgentSettingsStorageError>
@@ -145,7 +163,12 @@ export interface AgentSettingsService {
   ) => Effect.Effect<void, AgentNotFoundError | InvalidSettingsInputError | AgentSettingsStorageError>
 }
 
-/** Per-agent tool settings. */
+/**
+ * Per-agent tool settings. Provided by `AgentSettingsSqlite.layerSqlite` or
+ * `AgentSettingsMemory.layerMemory`; every operation fails with a typed error (see the methods of
+ * {@link AgentSettingsService}), and an invalid argument is an `InvalidSettingsInputError` with
+ * nothing written.
+ */
 export class AgentSettings extends Context.Tag("effect-chat-bridge/AgentSettings")<
   AgentSettings,
   AgentSettingsService

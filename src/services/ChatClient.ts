@@ -3,6 +3,7 @@
  * Every provider layer (`Scripted`, the HTTP providers, the `claude` CLI, `Fallback`) provides it.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -13,14 +14,22 @@ import { InvalidToolsError, type Tool } from "./Tool.js"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */
 export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
+  /** Prompt (input) tokens. */
   inputTokens: Schema.Number,
+  /** Completion (output) tokens. */
   outputTokens: Schema.Number,
+  /** As reported, or input + output. */
   totalTokens: Schema.Number,
+  /** Prompt tokens served from the provider's cache. */
   cachedTokens: Schema.Number,
+  /** Output tokens spent on hidden reasoning. */
   reasoningTokens: Schema.Number,
+  /** Cost in US dollars, when the provider reports one (the `claude` CLI does). */
   costUsd: Schema.optional(Schema.Number),
+  /** False when nothing usable was reported (all counts are then 0). */
   known: Schema.Boolean
 }) {
+  /** Zero usage, `known: false`: the start of every running total. */
   static readonly empty: Usage = new Usage({
     inputTokens: 0,
     outputTokens: 0,
@@ -69,17 +78,21 @@ export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
 
 /** A prompt (or question, or added text) was empty or only whitespace. */
 export class EmptyPromptError extends Schema.TaggedError<EmptyPromptError>()("EmptyPromptError", {
+  /** Says which operation got the empty text. */
   message: Schema.String
 }) {}
 
 /** The model still wanted tools after `maxSteps` model turns. */
 export class MaxStepsError extends Schema.TaggedError<MaxStepsError>()("MaxStepsError", {
+  /** The limit that was reached. */
   maxSteps: Schema.Number,
+  /** A human-readable summary. */
   message: Schema.String
 }) {}
 
 /** `ask` got an answer that does not decode with the requested schema. */
 export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>()("StructuredOutputError", {
+  /** The decoding error, formatted. */
   message: Schema.String,
   /** The model's answer as text, bounded, for debugging. */
   answer: Schema.String
@@ -95,14 +108,20 @@ export const ProviderErrorKind = Schema.Literal(
   "config",
   "unknown"
 )
+/** The type of {@link ProviderErrorKind}. */
 export type ProviderErrorKind = typeof ProviderErrorKind.Type
 
 /** A provider call failed. The message never contains a secret. */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
+  /** Which provider failed, such as `anthropic` or `claude-local`. */
   provider: Schema.String,
+  /** How it failed; see {@link ProviderErrorKind}. */
   kind: ProviderErrorKind,
+  /** What went wrong and, where it helps, what to do about it. */
   message: Schema.String,
+  /** The HTTP status, when there was one. */
   status: Schema.optional(Schema.Number),
+  /** Whether the same request may succeed later (timeouts, 408, 429, 5xx). */
   retryable: Schema.Boolean
 }) {}
 
@@ -111,10 +130,13 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
  * answer is kept in `answer`, so nothing is lost; providers may offer to return it instead.
  */
 export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedError>()("PermissionDeniedError", {
+  /** The provider whose runtime refused the calls. */
   provider: Schema.String,
   /** The denied tools, in the order they were denied. */
   tools: Schema.Array(Schema.String),
+  /** The model's answer despite the denials. */
   answer: Schema.String,
+  /** Names the denied tools and how to allow them. */
   message: Schema.String
 }) {}
 
@@ -127,6 +149,7 @@ export const ProviderFailure = Schema.Union(
   PermissionDeniedError,
   InvalidToolsError
 )
+/** The type of {@link ProviderFailure}. */
 export type ProviderFailure = typeof ProviderFailure.Type
 
 /**
@@ -135,8 +158,11 @@ export type ProviderFailure = typeof ProviderFailure.Type
  * (`RefusedAfterToolRun`), or it was built without providers (`NoProviders`).
  */
 export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
+  /** Why the chain gave up. */
   reason: Schema.Literal("Exhausted", "RefusedAfterToolRun", "NoProviders"),
+  /** The providers' errors, in the order they happened. */
   errors: Schema.Array(ProviderFailure),
+  /** Lists the providers tried and why each failed (a status or kind, never a provider's message). */
   message: Schema.String
 }) {}
 
@@ -184,5 +210,30 @@ export interface ChatClientService {
   readonly usage: Effect.Effect<Usage>
 }
 
-/** The ChatClient service tag. */
+/**
+ * The ChatClient service tag. Provide it with a provider layer (`ClaudeApi`, `OpenAi`, `Gemini`,
+ * `ClaudeLocal`, `Fallback`, `Scripted`); every operation fails with a {@link ChatError}.
+ *
+ * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { ChatClient, Scripted, Tool } from "effect-chat-bridge"
+ *
+ * const add = Tool.make("add", {
+ *   description: "Adds two numbers",
+ *   parameters: { a: Schema.Number, b: Schema.Number },
+ *   handler: ({ a, b }) => Effect.succeed(a + b)
+ * })
+ *
+ * const program = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   yield* client.setTools([add])
+ *   return yield* client.chat("What is 1 + 2?")
+ * }).pipe(
+ *   Effect.provide(Scripted.layer({
+ *     script: [Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 2 } }), Scripted.text("3")]
+ *   }))
+ * )
+ * ```
+ */
 export class ChatClient extends Context.Tag("effect-chat-bridge/ChatClient")<ChatClient, ChatClientService>() {}

@@ -4,6 +4,7 @@
  * `layers/McpBridgeNode.ts`; this module holds the contract.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
@@ -25,9 +26,13 @@ export const ServerNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
  * tools in the model's context without a tool-search round trip.
  */
 export interface McpHttpServerConfig {
+  /** The transport: Streamable HTTP. */
   readonly type: "http"
+  /** The bridge's `/mcp` endpoint. */
   readonly url: string
+  /** `Authorization: Bearer <token>`: a secret. */
   readonly headers: { readonly Authorization: string }
+  /** Always `true` for the bridge. */
   readonly alwaysLoad: boolean
 }
 
@@ -36,6 +41,7 @@ export interface McpHttpServerConfig {
  * it only to a secret file (see `SecretFile`), never to argv or logs.
  */
 export interface McpConfig {
+  /** Server configs by server name. */
   readonly mcpServers: { readonly [serverName: string]: McpHttpServerConfig }
 }
 
@@ -60,7 +66,9 @@ export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(con
 
 /** The bridge could not start: bad options, or the loopback listener could not bind. */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
+  /** `InvalidOptions`: a bad server name or body limit; `BindFailed`: the listener could not start. */
   reason: Schema.Literal("InvalidOptions", "BindFailed"),
+  /** What was wrong. Never contains the token. */
   message: Schema.String
 }) {}
 

@@ -3,6 +3,7 @@
  * providers translate these to their wire formats; `Scripted` lets tests answer them directly.
  *
  * @since 0.1.0
+ * @module
  */
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
@@ -11,20 +12,27 @@ import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.js"
 
 /** A user message (buffered `add` text is joined into it). */
 export interface UserMessage {
+  /** The discriminant. */
   readonly role: "user"
+  /** The prompt text. */
   readonly content: string
 }
 
 /** The model's reply: text, and the tool calls it asked for (none on a final answer). */
 export interface AssistantMessage {
+  /** The discriminant. */
   readonly role: "assistant"
+  /** The reply's text (may be empty when it only calls tools). */
   readonly text: string
+  /** The tool calls it asked for, in order. */
   readonly toolCalls: ReadonlyArray<ToolCall>
 }
 
 /** The results of the previous assistant message's tool calls, in the same order. */
 export interface ToolMessage {
+  /** The discriminant. */
   readonly role: "tool"
+  /** One result per call, in the calls' order. */
   readonly results: ReadonlyArray<ToolResult>
 }
 
@@ -36,14 +44,19 @@ export type Message = UserMessage | AssistantMessage | ToolMessage
  * schema is wrapped in `{ value }` by the loop and unwrapped before decoding).
  */
 export interface ResponseFormat {
+  /** A name for the format, for providers that require one. */
   readonly name: string
+  /** The JSON Schema of the answer. */
   readonly schema: JsonSchemaObject
 }
 
 /** What a model turn is given. */
 export interface TurnRequest {
+  /** The whole conversation so far, oldest first; the last message is the one to answer. */
   readonly history: ReadonlyArray<Message>
+  /** The tools the model may call. */
   readonly tools: ReadonlyArray<Tool>
+  /** Set for `ask`: the shape the answer must have. */
   readonly responseFormat?: ResponseFormat | undefined
 }
 
@@ -52,9 +65,13 @@ export interface TurnRequest {
  * tool's input); it is never also listed in `toolCalls`.
  */
 export interface TurnResponse {
+  /** The reply's text. */
   readonly text: string
+  /** The tool calls asked for; none on a final answer. */
   readonly toolCalls: ReadonlyArray<ToolCall>
+  /** This turn's usage. */
   readonly usage: Usage
+  /** The structured answer, when the provider returned one for a `responseFormat`. */
   readonly structured?: unknown
 }
 

@@ -4,6 +4,7 @@
  * disk only as long as the scope that wrote it.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -15,7 +16,9 @@ import type * as Scope from "effect/Scope"
  * failed, or the permissions on disk are not the owner-only ones that were asked for.
  */
 export class SecretFileError extends Schema.TaggedError<SecretFileError>()("SecretFileError", {
+  /** Which step failed. */
   reason: Schema.Literal("CreateDirectory", "Write", "InsecureMode"),
+  /** What failed, with the path; never the contents. */
   message: Schema.String
 }) {}
 

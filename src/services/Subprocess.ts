@@ -4,6 +4,7 @@
  * its own process group, which gets SIGTERM and then SIGKILL when the caller stops waiting.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
@@ -47,40 +48,58 @@ export interface RunOptions {
 
 /** The outcome of a finished process. A death by signal N is reported as exit code 128 + N. */
 export interface RunResult {
+  /** 0 on success; only non-zero with `allowNonZeroExit`. */
   readonly exitCode: number
+  /** Everything the process wrote to stdout, decoded as UTF-8. */
   readonly stdout: string
+  /** Everything the process wrote to stderr, decoded as UTF-8. */
   readonly stderr: string
 }
 
 /** The program does not exist (not on `PATH`, or no file at that path). */
 export class SubprocessNotFoundError extends Schema.TaggedError<SubprocessNotFoundError>()(
   "SubprocessNotFoundError",
-  { command: Schema.String, message: Schema.String }
+  {
+    /** The program that was looked for. */
+    command: Schema.String,
+    /** A human-readable summary. */
+    message: Schema.String
+  }
 ) {}
 
 /** The program exists but could not be started (not executable, bad working directory, bad arguments). */
 export class SubprocessSpawnError extends Schema.TaggedError<SubprocessSpawnError>()("SubprocessSpawnError", {
+  /** The program that could not be started. */
   command: Schema.String,
+  /** The operating system's reason. */
   message: Schema.String
 }) {}
 
 /** The process exited with a non-zero code (or was killed by a signal it did not get from us). */
 export class SubprocessExitError extends Schema.TaggedError<SubprocessExitError>()("SubprocessExitError", {
+  /** The program that failed. */
   command: Schema.String,
+  /** Its exit code (128 + N for a death by signal N). */
   exitCode: Schema.Number,
   /** The signal that ended the process, if one did. */
   signal: Schema.optional(Schema.String),
-  /** The last few KiB of stdout and stderr. */
+  /** The last few KiB of stdout. */
   stdoutTail: Schema.String,
+  /** The last few KiB of stderr. */
   stderrTail: Schema.String,
+  /** A human-readable summary. */
   message: Schema.String
 }) {}
 
 /** The process did not finish within `timeout`; it has been terminated. */
 export class SubprocessTimeoutError extends Schema.TaggedError<SubprocessTimeoutError>()("SubprocessTimeoutError", {
+  /** The program that timed out. */
   command: Schema.String,
+  /** The `timeout` that expired, in milliseconds. */
   timeoutMillis: Schema.Number,
+  /** The last few KiB of stderr. */
   stderrTail: Schema.String,
+  /** A human-readable summary. */
   message: Schema.String
 }) {}
 
@@ -88,9 +107,13 @@ export class SubprocessTimeoutError extends Schema.TaggedError<SubprocessTimeout
 export class SubprocessOutputTooLargeError extends Schema.TaggedError<SubprocessOutputTooLargeError>()(
   "SubprocessOutputTooLargeError",
   {
+    /** The program that was terminated. */
     command: Schema.String,
+    /** The stream that went over the limit. */
     stream: Schema.Literal("stdout", "stderr"),
+    /** The `maxOutputBytes` limit. */
     maxBytes: Schema.Number,
+    /** A human-readable summary. */
     message: Schema.String
   }
 ) {}

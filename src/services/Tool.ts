@@ -3,6 +3,7 @@
  * provider and the MCP bridge go through, so a tool behaves the same wherever it is called from.
  *
  * @since 0.1.0
+ * @module
  */
 import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
@@ -18,12 +19,16 @@ export type JsonSchema = { readonly [key: string]: unknown }
 /** A JSON Schema whose root describes an object, which is what every provider and MCP require. */
 export type JsonSchemaObject = { readonly type: "object"; readonly [key: string]: unknown }
 
+/** Marks values built by {@link make} and {@link dynamic}. */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Tool")
+/** The type of the {@link Tool} brand. */
 export type TypeId = typeof TypeId
 
 /** Why a tool run did not produce a result; `executeTool` turns it into an error result. */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
+  /** Arguments that are not JSON or do not decode, a failing handler, or a result that cannot be sent. */
   reason: Schema.Literal("InvalidArguments", "HandlerFailed", "UnencodableResult"),
+  /** Sent to the model as the error result's text. */
   message: Schema.String
 }) {}
 
@@ -32,9 +37,13 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure"
  * handler needs; it is provided from the context where the tools are set.
  */
 export interface Tool<R = never> {
+  /** The brand set by {@link make} and {@link dynamic}. */
   readonly [TypeId]: TypeId
+  /** What the model calls it; must match {@link NamePattern} and be unique in a set. */
   readonly name: string
+  /** Tells the model what the tool does and when to use it. */
   readonly description: string
+  /** The JSON Schema of the arguments, sent to the model. */
   readonly inputSchema: JsonSchemaObject
   /** Decodes `input`, runs the handler and encodes its result as the text sent to the model. */
   readonly run: (input: unknown) => Effect.Effect<string, ToolFailure, R>
@@ -45,21 +54,29 @@ export const NamePattern = /^[a-zA-Z0-9_-]{1,64}$/
 
 /** A request from the model to run a tool. `arguments` is the decoded JSON object or its JSON text. */
 export class ToolCall extends Schema.Class<ToolCall>("effect-chat-bridge/ToolCall")({
+  /** The provider's call id, echoed back in the {@link ToolResult}. */
   id: Schema.String,
+  /** The tool to run. */
   name: Schema.String,
+  /** The arguments: a decoded JSON object, or its JSON text. */
   arguments: Schema.Unknown
 }) {}
 
 /** What goes back to the model for one call. Failures are results too, with `isError: true`. */
 export class ToolResult extends Schema.Class<ToolResult>("effect-chat-bridge/ToolResult")({
+  /** The id of the {@link ToolCall} this answers. */
   callId: Schema.String,
+  /** The tool that was called. */
   name: Schema.String,
+  /** The text sent to the model: the encoded result, or the error message. */
   content: Schema.String,
+  /** True when the call failed; the model sees `content` as an error. */
   isError: Schema.Boolean
 }) {}
 
 /** A tool set was rejected: a bad name, a duplicate, or a schema that is not an object schema. */
 export class InvalidToolsError extends Schema.TaggedError<InvalidToolsError>()("InvalidToolsError", {
+  /** Names the offending tool and the rule it broke. */
   message: Schema.String
 }) {}
 
@@ -109,12 +126,21 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
  * derived from the fields; arguments are decoded with them before the handler runs. With `success`,
  * the handler's result is encoded with that schema before being sent as JSON.
  *
+ * The tool itself never fails: bad arguments, a handler's failure or defect and an unencodable
+ * result reach the model as an error result (see {@link executeTool}). A bad name or a
+ * non-object schema is rejected when the tools are set, with `InvalidToolsError`.
+ *
  * @example
+ * ```ts
+ * import { Effect, Schema } from "effect"
+ * import { Tool } from "effect-chat-bridge"
+ *
  * const add = Tool.make("add", {
  *   description: "Adds two numbers",
  *   parameters: { a: Schema.Number, b: Schema.Number },
  *   handler: ({ a, b }) => Effect.succeed(a + b)
  * })
+ * ```
  */
 export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = never, I = A>(
   name: string,
@@ -172,6 +198,18 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
 /**
  * Defines a tool from a JSON Schema you already have. The handler receives the parsed arguments
  * as `unknown`: validating them is the handler's job.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { Tool } from "effect-chat-bridge"
+ *
+ * const echo = Tool.dynamic("echo", {
+ *   description: "Returns its arguments",
+ *   inputSchema: { type: "object", properties: { text: { type: "string" } }, required: ["text"] },
+ *   handler: (input) => Effect.succeed(input)
+ * })
+ * ```
  */
 export const dynamic = <A, E = never, R = never>(
   name: string,
@@ -194,14 +232,19 @@ export const dynamic = <A, E = never, R = never>(
 
 /** A validated set of tools, looked up by name; `R` is what their handlers still need. */
 export interface ToolSet<R = never> {
+  /** The tools, in the order given. */
   readonly tools: ReadonlyArray<Tool<R>>
+  /** The same tools by name. */
   readonly byName: ReadonlyMap<string, Tool<R>>
 }
 
 /** The empty tool set. */
 export const empty: ToolSet = { tools: [], byName: new Map() }
 
-/** Checks names (pattern, uniqueness) and that each schema is an object schema. */
+/**
+ * Checks names (pattern, uniqueness) and that each schema is an object schema. Fails with
+ * `InvalidToolsError` naming the first offending tool.
+ */
 export const validate = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet<R>, InvalidToolsError> =>
   Effect.suspend(() => {
     const byName = new Map<string, Tool<R>>()
@@ -232,7 +275,7 @@ export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>):
 
 /**
  * Validates `tools` and captures their requirements from the current context. This is what
- * `setTools` does, so handlers can use the caller's services.
+ * `setTools` does, so handlers can use the caller's services. Fails with `InvalidToolsError`.
  */
 export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
   Effect.flatMap(validate(tools), (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, context)))

@@ -2,6 +2,7 @@
  * English messages of the tool catalog: the reference locale and every other locale's fallback.
  *
  * @since 0.1.0
+ * @module
  */
 
 /** Every message key of the catalog. */

@@ -2,6 +2,7 @@
  * Traditional Chinese messages of the tool catalog.
  *
  * @since 0.1.0
+ * @module
  */
 import type { MessageKey } from "./en.js"
 
