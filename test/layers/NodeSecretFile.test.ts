@@ -166,3 +166,78 @@ describe("TestSecretFile", () => {
       assert.isFalse(exists(inside.p))
     }).pipe(Effect.provide(TestSecretFile.layer)))
 })
+
+describe("NodeSecretFile on a file system that does not honour the modes", () => {
+  /** Node's file system, with `change` applied to it. */
+  const patched = (change: (fs: FileSystem.FileSystem) => Partial<FileSystem.FileSystem>) =>
+    Layer.effect(FileSystem.FileSystem, Effect.map(FileSystem.FileSystem, (fs) => ({ ...fs, ...change(fs) }))).pipe(
+      Layer.provide(NodeFileSystem.layer)
+    )
+
+  /** A stat that reports `mode` for paths accepted by `which` (as a mount ignoring chmod would). */
+  const reporting = (which: (p: string) => boolean, mode: number) =>
+    patched((fs) => ({
+      stat: (p: string) => Effect.map(fs.stat(p), (info) => (which(p) ? { ...info, mode } : info))
+    }))
+
+  const writeWith = (folder: string, fsLayer: Layer.Layer<FileSystem.FileSystem>) =>
+    Effect.flip(Effect.scoped(SecretFile.writeScoped("s3cret"))).pipe(
+      Effect.provide(NodeSecretFile.layerFileSystem({ directory: folder, prefix: "p-" }).pipe(Layer.provide(fsLayer)))
+    )
+
+  it.scoped("a file readable by others is refused (InsecureMode) and removed with its directory", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const error = yield* writeWith(folder, reporting((p) => p.endsWith("/secret"), 0o100644))
+      assert.strictEqual(error.reason, "InsecureMode")
+      assert.strictEqual(error.message, "Secret file has mode 644, expected 600")
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("a directory open to others is refused before the file is trusted", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const error = yield* writeWith(folder, reporting((p) => !p.endsWith("/secret"), 0o40755))
+      assert.strictEqual(error.reason, "InsecureMode")
+      assert.include(error.message, "directory has mode 755")
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+
+  it.scoped("a failing chmod is a typed Write error naming the file; nothing is left behind", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const error = yield* writeWith(
+        folder,
+        patched((fs) => ({
+          chmod: (p: string, mode: number) =>
+            p.endsWith("/secret")
+              ? Effect.fail(
+                new PlatformError.SystemError({
+                  reason: "PermissionDenied",
+                  module: "FileSystem",
+                  method: "chmod",
+                  pathOrDescriptor: p
+                })
+              )
+              : fs.chmod(p, mode)
+        }))
+      )
+      assert.strictEqual(error.reason, "Write")
+      assert.match(error.message, /^Could not write secret file .*p-[^/]+\/secret: /)
+      assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
+    }))
+})
+
+describe("TestSecretFile scopes", () => {
+  it.scoped("closing one write's scope marks only that write removed", () =>
+    Effect.gen(function*() {
+      const recorder = yield* TestSecretFile.TestSecretFile
+      const first = yield* Effect.scoped(SecretFile.writeScoped("one"))
+      const second = yield* SecretFile.writeScoped("two")
+      assert.notStrictEqual(first, second)
+      assert.deepStrictEqual(yield* recorder.written, [
+        { path: first, contents: "one", removed: true },
+        { path: second, contents: "two", removed: false }
+      ])
+    }).pipe(Effect.provide(TestSecretFile.layer)))
+})
