@@ -200,6 +200,47 @@ type ReadResponse<A> = (
   fail: (kind: ProviderError["kind"], message: string, retryable: boolean) => Effect.Effect<never, AttemptFailure>
 ) => Effect.Effect<A, AttemptFailure>
 
+/** What `postWith` derives from `HttpSettings` once, not on every request. */
+interface Prepared {
+  readonly host: string
+  readonly annotations: Readonly<Record<string, string>>
+  /** The fiber's redacted header names plus `secretHeaders`; `undefined` when there is nothing to add. */
+  readonly redactedNames: ((names: ReadonlyArray<string | RegExp>) => ReadonlyArray<string | RegExp>) | undefined
+}
+
+// Keyed by the settings object a provider builds once in `make`.
+const preparedCache = new WeakMap<HttpSettings, Prepared>()
+
+const prepare = (settings: HttpSettings): Prepared => {
+  let prepared = preparedCache.get(settings)
+  if (prepared === undefined) {
+    const host = hostOf(settings.baseUrl)
+    const extra = settings.secretHeaders
+    // The fiber's list rarely changes: remember the last one seen and its extension.
+    let lastIn: ReadonlyArray<string | RegExp> | undefined
+    let lastOut: ReadonlyArray<string | RegExp> = []
+    prepared = {
+      host,
+      annotations: { provider: settings.provider, host },
+      redactedNames: extra.length === 0 ? undefined : (names) => {
+        if (names !== lastIn) {
+          lastIn = names
+          lastOut = [...names, ...extra]
+        }
+        return lastOut
+      }
+    }
+    preparedCache.set(settings, prepared)
+  }
+  return prepared
+}
+
+// Debug lines around each attempt; skipped without building anything when Debug is off.
+const logAttempt = (message: string, attempt: number) =>
+  Effect.whenLogLevel(Effect.annotateLogs(Effect.logDebug(message), "attempt", attempt), "Debug")
+
+const modelResponseLog = Effect.whenLogLevel(Effect.logDebug("model response"), "Debug")
+
 /**
  * POSTs a JSON body to `baseUrl + path` and reads a 2xx answer with `read`, retrying transient
  * failures (network errors and `RetryableStatuses`) with backoff, honouring `retry-after`.
@@ -213,8 +254,7 @@ const postWith = <A>(
   read: ReadResponse<A>
 ): Effect.Effect<A, ProviderError> => {
   const { provider } = settings
-  const host = hostOf(settings.baseUrl)
-  const url = settings.baseUrl + path
+  const { annotations, host, redactedNames } = prepare(settings)
   const fail = (
     kind: ProviderError["kind"],
     message: string,
@@ -231,13 +271,14 @@ const postWith = <A>(
       }),
       retryAfter: extra.retryAfter ?? Option.none()
     })
+  const readFail = (kind: ProviderError["kind"], message: string, retryable: boolean) => fail(kind, message, retryable)
 
-  const request = HttpClientRequest.post(url).pipe(
+  const request = HttpClientRequest.post(settings.baseUrl + path).pipe(
     HttpClientRequest.setHeaders(headers),
     HttpClientRequest.bodyUnsafeJson(body)
   )
 
-  const attempt: Effect.Effect<A, AttemptFailure> = client.execute(request).pipe(
+  const executed: Effect.Effect<A, AttemptFailure> = client.execute(request).pipe(
     Effect.catchAll((e) =>
       fail(
         "network",
@@ -246,9 +287,7 @@ const postWith = <A>(
       )
     ),
     Effect.flatMap((response) => {
-      if (response.status >= 200 && response.status < 300) {
-        return read(response, (kind, message, retryable) => fail(kind, message, retryable))
-      }
+      if (response.status >= 200 && response.status < 300) return read(response, readFail)
       return response.text.pipe(
         Effect.orElseSucceed(() => ""),
         Effect.flatMap((text) =>
@@ -260,17 +299,18 @@ const postWith = <A>(
           )
         )
       )
-    }),
-    // The platform puts request headers on spans; make sure vendor-specific key headers are
-    // redacted there like `authorization` and `x-api-key` already are.
-    Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...settings.secretHeaders])
+    })
   )
+  // The platform puts request headers on spans; make sure vendor-specific key headers are
+  // redacted there like `authorization` and `x-api-key` already are.
+  const attempt = redactedNames === undefined
+    ? executed
+    : Effect.locallyWith(executed, Headers.currentRedactedNames, redactedNames)
 
   const run = (n: number): Effect.Effect<A, ProviderError> =>
-    Effect.logDebug("model request").pipe(
-      Effect.annotateLogs({ attempt: n }),
+    logAttempt("model request", n).pipe(
       Effect.zipRight(attempt),
-      Effect.tap(() => Effect.logDebug("model response")),
+      Effect.tap(modelResponseLog),
       Effect.catchAll((failure): Effect.Effect<A, ProviderError> => {
         const { error } = failure
         if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
@@ -293,7 +333,7 @@ const postWith = <A>(
       })
     )
 
-  return run(1).pipe(Effect.annotateLogs({ provider, host }))
+  return Effect.annotateLogs(run(1), annotations)
 }
 
 /**
@@ -326,7 +366,7 @@ export const postSse = (
   body: unknown
 ): Stream.Stream<Sse.Event, ProviderError> => {
   const { provider } = settings
-  const host = hostOf(settings.baseUrl)
+  const { host } = prepare(settings)
   const broken = (reason: string) =>
     new ProviderError({
       provider,
@@ -454,22 +494,27 @@ export const truncatedStream = (provider: string): ProviderError =>
     retryable: true
   })
 
-/** Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError. */
+/**
+ * Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError. The
+ * decoder is built once and runs synchronously: wire schemas have no effectful parts.
+ */
 export const decodeWire = <A, I>(provider: string, schema: Schema.Schema<A, I>) => {
-  const decode = Schema.decodeUnknown(schema)
+  const decode = Schema.decodeUnknownEither(schema)
   return (json: unknown): Effect.Effect<A, ProviderError> =>
-    decode(json).pipe(
-      Effect.mapError((error) =>
-        new ProviderError({
-          provider,
-          kind: "decode",
-          message: `${provider} answered in an unexpected shape: ${
-            bounded(ParseResult.TreeFormatter.formatErrorSync(error))
-          }`,
-          retryable: false
-        })
-      )
-    )
+    Either.match(decode(json), {
+      onLeft: (error) =>
+        Effect.fail(
+          new ProviderError({
+            provider,
+            kind: "decode",
+            message: `${provider} answered in an unexpected shape: ${
+              bounded(ParseResult.TreeFormatter.formatErrorSync(error))
+            }`,
+            retryable: false
+          })
+        ),
+      onRight: Effect.succeed
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

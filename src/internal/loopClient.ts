@@ -252,7 +252,8 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         const messages: Array<Message> = [...start]
         for (let step = 1;; step++) {
           const response = yield* modelTurn({ history: [...messages], tools: toolSet.tools, responseFormat }, emit)
-          yield* Ref.update(usage, (u) => Usage.add(u, response.usage))
+          // Nothing to add to on a fresh client: keep the turn's record rather than build an equal one.
+          yield* Ref.update(usage, (u) => (u === Usage.empty ? response.usage : Usage.add(u, response.usage)))
           if (emit !== undefined) yield* emit(new UsageEvent({ usage: response.usage }))
           if (response.toolCalls.length === 0) {
             // A structured answer joins the history as its JSON, so the model sees what it answered.
@@ -295,18 +296,22 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
-    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
-      yield* Effect.annotateCurrentSpan("chat.provider", options.provider)
+    // The provider is known now: set it as a span attribute up front instead of annotating per call.
+    const spanOptions = { attributes: { "chat.provider": options.provider } }
+    const answerText = (response: TurnResponse) => Effect.succeed(response.text)
+
+    const chat = Effect.fn("ChatClient.chat", spanOptions)(function*(prompt: string) {
       yield* requireText("prompt", prompt)
-      return yield* converse(prompt, undefined, (response) => Effect.succeed(response.text))
+      return yield* converse(prompt, undefined, answerText)
     })
 
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-      yield* Effect.annotateCurrentSpan("chat.provider", options.provider)
-      yield* requireText("question", question)
-      const { format, wrapped } = yield* responseFormatFor(schema)
-      return yield* converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
-    })
+    const ask = Effect.fn("ChatClient.ask", spanOptions)(
+      function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
+        yield* requireText("question", question)
+        const { format, wrapped } = yield* responseFormatFor(schema)
+        return yield* converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
+      }
+    )
 
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
       const set = yield* Tool.capture(list)
