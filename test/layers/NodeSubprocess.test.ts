@@ -342,3 +342,41 @@ describe("redactArgv", () => {
     assert.deepStrictEqual(out.slice(2), ["--token", "<redacted>", "--key=<redacted>", "--model", "opus", "--token"])
   })
 })
+
+describe("NodeSubprocess edge cases", () => {
+  it.live("arguments spawn rejects outright (a NUL byte) are a typed spawn error, for run and stream", () =>
+    Effect.gen(function*() {
+      const options = { command: "echo", args: ["a\u0000b"] }
+      const error = yield* Effect.flip(run(options))
+      assert.strictEqual(error._tag, "SubprocessSpawnError")
+      assert.match(error.message, /^Cannot run echo: /)
+      const streamed = yield* Effect.flip(Stream.runDrain(stream(options)))
+      assert.strictEqual(streamed._tag, "SubprocessSpawnError")
+    }))
+
+  it.live("a streamed stdout over maxOutputBytes fails the stream after the lines within the bound", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      const error = yield* Effect.flip(
+        Stream.runForEach(
+          stream(
+            node(
+              "process.stdout.write('first\\n', () => setTimeout(() => process.stdout.write('x'.repeat(5000)), 50))",
+              {
+                maxOutputBytes: 1000,
+                timeout: "20 seconds"
+              }
+            )
+          ),
+          (line) => Effect.sync(() => seen.push(line))
+        )
+      )
+      assert.strictEqual(error._tag, "SubprocessOutputTooLargeError")
+      if (error._tag === "SubprocessOutputTooLargeError") {
+        assert.strictEqual(error.stream, "stdout")
+        assert.strictEqual(error.maxBytes, 1000)
+      }
+      // Nothing past the bound is ever emitted (the first line may or may not have been read first).
+      assert.isTrue(seen.every((line) => line === "first"), seen.join(","))
+    }))
+})
