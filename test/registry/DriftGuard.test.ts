@@ -1,11 +1,13 @@
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import { Effect, Either } from "effect"
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
+import type * as TS from "typescript"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as DriftGuard from "../../src/registry/DriftGuard.js"
 
@@ -65,5 +67,35 @@ describe("DriftGuard", () => {
     expect(drift.stderr).toContain("NotebookEdit")
     const broken = runBin(path.join(here, "does-not-exist.d.ts"))
     expect(broken.status).toBe(2)
+  })
+})
+
+describe("DriftGuard.parseToolInputSchemas and the report", () => {
+  // The same compiler the guard loads lazily.
+  const ts = createRequire(import.meta.url)("typescript") as typeof TS
+
+  it("a union of one member (no `|`) is read as that member; other aliases are skipped", () => {
+    const parsed = DriftGuard.parseToolInputSchemas(
+      ts,
+      "export type Other = FooInput | BarInput\nexport type ToolInputSchemas = BashInput\n"
+    )
+    expect(Either.getOrThrow(parsed)).toEqual(["BashInput"])
+  })
+
+  it("a member that is not a plain type name (a literal type, a qualified name) is a DriftGuardError naming it", () => {
+    const literal = DriftGuard.parseToolInputSchemas(ts, "type ToolInputSchemas = BashInput | { x: 1 }", "t.d.ts")
+    expect(Either.isLeft(literal) && literal.left.message).toBe("t.d.ts: unexpected ToolInputSchemas member { x: 1 }")
+    const qualified = DriftGuard.parseToolInputSchemas(ts, "type ToolInputSchemas = ns.BashInput | GrepInput")
+    expect(Either.isLeft(qualified) && qualified.left.message).toContain("member ns.BashInput")
+  })
+
+  it("aliases and skipped members are applied by diff; an in-sync report formats as one summary line", () => {
+    const registry = {
+      ...ClaudeCodeCatalog.registry,
+      descriptors: ClaudeCodeCatalog.registry.descriptors.filter((d) => ["Edit", "Bash"].includes(d.name))
+    }
+    const report = DriftGuard.diff(registry, ["FileEditInput", "BashInput", "McpInput", "ToolOutputSchemas"])
+    expect(report).toEqual({ sdkTools: ["Bash", "Edit"], missing: [], stale: [], ok: true })
+    expect(DriftGuard.formatReport(report)).toBe("claude-agent-sdk tools: 2 typed tools, registry in sync")
   })
 })
