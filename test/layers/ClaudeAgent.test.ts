@@ -1,0 +1,211 @@
+/**
+ * ClaudeAgent over a scripted stand-in for the Agent SDK (test/support/fakeAgentSdk.ts): how the
+ * provider builds the query's options and reads SDK failures. The real binary is in test/e2e.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
+import { ChatClient } from "../../src/services/ChatClient.js"
+import * as Sdk from "../support/fakeAgentSdk.js"
+
+const init = (sessionId = "s-1") => ({ type: "system", subtype: "init", session_id: sessionId, mcp_servers: [] })
+const result = (fields: Record<string, unknown> = {}) => ({
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  result: "ok",
+  session_id: "s-1",
+  ...fields
+})
+
+const client = (options: ClaudeAgent.Options = {}) =>
+  ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis", ...options })
+
+describe("ClaudeAgent (scripted SDK)", () => {
+  it.scoped("builds the query's options from its own; resumes the session; ask sets the output format", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*({ options }) {
+        yield init()
+        yield result(
+          options.outputFormat === undefined ? { result: "hello" } : { structured_output: { n: 3 }, result: "{}" }
+        )
+      })
+      const cwd = fs.realpathSync(os.tmpdir())
+      const chat = yield* client({
+        model: "sonnet",
+        systemPrompt: "be brief",
+        cwd,
+        pathToClaudeCodeExecutable: process.execPath,
+        permissionMode: "plan",
+        env: { EXTRA_FOR_CLI: "1", PATH: undefined }
+      })
+      expect(yield* chat.chat("hi")).toBe("hello")
+      expect(yield* chat.ask("how many?", Schema.Struct({ n: Schema.Number }))).toEqual({ n: 3 })
+      const [first, second] = Sdk.calls()
+      expect(first!.prompt).toBe("hi")
+      expect(first!.options).toMatchObject({
+        model: "sonnet",
+        systemPrompt: "be brief",
+        cwd,
+        pathToClaudeCodeExecutable: process.execPath,
+        permissionMode: "plan",
+        strictMcpConfig: true,
+        settingSources: [],
+        mcpServers: {}
+      })
+      expect(first!.options.resume).toBeUndefined()
+      expect(first!.options.outputFormat).toBeUndefined()
+      expect(first!.options.includePartialMessages).toBeUndefined()
+      const env = first!.options.env as Record<string, string>
+      expect(env.EXTRA_FOR_CLI).toBe("1")
+      expect(env.PATH).toBeUndefined()
+      expect(second!.options).toMatchObject({ resume: "s-1", outputFormat: { type: "json_schema" } })
+      expect(Sdk.closed()).toBe(2)
+    }))
+
+  it.scoped("an SDK that throws before any result is a process error carrying the CLI's stderr", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*({ spawn }) {
+        yield init()
+        await spawn("process.stderr.write('fatal: not logged in\\n'); process.exit(1)")
+        throw new Error("Claude Code process exited with code 1")
+      })
+      const chat = yield* client()
+      yield* chat.add("kept")
+      const error = yield* Effect.flip(chat.chat("hi"))
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "claude-agent",
+        kind: "process",
+        retryable: false
+      })
+      expect(error.message).toBe(
+        "The claude CLI failed: Claude Code process exited with code 1 (stderr: fatal: not logged in)"
+      )
+      // A throw that is not an Error is reported too, and the added text is still pending.
+      Sdk.script(async function*() {
+        yield init()
+        throw "plain string"
+      })
+      const again = yield* Effect.flip(chat.chat("again"))
+      expect(again.message).toBe("The claude CLI failed: plain string")
+      expect(Sdk.calls()[0]!.prompt).toBe("kept\n\nagain")
+    }))
+
+  it.scoped("an SDK that throws after an error result: the result line decides (status, retryable)", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield result({ is_error: true, api_error_status: 529, result: "Overloaded" })
+        throw new Error("Claude Code returned an error result")
+      })
+      const error = yield* Effect.flip((yield* client()).chat("hi"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 529, retryable: true })
+      expect(error.message).toContain("Overloaded")
+    }))
+
+  it.scoped("a query that ends without a result line is a process error, with the stderr when there is some", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield { type: "assistant", message: { content: [] } }
+      })
+      const chat = yield* client()
+      const bare = yield* Effect.flip(chat.chat("hi"))
+      expect(bare).toMatchObject({ kind: "process", message: "The claude CLI ended without a result" })
+
+      Sdk.script(async function*({ spawn }) {
+        await spawn("process.stderr.write('  session limit reached  ')")
+        yield init()
+      })
+      const withStderr = yield* Effect.flip(chat.chat("hi"))
+      expect(withStderr.message).toBe("The claude CLI ended without a result: session limit reached")
+    }))
+
+  it.scopedLive("a query that never finishes times out (retryable) and is closed", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*({ ended }) {
+        yield init()
+        await ended
+      })
+      const chat = yield* client({ requestTimeout: "300 millis" })
+      const error = yield* Effect.flip(chat.chat("hi"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error.message).toContain("did not finish within")
+      expect(Sdk.closed()).toBe(1)
+    }))
+
+  it.scoped("chatStream asks for partial messages and reports their text deltas", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield {
+          type: "stream_event",
+          event: { type: "content_block_delta", delta: { type: "text_delta", text: "Hel" } }
+        }
+        yield {
+          type: "stream_event",
+          event: { type: "content_block_delta", delta: { type: "text_delta", text: "lo" } }
+        }
+        yield result({ result: "Hello" })
+      })
+      const chat = yield* client()
+      const events = yield* Stream.runCollect(chat.chatStream("hi"))
+      const texts = [...events].flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
+      expect(texts).toEqual(["Hel", "lo"])
+      expect([...events].at(-1)).toMatchObject({ _tag: "Complete", text: "Hello" })
+      expect(Sdk.calls()[0]!.options.includePartialMessages).toBe(true)
+    }))
+})
+
+describe("ClaudeAgent.layerConfig", () => {
+  it.scoped("reads CLAUDE_* settings; options given in code win over the environment", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield result()
+      })
+      const cwd = fs.realpathSync(os.tmpdir())
+      const config = ConfigProvider.fromMap(
+        new Map([
+          ["CLAUDE_MODEL", "opus"],
+          ["CLAUDE_SYSTEM_PROMPT", "from env"],
+          ["CLAUDE_CWD", cwd],
+          ["CLAUDE_REQUEST_TIMEOUT", "1 minute"],
+          ["CLAUDE_PERMISSION_MODE", "acceptEdits"]
+        ])
+      )
+      const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
+        Effect.provide(
+          ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier, systemPrompt: "from code", model: undefined }).pipe(
+            Layer.provide(Layer.setConfigProvider(config))
+          )
+        )
+      )
+      expect(answer).toBe("ok")
+      expect(Sdk.calls()[0]!.options).toMatchObject({
+        model: "opus",
+        systemPrompt: "from code",
+        cwd,
+        permissionMode: "acceptEdits"
+      })
+    }))
+
+  it.effect("an unknown permission mode is a ConfigError", () =>
+    Effect.gen(function*() {
+      const config = ConfigProvider.fromMap(new Map([["CLAUDE_PERMISSION_MODE", "yolo"]]))
+      const error = yield* Effect.flip(
+        Layer.build(ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier })).pipe(
+          Effect.scoped,
+          Effect.withConfigProvider(config)
+        )
+      )
+      expect(error._tag).toBe("ConfigError")
+    }))
+})
