@@ -1,11 +1,22 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
 import * as Schema from "effect/Schema"
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
+import * as Stream from "effect/Stream"
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync
+} from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
@@ -13,10 +24,12 @@ import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
+import { SecretFile, SecretFileError } from "../../src/services/SecretFile.js"
 import {
   type RunOptions,
   type RunResult,
   SubprocessNotFoundError,
+  SubprocessSpawnError,
   SubprocessTimeoutError
 } from "../../src/services/Subprocess.js"
 import * as Tool from "../../src/services/Tool.js"
@@ -372,5 +385,118 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
         expect(line).not.toContain("Bearer")
         expect(line).not.toContain(secret)
       }
+    }))
+})
+
+describe("ClaudeLocal: more failure paths", () => {
+  it.live("any other subprocess failure (here a spawn error) is a process error with its message", () =>
+    Effect.gen(function*() {
+      const e = yield* withClient(
+        [new SubprocessSpawnError({ command: "claude", message: "Cannot run claude: EACCES" })],
+        {},
+        (chat) => Effect.flip(chat.chat("hi"))
+      )
+      expect(e).toMatchObject({
+        _tag: "ProviderError",
+        kind: "process",
+        message: "Cannot run claude: EACCES",
+        retryable: false
+      })
+    }))
+
+  it.live("chatStream: a bridge the CLI could not connect stops the run at the init line, before any text", () =>
+    Effect.gen(function*() {
+      const delta = JSON.stringify({
+        type: "stream_event",
+        event: { type: "content_block_delta", delta: { type: "text_delta", text: "answer without tools" } }
+      })
+      const { error, seen } = yield* withClient(
+        [ok([init([{ name: "gtb", status: "failed" }]), delta, result()])],
+        {},
+        (chat) =>
+          Effect.gen(function*() {
+            yield* chat.setTools([add])
+            const seen: Array<string> = []
+            const error = yield* Effect.flip(
+              Stream.runForEach(chat.chatStream("hi"), (e) => Effect.sync(() => seen.push(e._tag)))
+            )
+            return { error, seen }
+          })
+      )
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error.message).toContain("MCP server gtb: failed")
+      expect(seen).toEqual([])
+    }))
+
+  it.live("a secret file that cannot be written (for the bridge's MCP config) is a config error; the CLI never runs", () =>
+    Effect.gen(function*() {
+      const failingSecrets = Layer.succeed(
+        SecretFile,
+        SecretFile.of({
+          writeScoped: () => Effect.fail(new SecretFileError({ reason: "Write", message: "disk full" }))
+        })
+      )
+      const e = yield* Effect.gen(function*() {
+        const ctx = yield* Layer.build(
+          ClaudeLocal.layer({}).pipe(
+            Layer.provideMerge(Layer.merge(TestSubprocess.layer([ok([init(connected), result()])]), failingSecrets))
+          )
+        )
+        const chat = Context.get(ctx, ChatClient)
+        yield* chat.setTools([add])
+        const error = yield* Effect.flip(chat.chat("hi"))
+        expect(yield* Context.get(ctx, TestSubprocess.TestSubprocess).calls).toEqual([])
+        return error
+      }).pipe(Effect.scoped)
+      expect(e).toMatchObject({ _tag: "ProviderError", kind: "config", message: "disk full", retryable: false })
+    }))
+})
+
+describe("ClaudeLocal.layerConfig (stub claude script)", () => {
+  it.live("reads CLAUDE_* settings into flags, runs in CLAUDE_CWD; options in code win", () =>
+    Effect.gen(function*() {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), "ecb-config-")))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const stub = join(dir, "claude")
+      writeFileSync(
+        stub,
+        `#!/usr/bin/env node
+console.log(JSON.stringify({ type: "system", subtype: "init", mcp_servers: [] }))
+console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: process.argv.slice(2), cwd: process.cwd() }) }))
+`
+      )
+      chmodSync(stub, 0o755)
+      const config = ConfigProvider.fromMap(
+        new Map([
+          ["CLAUDE_BINARY", stub],
+          ["CLAUDE_MODEL", "opus"],
+          ["CLAUDE_SYSTEM_PROMPT", "from env"],
+          ["CLAUDE_CWD", dir],
+          ["CLAUDE_REQUEST_TIMEOUT", "30 seconds"],
+          ["CLAUDE_PERMISSION_MODE", "plan"]
+        ])
+      )
+      const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
+        Effect.provide(
+          ClaudeLocal.layerConfig({ systemPrompt: "from code", model: undefined }).pipe(
+            Layer.provide(Layer.setConfigProvider(config))
+          )
+        )
+      )
+      const seen = JSON.parse(answer) as { args: Array<string>; cwd: string }
+      expect(seen.cwd).toBe(dir)
+      const flag = (name: string) => seen.args[seen.args.indexOf(name) + 1]
+      expect(flag("--model")).toBe("opus")
+      expect(flag("--system-prompt")).toBe("from code")
+      expect(flag("--permission-mode")).toBe("plan")
+    }).pipe(Effect.scoped))
+
+  it.effect("a malformed CLAUDE_REQUEST_TIMEOUT is a ConfigError", () =>
+    Effect.gen(function*() {
+      const config = ConfigProvider.fromMap(new Map([["CLAUDE_REQUEST_TIMEOUT", "soon"]]))
+      const error = yield* Effect.flip(
+        Layer.build(ClaudeLocal.layerConfig()).pipe(Effect.scoped, Effect.withConfigProvider(config))
+      )
+      expect(error._tag).toBe("ConfigError")
     }))
 })
