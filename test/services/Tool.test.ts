@@ -279,3 +279,73 @@ describe("validate and capture", () => {
       expect(r.content).toBe("Bonjour, Ada")
     }))
 })
+
+describe("error messages and dynamic tools", () => {
+  const failWith = (error: unknown) =>
+    Tool.dynamic("fails", {
+      description: "Fails with the given error",
+      inputSchema: { type: "object" },
+      handler: () => Effect.fail(error)
+    })
+  const returning = (value: unknown) =>
+    Tool.dynamic("returns", {
+      description: "Returns the given value",
+      inputSchema: { type: "object" },
+      handler: () => Effect.succeed(value)
+    })
+  const runOne = (tool: Tool.Tool, args: unknown = {}) =>
+    Effect.flatMap(Tool.validate([tool]), (s) => Tool.executeTool(s, call(tool.name, args)))
+
+  it.effect("a failure is described: a string as is, an object's message, JSON otherwise, String as a last resort", () =>
+    Effect.gen(function*() {
+      expect((yield* runOne(failWith("quota exceeded"))).content).toBe("Error: quota exceeded")
+      expect((yield* runOne(failWith({ code: 7, message: "not allowed" }))).content).toBe("Error: not allowed")
+      expect((yield* runOne(failWith({ code: 7, message: 42 }))).content).toBe("Error: {\"code\":7,\"message\":42}")
+      expect((yield* runOne(failWith(null))).content).toBe("Error: null")
+      // JSON.stringify gives undefined for undefined, and throws for a BigInt: String() is used.
+      expect((yield* runOne(failWith(undefined))).content).toBe("Error: undefined")
+      expect((yield* runOne(failWith(10n))).content).toBe("Error: 10")
+      const r = yield* runOne(failWith(new Error("plain error")))
+      expect(r).toMatchObject({ content: "Error: plain error", isError: true })
+    }))
+
+  it.effect("a defect that is a plain object with a message shows that message", () =>
+    Effect.gen(function*() {
+      const dies = Tool.dynamic("dies", {
+        description: "Dies",
+        inputSchema: { type: "object" },
+        handler: () => Effect.die({ message: "invariant broken" })
+      })
+      expect(yield* runOne(dies)).toMatchObject({ content: "tool handler panicked: invariant broken", isError: true })
+    }))
+
+  it.effect("a dynamic tool's non-string result is JSON (undefined as null); an unencodable one is an error result", () =>
+    Effect.gen(function*() {
+      expect((yield* runOne(returning({ a: [1, "x"] }))).content).toBe("{\"a\":[1,\"x\"]}")
+      expect((yield* runOne(returning(undefined))).content).toBe("null")
+      const cyclic: Record<string, unknown> = {}
+      cyclic.self = cyclic
+      const r = yield* runOne(returning(cyclic))
+      expect(r.isError).toBe(true)
+      expect(r.content).toContain("Tool returns returned a result that cannot be encoded as JSON")
+    }))
+
+  it.effect("a dynamic tool gets {} for missing or null arguments, and parsed JSON text otherwise", () =>
+    Effect.gen(function*() {
+      const seen: Array<unknown> = []
+      const recorder = Tool.dynamic("rec", {
+        description: "Records its input",
+        inputSchema: { type: "object" },
+        handler: (input) => Effect.sync(() => seen.push(input)).pipe(Effect.as("ok"))
+      })
+      yield* runOne(recorder, null)
+      yield* runOne(recorder, undefined)
+      yield* runOne(recorder, "  ")
+      yield* runOne(recorder, "{\"q\":1}")
+      expect(seen).toEqual([{}, {}, {}, { q: 1 }])
+      const bad = yield* runOne(recorder, "{oops")
+      expect(bad).toMatchObject({ isError: true })
+      expect(bad.content).toContain("Invalid arguments for tool rec: not JSON")
+      expect(seen).toHaveLength(4)
+    }))
+})
