@@ -10,7 +10,10 @@
  * (the SDK client is built once, outside). So each sample takes a ChatClient from a pool built
  * ahead of time (`make` outside the timed region) and times one `chat("hi")` on it: the same
  * one-message request the SDK sends. What `make` itself costs is printed on its own line.
- */
+ *
+ * Both sides first send `BENCH_WARMUP` (default 1000) untimed requests, so the ratio is the
+ * steady state of a long-running process rather than how fast V8 tiers up either code base
+ * (`compare` alone warms up with only 10 calls). `BENCH_WARMUP=0` shows the cold numbers. */
 import Anthropic from "@anthropic-ai/sdk"
 import { NodeHttpClient } from "@effect/platform-node"
 import type * as HttpClient from "@effect/platform/HttpClient"
@@ -37,17 +40,27 @@ const options = { rounds: 5, perRound: 60, target: 1.0 }
 // compare() runs 10 warm-up calls in the first round and 2 in each later one, per side.
 const callsPerCompare = options.rounds * options.perRound + 10 + 2 * (options.rounds - 1)
 
+const warmup = Number(process.env.BENCH_WARMUP ?? 1000)
+
 type Make = Effect.Effect<ChatClientService, ProviderError, HttpClient.HttpClient>
 
-/** `chat("hi")` on a fresh client each call; the clients are built before timing starts. */
-const pooledChat = async (make: Make): Promise<() => Promise<string>> => {
-  const pool = await runtime.runPromise(Effect.replicateEffect(make, callsPerCompare))
+/**
+ * Times `chat("hi")` on a fresh client per call against `sdkCall`. The clients are built before
+ * timing starts; both sides first run `warmup` requests untimed, so the ratio is steady state.
+ */
+const measure = async (label: string, make: Make, sdkCall: () => Promise<unknown>) => {
+  const pool = await runtime.runPromise(Effect.replicateEffect(make, warmup + callsPerCompare))
   let next = 0
-  return () => {
+  const ours = () => {
     const client = pool[next++]
     if (client === undefined) throw new Error("client pool exhausted: callsPerCompare is out of date")
     return runtime.runPromise(client.chat("hi"))
   }
+  for (let i = 0; i < warmup; i++) {
+    await sdkCall()
+    await ours()
+  }
+  await compare(label, ours, sdkCall, options)
 }
 
 const reportMake = async (label: string, make: Make) => {
@@ -67,39 +80,36 @@ const main = Effect.gen(function*() {
     baseUrl: anthropic.url,
     maxTokens: 64
   })
-  yield* Effect.promise(async () =>
-    compare(
+  yield* Effect.promise(() =>
+    measure(
       "ClaudeApi chat (1 request) vs @anthropic-ai/sdk messages.create",
-      await pooledChat(claudeMake),
+      claudeMake,
       () =>
         claudeSdk.messages.create({
           model: "claude-bench",
           max_tokens: 64,
           messages: [{ role: "user", content: "hi" }]
-        }),
-      options
+        })
     )
   )
 
   const openaiSdk = new OpenAI({ apiKey: key, baseURL: openai.url, maxRetries: 0 })
   const openaiMake = OpenAi.make({ apiKey: Redacted.make(key), model: "gpt-bench", baseUrl: openai.url })
-  yield* Effect.promise(async () =>
-    compare(
+  yield* Effect.promise(() =>
+    measure(
       "OpenAi chat (1 request) vs openai chat.completions.create",
-      await pooledChat(openaiMake),
-      () => openaiSdk.chat.completions.create({ model: "gpt-bench", messages: [{ role: "user", content: "hi" }] }),
-      options
+      openaiMake,
+      () => openaiSdk.chat.completions.create({ model: "gpt-bench", messages: [{ role: "user", content: "hi" }] })
     )
   )
 
   const geminiSdk = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gemini.url } })
   const geminiMake = Gemini.make({ apiKey: Redacted.make(key), model: "gemini-bench", baseUrl: gemini.url })
-  yield* Effect.promise(async () =>
-    compare(
+  yield* Effect.promise(() =>
+    measure(
       "Gemini chat (1 request) vs @google/genai models.generateContent",
-      await pooledChat(geminiMake),
-      () => geminiSdk.models.generateContent({ model: "gemini-bench", contents: "hi" }),
-      options
+      geminiMake,
+      () => geminiSdk.models.generateContent({ model: "gemini-bench", contents: "hi" })
     )
   )
 

@@ -185,7 +185,8 @@ export const turnResponse = (response: MessagesResponse, answerTool: string | un
     if (block.type === "text" && "text" in block) text += block.text
     else if (block.type === "tool_use" && "input" in block) {
       if (block.name === answerTool) structured ??= { value: block.input }
-      else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }))
+      // Fields of a decoded response: already validated, so the constructor does not check again.
+      else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }, true))
     }
   }
   const base = { text, toolCalls: calls, usage: usage(response.usage) }

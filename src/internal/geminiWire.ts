@@ -321,7 +321,8 @@ export const turnResponse = (
   for (const part of candidate.content?.parts ?? []) {
     if (part.functionCall !== undefined) {
       const id = part.functionCall.id ?? newId()
-      calls.push(new ToolCall({ id, name: part.functionCall.name, arguments: part.functionCall.args ?? {} }))
+      // Fields of a decoded response (or our own id): already valid, so the constructor does not check again.
+      calls.push(new ToolCall({ id, name: part.functionCall.name, arguments: part.functionCall.args ?? {} }, true))
       if (part.thoughtSignature !== undefined) signatures.push([id, part.thoughtSignature])
     } else if (part.text !== undefined && part.thought !== true) {
       text += part.text

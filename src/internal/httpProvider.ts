@@ -11,6 +11,8 @@ import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import * as LogLevel from "effect/LogLevel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Random from "effect/Random"
@@ -235,12 +237,6 @@ const prepare = (settings: HttpSettings): Prepared => {
   return prepared
 }
 
-// Debug lines around each attempt; skipped without building anything when Debug is off.
-const logAttempt = (message: string, attempt: number) =>
-  Effect.whenLogLevel(Effect.annotateLogs(Effect.logDebug(message), "attempt", attempt), "Debug")
-
-const modelResponseLog = Effect.whenLogLevel(Effect.logDebug("model response"), "Debug")
-
 /**
  * POSTs a JSON body to `baseUrl + path` and reads a 2xx answer with `read`, retrying transient
  * failures (network errors and `RetryableStatuses`) with backoff, honouring `retry-after`.
@@ -307,33 +303,43 @@ const postWith = <A>(
     ? executed
     : Effect.locallyWith(executed, Headers.currentRedactedNames, redactedNames)
 
-  const run = (n: number): Effect.Effect<A, ProviderError> =>
-    logAttempt("model request", n).pipe(
-      Effect.zipRight(attempt),
-      Effect.tap(modelResponseLog),
-      Effect.catchAll((failure): Effect.Effect<A, ProviderError> => {
-        const { error } = failure
-        if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
-        return Option.match(failure.retryAfter, {
-          onNone: () => backoff(n, settings.retryBaseDelay),
-          onSome: Effect.succeed
-        }).pipe(
-          Effect.tap((delay) =>
-            Effect.logWarning("retrying model request").pipe(
-              Effect.annotateLogs({
-                attempt: n,
-                status: error.status ?? error.kind,
-                delayMs: Math.round(Duration.toMillis(delay))
-              })
-            )
-          ),
-          Effect.flatMap((delay) => Effect.sleep(delay)),
-          Effect.zipRight(Effect.suspend(() => run(n + 1)))
-        )
-      })
-    )
+  // Every line logged here carries `provider` and `host`. The per-attempt debug lines are only
+  // built when Debug is enabled, which is rarely the case on the hot path.
+  const run = (n: number, debug: boolean): Effect.Effect<A, ProviderError> => {
+    const logged = debug
+      ? Effect.logDebug("model request").pipe(
+        Effect.annotateLogs({ ...annotations, attempt: n }),
+        Effect.zipRight(attempt),
+        Effect.tap(Effect.annotateLogs(Effect.logDebug("model response"), annotations))
+      )
+      : attempt
+    return Effect.catchAll(logged, (failure): Effect.Effect<A, ProviderError> => {
+      const { error } = failure
+      if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
+      return Option.match(failure.retryAfter, {
+        onNone: () => backoff(n, settings.retryBaseDelay),
+        onSome: Effect.succeed
+      }).pipe(
+        Effect.tap((delay) =>
+          Effect.logWarning("retrying model request").pipe(
+            Effect.annotateLogs({
+              ...annotations,
+              attempt: n,
+              status: error.status ?? error.kind,
+              delayMs: Math.round(Duration.toMillis(delay))
+            })
+          )
+        ),
+        Effect.flatMap((delay) => Effect.sleep(delay)),
+        Effect.zipRight(Effect.suspend(() => run(n + 1, debug)))
+      )
+    })
+  }
 
-  return Effect.annotateLogs(run(1), annotations)
+  return FiberRef.getWith(
+    FiberRef.currentMinimumLogLevel,
+    (level) => run(1, LogLevel.lessThanEqual(level, LogLevel.Debug))
+  )
 }
 
 /**

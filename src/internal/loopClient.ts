@@ -296,22 +296,31 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
-    // The provider is known now: set it as a span attribute up front instead of annotating per call.
-    const spanOptions = { attributes: { "chat.provider": options.provider } }
+    // `chat` and `ask` run once per user turn, so their spans are made directly: the same name and
+    // `chat.provider` attribute as `Effect.fn` would give, without capturing a call-site stack
+    // trace on every call (`Effect.fn` builds an `Error` per call for that).
+    const spanOptions = { attributes: { "chat.provider": options.provider }, captureStackTrace: false }
     const answerText = (response: TurnResponse) => Effect.succeed(response.text)
 
-    const chat = Effect.fn("ChatClient.chat", spanOptions)(function*(prompt: string) {
-      yield* requireText("prompt", prompt)
-      return yield* converse(prompt, undefined, answerText)
-    })
+    const chat = (prompt: string): Effect.Effect<string, ChatError> =>
+      Effect.withSpan(
+        Effect.zipRight(requireText("prompt", prompt), converse(prompt, undefined, answerText)),
+        "ChatClient.chat",
+        spanOptions
+      )
 
-    const ask = Effect.fn("ChatClient.ask", spanOptions)(
-      function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-        yield* requireText("question", question)
-        const { format, wrapped } = yield* responseFormatFor(schema)
-        return yield* converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
-      }
-    )
+    const ask = <A, I>(question: string, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
+      Effect.withSpan(
+        Effect.zipRight(
+          requireText("question", question),
+          Effect.flatMap(
+            responseFormatFor(schema),
+            ({ format, wrapped }) => converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
+          )
+        ),
+        "ChatClient.ask",
+        spanOptions
+      )
 
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
       const set = yield* Tool.capture(list)

@@ -175,7 +175,8 @@ export const turnResponse = (response: ChatResponse): TurnResponse => {
     text: message.content ?? message.refusal ?? "",
     // Arguments stay JSON text; the tool engine parses them and reports bad JSON as a tool error.
     toolCalls: (message.tool_calls ?? []).map((c) =>
-      new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments })
+      // Fields of a decoded response: already validated, so the constructor does not check again.
+      new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments }, true)
     ),
     usage: usage(response.usage)
   }

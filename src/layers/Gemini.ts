@@ -42,7 +42,7 @@ import {
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
+import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
 
 /** Provider name in errors and logs. */
 export const provider = "gemini"
@@ -81,32 +81,35 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   const newId = () => `${Wire.LocalIdPrefix}${++ids}`
 
   /** Reads a whole response (streamed or not) into a turn, remembering its thought signatures. */
-  const finishTurn = (response: Wire.GenerateContentResponse) =>
-    Effect.gen(function*() {
-      const read = Wire.turnResponse(response, newId)
-      if (read._tag === "NoCandidate") {
-        return yield* new ProviderError({
+  const finishTurn = (response: Wire.GenerateContentResponse): Effect.Effect<TurnResponse, ProviderError> => {
+    const read = Wire.turnResponse(response, newId)
+    if (read._tag === "NoCandidate") {
+      return Effect.fail(
+        new ProviderError({
           provider,
           kind: "unknown",
           message: `gemini returned no answer (${read.reason})`,
           retryable: false
         })
-      }
-      if (read.signatures.length > 0) {
-        yield* Ref.update(signatures, (m) => new Map([...m, ...read.signatures].slice(-MaxSignatures)))
-      }
-      return read.turn
-    })
-
-  const turn = (request: TurnRequest) =>
-    Effect.gen(function*() {
-      const body = Wire.requestBody(requestSettings, request, yield* Ref.get(signatures))
-      const response = yield* Effect.flatMap(
-        postJson(client, settings, `${path}:generateContent`, headers, body),
-        decode
       )
-      return yield* finishTurn(response)
-    })
+    }
+    if (read.signatures.length === 0) return Effect.succeed(read.turn)
+    return Effect.as(
+      Ref.update(signatures, (m) => new Map([...m, ...read.signatures].slice(-MaxSignatures))),
+      read.turn
+    )
+  }
+
+  const generatePath = `${path}:generateContent`
+  const turn = (request: TurnRequest) =>
+    Effect.flatMap(
+      Ref.get(signatures),
+      (known) =>
+        postJson(client, settings, generatePath, headers, Wire.requestBody(requestSettings, request, known)).pipe(
+          Effect.flatMap(decode),
+          Effect.flatMap(finishTurn)
+        )
+    )
 
   // Structured answers (`ask`) are not streamed: `chatStream` never asks for one.
   const streamTurn = (request: TurnRequest): Stream.Stream<TurnStreamEvent, ProviderError> => {
