@@ -16,7 +16,7 @@ import * as Fallback from "../../src/layers/Fallback.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { ChatClient, ProviderError, Usage } from "../../src/services/ChatClient.js"
+import { ChatClient, MaxStepsError, ProviderError, Usage } from "../../src/services/ChatClient.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import * as Tool from "../../src/services/Tool.js"
 
@@ -291,3 +291,65 @@ const refuses = (port: number) =>
     })
     socket.on("error", () => resume(Effect.succeed(true)))
   })
+
+describe("Fallback: errors other than ProviderError, nested chains", () => {
+  const Answer = Schema.Struct({ n: Schema.Number })
+
+  it("the default policy: timeouts, network and retryable statuses fail over; anything else is fatal", () => {
+    const kind = (k: "timeout" | "network" | "decode" | "http", status?: number) =>
+      new ProviderError({
+        provider: "p",
+        kind: k,
+        message: "m",
+        retryable: false,
+        ...(status === undefined ? {} : { status })
+      })
+    expect(Fallback.defaultPolicy(kind("timeout"))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind("network"))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind("http", 503))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind("http", 400))).toBe("fatal")
+    expect(Fallback.defaultPolicy(kind("http"))).toBe("fatal")
+    expect(Fallback.defaultPolicy(kind("decode"))).toBe("fatal")
+    expect(Fallback.defaultPolicy(new MaxStepsError({ maxSteps: 3, message: "too many" }))).toBe("fatal")
+  })
+
+  it.effect("an answer that does not decode is fatal by default: the next provider is not asked", () =>
+    Effect.gen(function*() {
+      const a = recorded("a", [Scripted.structured({ n: "not a number" })])
+      const b = recorded("b", [Scripted.structured({ n: 1 })])
+      const error = yield* Effect.flip(run(fallback([a, b]), (chat) => chat.ask("n?", Answer)))
+      expect(error._tag).toBe("StructuredOutputError")
+      expect(b.requests).toHaveLength(0)
+    }))
+
+  it.effect("a policy may fail over on it; the log names the error's tag as the reason", () =>
+    Effect.gen(function*() {
+      const logs: Array<unknown> = []
+      const a = recorded("a", [Scripted.structured({ n: "not a number" })])
+      const b = recorded("b", [Scripted.structured({ n: 1 })])
+      const value = yield* run(fallback([a, b], { policy: () => "failover" }), (chat) => chat.ask("n?", Answer)).pipe(
+        Effect.provide(Logger.replace(
+          Logger.defaultLogger,
+          Logger.make((o) => {
+            logs.push(Object.fromEntries(o.annotations))
+          })
+        ))
+      )
+      expect(value).toEqual({ n: 1 })
+      expect(logs).toEqual([{ from: "a", to: "b", reason: "StructuredOutputError" }])
+    }))
+
+  it.effect("a nested chain that is exhausted ends the outer chain too, with the inner errors", () =>
+    Effect.gen(function*() {
+      const a = recorded("a", [Scripted.fail(Scripted.httpError(503, "a"))])
+      const b = recorded("b", [Scripted.fail(Scripted.httpError(529, "b"))])
+      const c = recorded("c", [Scripted.text("from c")])
+      const inner = { name: "inner", layer: Layer.orDie(fallback([a, b])) }
+      const error = yield* Effect.flip(run(fallback([inner, c]), (chat) => chat.chat("hi")))
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: "Exhausted" })
+      if (error._tag === "FallbackError") {
+        expect(error.errors.map((e) => e._tag === "ProviderError" && e.provider)).toEqual(["a", "b"])
+      }
+      expect(c.requests).toHaveLength(0)
+    }))
+})
