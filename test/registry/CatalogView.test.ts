@@ -115,3 +115,17 @@ describe("i18n completeness", () => {
     expect(CatalogView.locales["zh-CN"]["tools.Skill.label"]).toBe("技能")
   })
 })
+
+describe("CatalogView.translate", () => {
+  it("application messages for a locale the library does not ship are used for that exact tag", () => {
+    const messages = { fr: { "tools.Bash.label": "Commandes shell" }, en: { "app.only": "App text" } }
+    expect(CatalogView.translate("tools.Bash.label", "fr", messages)).toBe("Commandes shell")
+    // Other keys fall back to English (shipped, then the application's English).
+    expect(CatalogView.translate("tools.Read.label", "en")).toBeDefined()
+    expect(CatalogView.translate("tools.Read.label", "fr", messages)).toBe(
+      CatalogView.translate("tools.Read.label", "en")
+    )
+    expect(CatalogView.translate("app.only", "zh-CN", messages)).toBe("App text")
+    expect(CatalogView.translate("no.such.key", "fr", messages)).toBeUndefined()
+  })
+})

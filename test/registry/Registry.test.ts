@@ -115,3 +115,42 @@ describe("Registry", () => {
     )
   })
 })
+
+describe("Registry: more descriptor rules", () => {
+  it("an sdk tool cannot carry an mcpWireName; an mcp tool needs its server", () => {
+    expect(issues([sdk("A", { mcpWireName: "a" })])).toEqual([
+      { path: [0, "mcpWireName"], message: "only mcp tools have an mcpWireName" }
+    ])
+    expect(issues([{ ...sdk("mcp__x__y"), kind: "mcp", mcpWireName: "y" }])).toEqual([
+      { path: [0, "mcpServer"], message: "an mcp tool needs an mcpServer" }
+    ])
+  })
+
+  it("mcpTool passes condition, pair group, interactive and reason through; a conditional one is valid", () => {
+    const descriptor = Registry.mcpTool({
+      server: "gtb",
+      wireName: "deploy",
+      category: "orchestration",
+      exposure: "conditional",
+      condition: "agent-has-channel",
+      pairGroup: "deploys",
+      interactive: true,
+      reason: "asks before deploying",
+      labelKey: "deploy.label"
+    })
+    expect(descriptor).toMatchObject({
+      name: "mcp__gtb__deploy",
+      condition: "agent-has-channel",
+      pairGroup: "deploys",
+      interactive: true,
+      reason: "asks before deploying",
+      labelKey: "deploy.label",
+      descriptionKey: "tools.mcp.gtb.deploy.description"
+    })
+    const made = Registry.makeEither([descriptor], { pairGroups: ["deploys"], conditions: ["agent-has-channel"] })
+    expect(Either.isRight(made)).toBe(true)
+    // Without the condition, a conditional tool is rejected.
+    const { condition: _dropped, ...withoutCondition } = descriptor
+    expect(issues([withoutCondition], { pairGroups: ["deploys"] })[0]!.path).toEqual([0, "condition"])
+  })
+})
