@@ -482,3 +482,43 @@ describe("McpBridgeNode", () => {
       expect(yield* Effect.promise(() => probePort(port))).toBe("ECONNREFUSED")
     }))
 })
+
+describe("McpBridgeNode: more edges", () => {
+  it.effect("an implementation with an empty name or version is rejected", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.scoped(McpBridgeNode.make({ implementation: { name: " ", version: "1.0.0" } }))
+      )
+      expect(error).toMatchObject({ _tag: "McpBridgeError", reason: "InvalidOptions" })
+      expect(error.message).toContain("must not be empty")
+    }))
+
+  it.scopedLive("a call without arguments runs the tool with {} (a tool without parameters succeeds)", () =>
+    Effect.gen(function*() {
+      const ping = Tool.make("ping", {
+        description: "No parameters",
+        parameters: {},
+        handler: () => Effect.succeed("pong")
+      })
+      const bridge = yield* McpBridgeNode.make({ tools: [ping, add] })
+      const client = yield* connectClient(bridge.url, bearer(bridge))
+      const result = yield* Effect.promise(() => client.callTool({ name: "ping" }))
+      expect(textOf(result)).toBe("pong")
+      expect(result.isError).toBeFalsy()
+      // A tool that has parameters reports the missing ones, as an error result.
+      const missing = yield* Effect.promise(() => client.callTool({ name: "add" }))
+      expect(missing.isError).toBe(true)
+      expect(textOf(missing)).toContain("Invalid arguments for tool add")
+    }))
+
+  it.scopedLive("an initialize request sent as a one-element batch opens a session", () =>
+    Effect.gen(function*() {
+      const bridge = yield* startBridge()
+      const token = Redacted.value(bridge.token)
+      const init = yield* Effect.promise(() =>
+        rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: `[${initializeBody}]` })
+      )
+      expect(init.status).toBe(200)
+      expect(typeof init.headers["mcp-session-id"]).toBe("string")
+    }))
+})
