@@ -16,6 +16,7 @@
  * @example
  * const Live = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
  *
+ * @module
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -46,12 +47,18 @@ import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 /** Provider name in errors and logs. */
 export const provider = "anthropic"
 
+/** Where requests go unless `baseUrl` (or `ANTHROPIC_BASE_URL`) says otherwise. */
 export const DefaultBaseUrl = "https://api.anthropic.com"
+/** The model used when none is configured (`ANTHROPIC_MODEL`). */
 export const DefaultModel = "claude-sonnet-4-5"
+/** `max_tokens` per model turn when none is configured; the Messages API requires one. */
 export const DefaultMaxTokens = 4096
+/** The `anthropic-version` header sent by default. */
 export const DefaultApiVersion = "2023-06-01"
 
+/** Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key. */
 export interface Options extends CommonOptions {
+  /** The API key; kept `Redacted`, sent only in its header, never logged. */
   readonly apiKey: Redacted.Redacted<string>
   /** The `anthropic-version` header; default `2023-06-01`. */
   readonly apiVersion?: string | undefined

@@ -16,6 +16,7 @@
  * @example
  * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
  *
+ * @module
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -47,14 +48,19 @@ import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/Mod
 /** Provider name in errors and logs. */
 export const provider = "gemini"
 
+/** Where requests go unless `baseUrl` (or `GEMINI_BASE_URL`) says otherwise. */
 export const DefaultBaseUrl = "https://generativelanguage.googleapis.com"
+/** The API version path segment used by default. */
 export const DefaultApiVersion = "v1beta"
+/** The model used when none is configured (`GEMINI_MODEL`). */
 export const DefaultModel = "gemini-2.5-flash"
 
 /** Thought signatures kept per conversation; old ones are dropped beyond this. */
 const MaxSignatures = 1_000
 
+/** Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key. */
 export interface Options extends CommonOptions {
+  /** The API key; kept `Redacted`, sent only in its header, never logged. */
   readonly apiKey: Redacted.Redacted<string>
   /** The path segment after the base URL; default `v1beta`. */
   readonly apiVersion?: string | undefined

@@ -17,6 +17,7 @@
  * @example
  * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
  *
+ * @module
  * @since 0.1.0
  */
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -45,9 +46,12 @@ import * as Wire from "../internal/openAiWire.js"
 import { ChatClient, type ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
+/** Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise. */
 export const DefaultBaseUrl = "https://api.openai.com/v1"
+/** The model used when none is configured (`OPENAI_MODEL`). */
 export const DefaultModel = "gpt-4.1-mini"
 
+/** Options of {@link make} and {@link layer}: the common HTTP provider options, an optional key and compatibility switches. */
 export interface Options extends CommonOptions {
   /** Optional: local OpenAI-compatible servers often need none. */
   readonly apiKey?: Redacted.Redacted<string> | undefined
