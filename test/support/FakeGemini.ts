@@ -5,8 +5,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { answeredError, sendJson, serve } from "./fakeServer.js"
 
 export interface FakeRequest {
   readonly method: string
@@ -98,14 +98,6 @@ export const functionResponses = (
 export const lastUserText = (req: FakeRequest): string =>
   (req.body.contents ?? []).filter((c) => c.role === "user").at(-1)?.parts.map((p) => p.text ?? "").join("") ?? ""
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
-
 const generated = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
   const usage = reply.usage ?? { promptTokenCount: 10, candidatesTokenCount: 5 }
   const usageMetadata = {
@@ -182,74 +174,33 @@ const sse = (
 /** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
 export const make = (
   respond: (req: FakeRequest, index: number) => FakeReply
-): Effect.Effect<FakeGemini, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<{ api: FakeGemini; close: () => Promise<void> }>((resume) => {
-      const requests: Array<FakeRequest> = []
-      const abandoned: Array<number> = []
-      let modelCalls = 0
-      const server = createServer((req, res) => {
-        void (async () => {
-          const raw = await readBody(req)
-          let body: FakeBody = {}
-          try {
-            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
-          } catch {
-            body = {}
-          }
-          const path = req.url ?? "/"
-          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
-          requests.push(fr)
-          const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent\?alt=sse)$/.exec(path)
-          if (req.method !== "POST" || route === null) {
-            res.writeHead(404, { "content-type": "application/json" })
-            res.end(JSON.stringify({ error: { code: 404, message: "not in the fake", status: "NOT_FOUND" } }))
-            return
-          }
-          const reply = respond(fr, modelCalls++)
-          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
-          if ("status" in reply) {
-            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-            res.end(
-              JSON.stringify(reply.body ?? { error: { code: reply.status, message: "fake error", status: "INTERNAL" } })
-            )
-            return
-          }
-          const whole = generated(reply, decodeURIComponent(route[1]!))
-          if (route[2] !== "generateContent") {
-            const index = requests.indexOf(fr)
-            res.on("close", () => {
-              if (!res.writableFinished) abandoned.push(index)
-            })
-            return sse(res, whole, reply)
-          }
-          res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(whole))
-        })().catch((e: unknown) => {
-          res.writeHead(500)
-          res.end(String(e))
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({
-          api: {
-            url: `http://127.0.0.1:${port}`,
-            port,
-            requests,
-            abandoned,
-            generateRequests: () =>
-              requests.filter((r) =>
-                r.method === "POST" && /:(generateContent|streamGenerateContent\?alt=sse)$/.test(r.path)
-              )
-          },
-          close: () =>
-            new Promise<void>((resolve) => {
-              server.closeAllConnections()
-              server.close(() => resolve())
-            })
-        }))
-      })
-    }),
-    ({ close }) => Effect.promise(close)
-  ).pipe(Effect.map(({ api }) => api))
+): Effect.Effect<FakeGemini, never, Scope.Scope> => {
+  let modelCalls = 0
+  return serve<FakeBody>(async ({ request, res, watchAbandon }) => {
+    const route = /^\/v1beta\/models\/([^/:]+):(generateContent|streamGenerateContent\?alt=sse)$/.exec(request.path)
+    if (request.method !== "POST" || route === null) {
+      return sendJson(res, 404, { error: { code: 404, message: "not in the fake", status: "NOT_FOUND" } })
+    }
+    const reply = respond(request, modelCalls++)
+    if (
+      await answeredError(
+        res,
+        reply,
+        (status) => ({ error: { code: status, message: "fake error", status: "INTERNAL" } })
+      )
+    ) {
+      return
+    }
+    if ("status" in reply) return
+    const whole = generated(reply, decodeURIComponent(route[1]!))
+    if (route[2] === "generateContent") return sendJson(res, 200, whole)
+    watchAbandon()
+    return sse(res, whole, reply)
+  }).pipe(Effect.map((server) => ({
+    ...server,
+    generateRequests: () =>
+      server.requests.filter((r) =>
+        r.method === "POST" && /:(generateContent|streamGenerateContent\?alt=sse)$/.test(r.path)
+      )
+  })))
+}

@@ -5,8 +5,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { answeredError, sendJson, serve } from "./fakeServer.js"
 
 export interface FakeRequest {
   readonly method: string
@@ -93,14 +93,6 @@ export const lastUserText = (req: FakeRequest): string => {
 }
 
 let counter = 0
-
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
 
 const message = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
   const content: Array<Record<string, unknown>> = []
@@ -194,79 +186,31 @@ const sse = (
 /** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
 export const make = (
   respond: (req: FakeRequest, index: number) => FakeReply
-): Effect.Effect<FakeMessagesApi, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<{ api: FakeMessagesApi; close: () => Promise<void> }>((resume) => {
-      const requests: Array<FakeRequest> = []
-      const abandoned: Array<number> = []
-      let modelCalls = 0
-      const server = createServer((req, res) => {
-        void (async () => {
-          const raw = await readBody(req)
-          let body: FakeBody = {}
-          try {
-            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
-          } catch {
-            body = {}
-          }
-          const path = req.url ?? "/"
-          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
-          requests.push(fr)
-          if (
-            req.method !== "POST" || !path.startsWith("/v1/messages") || path.startsWith("/v1/messages/count_tokens")
-          ) {
-            res.writeHead(404, { "content-type": "application/json" })
-            res.end(JSON.stringify({ type: "error", error: { type: "not_found_error", message: "not in the fake" } }))
-            return
-          }
-          const reply = respond(fr, modelCalls++)
-          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
-          if ("status" in reply) {
-            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-            res.end(
-              JSON.stringify(reply.body ?? { type: "error", error: { type: "api_error", message: "fake error" } })
-            )
-            return
-          }
-          const msg = message(reply, body.model ?? "claude-fake")
-          if (body.stream === true) {
-            const index = requests.indexOf(fr)
-            res.on("close", () => {
-              if (!res.writableFinished) abandoned.push(index)
-            })
-            if (reply.rawStream !== undefined) {
-              res.writeHead(200, { "content-type": "text/event-stream" })
-              res.end(reply.rawStream)
-            } else sse(res, msg, reply)
-          } else {
-            res.writeHead(200, { "content-type": "application/json" })
-            res.end(JSON.stringify(msg))
-          }
-        })().catch((e: unknown) => {
-          res.writeHead(500)
-          res.end(String(e))
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({
-          api: {
-            url: `http://127.0.0.1:${port}`,
-            port,
-            requests,
-            abandoned,
-            messageRequests: () =>
-              requests.filter((r) =>
-                r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages"
-              )
-          },
-          close: () =>
-            new Promise<void>((resolve) => {
-              server.closeAllConnections()
-              server.close(() => resolve())
-            })
-        }))
-      })
-    }),
-    ({ close }) => Effect.promise(close)
-  ).pipe(Effect.map(({ api }) => api))
+): Effect.Effect<FakeMessagesApi, never, Scope.Scope> => {
+  let modelCalls = 0
+  return serve<FakeBody>(async ({ request, res, watchAbandon }) => {
+    const { body, method, path } = request
+    if (method !== "POST" || !path.startsWith("/v1/messages") || path.startsWith("/v1/messages/count_tokens")) {
+      return sendJson(res, 404, { type: "error", error: { type: "not_found_error", message: "not in the fake" } })
+    }
+    const reply = respond(request, modelCalls++)
+    if (
+      await answeredError(res, reply, () => ({ type: "error", error: { type: "api_error", message: "fake error" } }))
+    ) {
+      return
+    }
+    if ("status" in reply) return
+    const msg = message(reply, body.model ?? "claude-fake")
+    if (body.stream !== true) return sendJson(res, 200, msg)
+    watchAbandon()
+    if (reply.rawStream === undefined) return sse(res, msg, reply)
+    res.writeHead(200, { "content-type": "text/event-stream" })
+    res.end(reply.rawStream)
+  }).pipe(Effect.map((server) => ({
+    ...server,
+    messageRequests: () =>
+      server.requests.filter((r) =>
+        r.method === "POST" && r.path.startsWith("/v1/messages?") || r.path === "/v1/messages"
+      )
+  })))
+}

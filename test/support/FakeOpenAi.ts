@@ -6,8 +6,8 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
+import type { IncomingMessage, ServerResponse } from "node:http"
+import { answeredError, sendJson, serve } from "./fakeServer.js"
 
 export interface FakeRequest {
   readonly method: string
@@ -90,14 +90,6 @@ export const lastUserText = (req: FakeRequest): string =>
 
 let counter = 0
 
-const readBody = (req: IncomingMessage) =>
-  new Promise<string>((resolve, reject) => {
-    const chunks: Array<Buffer> = []
-    req.on("data", (c: Buffer) => chunks.push(c))
-    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")))
-    req.on("error", reject)
-  })
-
 const completion = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
   const calls = (reply.toolCalls ?? []).map((c) => ({
     id: c.id ?? `call_fake_${++counter}`,
@@ -172,69 +164,24 @@ const sse = (
 /** Starts the fake on 127.0.0.1:0; it stops when the scope closes. */
 export const make = (
   respond: (req: FakeRequest, index: number) => FakeReply
-): Effect.Effect<FakeOpenAi, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.async<{ api: FakeOpenAi; close: () => Promise<void> }>((resume) => {
-      const requests: Array<FakeRequest> = []
-      const abandoned: Array<number> = []
-      let modelCalls = 0
-      const server = createServer((req, res) => {
-        void (async () => {
-          const raw = await readBody(req)
-          let body: FakeBody = {}
-          try {
-            body = raw === "" ? {} : (JSON.parse(raw) as FakeBody)
-          } catch {
-            body = {}
-          }
-          const path = req.url ?? "/"
-          const fr: FakeRequest = { method: req.method ?? "GET", path, headers: req.headers, body }
-          requests.push(fr)
-          if (req.method !== "POST" || path !== "/v1/chat/completions") {
-            res.writeHead(404, { "content-type": "application/json" })
-            res.end(JSON.stringify({ error: { message: "not in the fake", type: "invalid_request_error" } }))
-            return
-          }
-          const reply = respond(fr, modelCalls++)
-          if ("delayMs" in reply && reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs))
-          if ("status" in reply) {
-            res.writeHead(reply.status, { "content-type": "application/json", ...reply.headers })
-            res.end(JSON.stringify(reply.body ?? { error: { message: "fake error", type: "server_error" } }))
-            return
-          }
-          const done = completion(reply, body.model ?? "gpt-fake")
-          if (body.stream === true) {
-            const index = requests.indexOf(fr)
-            res.on("close", () => {
-              if (!res.writableFinished) abandoned.push(index)
-            })
-            const options = body.stream_options as { include_usage?: boolean } | undefined
-            return sse(res, done, reply, options?.include_usage === true)
-          }
-          res.writeHead(200, { "content-type": "application/json" })
-          res.end(JSON.stringify(done))
-        })().catch((e: unknown) => {
-          res.writeHead(500)
-          res.end(String(e))
-        })
-      })
-      server.listen(0, "127.0.0.1", () => {
-        const port = (server.address() as AddressInfo).port
-        resume(Effect.succeed({
-          api: {
-            url: `http://127.0.0.1:${port}/v1`,
-            port,
-            requests,
-            abandoned,
-            completionRequests: () => requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions")
-          },
-          close: () =>
-            new Promise<void>((resolve) => {
-              server.closeAllConnections()
-              server.close(() => resolve())
-            })
-        }))
-      })
-    }),
-    ({ close }) => Effect.promise(close)
-  ).pipe(Effect.map(({ api }) => api))
+): Effect.Effect<FakeOpenAi, never, Scope.Scope> => {
+  let modelCalls = 0
+  return serve<FakeBody>(async ({ request, res, watchAbandon }) => {
+    const { body, method, path } = request
+    if (method !== "POST" || path !== "/v1/chat/completions") {
+      return sendJson(res, 404, { error: { message: "not in the fake", type: "invalid_request_error" } })
+    }
+    const reply = respond(request, modelCalls++)
+    if (await answeredError(res, reply, () => ({ error: { message: "fake error", type: "server_error" } }))) return
+    if ("status" in reply) return
+    const done = completion(reply, body.model ?? "gpt-fake")
+    if (body.stream !== true) return sendJson(res, 200, done)
+    watchAbandon()
+    const options = body.stream_options as { include_usage?: boolean } | undefined
+    return sse(res, done, reply, options?.include_usage === true)
+  }).pipe(Effect.map((server) => ({
+    ...server,
+    url: `${server.url}/v1`,
+    completionRequests: () => server.requests.filter((r) => r.method === "POST" && r.path === "/v1/chat/completions")
+  })))
+}
