@@ -1,0 +1,35 @@
+import type { McpServerConfig, Options, PermissionMode as SdkPermissionMode } from "@anthropic-ai/claude-agent-sdk"
+import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.js"
+
+// ToolPolicy mirrors the Agent SDK's types structurally so the main entry needs no SDK. These
+// assertions fail the typecheck (not just this test) when the SDK's types move away from them.
+type Equal<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
+const samePermissionModes: Equal<ToolPolicy.PermissionMode, SdkPermissionMode> = true
+
+describe("toAgentSdkOptions against the Agent SDK's own types", () => {
+  it("produces a value assignable to the SDK's Options, hook included", () => {
+    const policy = Either.getOrThrow(
+      ToolPolicy.resolveToolPolicy(ClaudeCodeCatalog.registry, { disabledTools: [] }, {
+        conditions: {},
+        headless: false,
+        mcpServers: ["gtb"]
+      })
+    )
+    const gtb: McpServerConfig = { type: "http", url: "http://127.0.0.1:1/mcp" }
+    const options = ToolPolicy.toAgentSdkOptions(policy, {
+      permissionMode: "default",
+      headless: true,
+      mcpServers: { gtb }
+    })
+    const sdk: Pick<
+      Options,
+      "disallowedTools" | "allowedTools" | "mcpServers" | "strictMcpConfig" | "permissionMode" | "hooks"
+    > = options
+    expect(samePermissionModes).toBe(true)
+    expect(sdk.mcpServers).toEqual({ gtb })
+    expect(sdk.hooks?.PreToolUse?.[0]?.hooks.length).toBe(1)
+  })
+})
