@@ -200,6 +200,8 @@ export interface ChatClientService {
    * `chat` as a stream of events: text deltas, tool calls starting and ending, usage, and a final
    * `Complete` whose text equals what `chat` would return. History, the `add` buffer and usage
    * change exactly as with `chat`. Interrupting the consumer cancels the request (or kills the CLI).
+   * Every model turn's text is streamed, including text before a tool call; on failure the turn is
+   * discarded as `chat` discards it, so a UI should clear what it showed when the stream fails.
    */
   readonly chatStream: (prompt: string) => Stream.Stream<ChatEvent, ChatError>
   /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
