@@ -20,7 +20,7 @@ import { randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
-import * as McpBridgeNode from "../src/layers/McpBridgeNode.js"
+import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.js"
 import * as Tool from "../src/services/Tool.js"
 import { compare, median } from "./util.js"
 
@@ -80,7 +80,7 @@ const startBareServer = async () => {
 
 const startBridge = async () => {
   const scope = Effect.runSync(Scope.make())
-  const bridge = await Effect.runPromise(Scope.extend(McpBridgeNode.make({ tools: [add] }), scope))
+  const bridge = await Effect.runPromise(Scope.extend(NodeMcpBridge.make({ tools: [add] }), scope))
   return { bridge, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 

@@ -7,7 +7,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Ref, Schema } from "effect"
-import * as McpBridgeNode from "../src/layers/McpBridgeNode.js"
+import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.js"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
 import * as McpBridge from "../src/services/McpBridge.js"
 import * as SecretFile from "../src/services/SecretFile.js"
@@ -57,7 +57,7 @@ const program = Effect.gen(function*() {
 const NotesLive = Layer.effect(Notes, Ref.make<ReadonlyArray<string>>([]))
 
 const MainLive = Layer.mergeAll(
-  McpBridgeNode.layer({ tools: [addNote, listNotes, add] }),
+  NodeMcpBridge.layer({ tools: [addNote, listNotes, add] }),
   NodeSecretFile.layer()
 ).pipe(Layer.provide(NotesLive))
 

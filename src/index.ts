@@ -19,7 +19,7 @@ export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 
 // Infrastructure
-export * as McpBridgeNode from "./layers/McpBridgeNode.js"
+export * as NodeMcpBridge from "./layers/NodeMcpBridge.js"
 export * as NodeSecretFile from "./layers/NodeSecretFile.js"
 export * as NodeSubprocess from "./layers/NodeSubprocess.js"
 export * as TestSecretFile from "./layers/TestSecretFile.js"

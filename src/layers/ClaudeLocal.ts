@@ -40,7 +40,7 @@ import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
-import * as McpBridgeNode from "./McpBridgeNode.js"
+import * as NodeMcpBridge from "./NodeMcpBridge.js"
 import * as NodeSecretFile from "./NodeSecretFile.js"
 import * as NodeSubprocess from "./NodeSubprocess.js"
 
@@ -264,7 +264,7 @@ export const make = (
           yield* running.value.setTools(set.tools)
         } else if (set.tools.length > 0) {
           // Started once, in the client's scope: port and token stay stable across turns.
-          const started = yield* McpBridgeNode.make({ serverName, tools: set.tools }).pipe(
+          const started = yield* NodeMcpBridge.make({ serverName, tools: set.tools }).pipe(
             Scope.extend(scope),
             Effect.mapError((e) =>
               e._tag === "InvalidToolsError"

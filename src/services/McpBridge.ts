@@ -1,7 +1,7 @@
 /**
  * Serves a tool set over MCP Streamable HTTP on loopback, so another process (the `claude` CLI)
  * can call the caller's in-process handlers. The implementation lives in
- * `layers/McpBridgeNode.ts`; this module holds the contract.
+ * `layers/NodeMcpBridge.ts`; this module holds the contract.
  *
  * @since 0.1.0
  * @module

@@ -10,7 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as McpBridgeNode from "../../src/layers/McpBridgeNode.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as McpBridge from "../../src/services/McpBridge.js"
 import * as Tool from "../../src/services/Tool.js"
 import { connectClient, initializeBody, mcpHeaders, openSseStream, probePort, rawRequest } from "./mcpBridgeSupport.js"
@@ -72,11 +72,11 @@ const textOf = (result: object): string => {
 }
 
 const startBridge = (options: McpBridge.McpBridgeOptions<Greeter> = {}) =>
-  McpBridgeNode.make({ tools, ...options }).pipe(provideGreeter)
+  NodeMcpBridge.make({ tools, ...options }).pipe(provideGreeter)
 
 const bearer = (bridge: McpBridge.McpBridgeService) => `Bearer ${Redacted.value(bridge.token)}`
 
-describe("McpBridgeNode", () => {
+describe("NodeMcpBridge", () => {
   it.scopedLive("serves each tool's JSON Schema unaltered", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
@@ -181,7 +181,7 @@ describe("McpBridgeNode", () => {
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           )
       })
-      const bridge = yield* McpBridgeNode.make({ tools: [slow] })
+      const bridge = yield* NodeMcpBridge.make({ tools: [slow] })
       const client = yield* connectClient(bridge.url, bearer(bridge))
       const controller = new AbortController()
       const pending = client.callTool({ name: "slow", arguments: {} }, undefined, { signal: controller.signal })
@@ -406,12 +406,12 @@ describe("McpBridgeNode", () => {
 
   it.effect("rejects bad options with a typed error", () =>
     Effect.gen(function*() {
-      const badName = yield* Effect.flip(Effect.scoped(McpBridgeNode.make({ serverName: "has space" })))
+      const badName = yield* Effect.flip(Effect.scoped(NodeMcpBridge.make({ serverName: "has space" })))
       expect(badName._tag).toBe("McpBridgeError")
       expect(badName.message).toContain("serverName")
-      const badLimit = yield* Effect.flip(Effect.scoped(McpBridgeNode.make({ maxBodyBytes: 0 })))
+      const badLimit = yield* Effect.flip(Effect.scoped(NodeMcpBridge.make({ maxBodyBytes: 0 })))
       expect(badLimit._tag).toBe("McpBridgeError")
-      const badTools = yield* Effect.flip(Effect.scoped(McpBridgeNode.make({ tools: [add, add] })))
+      const badTools = yield* Effect.flip(Effect.scoped(NodeMcpBridge.make({ tools: [add, add] })))
       expect(badTools._tag).toBe("InvalidToolsError")
     }))
 
@@ -457,7 +457,7 @@ describe("McpBridgeNode", () => {
       expect(res.status).toBe(413)
     }).pipe(
       Effect.provide(
-        McpBridgeNode.layerConfig({
+        NodeMcpBridge.layerConfig({
           serverName: Config.string("BRIDGE_SERVER_NAME"),
           maxBodyBytes: Config.integer("BRIDGE_MAX_BODY_BYTES")
         }).pipe(
@@ -477,17 +477,17 @@ describe("McpBridgeNode", () => {
           const bridge = yield* McpBridge.McpBridge
           expect(yield* Effect.promise(() => probePort(bridge.port))).toBe("connected")
           return bridge.port
-        }).pipe(Effect.provide(McpBridgeNode.layer({ serverName: "layered" })))
+        }).pipe(Effect.provide(NodeMcpBridge.layer({ serverName: "layered" })))
       )
       expect(yield* Effect.promise(() => probePort(port))).toBe("ECONNREFUSED")
     }))
 })
 
-describe("McpBridgeNode: more edges", () => {
+describe("NodeMcpBridge: more edges", () => {
   it.effect("an implementation with an empty name or version is rejected", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
-        Effect.scoped(McpBridgeNode.make({ implementation: { name: " ", version: "1.0.0" } }))
+        Effect.scoped(NodeMcpBridge.make({ implementation: { name: " ", version: "1.0.0" } }))
       )
       expect(error).toMatchObject({ _tag: "McpBridgeError", reason: "InvalidOptions" })
       expect(error.message).toContain("must not be empty")
@@ -500,7 +500,7 @@ describe("McpBridgeNode: more edges", () => {
         parameters: {},
         handler: () => Effect.succeed("pong")
       })
-      const bridge = yield* McpBridgeNode.make({ tools: [ping, add] })
+      const bridge = yield* NodeMcpBridge.make({ tools: [ping, add] })
       const client = yield* connectClient(bridge.url, bearer(bridge))
       const result = yield* Effect.promise(() => client.callTool({ name: "ping" }))
       expect(textOf(result)).toBe("pong")

@@ -322,7 +322,7 @@ export const make: <R = never>(
  * @example
  * ```ts
  * import { Effect, Schema } from "effect"
- * import { McpBridge, McpBridgeNode, Tool } from "effect-chat-bridge"
+ * import { McpBridge, NodeMcpBridge, Tool } from "effect-chat-bridge"
  *
  * const echo = Tool.make("echo", {
  *   description: "Echoes its text",
@@ -334,7 +334,7 @@ export const make: <R = never>(
  *   const bridge = yield* McpBridge.McpBridge
  *   // Write this to a 0600 file (SecretFile) and pass it to `claude --mcp-config`.
  *   return McpBridge.renderMcpConfig(bridge.mcpConfig)
- * }).pipe(Effect.provide(McpBridgeNode.layer({ tools: [echo] })))
+ * }).pipe(Effect.provide(NodeMcpBridge.layer({ tools: [echo] })))
  * ```
  */
 export const layer = <R = never>(
