@@ -2,25 +2,22 @@
  * ClaudeAgent costs, with the real `claude` binary against the same fake Messages API on 127.0.0.1:
  * - one tool-using turn: ClaudeAgent (tools in-process over the CLI's control channel) vs
  *   ClaudeLocal (tools over the loopback MCP bridge), each on a client reused across turns;
- * - turns 2..N of a conversation: one CLI kept alive with streaming input (the SDK used directly)
- *   vs a fresh CLI per turn resuming the session (what ClaudeAgent does).
+ * - later turns of a conversation (plain, and tool-using): ClaudeAgent with `keepAlive: true` (one
+ *   CLI kept alive, streaming input) vs the default (a fresh CLI per turn resuming the session).
  */
-import type { SDKUserMessage } from "@anthropic-ai/claude-agent-sdk"
-import { query } from "@anthropic-ai/claude-agent-sdk"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { performance } from "node:perf_hooks"
 import * as ClaudeAgent from "../src/layers/ClaudeAgent.js"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
 import { ChatClient, type ChatClientService } from "../src/services/ChatClient.js"
 import * as Tool from "../src/services/Tool.js"
 import { claudeBinary, sandbox } from "../test/support/claudeCli.js"
 import * as Fake from "../test/support/FakeMessagesApi.js"
-import { compare, median } from "./util.js"
+import { compare } from "./util.js"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -56,83 +53,26 @@ await compare(
   { rounds: 3, perRound: 4 }
 )
 
-// --- turns 2..N: kept-alive CLI vs fresh CLI per turn ---
+// --- later turns of a conversation: one CLI kept alive vs a fresh CLI per turn ---
 
-const Turns = 6
+// Each client's warm-up turns include its first (the kept-alive CLI's start-up): the samples are
+// later turns only.
+const kept = await client(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, keepAlive: true }))
+const fresh = await client(ClaudeAgent.layer({ cwd: box.cwd, env: box.env }))
+await Effect.runPromise(kept.setTools([add]))
+await Effect.runPromise(fresh.setTools([add]))
 
-/** A prompt iterable the bench pushes user messages into. */
-const inbox = () => {
-  const queue: Array<SDKUserMessage> = []
-  let wake: (() => void) | undefined
-  let done = false
-  const iterable: AsyncIterable<SDKUserMessage> = {
-    async *[Symbol.asyncIterator]() {
-      while (!done) {
-        if (queue.length === 0) await new Promise<void>((r) => (wake = r))
-        while (queue.length > 0) yield queue.shift()!
-      }
-    }
-  }
-  return {
-    iterable,
-    push: (text: string) => {
-      queue.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null })
-      wake?.()
-    },
-    end: () => {
-      done = true
-      wake?.()
-    }
-  }
-}
-
-const env: Record<string, string> = { PATH: process.env.PATH ?? "", ...box.env }
-
-const keptAlive = async (): Promise<Array<number>> => {
-  const input = inbox()
-  const q = query({
-    prompt: input.iterable,
-    options: { cwd: box.cwd, env, settingSources: [], strictMcpConfig: true, permissionMode: "default" }
-  })
-  const times: Array<number> = []
-  const iterator = q[Symbol.asyncIterator]()
-  for (let i = 1; i <= Turns; i++) {
-    const t = performance.now()
-    input.push(`turn ${i}`)
-    for (;;) {
-      const next = await iterator.next()
-      if (next.done === true) throw new Error("the CLI ended early")
-      if (next.value.type === "result") break
-    }
-    times.push(performance.now() - t)
-  }
-  input.end()
-  q.close()
-  return times.slice(1)
-}
-
-const freshPerTurn = async (): Promise<Array<number>> => {
-  const chat = await client(ClaudeAgent.layer({ cwd: box.cwd, env: box.env }))
-  const times: Array<number> = []
-  for (let i = 1; i <= Turns; i++) {
-    const t = performance.now()
-    await turn(chat, `turn ${i}`)
-    times.push(performance.now() - t)
-  }
-  return times.slice(1)
-}
-
-const kept: Array<number> = []
-const fresh: Array<number> = []
-for (let round = 0; round < 3; round++) {
-  fresh.push(...(await freshPerTurn()))
-  kept.push(...(await keptAlive()))
-}
-const mk = median(kept)
-const mf = median(fresh)
-console.log(
-  `turns 2..${Turns}, kept-alive CLI (streaming input) vs fresh CLI per turn (resume): ` +
-    `${mk.toFixed(1)} ms vs baseline ${mf.toFixed(1)} ms → ratio ${(mk / mf).toFixed(2)}×`
+await compare(
+  "a later plain turn, ClaudeAgent keepAlive: true (one CLI, streaming input) vs false (fresh CLI, resume)",
+  () => turn(kept, "hello again"),
+  () => turn(fresh, "hello again"),
+  { rounds: 3, perRound: 5 }
+)
+await compare(
+  "a later tool-using turn, ClaudeAgent keepAlive: true vs false",
+  () => turn(kept, "Please add 2 and 40"),
+  () => turn(fresh, "Please add 2 and 40"),
+  { rounds: 3, perRound: 4 }
 )
 
 await Effect.runPromise(Scope.close(scope, Exit.void))

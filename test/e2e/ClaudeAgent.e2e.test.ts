@@ -355,3 +355,125 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
       expect(api.messageRequests()).toEqual([])
     }))
 })
+
+describe("ClaudeAgent with keepAlive: one real claude CLI across turns", () => {
+  /** Echoes the last line; `add` asks for the add tool; every model call reports the same usage. */
+  const echoWithAdd = (req: Fake.FakeRequest): Fake.FakeReply => {
+    const usage = { input_tokens: 1000, output_tokens: 500 }
+    // The kept-alive CLI appends a <system-reminder> to tool results; an ask's StructuredOutput
+    // result shares the next turn's user message.
+    const sum = Fake.toolResults(req).map((r) => /^\d+/.exec(r.content)?.[0]).find((n) => n !== undefined)
+    if (sum !== undefined) return { text: `The sum is ${sum}.`, usage }
+    const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+    if (last.includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }], usage }
+    return { text: `You said: ${last}`, usage }
+  }
+
+  it.scopedLive("three turns share one CLI; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(echoWithAdd)
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { keepAlive: true, model: "claude-sonnet-4-5" })
+      yield* chat.setTools([add])
+      expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
+      const first = yield* chat.usage
+      // The CLI outlives the turn.
+      const pids = claudeProcessesIn(box.cwd)
+      expect(pids.length).toBeGreaterThan(0)
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("Please add 2 and 40")))
+      expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "42", isError: false })
+      expect(events.map((e) => e._tag).slice(-2)).toEqual(["Usage", "Complete"])
+      expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 42." })
+      // Turn 2's first model call carried turn 1.
+      const turn2 = api.messageRequests().find((r) => Fake.lastUserText(r).includes("Please add"))!
+      expect(JSON.stringify(turn2.body.messages)).toContain("You said: Remember the word: pineapple.")
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      expect(yield* chat.chat("Third")).toBe("You said: Third")
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      expect(api.messageRequests().length).toBe(4)
+      // Usage and cost are per turn although the CLI's totals run on: four model calls, four shares.
+      const all = yield* chat.usage
+      expect(first.costUsd).toBeGreaterThan(0)
+      expect(all.outputTokens).toBe(4 * first.outputTokens)
+      expect(all.costUsd).toBeCloseTo(4 * first.costUsd!, 9)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+    }))
+
+  it.scopedLive("interrupting a turn kills the CLI and the handler; the next turn resumes on a fresh CLI", () =>
+    Effect.gen(function*() {
+      const started = yield* Deferred.make<void>()
+      const interrupted = yield* Deferred.make<void>()
+      const api = yield* Fake.make((req) => {
+        if (Fake.toolResults(req).length > 0) return { text: "too late" }
+        const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+        return last.includes("slow")
+          ? { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
+          : { text: `You said: ${last}` }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { keepAlive: true, killGrace: "500 millis" })
+      const slow = Tool.make("slow", {
+        description: "Takes forever",
+        parameters: {},
+        handler: () =>
+          Deferred.succeed(started, undefined).pipe(
+            Effect.zipRight(Effect.never),
+            Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
+          )
+      })
+      yield* chat.setTools([slow])
+      expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
+      const pids = claudeProcessesIn(box.cwd)
+      expect(pids.length).toBeGreaterThan(0)
+      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      yield* Deferred.await(started)
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      expect(yield* Deferred.isDone(interrupted)).toBe(true)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
+      expect(yield* chat.chat("What was the word?")).toBe("You said: What was the word?")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("pineapple")
+      const fresh = claudeProcessesIn(box.cwd)
+      expect(fresh.length).toBeGreaterThan(0)
+      expect(fresh.filter((pid) => pids.includes(pid))).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("ask and setTools run on a fresh CLI; the kept-alive one restarts on the next turn", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        toolNames(req).includes("StructuredOutput")
+          ? { toolUses: [{ name: "StructuredOutput", input: { city: "Lisbon", population: 545_000 } }] }
+          : echoWithAdd(req)
+      )
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { keepAlive: true })
+      expect(yield* chat.chat("First")).toBe("You said: First")
+      const a = claudeProcessesIn(box.cwd)
+      expect(a.length).toBeGreaterThan(0)
+      const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
+      expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
+      // The ask ran on its own CLI, which is gone; the kept-alive one ended before it.
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      expect(yield* chat.chat("thanks")).toBe("You said: thanks")
+      const afterAsk = JSON.stringify(api.messageRequests().at(-1)!.body.messages)
+      expect(afterAsk).toContain("You said: First")
+      expect(afterAsk).toContain("Lisbon")
+      const b = claudeProcessesIn(box.cwd)
+      expect(b.length).toBeGreaterThan(0)
+      expect(b.filter((pid) => a.includes(pid))).toEqual([])
+      yield* chat.setTools([add])
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      expect(yield* chat.chat("now add 2 and 40")).toBe("The sum is 42.")
+      expect(toolNames(api.messageRequests().at(-2)!)).toContain("mcp__gtb__add")
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+})

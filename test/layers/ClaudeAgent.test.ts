@@ -162,6 +162,45 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect([...events].at(-1)).toMatchObject({ _tag: "Complete", text: "Hello" })
       expect(Sdk.calls()[0]!.options.includePartialMessages).toBe(true)
     }))
+
+  it.scoped("keepAlive: turns share one streaming-input query; an error result ends it; the next resumes", () =>
+    Effect.gen(function*() {
+      // Answers each user message from the streaming input; "fail" gets an error result.
+      Sdk.script(async function*({ prompt }) {
+        yield init()
+        for await (const message of prompt as AsyncIterable<{ message: { content: string } }>) {
+          const text = message.message.content
+          yield text === "fail"
+            ? result({ is_error: true, api_error_status: 500, result: "boom" })
+            : result({ result: `echo ${text}` })
+        }
+      })
+      const chat = yield* client({ keepAlive: true })
+      expect(yield* chat.chat("one")).toBe("echo one")
+      expect(yield* chat.chat("two")).toBe("echo two")
+      expect(Sdk.calls().length).toBe(1)
+      expect(typeof Sdk.calls()[0]!.prompt).toBe("object")
+      expect(Sdk.calls()[0]!.options.resume).toBeUndefined()
+      expect(Sdk.closed()).toBe(0)
+      const error = yield* Effect.flip(chat.chat("fail"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 500, retryable: true })
+      expect(Sdk.closed()).toBe(1)
+      expect(yield* chat.chat("three")).toBe("echo three")
+      expect(Sdk.calls().length).toBe(2)
+      expect(Sdk.calls()[1]!.options).toMatchObject({ resume: "s-1", includePartialMessages: true })
+    }))
+
+  it.scoped("keepAlive: a query that cannot start is a typed error, and the next turn tries again", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield result()
+      })
+      const chat = yield* client({ keepAlive: true, pathToClaudeCodeExecutable: "/no/such/claude" })
+      const error = yield* Effect.flip(chat.chat("hi"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({ kind: "config" })
+      expect(Sdk.calls().length).toBe(0)
+    }))
 })
 
 describe("ClaudeAgent.layerConfig", () => {
