@@ -551,6 +551,13 @@ export interface CommonOptions {
   readonly retryBaseDelay?: Duration.DurationInput | undefined
 }
 
+/** The shared loop's settings, from the common options. */
+export const loopSettings = (options: CommonOptions) => ({
+  maxSteps: options.maxSteps,
+  toolConcurrency: options.toolConcurrency,
+  requestTimeout: options.requestTimeout
+})
+
 export const retrySettings = (options: CommonOptions) => ({
   maxRetries: Math.max(0, options.maxRetries ?? 2),
   retryBaseDelay: Duration.decode(options.retryBaseDelay ?? Duration.millis(500))

@@ -34,6 +34,7 @@ import {
   decodeWire,
   defined,
   type HttpSettings,
+  loopSettings,
   postJson,
   postSse,
   retrySettings,
@@ -112,14 +113,7 @@ export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
       })
     })
   }
-  return yield* makeLoopClient({
-    provider,
-    turn,
-    streamTurn,
-    maxSteps: options.maxSteps,
-    toolConcurrency: options.toolConcurrency,
-    requestTimeout: options.requestTimeout
-  })
+  return yield* makeLoopClient({ provider, turn, streamTurn, ...loopSettings(options) })
 })
 
 /** The ChatClient layer; needs an `HttpClient`. */

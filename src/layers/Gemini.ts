@@ -35,6 +35,7 @@ import {
   decodeWire,
   defined,
   type HttpSettings,
+  loopSettings,
   postJson,
   postSse,
   retrySettings,
@@ -136,14 +137,7 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
     }))
   }
 
-  return yield* makeLoopClient({
-    provider,
-    turn,
-    streamTurn,
-    maxSteps: options.maxSteps,
-    toolConcurrency: options.toolConcurrency,
-    requestTimeout: options.requestTimeout
-  })
+  return yield* makeLoopClient({ provider, turn, streamTurn, ...loopSettings(options) })
 })
 
 /** The ChatClient layer; needs an `HttpClient`. */
