@@ -20,8 +20,16 @@ const dprint = {
   }
 }
 
-const files = ["src/**/*.ts", "test/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs", "bin/*.mjs"]
-const ignores = ["node_modules/**", "docs/**", "coverage/**", ".tmp/**", "test/registry/fixtures/**"]
+const files = ["src/**/*.ts", "test/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs"]
+const ignores = [
+  "node_modules/**",
+  "dist/**",
+  "artifacts/**",
+  "docs/**",
+  "coverage/**",
+  ".tmp/**",
+  "test/registry/fixtures/**"
+]
 
 export default process.env.FORMAT_ONLY === "1"
   ? tseslint.config({ ignores }, { files, languageOptions: { parser: tseslint.parser } }, dprint)
@@ -44,5 +52,5 @@ export default process.env.FORMAT_ONLY === "1"
       }
     },
     // Examples, benchmarks and tests talk to the terminal; the library never does.
-    { files: ["examples/**", "bench/**", "test/**", "bin/**", "src/registry/bin/**"], rules: { "no-console": "off" } }
+    { files: ["examples/**", "bench/**", "test/**", "src/registry/bin/**"], rules: { "no-console": "off" } }
   )

@@ -2,6 +2,10 @@
  * effect-chat-bridge: let a model call your in-process tools on any provider, and decide from
  * one declarative registry which Claude Code tools an agent may use.
  *
+ * This entry loads no optional peer. The parts that need one have their own entry points:
+ * `effect-chat-bridge/claude-agent` (the Claude Agent SDK), `effect-chat-bridge/agent-settings-sqlite`
+ * (`@effect/sql-sqlite-node`) and `effect-chat-bridge/drift-guard` (`typescript`).
+ *
  * @since 0.1.0
  * @module
  */
@@ -30,11 +34,9 @@ export * as Subprocess from "./services/Subprocess.js"
 
 // Claude Code tool registry and policy
 export * as AgentSettingsMemory from "./layers/AgentSettingsMemory.js"
-export * as AgentSettingsSqlite from "./layers/AgentSettingsSqlite.js"
 export * as CatalogView from "./registry/CatalogView.js"
 export * as ClaudeCodeCatalog from "./registry/ClaudeCodeCatalog.js"
 export * as Conditions from "./registry/Conditions.js"
-export * as DriftGuard from "./registry/DriftGuard.js"
 export * as Registry from "./registry/Registry.js"
 export * as ToolDescriptor from "./registry/ToolDescriptor.js"
 export * as ToolPolicy from "./registry/ToolPolicy.js"

@@ -17,7 +17,7 @@
  * @module
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
+import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
 import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { SqlError } from "@effect/sql/SqlError"
@@ -45,6 +45,8 @@ export interface Options {
    * whose directory is created (mode 0700) if missing; the directory of any other path must exist.
    */
   readonly filename?: string
+  /** Module specifier of `@effect/sql-sqlite-node/SqliteClient`; for tests of the missing-peer error. */
+  readonly sqliteClientModule?: string
 }
 
 /** The table the migrations are recorded in. */
@@ -240,9 +242,30 @@ export const layer: Layer.Layer<AgentSettings, AgentSettingsStorageError, SqlCli
   make
 )
 
+/** The optional peer this store runs on. */
+export const peer = "@effect/sql-sqlite-node"
+
+/**
+ * Loads `@effect/sql-sqlite-node` when a database is opened, not when this module is imported, so
+ * that a missing optional peer is a typed error naming the package instead of a module-not-found
+ * crash at import time.
+ */
+const loadSqliteClient = (specifier: string) =>
+  Effect.tryPromise({
+    try: () => import(specifier) as Promise<typeof SqliteClient>,
+    catch: (cause) =>
+      new AgentSettingsStorageError({
+        operation: "open",
+        message: `the SQLite store needs the optional peer ${peer} (and its native better-sqlite3): ` +
+          `npm install ${peer}@^0.53 — or use AgentSettingsMemory, or AgentSettingsSqlite.layer over your own SqlClient`,
+        cause
+      })
+  })
+
 /** Opens the database file (creating the default one's directory) as a scoped `SqlClient`. */
 const openClient = (options: Options) =>
   Effect.gen(function*() {
+    const SqliteClient = yield* loadSqliteClient(options.sqliteClientModule ?? `${peer}/SqliteClient`)
     const filename = options.filename ?? defaultFilename()
     if (options.filename === undefined) {
       yield* Effect.try({
@@ -255,7 +278,7 @@ const openClient = (options: Options) =>
           })
       })
     }
-    return yield* SqliteClient.make({ filename }).pipe(
+    const client = yield* SqliteClient.make({ filename }).pipe(
       // better-sqlite3 throws from its constructor (missing directory) and from the WAL pragma
       // (not a database), which `SqliteClient.make` lets escape as defects.
       Effect.catchAllDefect((cause) =>
@@ -268,6 +291,7 @@ const openClient = (options: Options) =>
         )
       )
     )
+    return { client, tag: SqliteClient.SqliteClient }
   })
 
 /** A `SqlClient` on the settings database, for sharing the connection with other queries. */
@@ -275,8 +299,8 @@ export const layerClient = (
   options: Options = {}
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, AgentSettingsStorageError> =>
   Layer.scopedContext(
-    Effect.map(openClient(options), (client) =>
-      Context.make(SqliteClient.SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
+    Effect.map(openClient(options), ({ client, tag }) =>
+      Context.make(tag, client).pipe(Context.add(SqlClient.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))
 
 /**
@@ -287,7 +311,8 @@ export const layerClient = (
  * @example
  * ```ts
  * import { Effect } from "effect"
- * import { AgentSettings, AgentSettingsSqlite } from "effect-chat-bridge"
+ * import { AgentSettings } from "effect-chat-bridge"
+ * import { AgentSettingsSqlite } from "effect-chat-bridge/agent-settings-sqlite"
  *
  * const program = Effect.gen(function*() {
  *   const settings = yield* AgentSettings.AgentSettings

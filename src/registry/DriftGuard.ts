@@ -63,7 +63,10 @@ const loadTypeScript = Effect.tryPromise({
     return mod.default ?? mod
   },
   catch: (cause) =>
-    new DriftGuardError({ message: `cannot load typescript (needed by the drift guard): ${String(cause)}` })
+    new DriftGuardError({
+      message: "the drift guard needs the optional peer `typescript` (~5.9; TypeScript 7 has no compiler API): " +
+        `npm install -D typescript@~5.9 (${String(cause)})`
+    })
 })
 
 /** The member names of `export type ToolInputSchemas = A | B | …` in `source`, in order. */
@@ -106,7 +109,12 @@ export const locateSdkTools: Effect.Effect<string, DriftGuardError> = Effect.try
     return NodePath.join(NodePath.dirname(main), "sdk-tools.d.ts")
   },
   catch: (cause) =>
-    new DriftGuardError({ message: `@anthropic-ai/claude-agent-sdk is not installed: ${String(cause)}` })
+    new DriftGuardError({
+      message: "the drift guard reads the tool list of the optional peer `@anthropic-ai/claude-agent-sdk`: " +
+        `npm install -D @anthropic-ai/claude-agent-sdk@0.3.332, or pass the path of an sdk-tools.d.ts (${
+          String(cause)
+        })`
+    })
 })
 
 /** Checks `registry` against a `sdk-tools.d.ts` (by default the installed SDK's). */

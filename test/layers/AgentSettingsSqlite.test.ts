@@ -312,3 +312,19 @@ describe("AgentSettingsSqlite", () => {
       assert.deepStrictEqual(disabledTools, [...names("a"), ...names("b"), ...names("main")].sort())
     }))
 })
+
+describe("AgentSettingsSqlite without its optional peer", () => {
+  it.effect("building the layer fails with a storage error naming the package to install", () =>
+    Effect.gen(function*() {
+      const exit = yield* Layer.build(
+        AgentSettingsSqlite.layerSqlite({ filename: ":memory:", sqliteClientModule: "@effect/sql-sqlite-missing/x" })
+      ).pipe(Effect.scoped, Effect.exit)
+      assert.isTrue(Exit.isFailure(exit))
+      const error = Exit.isFailure(exit) ? exit.cause : undefined
+      const failure = error?._tag === "Fail" ? error.error : undefined
+      assert.strictEqual(failure?._tag, "AgentSettingsStorageError")
+      assert.strictEqual(failure?.operation, "open")
+      assert.include(failure?.message, "npm install @effect/sql-sqlite-node")
+      assert.isDefined(failure?.cause)
+    }))
+})
