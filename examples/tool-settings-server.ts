@@ -316,8 +316,8 @@ const app = (registry: Registry.Registry, conditions: Conditions.Conditions) =>
           Effect.fail(new ApiError({ status: 404, message: `no route ${e.request.method} ${e.request.url}` }))
       }),
       Effect.catchTag("ApiError", (e) => Effect.succeed(json({ error: e.message }, e.status))),
-      // Small JSON bodies only: a settings request is a few dozen bytes.
-      HttpServerRequest.withMaxBodySize(Option.some(16 * 1024)),
+      // Also bounds bodies sent without a Content-Length (chunked).
+      HttpServerRequest.withMaxBodySize(Option.some(maxBodySize)),
       guardLoopback
     )
   })
@@ -348,6 +348,9 @@ const unknownSwitch = (registry: Registry.Registry, switchId: string) => {
   )
 }
 
+/** Small JSON bodies only: a settings request is a few dozen bytes. */
+const maxBodySize = 16 * 1024
+
 /**
  * A loopback server is still reachable from web pages the user opens: refuse other hosts
  * (DNS rebinding), other origins, and writes that are not JSON (which a cross-site form could
@@ -366,8 +369,13 @@ const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRes
     if (origin !== undefined && origin !== `http://${host}`) {
       return json({ error: `requests from ${origin} are not accepted` }, 403)
     }
-    if (request.method !== "GET" && !(request.headers["content-type"] ?? "").startsWith("application/json")) {
-      return json({ error: "send the body as JSON with Content-Type: application/json" }, 415)
+    if (request.method === "POST" || request.method === "PUT") {
+      if (!(request.headers["content-type"] ?? "").startsWith("application/json")) {
+        return json({ error: "send the body as JSON with Content-Type: application/json" }, 415)
+      }
+      if (Number(request.headers["content-length"] ?? 0) > maxBodySize) {
+        return json({ error: `the body is over ${maxBodySize} bytes; a settings request is a few dozen` }, 413)
+      }
     }
     return yield* app
   })
