@@ -276,6 +276,7 @@ const app = (registry: Registry.Registry, conditions: Conditions.Conditions) =>
 
     return HttpRouter.empty.pipe(
       HttpRouter.get("/", HttpServerResponse.html(page)),
+      HttpRouter.get("/favicon.ico", HttpServerResponse.empty({ status: 204 })),
       HttpRouter.get("/api/agents", Effect.map(settings.list, (agents) => json({ agents }))),
       HttpRouter.post(
         "/api/agents",
