@@ -19,13 +19,13 @@
  *
  * Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
  */
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -39,7 +39,7 @@ import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
 import * as CatalogView from "../src/registry/CatalogView.js"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../src/registry/Conditions.js"
-import type * as Registry from "../src/registry/Registry.js"
+import * as Registry from "../src/registry/Registry.js"
 import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.js"
 import * as ToolPolicy from "../src/registry/ToolPolicy.js"
 import * as AgentSettings from "../src/services/AgentSettings.js"
@@ -50,17 +50,16 @@ import * as AgentSettings from "../src/services/AgentSettings.js"
  * A notes server the application mounts for its agents: two MCP tools in one pair group, so they
  * share one switch, and turning it off moves both from `--allowedTools` to `--disallowedTools`.
  */
-const notesTools = ["read_note", "write_note"].map((wire) => ({
-  name: `mcp__notes__${wire}`,
-  category: "context" as const,
-  exposure: "user" as const,
-  kind: "mcp" as const,
-  mcpServer: "notes",
-  mcpWireName: wire,
-  pairGroup: "notes",
-  labelKey: "app.notes.label",
-  descriptionKey: "app.notes.description"
-}))
+const notesTools = ["read_note", "write_note"].map((wireName) =>
+  Registry.mcpTool({
+    server: "notes",
+    wireName,
+    category: "context",
+    pairGroup: "notes",
+    labelKey: "app.notes.label",
+    descriptionKey: "app.notes.description"
+  })
+)
 
 /** The application's messages, beside the catalog's own. */
 const appMessages: CatalogView.ExtraMessages = {
@@ -243,8 +242,7 @@ const localeParam = Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params
     : Effect.fail(badRequest(`unknown locale ${JSON.stringify(locale)}; use one of ${locales.join(", ")}`))
 })
 
-const pathParam = (name: string) =>
-  Effect.map(HttpRouter.params, (params) => params[name] ?? "")
+const pathParam = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
 const json = (value: unknown, status = 200) => HttpServerResponse.unsafeJson(value, { status })
 

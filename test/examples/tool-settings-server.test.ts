@@ -38,7 +38,14 @@ describe("examples/tool-settings-server.ts API", () => {
     expect(agents.json).toEqual({ agents: [{ agentId: "assistant", disabledTools: [] }] })
 
     const screen = await screenOf("assistant")
-    expect(screen.sections.map((s) => s.category)).toEqual(["shell", "file", "search", "orchestration", "media", "context"])
+    expect(screen.sections.map((s) => s.category)).toEqual([
+      "shell",
+      "file",
+      "search",
+      "orchestration",
+      "media",
+      "context"
+    ])
     expect(switchOf(screen, "group:notes")).toMatchObject({
       label: "Notes",
       tools: ["mcp__notes__read_note", "mcp__notes__write_note"],
@@ -232,7 +239,9 @@ describe("examples/tool-settings-server.ts run directly", () => {
       expect(output.text).toContain(`(settings in ${file}); Ctrl-C stops the server`)
       const page = await request(url, "GET", "/")
       expect(page.text).toContain("<title>Tool settings</title>")
-      expect((await send(url, "GET", "/api/agents")).json).toEqual({ agents: [{ agentId: "assistant", disabledTools: [] }] })
+      expect((await send(url, "GET", "/api/agents")).json).toEqual({
+        agents: [{ agentId: "assistant", disabledTools: [] }]
+      })
       child.kill("SIGINT")
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
       expect(code, output.text).toBe(0)
