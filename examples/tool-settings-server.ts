@@ -84,7 +84,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "only when {condition}",
     "state.on": "on",
     "state.off": "off",
-    pairGroup: "together with {tools}"
+    headless: "needs someone to answer it: off in claude -p"
   },
   "zh-CN": {
     title: "工具设置",
@@ -100,7 +100,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "仅当 {condition}",
     "state.on": "开",
     "state.off": "关",
-    pairGroup: "与 {tools} 一起"
+    headless: "需要有人回答：在 claude -p 中关闭"
   },
   "zh-TW": {
     title: "工具設定",
@@ -116,7 +116,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "僅當 {condition}",
     "state.on": "開",
     "state.off": "關",
-    pairGroup: "與 {tools} 一起"
+    headless: "需要有人回答：在 claude -p 中關閉"
   }
 }
 
@@ -130,6 +130,8 @@ interface FixedTool {
   readonly condition?: string
   readonly pairGroup?: string
   readonly reason?: string
+  /** Needs someone to answer it, so a headless `claude -p` run goes without it. */
+  readonly interactive: boolean
   /** Whether the CLI may use it in this session (the policy's verdict). */
   readonly on: boolean
 }
@@ -174,6 +176,7 @@ const screen = (
       ...(d.condition === undefined ? {} : { condition: d.condition }),
       ...(d.pairGroup === undefined ? {} : { pairGroup: d.pairGroup }),
       ...(d.reason === undefined ? {} : { reason: d.reason }),
+      interactive: d.interactive === true,
       on: !blocked.has(d.name)
     }))
     const entries = switches.find((s) => s.category === category)?.entries ?? []

@@ -96,6 +96,9 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     expect(await page.locator("[data-tool=WebFetch] .note").textContent()).toBe("始终不可用")
     expect(await page.locator("[data-tool=EnterWorktree] .note").textContent()).toBe("仅当 workspace-has-git")
     expect(await page.locator("[data-tool=BashOutput] .note").textContent()).toBe("由 Claude Code 管理")
+    expect(await page.locator("[data-tool=AskUserQuestion] .note").textContent()).toBe(
+      "需要有人回答：在 claude -p 中关闭"
+    )
 
     const flags = (await page.locator("#flags").textContent())!.split("\n")
     expect(flags).toHaveLength(2)
