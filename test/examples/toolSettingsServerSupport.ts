@@ -1,0 +1,78 @@
+/**
+ * Starts examples/tool-settings-server.ts in this process on a temp SQLite file, and a small
+ * HTTP client for it (node:http, so tests can also send the headers a browser would not).
+ */
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Scope from "effect/Scope"
+import * as http from "node:http"
+import * as ToolSettingsServer from "../../examples/tool-settings-server.js"
+
+/** A running server; `close` stops it and closes the database. */
+export interface RunningServer {
+  readonly url: string
+  readonly port: number
+  readonly close: () => Promise<void>
+}
+
+/** The session's conditions in tests: fixed, so the flags do not depend on where tests run. */
+export const conditions = { "workspace-has-git": false }
+
+export const startServer = async (filename: string, port = 0): Promise<RunningServer> => {
+  const scope = Effect.runSync(Scope.make())
+  try {
+    const context = await Effect.runPromise(
+      Layer.buildWithScope(ToolSettingsServer.layer({ filename, port, conditions }), scope)
+    )
+    const address = Effect.runSync(Effect.provide(Effect.map(HttpServer.HttpServer, (s) => s.address), context))
+    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    return {
+      url: `http://127.0.0.1:${address.port}`,
+      port: address.port,
+      close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+    }
+  } catch (error) {
+    await Effect.runPromise(Scope.close(scope, Exit.void))
+    throw error
+  }
+}
+
+/** A response: its status, content type and body (parsed when JSON). */
+export interface Reply {
+  readonly status: number
+  readonly contentType: string
+  readonly text: string
+  readonly json: unknown
+}
+
+export const request = (
+  url: string,
+  method: string,
+  path: string,
+  options: { readonly body?: string; readonly headers?: Record<string, string> } = {}
+): Promise<Reply> =>
+  new Promise((resolve, reject) => {
+    const req = http.request(new URL(path, url), { method, headers: options.headers ?? {} }, (res) => {
+      let text = ""
+      res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
+      res.on("end", () => {
+        const contentType = res.headers["content-type"] ?? ""
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType,
+          text,
+          json: contentType.startsWith("application/json") ? JSON.parse(text) : undefined
+        })
+      })
+    })
+    req.on("error", reject)
+    req.end(options.body)
+  })
+
+/** A JSON request as the page sends it. */
+export const send = (url: string, method: string, path: string, body?: unknown) =>
+  request(url, method, path, {
+    ...(body === undefined ? {} : { body: JSON.stringify(body), headers: { "content-type": "application/json" } })
+  })
