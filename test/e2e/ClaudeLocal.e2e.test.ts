@@ -17,7 +17,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -51,15 +51,16 @@ const recordingSecretFile = (box: Sandbox, alter: (contents: string) => string =
   return { layer, written }
 }
 
-/** A ChatClient on the real CLI inside `box`, built in `scope` so a test can close it itself. */
-const clientIn = (
+/** A ChatClient on the real CLI (`binary`) inside `box`, built in `scope` so a test can close it itself. */
+const clientOn = (binary: string) =>
+(
   box: Sandbox,
   scope: Scope.Scope,
   options: ClaudeLocal.Options = {},
   secretFile: Layer.Layer<SecretFile> = recordingSecretFile(box).layer
 ) =>
   Layer.buildWithScope(
-    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
+    ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
       .pipe(
         Layer.provide(NodeSubprocess.layer),
         Layer.provide(secretFile)
@@ -77,7 +78,9 @@ const portRefuses = (port: number) =>
     socket.on("error", () => resume(Effect.succeed(true)))
   })
 
-describe("ClaudeLocal with the real claude binary", () => {
+describe.each(claudeVersions)("ClaudeLocal with the real claude $version", ({ binary, oldest }) => {
+  const clientIn = clientOn(binary)
+
   it.scopedLive("the model calls an in-process tool through the bridge; no tool-search round trip", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
@@ -142,22 +145,40 @@ describe("ClaudeLocal with the real claude binary", () => {
       expect(transcript).toContain("You said: First question")
     }))
 
-  it.scopedLive("ask returns a value decoded with the schema, via --json-schema", () =>
-    Effect.gen(function*() {
-      const api = yield* Fake.make((req) =>
-        toolNames(req).includes("StructuredOutput")
-          ? { toolUses: [{ name: "StructuredOutput", input: { city: "Lisbon", population: 545_000 } }] }
-          : { text: "no schema was offered" }
-      )
-      const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
-      const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
-      expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
-      const schemaSent = api.messageRequests()[0]!.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
-      expect(schemaSent).toMatchObject({ type: "object", required: ["city", "population"] })
-      // Not a plain answer any more: chat after ask is not forced into a schema.
-      expect(yield* chat.chat("thanks")).toBe("no schema was offered")
-    }))
+  it.scopedLive(
+    `ask returns a value decoded with the schema, ${oldest ? "the schema in the prompt" : "via --json-schema"}`,
+    () =>
+      Effect.gen(function*() {
+        const answer = { city: "Lisbon", population: 545_000 }
+        const api = yield* Fake.make((req) =>
+          toolNames(req).includes("StructuredOutput")
+            ? { toolUses: [{ name: "StructuredOutput", input: answer }] }
+            : Fake.lastUserText(req).includes("JSON Schema")
+            ? { text: JSON.stringify(answer) }
+            : { text: "no schema was offered" }
+        )
+        const box = yield* sandbox(api.url)
+        const chat = yield* clientIn(box, yield* Effect.scope)
+        const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
+        expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual(answer)
+        const first = api.messageRequests()[0]!
+        if (oldest) {
+          // 2.0.0 has no --json-schema: no StructuredOutput tool, the schema travels in the prompt.
+          expect(toolNames(first)).not.toContain("StructuredOutput")
+          const prompt = Fake.lastUserText(first)
+          expect(prompt).toContain("Largest city of Portugal?")
+          expect(JSON.parse(prompt.slice(prompt.indexOf("{")))).toMatchObject({
+            type: "object",
+            required: ["city", "population"]
+          })
+        } else {
+          const schemaSent = first.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
+          expect(schemaSent).toMatchObject({ type: "object", required: ["city", "population"] })
+        }
+        // Not a plain answer any more: chat after ask is not forced into a schema.
+        expect(yield* chat.chat("thanks")).toBe("no schema was offered")
+      })
+  )
 
   it.scopedLive("a bridge that rejects the CLI is a typed error, not an answer without tools", () =>
     Effect.gen(function*() {
