@@ -183,12 +183,21 @@ export const make = (
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
 
     // Only a supported version is kept: after an upgrade, the next turn reads it again.
-    const knownVersion = yield* Ref.make(
-      options.cliVersion === undefined ? Option.none<CliVersion.CliVersion>() : CliVersion.parse(options.cliVersion)
-    )
-    const cliVersion = Effect.gen(function*() {
-      const known = yield* Ref.get(knownVersion)
-      if (Option.isSome(known)) return known.value
+    const knownVersion = yield* Ref.make(Option.none<CliVersion.CliVersion>())
+    const readVersion = Effect.gen(function*() {
+      if (options.cliVersion !== undefined) {
+        return yield* Option.match(CliVersion.parse(options.cliVersion), {
+          onNone: () =>
+            new ProviderError({
+              provider,
+              kind: "config",
+              message: `cliVersion ${JSON.stringify(options.cliVersion)} is not a version such as 2.1.332; ` +
+                "fix it, or leave it out to read `claude --version`",
+              retryable: false
+            }),
+          onSome: Effect.succeed
+        })
+      }
       const printed = yield* subprocess.run({
         command: binary,
         args: ["--version"],
@@ -203,10 +212,12 @@ export const make = (
           Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
         )
       }
-      const version = yield* CliVersion.requireSupported(
-        provider,
-        Option.getOrElse(parsed, () => Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion)))
-      )
+      return Option.getOrElse(parsed, () => Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion)))
+    })
+    const cliVersion = Effect.gen(function*() {
+      const known = yield* Ref.get(knownVersion)
+      if (Option.isSome(known)) return known.value
+      const version = yield* Effect.flatMap(readVersion, (v) => CliVersion.requireSupported(provider, v))
       yield* Ref.set(knownVersion, Option.some(version))
       return version
     })

@@ -145,6 +145,14 @@ describe("claude CLI versions", () => {
     ).pipe(Effect.provide(capture))
   })
 
+  it.live("cliVersion is checked like a read version: too old or malformed is a config error, no process runs", () =>
+    Effect.gen(function*() {
+      const tooOld = yield* withClient([], { cliVersion: "1.0.0" }, (chat) => Effect.flip(chat.chat("hi")))
+      expect(tooOld).toMatchObject({ kind: "config", message: expect.stringContaining("is 1.0.0; effect-chat-bridge") })
+      const malformed = yield* withClient([], { cliVersion: "latest" }, (chat) => Effect.flip(chat.chat("hi")))
+      expect(malformed).toMatchObject({ kind: "config", message: expect.stringContaining(`cliVersion "latest"`) })
+    }))
+
   it.live("a missing binary is found out by --version: the install hint", () =>
     withClient(
       [new SubprocessNotFoundError({ command: "claude", message: "not found" })],
