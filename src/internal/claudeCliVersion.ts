@@ -37,8 +37,10 @@ export const Features = {
   strictMcpConfig: { since: "2.0.0", what: "--strict-mcp-config" },
   /** `--include-partial-messages`: token deltas as `stream_event` lines (`chatStream`). */
   partialMessages: { since: "2.0.0", what: "--include-partial-messages" },
-  /** `--setting-sources user,project,local`: which settings files the CLI loads. */
+  /** `--setting-sources user,project,local`: which settings files the CLI loads (`""`: none). */
   settingSources: { since: "2.0.0", what: "--setting-sources" },
+  /** `--settings <file-or-json>`: extra settings (such as permission rules) for this run. */
+  settingsFlag: { since: "2.0.0", what: "--settings" },
   /** `--input-format stream-json`: several user messages over one process's stdin. */
   streamJsonInput: { since: "2.0.0", what: "--input-format stream-json" },
   /** `--allowedTools mcp__<server>`: every tool of one MCP server (the form `ClaudeLocal` sends). */

@@ -116,6 +116,34 @@ describe.each(claudeVersions)("ClaudeLocal with the real claude $version", ({ bi
       expect(readdirSync(box.secrets)).toEqual([])
     }))
 
+  it.scopedLive("the server-form allow-list with one bridge tool opted out: that tool never runs", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__broken", input: {} }] } : { text: "fine" }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope, { toolPolicy: { disabledTools: ["mcp__gtb__broken"] } })
+      yield* chat.setTools([add, broken])
+      const outcome = yield* Effect.either(chat.chat("hello"))
+      const [first, second] = modelTurns(api)
+      expect(toolNames(first!)).toContain("mcp__gtb__add")
+      // Either way the handler never runs.
+      expect(Fake.toolResults(second!)).toEqual([
+        expect.objectContaining({ is_error: true, content: expect.not.stringContaining("database") })
+      ])
+      if (oldest) {
+        // 2.0.x keeps a disallowed MCP tool in the model's list and denies the call.
+        expect(toolNames(first!)).toContain("mcp__gtb__broken")
+        expect(outcome).toMatchObject({
+          _tag: "Left",
+          left: { _tag: "PermissionDeniedError", tools: ["mcp__gtb__broken"] }
+        })
+      } else {
+        expect(toolNames(first!)).not.toContain("mcp__gtb__broken")
+        expect(outcome).toMatchObject({ _tag: "Right", right: "fine" })
+      }
+    }))
+
   it.scopedLive("a failing handler reaches the model as is_error", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
