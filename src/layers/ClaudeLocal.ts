@@ -354,7 +354,8 @@ export const make = (
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
- * with an install hint when the binary is missing or when the tool server did not connect,
+ * with an install hint when the binary is missing, with the upgrade command when the CLI is older
+ * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
  * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
  * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
