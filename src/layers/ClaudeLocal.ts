@@ -22,6 +22,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CliVersion from "../internal/claudeCliVersion.js"
 import {
   bounded,
   interpretRun,
@@ -86,7 +87,15 @@ export interface Options {
   readonly allowPermissionDenials?: boolean | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.DurationInput | undefined
+  /**
+   * The installed CLI's version (`2.1.332`), when the caller pins it: skips the `claude --version`
+   * run. Default: read once per layer, at the first turn.
+   */
+  readonly cliVersion?: string | undefined
 }
+
+/** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
+export const MinimumCliVersion: string = CliVersion.MinimumVersion
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
@@ -119,6 +128,22 @@ export interface Turn {
   readonly jsonSchema: string | undefined
 }
 
+/**
+ * The allow-list in the server form `mcp__<server>`: claude 2.0.x does not match the wildcard
+ * `mcp__<server>__*` (every bridge call would be denied); the server form works on every version.
+ */
+const serverAllowRules = (policy: ToolPolicy.ToolPolicy): ToolPolicy.ToolPolicy => ({
+  ...policy,
+  allowedTools: policy.allowedTools.map((rule) => rule.endsWith("__*") ? rule.slice(0, -3) : rule)
+})
+
+/**
+ * For a CLI without `--json-schema`: the schema goes in the prompt, and the answer text is decoded
+ * as JSON (as for any provider without structured output).
+ */
+const schemaInPrompt = (prompt: string, schema: string) =>
+  `${prompt}\n\nAnswer with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${schema}`
+
 /** The CLI arguments of one turn (the prompt goes on stdin). */
 export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> => [
   "-p",
@@ -132,7 +157,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(turn.policy),
+  ...ToolPolicy.toCliFlags(serverAllowRules(turn.policy)),
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
 ]
 
@@ -156,6 +181,46 @@ export const make = (
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+
+    // Only a supported version is kept: after an upgrade, the next turn reads it again.
+    const knownVersion = yield* Ref.make(Option.none<CliVersion.CliVersion>())
+    const readVersion = Effect.gen(function*() {
+      if (options.cliVersion !== undefined) {
+        return yield* Option.match(CliVersion.parse(options.cliVersion), {
+          onNone: () =>
+            new ProviderError({
+              provider,
+              kind: "config",
+              message: `cliVersion ${JSON.stringify(options.cliVersion)} is not a version such as 2.1.332; ` +
+                "fix it, or leave it out to read `claude --version`",
+              retryable: false
+            }),
+          onSome: Effect.succeed
+        })
+      }
+      const printed = yield* subprocess.run({
+        command: binary,
+        args: ["--version"],
+        timeout: Duration.seconds(30),
+        ...(options.env === undefined ? {} : { env: options.env }),
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd })
+      }).pipe(Effect.mapError(fromSubprocess(binary)))
+      const parsed = CliVersion.parse(printed.stdout)
+      if (Option.isNone(parsed)) {
+        // A wrapper script may print something else: run it as the pinned version rather than refuse.
+        yield* Effect.logWarning("claude --version printed no version; assuming the newest features").pipe(
+          Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
+        )
+      }
+      return Option.getOrElse(parsed, () => Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion)))
+    })
+    const cliVersion = Effect.gen(function*() {
+      const known = yield* Ref.get(knownVersion)
+      if (Option.isSome(known)) return known.value
+      const version = yield* Effect.flatMap(readVersion, (v) => CliVersion.requireSupported(provider, v))
+      yield* Ref.set(knownVersion, Option.some(version))
+      return version
+    })
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -195,6 +260,10 @@ export const make = (
 
     const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
+        const cli = yield* cliVersion
+        if (options.permissionMode === "dontAsk" && !CliVersion.supports(cli, "dontAskMode")) {
+          return yield* CliVersion.unsupported(provider, cli, "dontAskMode")
+        }
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
         const serving = toolSet.tools.length > 0 && Option.isSome(running)
@@ -211,16 +280,18 @@ export const make = (
             )
           )
           : undefined
+        const schema = input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
+        const structured = CliVersion.supports(cli, "jsonSchema")
         const args = buildArgs(options, {
           sessionId: input.sessionId,
           mcpConfigPath,
           policy,
-          jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
+          jsonSchema: structured ? schema : undefined
         })
         const runOptions = {
           command: binary,
           args,
-          stdin: input.prompt,
+          stdin: schema === undefined || structured ? input.prompt : schemaInPrompt(input.prompt, schema),
           timeout,
           ...(options.env === undefined ? {} : { env: options.env }),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
@@ -283,7 +354,8 @@ export const make = (
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
- * with an install hint when the binary is missing or when the tool server did not connect,
+ * with an install hint when the binary is missing, with the upgrade command when the CLI is older
+ * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
  * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
  * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,

@@ -17,7 +17,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -32,6 +32,9 @@ const broken = Tool.make("broken", {
 })
 
 const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
+
+/** The conversation's requests: claude 2.0.x also sends a one-token probe that counts the MCP tools' tokens. */
+const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body.max_tokens !== 1)
 
 /**
  * Real secret files in the sandbox, with every config written kept for the test to read (and
@@ -51,15 +54,16 @@ const recordingSecretFile = (box: Sandbox, alter: (contents: string) => string =
   return { layer, written }
 }
 
-/** A ChatClient on the real CLI inside `box`, built in `scope` so a test can close it itself. */
-const clientIn = (
+/** A ChatClient on the real CLI (`binary`) inside `box`, built in `scope` so a test can close it itself. */
+const clientOn = (binary: string) =>
+(
   box: Sandbox,
   scope: Scope.Scope,
   options: ClaudeLocal.Options = {},
   secretFile: Layer.Layer<SecretFile> = recordingSecretFile(box).layer
 ) =>
   Layer.buildWithScope(
-    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
+    ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
       .pipe(
         Layer.provide(NodeSubprocess.layer),
         Layer.provide(secretFile)
@@ -77,7 +81,9 @@ const portRefuses = (port: number) =>
     socket.on("error", () => resume(Effect.succeed(true)))
   })
 
-describe("ClaudeLocal with the real claude binary", () => {
+describe.each(claudeVersions)("ClaudeLocal with the real claude $version", ({ binary, oldest }) => {
+  const clientIn = clientOn(binary)
+
   it.scopedLive("the model calls an in-process tool through the bridge; no tool-search round trip", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
@@ -90,7 +96,7 @@ describe("ClaudeLocal with the real claude binary", () => {
       yield* chat.setTools([add])
       const answer = yield* chat.chat("What is 2 + 40? Use the add tool.")
       expect(answer).toBe("The sum is 42.")
-      const calls = api.messageRequests()
+      const calls = modelTurns(api)
       expect(calls.length).toBe(2)
       // alwaysLoad: the bridge's tool is in the very first request, with its own schema.
       expect(toolNames(calls[0]!)).toContain("mcp__gtb__add")
@@ -110,6 +116,34 @@ describe("ClaudeLocal with the real claude binary", () => {
       expect(readdirSync(box.secrets)).toEqual([])
     }))
 
+  it.scopedLive("the server-form allow-list with one bridge tool opted out: that tool never runs", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__broken", input: {} }] } : { text: "fine" }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* clientIn(box, yield* Effect.scope, { toolPolicy: { disabledTools: ["mcp__gtb__broken"] } })
+      yield* chat.setTools([add, broken])
+      const outcome = yield* Effect.either(chat.chat("hello"))
+      const [first, second] = modelTurns(api)
+      expect(toolNames(first!)).toContain("mcp__gtb__add")
+      // Either way the handler never runs.
+      expect(Fake.toolResults(second!)).toEqual([
+        expect.objectContaining({ is_error: true, content: expect.not.stringContaining("database") })
+      ])
+      if (oldest) {
+        // 2.0.x keeps a disallowed MCP tool in the model's list and denies the call.
+        expect(toolNames(first!)).toContain("mcp__gtb__broken")
+        expect(outcome).toMatchObject({
+          _tag: "Left",
+          left: { _tag: "PermissionDeniedError", tools: ["mcp__gtb__broken"] }
+        })
+      } else {
+        expect(toolNames(first!)).not.toContain("mcp__gtb__broken")
+        expect(outcome).toMatchObject({ _tag: "Right", right: "fine" })
+      }
+    }))
+
   it.scopedLive("a failing handler reaches the model as is_error", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
@@ -121,7 +155,7 @@ describe("ClaudeLocal with the real claude binary", () => {
       const chat = yield* clientIn(box, yield* Effect.scope)
       yield* chat.setTools([add, broken])
       const answer = yield* chat.chat("Try the broken tool")
-      const result = Fake.toolResults(api.messageRequests()[1]!)[0]!
+      const result = Fake.toolResults(modelTurns(api)[1]!)[0]!
       expect(result.is_error).toBe(true)
       expect(result.content).toContain("Error: the database is on fire")
       expect(answer).toContain("the database is on fire")
@@ -134,30 +168,48 @@ describe("ClaudeLocal with the real claude binary", () => {
       const chat = yield* clientIn(box, yield* Effect.scope)
       yield* chat.add("Remember the word: pineapple.")
       expect(yield* chat.chat("First question")).toBe("You said: First question")
-      expect(Fake.lastUserText(api.messageRequests()[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
+      expect(Fake.lastUserText(modelTurns(api)[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
       expect(yield* chat.chat("Second question")).toBe("You said: Second question")
-      const second = api.messageRequests()[1]!
+      const second = modelTurns(api)[1]!
       const transcript = JSON.stringify(second.body.messages)
       expect(transcript).toContain("pineapple")
       expect(transcript).toContain("You said: First question")
     }))
 
-  it.scopedLive("ask returns a value decoded with the schema, via --json-schema", () =>
-    Effect.gen(function*() {
-      const api = yield* Fake.make((req) =>
-        toolNames(req).includes("StructuredOutput")
-          ? { toolUses: [{ name: "StructuredOutput", input: { city: "Lisbon", population: 545_000 } }] }
-          : { text: "no schema was offered" }
-      )
-      const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
-      const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
-      expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
-      const schemaSent = api.messageRequests()[0]!.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
-      expect(schemaSent).toMatchObject({ type: "object", required: ["city", "population"] })
-      // Not a plain answer any more: chat after ask is not forced into a schema.
-      expect(yield* chat.chat("thanks")).toBe("no schema was offered")
-    }))
+  it.scopedLive(
+    `ask returns a value decoded with the schema, ${oldest ? "the schema in the prompt" : "via --json-schema"}`,
+    () =>
+      Effect.gen(function*() {
+        const answer = { city: "Lisbon", population: 545_000 }
+        const api = yield* Fake.make((req) =>
+          toolNames(req).includes("StructuredOutput")
+            ? { toolUses: [{ name: "StructuredOutput", input: answer }] }
+            : Fake.lastUserText(req).includes("JSON Schema")
+            ? { text: JSON.stringify(answer) }
+            : { text: "no schema was offered" }
+        )
+        const box = yield* sandbox(api.url)
+        const chat = yield* clientIn(box, yield* Effect.scope)
+        const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
+        expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual(answer)
+        const first = modelTurns(api)[0]!
+        if (oldest) {
+          // 2.0.0 has no --json-schema: no StructuredOutput tool, the schema travels in the prompt.
+          expect(toolNames(first)).not.toContain("StructuredOutput")
+          const prompt = Fake.lastUserText(first)
+          expect(prompt).toContain("Largest city of Portugal?")
+          expect(JSON.parse(prompt.slice(prompt.indexOf("{")))).toMatchObject({
+            type: "object",
+            required: ["city", "population"]
+          })
+        } else {
+          const schemaSent = first.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
+          expect(schemaSent).toMatchObject({ type: "object", required: ["city", "population"] })
+        }
+        // Not a plain answer any more: chat after ask is not forced into a schema.
+        expect(yield* chat.chat("thanks")).toBe("no schema was offered")
+      })
+  )
 
   it.scopedLive("a bridge that rejects the CLI is a typed error, not an answer without tools", () =>
     Effect.gen(function*() {
@@ -232,7 +284,7 @@ describe("ClaudeLocal with the real claude binary", () => {
       expect(events.filter((e) => e._tag === "Usage").length).toBe(1)
       // History moves as with chat: the next turn resumes.
       yield* chat.chat("thanks")
-      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("The sum is 42, as computed.")
+      expect(JSON.stringify(modelTurns(api).at(-1)!.body.messages)).toContain("The sum is 42, as computed.")
     }))
 
   it.scopedLive("interrupting a chatStream consumer kills the CLI", () =>

@@ -61,7 +61,10 @@ const connected = [{ name: "gtb", status: "connected" }]
 
 type Script = (options: RunOptions, index: number) => Effect.Effect<RunResult, never>
 
-/** A client on the scripted Subprocess and the real (temp-dir) SecretFile. */
+/**
+ * A client on the scripted Subprocess and the real (temp-dir) SecretFile. The CLI version is given
+ * (no `--version` call in the scripts) unless the test sets `cliVersion` itself.
+ */
 const withClient = <A, E>(
   script: Script | ReadonlyArray<TestSubprocess.Scripted>,
   options: ClaudeLocal.Options,
@@ -69,7 +72,7 @@ const withClient = <A, E>(
 ) =>
   Effect.gen(function*() {
     const ctx = yield* Layer.build(
-      ClaudeLocal.layer(options).pipe(
+      ClaudeLocal.layer({ cliVersion: "2.1.332", ...options }).pipe(
         Layer.provideMerge(Layer.merge(TestSubprocess.layer(script), NodeSecretFile.layer()))
       )
     )
@@ -146,7 +149,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [first, second] = yield* calls
         for (const call of [first!, second!]) {
           expect(call.args).toContain("--strict-mcp-config")
-          expect(call.args[call.args.indexOf("--allowedTools") + 1]).toBe("mcp__gtb__*")
+          // The server form: claude 2.0.x does not match the wildcard `mcp__gtb__*`.
+          expect(call.args[call.args.indexOf("--allowedTools") + 1]).toBe("mcp__gtb")
           expect(call.args.join(" ")).not.toMatch(/Bearer/)
         }
         expect(first!.args).not.toContain("--resume")
@@ -380,7 +384,8 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
       expect(answer).toBe(`prompt=${secret} cfg=gtb`)
       const argvLog = lines.find((l) => l.includes("--mcp-config"))
       expect(argvLog).toBeDefined()
-      expect(argvLog).toContain("mcp__gtb__*")
+      // The server form of the allow-list: claude 2.0.x does not match `mcp__gtb__*`.
+      expect(argvLog).toContain(`"--allowedTools","mcp__gtb"`)
       for (const line of lines) {
         expect(line).not.toContain("Bearer")
         expect(line).not.toContain(secret)
@@ -438,7 +443,7 @@ describe("ClaudeLocal: more failure paths", () => {
       )
       const e = yield* Effect.gen(function*() {
         const ctx = yield* Layer.build(
-          ClaudeLocal.layer({}).pipe(
+          ClaudeLocal.layer({ cliVersion: "2.1.332" }).pipe(
             Layer.provideMerge(Layer.merge(TestSubprocess.layer([ok([init(connected), result()])]), failingSecrets))
           )
         )

@@ -10,6 +10,15 @@ import { join, resolve } from "node:path"
 
 export const claudeBinary = resolve("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude")
 
+/** The oldest CLI `ClaudeLocal` supports (2.0.0, a JS CLI), installed as the `claude-code-oldest` alias. */
+export const oldestClaudeBinary = resolve("node_modules/claude-code-oldest/cli.js")
+
+/** The CLIs the e2e suites run against: the oldest supported release and the pinned one. */
+export const claudeVersions = [
+  { version: "2.0.0", binary: oldestClaudeBinary, oldest: true },
+  { version: "2.1.332", binary: claudeBinary, oldest: false }
+] as const
+
 export interface Sandbox {
   readonly dir: string
   /** Working directory of the CLI. */
