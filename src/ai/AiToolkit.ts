@@ -95,6 +95,19 @@ export const rejectedTools = (tools: ReadonlyArray<AiTool.Any>): string | undefi
   return reasons.length === 0 ? undefined : reasons.join("; ")
 }
 
+const fromHandleError = (error: unknown): Effect.Effect<never, Tool.ToolFailure> => {
+  // The toolkit reports its own decode/encode problems as AiErrors of module "Toolkit".
+  if (AiError.isAiError(error) && "module" in error && error.module === "Toolkit") {
+    return Effect.fail(
+      new Tool.ToolFailure({
+        reason: error._tag === "MalformedOutput" ? "InvalidArguments" : "UnencodableResult",
+        message: describeAiError(error)
+      })
+    )
+  }
+  return Effect.fail(new Tool.ToolFailure({ reason: "HandlerFailed", message: describe(error) }))
+}
+
 const one = <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.WithHandler<Tools>,
   tool: AiTool.Any
@@ -105,19 +118,13 @@ const one = <Tools extends Record<string, AiTool.Any>>(
   inputSchema: inputSchemaOf(tool),
   run: (input) =>
     parseInput(tool.name, input).pipe(
-      Effect.flatMap((params) => toolkit.handle(tool.name, params as never) as Effect.Effect<AiTool.HandlerResult<AiTool.Any>, unknown, Requirements<Tools>>),
-      Effect.catchAll((error): Effect.Effect<never, Tool.ToolFailure> => {
-        // The toolkit reports its own decode/encode problems as AiErrors of module "Toolkit".
-        if (AiError.isAiError(error) && "module" in error && error.module === "Toolkit") {
-          return Effect.fail(
-            new Tool.ToolFailure({
-              reason: error._tag === "MalformedOutput" ? "InvalidArguments" : "UnencodableResult",
-              message: describeAiError(error)
-            })
-          )
-        }
-        return Effect.fail(new Tool.ToolFailure({ reason: "HandlerFailed", message: describe(error) }))
-      }),
+      Effect.flatMap((params) =>
+        (toolkit.handle(tool.name, params as never) as Effect.Effect<
+          AiTool.HandlerResult<AiTool.Any>,
+          unknown,
+          Requirements<Tools>
+        >).pipe(Effect.catchAll(fromHandleError))
+      ),
       Effect.flatMap((outcome) =>
         outcome.isFailure
           ? Effect.flatMap(
