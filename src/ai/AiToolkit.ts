@@ -51,7 +51,10 @@ const parseInput = (name: string, input: unknown): Effect.Effect<unknown, Tool.T
   return Effect.try({
     try: () => JSON.parse(input) as unknown,
     catch: (e) =>
-      new Tool.ToolFailure({ reason: "InvalidArguments", message: `Invalid arguments for tool ${name}: not JSON (${describe(e)})` })
+      new Tool.ToolFailure({
+        reason: "InvalidArguments",
+        message: `Invalid arguments for tool ${name}: not JSON (${describe(e)})`
+      })
   })
 }
 

@@ -37,7 +37,7 @@ import * as AiError from "@effect/ai/AiError"
 import * as LanguageModel from "@effect/ai/LanguageModel"
 import type * as Prompt from "@effect/ai/Prompt"
 import type * as Response from "@effect/ai/Response"
-import * as AiTool from "@effect/ai/Tool"
+import type * as AiTool from "@effect/ai/Tool"
 import * as Toolkit from "@effect/ai/Toolkit"
 import * as Chunk from "effect/Chunk"
 import type * as Context from "effect/Context"
@@ -403,7 +403,10 @@ export const make: <R>(
           )
         )
         const usage = yield* client.usage
-        const parts: Array<Response.PartEncoded> = [{ type: "text", text: JSON.stringify(encoded) }, finishPart(usage, [])]
+        const parts: Array<Response.PartEncoded> = [
+          { type: "text", text: JSON.stringify(encoded) },
+          finishPart(usage, [])
+        ]
         return parts
       }))
 
@@ -429,7 +432,9 @@ export const make: <R>(
  * const Model = ChatLanguageModel.layer((options) => ClaudeLocal.make({ model: "sonnet", ...options }))
  * ```
  */
-export const layer = <R>(makeClient: MakeClient<R>): Layer.Layer<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> =>
+export const layer = <R>(
+  makeClient: MakeClient<R>
+): Layer.Layer<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> =>
   Layer.effect(LanguageModel.LanguageModel, make(makeClient))
 
 /** Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`. */

@@ -10,9 +10,9 @@ import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import * as Fake from "../support/FakeMessagesApi.js"
 import { HttpLive } from "../layers/httpProviderSupport.js"
 import { connectClient } from "../layers/mcpBridgeSupport.js"
+import * as Fake from "../support/FakeMessagesApi.js"
 import { makeHandlers, TestToolkit } from "./aiSupport.js"
 
 const toolResultsOf = (request: TurnRequest) => {
@@ -55,7 +55,11 @@ describe("AiToolkit.toTools", () => {
       expect(results[0]).toEqual({ name: "add", content: "42", isError: false })
       expect(results[1]).toEqual({ name: "today", content: "{\"date\":\"2026-01-02T03:04:05.000Z\"}", isError: false })
       expect(results[2]).toEqual({ name: "lookup", content: "{\"population\":545000}", isError: false })
-      expect(results[3]).toEqual({ name: "lookup", content: "Error: {\"reason\":\"unknown city Atlantis\"}", isError: true })
+      expect(results[3]).toEqual({
+        name: "lookup",
+        content: "Error: {\"reason\":\"unknown city Atlantis\"}",
+        isError: true
+      })
       expect(results[4]).toEqual({ name: "broken", content: "Error: the database is on fire", isError: true })
       // A number where the schema wants a numeric string: rejected before the handler runs.
       expect(results[5]!.isError).toBe(true)
@@ -77,7 +81,12 @@ describe("AiToolkit.toTools", () => {
       const Dotted = AiTool.make("a.b")
       const toolkit = Toolkit.make(WebSearch, Spaced, Dotted)
       const error = yield* Effect.flip(
-        AiToolkit.toTools(yield* toolkit.pipe(Effect.provide(toolkit.toLayer({ "has space": () => Effect.void, "a.b": () => Effect.void }))))
+        AiToolkit.toTools(
+          yield* toolkit.pipe(Effect.provide(toolkit.toLayer({
+            "has space": () => Effect.void,
+            "a.b": () => Effect.void
+          })))
+        )
       )
       expect(error._tag).toBe("InvalidToolsError")
       expect(error.message).toContain("provider-defined tools cannot run in-process (WebSearch)")
@@ -90,7 +99,9 @@ describe("AiToolkit.toTools", () => {
     return Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         Fake.toolResults(req).length === 0
-          ? { toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: "2" } }, { id: "tu_2", name: "broken", input: {} }] }
+          ? {
+            toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: "2" } }, { id: "tu_2", name: "broken", input: {} }]
+          }
           : { text: "3, and the database is on fire" }
       )
       const chat = yield* ClaudeApi.make({ apiKey: Redacted.make("sk-test"), model: "m", baseUrl: api.url })

@@ -182,7 +182,9 @@ describe("ChatLanguageModel on Scripted", () => {
     const handlers = makeHandlers()
     const failing = scriptedModel([Scripted.fail(Scripted.httpError(500))])
     return Effect.gen(function*() {
-      const http = yield* Effect.flip(AiLanguageModel.generateText({ prompt: "hi" }).pipe(Effect.provide(failing.layer)))
+      const http = yield* Effect.flip(
+        AiLanguageModel.generateText({ prompt: "hi" }).pipe(Effect.provide(failing.layer))
+      )
       expect(http._tag).toBe("UnknownError")
       expect(http.cause).toBeInstanceOf(ProviderError)
       expect(http.message).toContain("HTTP 500")
