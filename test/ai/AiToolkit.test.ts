@@ -153,4 +153,43 @@ describe("AiToolkit.toTools", () => {
       expect(bad.reason).toBe("InvalidArguments")
       expect(yield* Effect.flip(tools[0]!.run(""))).toMatchObject({ reason: "InvalidArguments" })
     }))
+
+  it.effect("handler outcomes: defects of the result and failures of every shape become clear error texts", () =>
+    Effect.gen(function*() {
+      const Wrong = AiTool.make("wrong", { success: Schema.Number })
+      const Big = AiTool.make("big", { success: Schema.Unknown })
+      const Nothing = AiTool.make("nothing")
+      const Fails = AiTool.make("fails", { parameters: { kind: Schema.String }, failure: Schema.Unknown })
+      const toolkit = Toolkit.make(Wrong, Big, Nothing, Fails)
+      const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        wrong: () => Effect.succeed("not a number" as unknown as number),
+        big: () => Effect.succeed(1n),
+        nothing: () => Effect.void,
+        fails: ({ kind }) =>
+          Effect.fail(
+            kind === "error"
+              ? new Error("plain error")
+              : kind === "object"
+              ? { code: 7 }
+              : kind === "bigint"
+              ? 2n
+              : kind
+          )
+      })))
+      const [wrong, big, nothing, fails] = tools
+      expect(yield* Effect.flip(wrong!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Failed to validate tool call result for tool 'wrong'")
+      })
+      expect(yield* Effect.flip(big!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool big returned a result that cannot be encoded as JSON")
+      })
+      expect(yield* nothing!.run(undefined)).toBe("null")
+      const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason, f.message])
+      expect(yield* failure("error")).toEqual(["HandlerFailed", "plain error"])
+      expect(yield* failure("object")).toEqual(["HandlerFailed", "{\"code\":7}"])
+      expect(yield* failure("bigint")).toEqual(["HandlerFailed", "2"])
+      expect(yield* failure("text")).toEqual(["HandlerFailed", "text"])
+    }))
 })
