@@ -17,7 +17,8 @@
  *   metadata (`effect-chat-bridge.toolErrors`); the model saw the error and carried on, so the
  *   call does not fail. `failureMode: "return"` failures come back as `isFailure` results.
  * - `generateObject` uses the CLI's structured output (`ask`, `--json-schema`); its content is
- *   the object's JSON and the finish part (tool calls made on the way are not reported).
+ *   the tool parts of the calls made on the way (ids of our own: `ask` has no event stream),
+ *   the object's JSON and the finish part.
  * - `streamText` is `chatStream`: text of every model turn, tool parts as they happen, then the
  *   finish part.
  * - The prompt: system messages become the system prompt (replacing a configured one); earlier
@@ -52,7 +53,7 @@ import * as ClaudeLocal from "../layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../layers/NodeSubprocess.js"
 import { type ChatClientService, type ChatError, Usage } from "../services/ChatClient.js"
-import type { ChatEvent } from "../services/ChatEvent.js"
+import { type ChatEvent, Complete, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import type { SecretFile } from "../services/SecretFile.js"
 import type { Subprocess } from "../services/Subprocess.js"
 import type * as Tool from "../services/Tool.js"
@@ -339,6 +340,38 @@ const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
   })
 
 /**
+ * `tool` reporting its calls to `observe` as ToolCallStart / ToolCallEnd, with the texts the
+ * model gets; for calls (`ask`) that have no event stream.
+ */
+const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.Tool => {
+  let calls = 0
+  return {
+    ...tool,
+    run: (input) =>
+      Effect.suspend(() => {
+        const id = `${tool.name}_${++calls}`
+        const parsed = typeof input === "string" ? parseJson(input) : Either.right(input ?? {})
+        observe(new ToolCallStart({ id, name: tool.name, arguments: Either.getOrElse(parsed, () => input) }))
+        return tool.run(input).pipe(Effect.tapBoth({
+          onSuccess: (result) =>
+            Effect.sync(() => observe(new ToolCallEnd({ id, name: tool.name, result, isError: false }))),
+          onFailure: (failure) =>
+            Effect.sync(() =>
+              observe(
+                new ToolCallEnd({
+                  id,
+                  name: tool.name,
+                  result: failure.reason === "HandlerFailed" ? `Error: ${failure.message}` : failure.message,
+                  isError: true
+                })
+              )
+            )
+        }))
+      })
+  }
+}
+
+/**
  * Builds a `LanguageModel` service that runs every call on a fresh client from `makeClient`.
  * `R` (besides `Scope`) is captured when the service is built.
  *
@@ -362,10 +395,17 @@ export const make: <R>(
   function*<R>(makeClient: MakeClient<R>) {
     const captured = yield* Effect.context<Exclude<R, Scope.Scope>>()
 
-    const clientFor = (options: LanguageModel.ProviderOptions, method: Method) =>
+    const clientFor = (
+      options: LanguageModel.ProviderOptions,
+      method: Method,
+      observe?: (event: ChatEvent) => void
+    ) =>
       Effect.gen(function*() {
         const rendered = yield* renderPrompt(options.prompt, method)
-        const tools = yield* toolsFor(options, method)
+        const found = yield* toolsFor(options, method)
+        const tools = observe === undefined
+          ? found
+          : found.map((tool) => observed(tool as unknown as Tool.Tool, observe))
         const client = yield* (makeClient({ systemPrompt: rendered.systemPrompt }) as Effect.Effect<
           ChatClientService,
           never,
@@ -389,7 +429,8 @@ export const make: <R>(
 
     const generateObject = (options: LanguageModel.ProviderOptions, schema: Schema.Schema.Any) =>
       Effect.scoped(Effect.gen(function*() {
-        const { client, text } = yield* clientFor(options, "generateObject")
+        const events: Array<ChatEvent> = []
+        const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
         const typed = schema as Schema.Schema<unknown, unknown>
         const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
         const encoded = yield* Schema.encode(typed)(value).pipe(
@@ -402,10 +443,13 @@ export const make: <R>(
             })
           )
         )
-        const usage = yield* client.usage
+        const translate = makeTranslator(options.tools)
+        const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
+        const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
         const parts: Array<Response.PartEncoded> = [
+          ...toolParts,
           { type: "text", text: JSON.stringify(encoded) },
-          finishPart(usage, [])
+          ...(finish as Array<Response.PartEncoded>)
         ]
         return parts
       }))

@@ -114,6 +114,32 @@ describe("ChatLanguageModel on Scripted", () => {
     }).pipe(Effect.provide(model.layer))
   })
 
+  it.effect("generateObject with a toolkit: the calls made on the way come back as provider-executed parts", () => {
+    const handlers = makeHandlers()
+    const model = scriptedModel([
+      Scripted.toolCalls({ name: "add", arguments: "{\"a\":1,\"b\":\"2\"}" }, { name: "broken" }),
+      Scripted.structured({ sum: 3 })
+    ])
+    return Effect.gen(function*() {
+      const response = yield* AiLanguageModel.generateObject({
+        prompt: "1 + 2 as an object",
+        schema: Schema.Struct({ sum: Schema.Number }),
+        toolkit: TestToolkit
+      })
+      expect(response.value).toEqual({ sum: 3 })
+      expect(response.toolCalls).toMatchObject([
+        { id: "add_1", name: "add", params: { a: 1, b: 2 }, providerExecuted: true },
+        { id: "broken_1", name: "broken", providerExecuted: true }
+      ])
+      expect(response.toolResults).toMatchObject([{ id: "add_1", result: 3, providerExecuted: true }])
+      const finish = response.content.find((part) => part.type === "finish")!
+      expect(finish.metadata[ChatLanguageModel.MetadataKey]).toMatchObject({
+        toolErrors: [{ id: "broken_1", message: "Error: the database is on fire" }]
+      })
+      expect(handlers.calls).toMatchObject({ add: 1, broken: 1 })
+    }).pipe(Effect.provide(handlers.layer), Effect.provide(model.layer))
+  })
+
   it.effect("streamText: text deltas, tool parts as they happen, then finish", () => {
     const handlers = makeHandlers()
     const model = scriptedModel([
