@@ -86,6 +86,12 @@ export interface Options {
   readonly allowPermissionDenials?: boolean | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.DurationInput | undefined
+  /**
+   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
+   * instead of one started on the first non-empty `setTools` in the client's scope. The client
+   * sets its tools on it, and its `serverName` wins over the option.
+   */
+  readonly bridge?: McpBridgeService | undefined
 }
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
@@ -148,14 +154,14 @@ export const make = (
     const secretFile = yield* SecretFile
     const scope = yield* Effect.scope
     const binary = options.binary ?? "claude"
-    const serverName = options.serverName ?? "gtb"
+    const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
     const conditions = options.toolPolicy?.conditions ?? {}
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
-    const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+    const bridge = yield* Ref.make(Option.fromNullable(options.bridge))
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -204,8 +210,11 @@ export const make = (
           ...(serving ? { mcpServers: [serverName] } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
+        // The run's own token: when this scope closes (however the run ended) the bridge closes
+        // the run's sessions and interrupts the tool calls it started. The file goes first.
         const mcpConfigPath = mounted && Option.isSome(running)
-          ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+          ? yield* running.value.openRun.pipe(
+            Effect.flatMap((access) => secretFile.writeScoped(renderMcpConfig(access.mcpConfig))),
             Effect.mapError((e) =>
               new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
             )
@@ -239,6 +248,7 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: result.exitCode,
+          stderr: result.stderr,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
           noResult: () => {
@@ -284,8 +294,11 @@ export const make = (
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
  * with an install hint when the binary is missing or when the tool server did not connect,
- * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
- * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
+ * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
+ * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
+ * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
  * `EmptyPromptError` and `InvalidToolsError`.
  *
