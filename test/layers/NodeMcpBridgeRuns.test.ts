@@ -79,7 +79,11 @@ describe("NodeMcpBridge runs", () => {
       const bridge = yield* NodeMcpBridge.make({ tools: [add] })
       const run = yield* bridge.openRun
       const init = yield* Effect.promise(() =>
-        rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, Redacted.value(run.token)), body: initializeBody })
+        rawRequest({
+          port: bridge.port,
+          headers: mcpHeaders(bridge.port, Redacted.value(run.token)),
+          body: initializeBody
+        })
       )
       const sessionId = init.headers["mcp-session-id"] as string
       const foreign = yield* Effect.promise(() =>
@@ -151,11 +155,16 @@ describe("NodeMcpBridge runs", () => {
         rawRequest({
           port: bridge.port,
           headers: mcpHeaders(bridge.port, token, session),
-          body: JSON.stringify({ jsonrpc: "2.0", id: 8, method: "tools/call", params: { name: "add", arguments: { a: 2, b: 3 } } })
+          body: JSON.stringify({
+            jsonrpc: "2.0",
+            id: 8,
+            method: "tools/call",
+            params: { name: "add", arguments: { a: 2, b: 3 } }
+          })
         })
       )
       expect(next.status).toBe(200)
-      expect(next.body).toContain('"text":"5"')
+      expect(next.body).toContain("\"text\":\"5\"")
     }))
 
   it.scopedLive("past maxSessions an initialize gets a JSON-RPC error; open sessions keep working", () =>
@@ -168,7 +177,11 @@ describe("NodeMcpBridge runs", () => {
         rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: initializeBody })
       )
       const refused = yield* Effect.promise(() =>
-        rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, Redacted.value(bridge.token)), body: initializeBody })
+        rawRequest({
+          port: bridge.port,
+          headers: mcpHeaders(bridge.port, Redacted.value(bridge.token)),
+          body: initializeBody
+        })
       )
       expect(refused.status).toBe(503)
       const error = JSON.parse(refused.body) as { error: { code: number; message: string } }
