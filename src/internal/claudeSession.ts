@@ -56,7 +56,8 @@ export const toolServerFailure = (provider: string, serverName: string, status: 
   })
 
 /** What the CLI says when its credentials are missing or refused. */
-const AuthFailure = /invalid api key|not logged in|please run \/login|authentication_error|oauth token (?:has )?(?:expired|revoked)/i
+const AuthFailure =
+  /invalid api key|not logged in|please run \/login|authentication_error|oauth token (?:has )?(?:expired|revoked)/i
 
 /** Whether CLI output (stderr or a result's text) reports missing or refused credentials. */
 export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)

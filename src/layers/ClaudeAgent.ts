@@ -257,9 +257,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             return new ProviderError({
               provider,
               kind: "process",
-              message: `The claude CLI failed: ${said}${
-                stderr === "" ? "" : ` (stderr: ${stderr})`
-              }`,
+              message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`,
               retryable: false
             })
           }
