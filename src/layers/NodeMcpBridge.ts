@@ -425,8 +425,8 @@ export const make: <R = never>(
 
   const openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope> = Effect.gen(function*() {
     // Acquired first, so released last: after the token is revoked and the sessions are closed,
-    // the run's tool calls are interrupted and awaited. Forked from this context, so they carry
-    // what it carries (the run's span, say).
+    // the run's tool calls are interrupted and awaited. Forked from here, so they carry the run's
+    // fiber state (log annotations), which is how a call can be told apart by run.
     const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
     const runToken = newToken()
     const owner: Owner = { isAuthorized: makeBearerCheck(Redacted.value(runToken)), runFork, sessions: new Set() }

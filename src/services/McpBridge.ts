@@ -109,8 +109,9 @@ export interface McpBridgeOptions<R = never> {
  * One run's access to a bridge (see {@link McpBridgeService.openRun}): a bearer token of its own,
  * valid until the run's scope closes. Sessions opened with it belong to the run, and the run's
  * tool calls run in fibers of the run: closing the scope revokes the token, closes those sessions
- * and interrupts those calls (their finalizers run) before it completes. A handler fiber is forked
- * from the context of `openRun`, so it sees what that context carries (such as the run's span).
+ * and interrupts those calls (their finalizers run) before it completes. The calls are forked
+ * from where `openRun` ran, so they carry its fiber state (log annotations, say); the handler's
+ * own services still come from the context that set the tools.
  */
 export interface McpBridgeRun {
   /** The run's bearer token (32 random bytes, base64url); refused once the run has ended. */

@@ -6,6 +6,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as HashMap from "effect/HashMap"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
@@ -115,6 +118,28 @@ describe("NodeMcpBridge runs", () => {
       // The close waits for the interruption: the finalizer has already run.
       expect(yield* Deferred.isDone(finalized)).toBe(true)
       expect(yield* Effect.promise(() => pending)).toBe("failed")
+    }))
+
+  it.scopedLive("a run's tool calls are forked from where openRun ran (its log annotations reach the handler)", () =>
+    Effect.gen(function*() {
+      const runId = Tool.make("run_id", {
+        description: "Reports the run annotation of the handler's fiber",
+        parameters: {},
+        handler: () =>
+          Effect.map(
+            FiberRef.get(FiberRef.currentLogAnnotations),
+            (a) => String(HashMap.get(a, "run").pipe(Option.getOrElse(() => "none")))
+          )
+      })
+      const bridge = yield* NodeMcpBridge.make({ tools: [runId] })
+      const run = yield* bridge.openRun.pipe(Effect.annotateLogs("run", "r-1"))
+      const client = yield* connectClient(bridge.url, bearerOf(run.token))
+      const result = yield* Effect.promise(() => client.callTool({ name: "run_id", arguments: {} }))
+      expect(result.content).toEqual([{ type: "text", text: "r-1" }])
+      // The bridge's own credential runs in the bridge's context.
+      const own = yield* connectClient(bridge.url, bearerOf(bridge.token))
+      const plain = yield* Effect.promise(() => own.callTool({ name: "run_id", arguments: {} }))
+      expect(plain.content).toEqual([{ type: "text", text: "none" }])
     }))
 
   it.scopedLive("a tools/call whose HTTP connection closes before the answer interrupts its handler", () =>
