@@ -179,7 +179,8 @@ const closeHttpServer = (server: Http.Server) =>
 /**
  * Starts a bridge on `127.0.0.1` with an ephemeral port and a fresh token. It stops when the scope
  * closes: sessions (and their SSE streams) first, then the listener, then in-flight handlers.
- * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name or body limit, `BindFailed`
+ * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name, body limit, session bound
+ * or idle timeout, `BindFailed`
  * when the listener cannot start) or `InvalidToolsError` for a bad initial tool set.
  */
 export const make: <R = never>(

@@ -77,7 +77,7 @@ export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(con
 
 /** The bridge could not start: bad options, or the loopback listener could not bind. */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
-  /** `InvalidOptions`: a bad server name or body limit; `BindFailed`: the listener could not start. */
+  /** `InvalidOptions`: a bad server name, body limit, session bound or idle timeout; `BindFailed`: the listener could not start. */
   reason: Schema.Literal("InvalidOptions", "BindFailed"),
   /** What was wrong. Never contains the token. */
   message: Schema.String
