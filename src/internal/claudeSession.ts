@@ -55,6 +55,42 @@ export const toolServerFailure = (provider: string, serverName: string, status: 
     retryable: false
   })
 
+/** What the CLI says when its credentials are missing or refused. */
+const AuthFailure =
+  /invalid api key|not logged in|please run \/login|authentication_error|oauth token (?:has )?(?:expired|revoked)/i
+
+/** Whether CLI output (stderr or a result's text) reports missing or refused credentials. */
+export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)
+
+/** What to do about it, in every `auth` error of the Claude Code providers. */
+export const loginHint = "log in by running `claude` once (then /login), or set ANTHROPIC_API_KEY"
+
+/** A run whose CLI refused or lacked credentials: `kind: "auth"`, naming the fix. */
+export const authError = (provider: string, said: string, status?: number) =>
+  new ProviderError({
+    provider,
+    kind: "auth",
+    ...(status === undefined ? {} : { status }),
+    message: `The claude CLI has no valid credentials (${bounded(said, 500)}): ${loginHint}`,
+    retryable: false
+  })
+
+/**
+ * A run whose process failed before it printed its init line: whatever was configured (tools
+ * included) never came into play, so the exit code and stderr are what explains it.
+ */
+export const earlyExit = (provider: string, exitCode: number, stderr: string) => {
+  const tail = bounded(stderr.trim(), 1_000)
+  return isAuthFailure(tail)
+    ? authError(provider, `exit ${exitCode}: ${tail}`)
+    : new ProviderError({
+      provider,
+      kind: "process",
+      message: `The claude CLI exited with code ${exitCode} before starting${tail === "" ? "" : `: ${tail}`}`,
+      retryable: false
+    })
+}
+
 /** The status the init line reports for `serverName`. */
 export const serverStatus = (init: InitLine | undefined, serverName: string) =>
   init?.mcp_servers.find((s) => s.name === serverName)?.status
@@ -72,6 +108,8 @@ export const interpretRun = (params: {
   readonly result: ResultLine | undefined
   /** The process's exit code, when the provider knows it. */
   readonly exitCode?: number | undefined
+  /** The tail of the process's stderr, when the provider has it. */
+  readonly stderr?: string | undefined
   /** The error for a run that printed no result line. */
   readonly noResult: () => ProviderError
   readonly allowPermissionDenials: boolean
@@ -79,6 +117,11 @@ export const interpretRun = (params: {
 }): Effect.Effect<RunOutcome, ChatError> =>
   Effect.gen(function*() {
     const { exitCode = 0, provider, result: line } = params
+    // How the process ended comes first: a CLI that died before its init line never got as far
+    // as the tool server, so blaming the server would hide the real cause.
+    if (params.init === undefined && line === undefined && exitCode !== 0) {
+      return yield* earlyExit(provider, exitCode, params.stderr ?? "")
+    }
     if (params.mounted) {
       const status = serverStatus(params.init, params.serverName)
       if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, status)
@@ -87,6 +130,9 @@ export const interpretRun = (params: {
     yield* params.recordResult(line)
     if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
       const status = line.api_error_status ?? undefined
+      if ((status !== undefined && (status === 401 || status === 403)) || isAuthFailure(line.result)) {
+        return yield* authError(provider, line.result, status)
+      }
       return yield* new ProviderError({
         provider,
         kind: status === undefined ? "process" : "http",

@@ -53,7 +53,15 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
-import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
+import {
+  authError,
+  bounded,
+  interpretRun,
+  isAuthFailure,
+  makeSessionClient,
+  type RunInput,
+  type RunOutcome
+} from "../internal/claudeSession.js"
 import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -244,12 +252,12 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
+            const said = e instanceof Error ? e.message : String(e)
+            if (isAuthFailure(stderr) || isAuthFailure(said)) return authError(provider, stderr === "" ? said : stderr)
             return new ProviderError({
               provider,
               kind: "process",
-              message: `The claude CLI failed: ${e instanceof Error ? e.message : String(e)}${
-                stderr === "" ? "" : ` (stderr: ${stderr})`
-              }`,
+              message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`,
               retryable: false
             })
           }
@@ -340,6 +348,9 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         mounted: started.mounted,
         init: transcript.init,
         result: transcript.result,
+        // Only for a run without a result: after one, the CLI may still be on its way out.
+        exitCode: transcript.result === undefined ? started.cli()?.child.exitCode ?? undefined : undefined,
+        stderr: started.cli()?.stderr(),
         allowPermissionDenials: options.allowPermissionDenials === true,
         recordResult: input.recordResult,
         noResult: () => {
@@ -433,7 +444,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
 /**
  * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
  * `ProviderError` (`kind: "config"` when the SDK or the executable is missing or the tool server
- * did not connect, `"timeout"` after `requestTimeout`, `"http"` with `status` for an API error,
+ * did not connect, `"timeout"` after `requestTimeout`, `"auth"` saying how to log in when the CLI
+ * is not logged in or its key is refused, `"http"` with `status` for an API error,
  * `"process"` for any other failed turn), `PermissionDeniedError` (unless
  * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
  *

@@ -92,6 +92,12 @@ export interface Options {
    * run. Default: read once per layer, at the first turn.
    */
   readonly cliVersion?: string | undefined
+  /**
+   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
+   * instead of one started on the first non-empty `setTools` in the client's scope. The client
+   * sets its tools on it, and its `serverName` wins over the option.
+   */
+  readonly bridge?: McpBridgeService | undefined
 }
 
 /** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
@@ -173,14 +179,14 @@ export const make = (
     const secretFile = yield* SecretFile
     const scope = yield* Effect.scope
     const binary = options.binary ?? "claude"
-    const serverName = options.serverName ?? "gtb"
+    const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
     const conditions = options.toolPolicy?.conditions ?? {}
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
-    const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+    const bridge = yield* Ref.make(Option.fromNullable(options.bridge))
 
     // Only a supported version is kept: after an upgrade, the next turn reads it again.
     const knownVersion = yield* Ref.make(Option.none<CliVersion.CliVersion>())
@@ -195,7 +201,7 @@ export const make = (
                 "fix it, or leave it out to read `claude --version`",
               retryable: false
             }),
-          onSome: Effect.succeed
+          onSome: (v) => Effect.succeed(Option.some(v))
         })
       }
       const printed = yield* subprocess.run({
@@ -204,7 +210,12 @@ export const make = (
         timeout: Duration.seconds(30),
         ...(options.env === undefined ? {} : { env: options.env }),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd })
-      }).pipe(Effect.mapError(fromSubprocess(binary)))
+      }).pipe(
+        // A `--version` that fails says nothing about the version: the run itself reports why the
+        // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
+        Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
+        Effect.mapError(fromSubprocess(binary))
+      )
       const parsed = CliVersion.parse(printed.stdout)
       if (Option.isNone(parsed)) {
         // A wrapper script may print something else: run it as the pinned version rather than refuse.
@@ -212,12 +223,14 @@ export const make = (
           Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
         )
       }
-      return Option.getOrElse(parsed, () => Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion)))
+      return parsed
     })
     const cliVersion = Effect.gen(function*() {
       const known = yield* Ref.get(knownVersion)
       if (Option.isSome(known)) return known.value
-      const version = yield* Effect.flatMap(readVersion, (v) => CliVersion.requireSupported(provider, v))
+      const read = yield* readVersion
+      if (Option.isNone(read)) return Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion))
+      const version = yield* CliVersion.requireSupported(provider, read.value)
       yield* Ref.set(knownVersion, Option.some(version))
       return version
     })
@@ -273,8 +286,11 @@ export const make = (
           ...(serving ? { mcpServers: [serverName] } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
+        // The run's own token: when this scope closes (however the run ended) the bridge closes
+        // the run's sessions and interrupts the tool calls it started. The file goes first.
         const mcpConfigPath = mounted && Option.isSome(running)
-          ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+          ? yield* running.value.openRun.pipe(
+            Effect.flatMap((access) => secretFile.writeScoped(renderMcpConfig(access.mcpConfig))),
             Effect.mapError((e) =>
               new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
             )
@@ -310,6 +326,7 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: result.exitCode,
+          stderr: result.stderr,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
           noResult: () => {
@@ -356,8 +373,11 @@ export const make = (
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
  * with an install hint when the binary is missing, with the upgrade command when the CLI is older
  * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
- * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
- * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
+ * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
+ * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
+ * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
  * `EmptyPromptError` and `InvalidToolsError`.
  *

@@ -98,8 +98,13 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
   answer: Schema.String
 }) {}
 
-/** How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. */
+/**
+ * How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. `auth`:
+ * the provider refused the credentials (HTTP 401/403, or the `claude` CLI's invalid key / not
+ * logged in) — the message names the variable or command that fixes it, and retrying will not.
+ */
 export const ProviderErrorKind = Schema.Literal(
+  "auth",
   "http",
   "network",
   "timeout",

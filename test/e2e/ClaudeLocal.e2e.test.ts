@@ -12,12 +12,13 @@ import * as Stream from "effect/Stream"
 import { readdirSync } from "node:fs"
 import { connect } from "node:net"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -302,5 +303,93 @@ describe.each(claudeVersions)("ClaudeLocal with the real claude $version", ({ bi
       expect(pids.length).toBeGreaterThan(0)
       yield* Fiber.interrupt(fiber)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+})
+
+describe("ClaudeLocal: each run owns its bridge sessions and tool calls (real claude binary)", () => {
+  const clientIn = clientOn(claudeBinary)
+  /** A client on a bridge the test watches. */
+  const clientOnBridge = (box: Sandbox, options: ClaudeLocal.Options = {}) =>
+    Effect.gen(function*() {
+      const bridge = yield* NodeMcpBridge.make()
+      const chat = yield* clientIn(box, yield* Effect.scope, { bridge, ...options })
+      return { bridge, chat }
+    })
+
+  /** A tool whose handler waits forever, reporting its start and its finalizer. */
+  const slowTool = Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const finalized = yield* Deferred.make<number>()
+    const slow = Tool.make("slow", {
+      description: "Takes very long",
+      parameters: {},
+      handler: () =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.zipRight(Effect.never),
+          Effect.ensuring(Effect.suspend(() => Deferred.succeed(finalized, Date.now())))
+        )
+    })
+    return { slow, started, finalized }
+  })
+
+  it.scopedLive("after N turns the bridge holds no session of a finished run", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 1, b: 2 } }] }
+        return { text: `got ${results[0]!.content}` }
+      })
+      const box = yield* sandbox(api.url)
+      const { bridge, chat } = yield* clientOnBridge(box)
+      yield* chat.setTools([add])
+      for (let turn = 0; turn < 3; turn++) {
+        expect(yield* chat.chat(`turn ${turn}`)).toBe("got 3")
+        expect(yield* bridge.sessionCount).toBe(0)
+      }
+      // A failed run too: the model asks for a tool, then the API breaks.
+      const failing = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0
+          ? { toolUses: [{ name: "mcp__gtb__add", input: { a: 1, b: 2 } }] }
+          : { status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "no" } } }
+      )
+      const box2 = yield* sandbox(failing.url)
+      const other = yield* clientOnBridge(box2)
+      yield* other.chat.setTools([add])
+      yield* Effect.flip(other.chat.chat("fail please"))
+      expect(yield* other.bridge.sessionCount).toBe(0)
+    }))
+
+  it.scopedLive("interrupting a turn during a slow tool call interrupts the handler within the kill grace", () =>
+    Effect.gen(function*() {
+      const { finalized, slow, started } = yield* slowTool
+      const api = yield* Fake.make(() => ({ toolUses: [{ name: "mcp__gtb__slow", input: {} }] }))
+      const box = yield* sandbox(api.url)
+      const { bridge, chat } = yield* clientOnBridge(box, { killGrace: "500 millis" })
+      yield* chat.setTools([slow])
+      const fiber = yield* Effect.fork(chat.chat("call the slow tool"))
+      yield* Deferred.await(started)
+      const before = Date.now()
+      yield* Fiber.interrupt(fiber)
+      // The interrupt returns once the run's scope is closed: the handler's finalizer already ran.
+      expect(yield* Deferred.isDone(finalized)).toBe(true)
+      const after = yield* Deferred.await(finalized)
+      expect(after - before).toBeLessThan(500 + 2_000)
+      expect(yield* bridge.sessionCount).toBe(0)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("a requestTimeout during a slow tool call interrupts the handler too", () =>
+    Effect.gen(function*() {
+      const { finalized, slow, started } = yield* slowTool
+      const api = yield* Fake.make(() => ({ toolUses: [{ name: "mcp__gtb__slow", input: {} }] }))
+      const box = yield* sandbox(api.url)
+      const { bridge, chat } = yield* clientOnBridge(box, { killGrace: "500 millis", requestTimeout: "8 seconds" })
+      yield* chat.setTools([slow])
+      const fiber = yield* Effect.fork(Effect.flip(chat.chat("call the slow tool")))
+      yield* Deferred.await(started)
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout" })
+      expect(yield* Deferred.isDone(finalized)).toBe(true)
+      expect(yield* bridge.sessionCount).toBe(0)
     }))
 })
