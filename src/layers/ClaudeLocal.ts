@@ -33,6 +33,7 @@ import {
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
@@ -55,7 +56,10 @@ export interface ToolPolicyInput {
   readonly registry?: Registry.Registry
   /** The agent's opt-outs (empty: everything the registry exposes). */
   readonly disabledTools?: ReadonlyArray<string>
-  /** Condition values, such as `workspace-has-git` (see `detectConditions`); missing counts as false. */
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
@@ -117,6 +121,8 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /** The policy's arguments when bounded (`ToolPolicy.boundPolicy`); default `toCliFlags(policy)`. */
+  readonly policyArgs?: ReadonlyArray<string> | undefined
 }
 
 /** The CLI arguments of one turn (the prompt goes on stdin). */
@@ -132,7 +138,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(turn.policy),
+  ...(turn.policyArgs ?? ToolPolicy.toCliFlags(turn.policy)),
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
 ]
 
@@ -151,7 +157,10 @@ export const make = (
     const serverName = options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
@@ -193,6 +202,20 @@ export const make = (
         return { ...outcome, stdout: lines.join("\n") }
       })
 
+    /** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
+    const policyArguments = (policy: ToolPolicy.ToolPolicy) =>
+      Effect.gen(function*() {
+        const bounded = yield* ToolPolicy.boundPolicy(policy).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* secretFile.writeScoped(
+          JSON.stringify(bounded.settings)
+        ).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        return ToolPolicy.toBoundedCliFlags(bounded, settingsPath)
+      })
+
     const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const toolSet = yield* Ref.get(tools)
@@ -201,9 +224,11 @@ export const make = (
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
           headless: true,
+          ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
           ...(serving ? { mcpServers: [serverName] } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
+        const policyArgs = yield* policyArguments(policy)
         const mcpConfigPath = mounted && Option.isSome(running)
           ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
             Effect.mapError((e) =>
@@ -215,6 +240,7 @@ export const make = (
           sessionId: input.sessionId,
           mcpConfigPath,
           policy,
+          policyArgs,
           jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
         })
         const runOptions = {
