@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as ToolPolicy from "../registry/ToolPolicy.js"
 import {
   AgentId,
   type AgentSettingsService,
@@ -18,7 +19,6 @@ import {
   PolicyRegistry,
   type Settings
 } from "../services/AgentSettings.js"
-import * as ToolPolicy from "../registry/ToolPolicy.js"
 import type {
   AgentAlreadyExistsError,
   AgentNotFoundError,
@@ -95,8 +95,6 @@ const namesToAdd = Effect.fnUntraced(function*(names: ReadonlyArray<string>) {
   }
   return valid
 })
-
-
 
 /** The service over a store; arguments are validated before the store is touched. */
 export const makeService = (store: Store): AgentSettingsService => {

@@ -187,9 +187,10 @@ const writeSettingsFile = (settings: unknown) =>
         new ProviderError({
           provider,
           kind: "config",
-          message: `Could not write the tool policy's settings file in ${tmpdir()} (set TMPDIR to a writable directory): ${
-            e instanceof Error ? e.message : String(e)
-          }`,
+          message:
+            `Could not write the tool policy's settings file in ${tmpdir()} (set TMPDIR to a writable directory): ${
+              e instanceof Error ? e.message : String(e)
+            }`,
           retryable: false
         })
     }),

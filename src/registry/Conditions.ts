@@ -11,10 +11,10 @@
  * @since 0.1.0
  * @module
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
 
 /** Condition name → value; the shape `PolicyContext.conditions` takes. */

@@ -442,7 +442,9 @@ export interface BoundedPolicy {
   /** The `--allowedTools` list (empty when it went to the settings file). */
   readonly allowedTools: ReadonlyArray<string>
   /** The settings the CLI reads with `--settings <file>` (`permissions.deny`/`allow`), when the lists are long. */
-  readonly settings: { readonly permissions: { readonly deny: ReadonlyArray<string>; readonly allow: ReadonlyArray<string> } } | undefined
+  readonly settings: {
+    readonly permissions: { readonly deny: ReadonlyArray<string>; readonly allow: ReadonlyArray<string> }
+  } | undefined
 }
 
 const joinedBytes = (names: ReadonlyArray<string>): number => {

@@ -43,9 +43,11 @@ export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotations({
  * `Effect.provideService(AgentSettings.PolicyRegistry, registry)` or
  * `Layer.succeed(AgentSettings.PolicyRegistry, registry)`.
  */
-export class PolicyRegistry extends Context.Reference<PolicyRegistry>()("effect-chat-bridge/AgentSettings/PolicyRegistry", {
-  defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry
-}) {}
+export class PolicyRegistry
+  extends Context.Reference<PolicyRegistry>()("effect-chat-bridge/AgentSettings/PolicyRegistry", {
+    defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry
+  })
+{}
 
 /** A list of opt-outs as given by callers: any order, duplicates allowed. */
 export const DisabledTools = Schema.Array(DisabledToolName)

@@ -129,7 +129,9 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a")
-        const refused = failure(yield* Effect.exit(settings.disable("a", ["Bash", "Agent", "mcp__x__", "EnterWorktree"])))
+        const refused = failure(
+          yield* Effect.exit(settings.disable("a", ["Bash", "Agent", "mcp__x__", "EnterWorktree"]))
+        )
         assert.instanceOf(refused, AgentSettings.InvalidSettingsInputError)
         assert.deepStrictEqual(
           (refused as AgentSettings.InvalidSettingsInputError).entries,
@@ -137,7 +139,14 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         )
         // Accepted: wildcards (incl. the CLI's mid-name globs), `.` and `/` in MCP names, an
         // internal pair-group sibling of a user tool, servers starting with `_`.
-        const kept = ["mcp__*", "mcp__docs__*x", "mcp__docs__a.b/c", "BashOutput", "mcp___x__read", `mcp__d__${"t".repeat(70)}`]
+        const kept = [
+          "mcp__*",
+          "mcp__docs__*x",
+          "mcp__docs__a.b/c",
+          "BashOutput",
+          "mcp___x__read",
+          `mcp__d__${"t".repeat(70)}`
+        ]
         const after = yield* settings.disable("a", kept)
         assert.deepStrictEqual(after.disabledTools, [...kept].sort())
         // With an application registry, its internal MCP tools are refused too.
