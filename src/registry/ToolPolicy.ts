@@ -175,12 +175,68 @@ export const resolveToolPolicy = (
   agent: unknown,
   ctx: unknown
 ): Either.Either<ToolPolicy, ParseResult.ParseError> => {
-  const a = safeDecode(decodeAgent, agent, "agent settings")
+  const a = fastAgent(agent) ?? safeDecode(decodeAgent, agent, "agent settings")
   if (Either.isLeft(a)) return Either.left(a.left)
-  const c = safeDecode(decodeContext, ctx, "policy context")
+  const c = fastContext(ctx) ?? safeDecode(decodeContext, ctx, "policy context")
   if (Either.isLeft(c)) return Either.left(c.left)
   return Either.right(resolveValidated(registry, a.right, c.right))
 }
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+// Fast paths for plain, well-formed input: they accept a subset of what the schemas accept and
+// build the same value; anything else (including anything that throws) goes to the decoder.
+const fastAgent = (u: unknown): Either.Either<AgentToolSettings, never> | undefined => {
+  try {
+    if (!isPlainObject(u)) return undefined
+    const list = u.disabledTools
+    if (!Array.isArray(list)) return undefined
+    const copy: Array<string> = new Array(list.length)
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i]
+      if (typeof item !== "string") return undefined
+      copy[i] = item
+    }
+    return Either.right({ disabledTools: copy })
+  } catch {
+    return undefined
+  }
+}
+
+const fastContext = (u: unknown): Either.Either<PolicyContext, never> | undefined => {
+  try {
+    if (!isPlainObject(u) || typeof u.headless !== "boolean" || !isPlainObject(u.conditions)) return undefined
+    const conditions: Record<string, boolean> = {}
+    for (const key of Object.keys(u.conditions)) {
+      const value = u.conditions[key]
+      if (typeof value !== "boolean") return undefined
+      conditions[key] = value
+    }
+    const out: { -readonly [K in keyof PolicyContext]: PolicyContext[K] } = { conditions, headless: u.headless }
+    if ("permissionMode" in u) {
+      if (typeof u.permissionMode !== "string") return undefined
+      out.permissionMode = u.permissionMode
+    }
+    if ("mcpServers" in u) {
+      const servers = u.mcpServers
+      if (!Array.isArray(servers)) return undefined
+      const copy: Array<string> = []
+      for (const s of servers as ReadonlyArray<unknown>) {
+        if (typeof s !== "string" || s.length > 64 || !ServerPattern.test(s)) return undefined
+        copy.push(s)
+      }
+      out.mcpServers = copy
+    }
+    return Either.right(out)
+  } catch {
+    return undefined
+  }
+}
+const ServerPattern = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/
 
 /** What the policy reads from a registry, precomputed once per registry. */
 interface Plan {
@@ -197,6 +253,8 @@ interface Plan {
   /** Registry MCP servers with at least one tool an opt-out cannot turn off. */
   readonly protectedServers: ReadonlySet<string>
   readonly names: ReadonlyArray<string>
+  /** {@link baseBlocked} by session shape. */
+  readonly base: Map<string, ReadonlyArray<string>>
 }
 
 const plans = new WeakMap<Registry.Registry, Plan>()
@@ -226,13 +284,14 @@ const planOf = (registry: Registry.Registry): Plan => {
     groupOf,
     toggleable,
     protectedServers,
-    names: ds.map((d) => d.name)
+    names: ds.map((d) => d.name),
+    base: new Map()
   }
   plans.set(registry, plan)
   return plan
 }
 
-const globCache = new Map<string, { readonly full: RegExp; readonly prefix: RegExp }>()
+const globCache = new Map<string, { readonly full: RegExp; readonly prefix: RegExp; readonly literal: string }>()
 
 /** The CLI's wildcard: `*` matches any run of characters, anywhere in the name. */
 const globOf = (pattern: string) => {
@@ -245,7 +304,11 @@ const globOf = (pattern: string) => {
   const prefixBody = head === undefined
     ? "(?!)"
     : head.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")
-  const compiled = { full: new RegExp(`^${body}$`), prefix: new RegExp(`^${prefixBody}`) }
+  const compiled = {
+    full: new RegExp(`^${body}$`),
+    prefix: new RegExp(`^${prefixBody}`),
+    literal: pattern.slice(0, pattern.indexOf("*"))
+  }
   if (globCache.size > 1_000) globCache.clear()
   globCache.set(pattern, compiled)
   return compiled
@@ -255,6 +318,28 @@ const globOf = (pattern: string) => {
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
 
+/**
+ * What the registry and the session block before any opt-out (disabled tools, conditions that do
+ * not hold, interactive tools on a headless turn), closed over pair groups; cached per registry
+ * and session shape, since most agents share a handful of them.
+ */
+const baseBlocked = (plan: Plan, ctx: PolicyContext): ReadonlyArray<string> => {
+  const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
+  let key = responderOff ? "1" : "0"
+  for (const [, condition] of plan.conditional) key += ctx.conditions[condition] === true ? "1" : "0"
+  const cached = plan.base.get(key)
+  if (cached !== undefined) return cached
+  const blocked = new Set<string>(plan.disabled)
+  for (const [name, condition] of plan.conditional) if (ctx.conditions[condition] !== true) blocked.add(name)
+  if (responderOff) { for (const name of plan.interactive) blocked.add(name) }
+  for (const members of plan.groups) {
+    if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+  }
+  const base = Array.from(blocked)
+  plan.base.set(key, base)
+  return base
+}
+
 /** `resolveToolPolicy` for input already typed as the schemas' types (no decoding). */
 export const resolveValidated = (
   registry: Registry.Registry,
@@ -262,17 +347,11 @@ export const resolveValidated = (
   ctx: PolicyContext
 ): ToolPolicy => {
   const plan = planOf(registry)
-  const blocked = new Set<string>(plan.disabled)
+  const blocked = new Set<string>(baseBlocked(plan, ctx))
   const passThrough = new Set<string>()
   const serversOff = new Set<string>()
   const ignored: Array<IgnoredOptOut> = []
-  const { conditions, headless } = ctx
   const extraServers = ctx.mcpServers ?? []
-
-  for (const [name, condition] of plan.conditional) if (conditions[condition] !== true) blocked.add(name)
-  if (headless && ctx.permissionMode !== "bypassPermissions") {
-    for (const name of plan.interactive) blocked.add(name)
-  }
   for (const entry of agent.disabledTools) {
     const d = registry.byName.get(entry)
     if (d !== undefined) {
@@ -298,7 +377,7 @@ export const resolveValidated = (
     const applied: Array<string> = []
     const keptOn: Array<string> = []
     for (const n of plan.names) {
-      if (!glob.full.test(n)) continue
+      if (!n.startsWith(glob.literal) || !glob.full.test(n)) continue
       if (plan.toggleable.has(n)) applied.push(n)
       else keptOn.push(n)
     }
@@ -341,9 +420,12 @@ export const resolveValidated = (
         }
     )
   }
-  // Pair-group atomicity: one blocked member blocks them all, internal members included.
-  for (const members of plan.groups) {
-    if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+  // Pair-group atomicity: one blocked member blocks them all, internal members included (the
+  // base set is already closed; only groups an opt-out reached need another look).
+  if (agent.disabledTools.length > 0) {
+    for (const members of plan.groups) {
+      if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+    }
   }
 
   const allowed = new Set<string>()
