@@ -9,10 +9,11 @@
  * first turn runs; without it every call fails with a `config` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.
  *
- * Differences from ClaudeLocal (the CLI + loopback MCP bridge): the policy is resolved for an
- * interactive session and interactive tools (registry descriptors marked `interactive`) are
- * denied at call time by the SDK's `PreToolUse` hook instead of being removed from the model's
- * tool list — unless the live permission mode is `bypassPermissions`. The CLI's environment is
+ * The tool policy is ClaudeLocal's (the CLI + loopback MCP bridge): every turn is headless, so
+ * interactive tools (registry descriptors marked `interactive`) are removed from the model's tool
+ * list unless the permission mode is `bypassPermissions`; with `bypassPermissions`, the SDK's
+ * `PreToolUse` hook still denies them should the live mode change. Conditions are detected from
+ * `cwd` unless given, and long opt-out lists go to a settings file. The CLI's environment is
  * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
  *
  * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
