@@ -314,6 +314,21 @@ const globOf = (pattern: string) => {
   return compiled
 }
 
+const entryCache = new Map<string, { readonly problem: string | undefined; readonly name: string }>()
+
+/** An entry's syntax verdict and its name as the CLI reads it; cached, agents repeat their lists. */
+const parseEntry = (entry: string) => {
+  const cached = entryCache.get(entry)
+  if (cached !== undefined) return cached
+  const problem = syntaxError(entry)
+  let name = problem === undefined ? runtimeName(entry) : entry
+  if (name.startsWith("mcp__") && !name.includes("*") && !name.includes("__", 5)) name = `${name}__*`
+  const parsed = { problem, name }
+  if (entryCache.size > 10_000) entryCache.clear()
+  entryCache.set(entry, parsed)
+  return parsed
+}
+
 /** `.` and `/` (valid in MCP tool names) as the CLI spells them in runtime names. */
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
@@ -359,13 +374,12 @@ export const resolveValidated = (
       else ignored.push(alwaysOn(entry, d.exposure))
       continue
     }
-    const problem = syntaxError(entry)
-    if (problem !== undefined) {
-      ignored.push({ entry, kind: "malformed", message: problem })
+    const parsed = parseEntry(entry)
+    if (parsed.problem !== undefined) {
+      ignored.push({ entry, kind: "malformed", message: parsed.problem })
       continue
     }
-    let name = runtimeName(entry)
-    if (name.startsWith("mcp__") && !name.includes("*") && !name.includes("__", 5)) name = `${name}__*`
+    const name = parsed.name
     if (!name.includes("*")) {
       const known = registry.byName.get(name)
       if (known === undefined) passThrough.add(name)
