@@ -9,10 +9,11 @@
  * first turn runs; without it every call fails with a `config` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.
  *
- * Differences from ClaudeLocal (the CLI + loopback MCP bridge): the policy is resolved for an
- * interactive session and interactive tools (registry descriptors marked `interactive`) are
- * denied at call time by the SDK's `PreToolUse` hook instead of being removed from the model's
- * tool list — unless the live permission mode is `bypassPermissions`. The CLI's environment is
+ * The tool policy is ClaudeLocal's (the CLI + loopback MCP bridge): every turn is headless, so
+ * interactive tools (registry descriptors marked `interactive`) are removed from the model's tool
+ * list unless the permission mode is `bypassPermissions`; with `bypassPermissions`, the SDK's
+ * `PreToolUse` hook still denies them should the live mode change. Conditions are detected from
+ * `cwd` unless given, and long opt-out lists go to a settings file. The CLI's environment is
  * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
  *
  * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
@@ -42,7 +43,9 @@ import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { access, constants } from "node:fs/promises"
+import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import {
   agentEnvironment,
   type AgentSdkModule,
@@ -65,6 +68,7 @@ import {
 import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
@@ -178,6 +182,30 @@ const executableHint = (path: string) =>
   "pathToClaudeCodeExecutable to use the binary shipped with @anthropic-ai/claude-agent-sdk, or install " +
   "Claude Code (https://docs.claude.com/claude-code) and pass its path."
 
+/** A settings file (0600, in a fresh 0700 directory) that lives as long as the current scope. */
+const writeSettingsFile = (settings: unknown) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const dir = await mkdtemp(join(tmpdir(), "ecb-settings-"))
+        const file = join(dir, "settings.json")
+        await writeFile(file, JSON.stringify(settings), { mode: 0o600 })
+        return { dir, file }
+      },
+      catch: (e) =>
+        new ProviderError({
+          provider,
+          kind: "config",
+          message:
+            `Could not write the tool policy's settings file in ${tmpdir()} (set TMPDIR to a writable directory): ${
+              e instanceof Error ? e.message : String(e)
+            }`,
+          retryable: false
+        })
+    }),
+    ({ dir }) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map(({ file }) => file))
+
 /**
  * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
  * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
@@ -189,7 +217,10 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const serverName = options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = Duration.decode(options.requestTimeout ?? DefaultRequestTimeout)
     const grace = Duration.toMillis(options.killGrace ?? Duration.seconds(2))
     const permissionMode: PermissionMode = options.permissionMode ?? "default"
@@ -289,11 +320,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
         const toolSet = yield* Ref.get(tools)
         const serving = toolSet.tools.length > 0
-        // Resolved for an interactive session: the SDK's PreToolUse hook denies interactive tools
-        // on these headless turns, so the live permission mode still decides.
+        // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
+        // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
+        // a mode changed while the query runs.
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
-          headless: false,
+          headless: true,
+          permissionMode,
           ...(serving ? { mcpServers: [serverName] } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
@@ -311,11 +344,24 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
           : {}
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
+        // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
+        const bounded = yield* ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
+          .pipe(
+            Effect.mapError((e) =>
+              new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
+            )
+          )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* writeSettingsFile(bounded.settings)
         const { responseFormat, resume } = params
         const query = module.query({
           prompt: params.prompt,
           options: {
             ...fromPolicy,
+            ...(settingsPath === undefined ? {} : {
+              disallowedTools: bounded.disallowedChunks.flat(),
+              allowedTools: [...bounded.allowedTools],
+              settings: settingsPath
+            }),
             strictMcpConfig: true,
             settingSources: [],
             abortController: controller,

@@ -34,6 +34,7 @@ import {
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
@@ -56,7 +57,10 @@ export interface ToolPolicyInput {
   readonly registry?: Registry.Registry
   /** The agent's opt-outs (empty: everything the registry exposes). */
   readonly disabledTools?: ReadonlyArray<string>
-  /** Condition values, such as `workspace-has-git` (see `detectConditions`); missing counts as false. */
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
@@ -132,6 +136,8 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /** The policy's arguments when bounded (`ToolPolicy.boundPolicy`); default `toCliFlags(policy)`. */
+  readonly policyArgs?: ReadonlyArray<string> | undefined
 }
 
 /**
@@ -163,7 +169,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(serverAllowRules(turn.policy)),
+  ...(turn.policyArgs ?? ToolPolicy.toCliFlags(serverAllowRules(turn.policy))),
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
 ]
 
@@ -182,7 +188,10 @@ export const make = (
     const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
@@ -271,6 +280,20 @@ export const make = (
         return { ...outcome, stdout: lines.join("\n") }
       })
 
+    /** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
+    const policyArguments = (policy: ToolPolicy.ToolPolicy) =>
+      Effect.gen(function*() {
+        const bounded = yield* ToolPolicy.boundPolicy(policy).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* secretFile.writeScoped(
+          JSON.stringify(bounded.settings)
+        ).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        return ToolPolicy.toBoundedCliFlags(bounded, settingsPath)
+      })
+
     const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const cli = yield* cliVersion
@@ -283,9 +306,11 @@ export const make = (
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
           headless: true,
+          ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
           ...(serving ? { mcpServers: [serverName] } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
+        const policyArgs = yield* policyArguments(serverAllowRules(policy))
         // The run's own token: when this scope closes (however the run ended) the bridge closes
         // the run's sessions and interrupts the tool calls it started. The file goes first.
         const mcpConfigPath = mounted && Option.isSome(running)
@@ -302,6 +327,7 @@ export const make = (
           sessionId: input.sessionId,
           mcpConfigPath,
           policy,
+          policyArgs,
           jsonSchema: structured ? schema : undefined
         })
         const runOptions = {
