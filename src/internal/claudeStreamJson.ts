@@ -54,12 +54,24 @@ export interface ParsedRun {
   readonly result: ResultLine | undefined
   /** Lines that were not JSON at all (the CLI printing something unexpected). */
   readonly garbage: ReadonlyArray<string>
+  /** The text of the last assistant message that had text. */
+  readonly lastText: string | undefined
+}
+
+/** The text blocks of an assistant message line, joined; undefined when it has none. */
+export const assistantText = (json: unknown): string | undefined => {
+  const msg = json as { type?: unknown; message?: { content?: unknown } } | null
+  if (msg === null || typeof msg !== "object" || msg.type !== "assistant") return undefined
+  const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+  const texts = content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string)
+  return texts.length === 0 ? undefined : texts.join("")
 }
 
 /** Reads the init and result lines out of the CLI's stdout. */
 export const parseRun = (stdout: string): ParsedRun => {
   let init: InitLine | undefined
   let result: ResultLine | undefined
+  let lastText: string | undefined
   const garbage: Array<string> = []
   for (const line of stdout.split("\n")) {
     const trimmed = line.trim()
@@ -78,10 +90,11 @@ export const parseRun = (stdout: string): ParsedRun => {
         continue
       }
     }
+    lastText = assistantText(json) ?? lastText
     const r = decodeResult(json)
     if (Either.isRight(r)) result = r.right
   }
-  return { init, result, garbage }
+  return { init, result, garbage, lastText }
 }
 
 /**

@@ -23,11 +23,22 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import {
+  asChanges,
+  cliEnvironment,
+  cliFlags,
+  extraFlags,
+  mcpConfigEntry,
+  PermissionToolName,
+  permissionTool
+} from "../internal/claudeCodeRun.js"
+import {
   bounded,
   interpretRun,
   makeSessionClient,
   type RunInput,
   serverStatus,
+  sessionContext,
+  type SessionClient,
   toolServerFailure
 } from "../internal/claudeSession.js"
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
@@ -35,8 +46,9 @@ import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
-import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
+import { type ChatClient, ProviderError } from "../services/ChatClient.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import type { McpBridgeService } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
@@ -59,8 +71,11 @@ export interface ToolPolicyInput {
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
-export interface Options {
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
+ */
+export interface Options extends ClaudeCodeOptions {
   /** The `claude` binary: a name on PATH or a path. Default `claude`. */
   readonly binary?: string | undefined
   /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
@@ -73,7 +88,10 @@ export interface Options {
   readonly cwd?: string | undefined
   /** Passed as `--permission-mode` when set. */
   readonly permissionMode?: PermissionMode | undefined
-  /** Changes to the inherited environment (`undefined` removes a variable). */
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is the allow-list
+   * of this process's environment, or all of it with `inheritEnv`.
+   */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
   readonly toolPolicy?: ToolPolicyInput | undefined
@@ -86,6 +104,11 @@ export interface Options {
   readonly allowPermissionDenials?: boolean | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.DurationInput | undefined
+  /**
+   * CLI flags the library does not model, as `--name=value` (or `--name` for `null`); they come
+   * after the library's own flags.
+   */
+  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
 }
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
@@ -117,6 +140,10 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /** With `sessionId`: continue in a new session (`--fork-session`). */
+  readonly fork?: boolean | undefined
+  /** The `mcp__<server>__<tool>` that answers permission prompts (`canUseTool`); hidden from the model. */
+  readonly permissionPromptTool?: string | undefined
 }
 
 /** The CLI arguments of one turn (the prompt goes on stdin). */
@@ -128,12 +155,22 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...(options.systemPrompt === undefined ? [] : ["--system-prompt", options.systemPrompt]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
-  ...Option.match(turn.sessionId, { onNone: () => [], onSome: (id) => ["--resume", id] }),
+  ...Option.match(turn.sessionId, {
+    onNone: () => [],
+    onSome: (id) => ["--resume", id, ...(turn.fork === true ? ["--fork-session"] : [])]
+  }),
+  ...cliFlags(options),
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(turn.policy),
-  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
+  ...(turn.permissionPromptTool === undefined ? [] : ["--permission-prompt-tool", turn.permissionPromptTool]),
+  ...ToolPolicy.toCliFlags(
+    turn.permissionPromptTool === undefined
+      ? turn.policy
+      : { ...turn.policy, disallowedTools: [...turn.policy.disallowedTools, turn.permissionPromptTool] }
+  ),
+  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema]),
+  ...extraFlags(options.extraArgs)
 ]
 
 /**
@@ -142,7 +179,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ChatClientService, never, Subprocess | SecretFile | Scope.Scope> =>
+): Effect.Effect<SessionClient, never, Subprocess | SecretFile | Scope.Scope> =>
   Effect.gen(function*() {
     const subprocess = yield* Subprocess
     const secretFile = yield* SecretFile
@@ -156,6 +193,24 @@ export const make = (
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+    const appServers = options.mcpServers ?? {}
+    const environment = asChanges(process.env, cliEnvironment(process.env, options))
+    // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
+    const decidedDenials = new Set<string>()
+    const permissionServer = `${serverName}_permission`
+    // The permission prompt's own bridge: not the tools' one, so it never mixes with the caller's
+    // tools, and the policy never mounts or allows it for the model.
+    const permissionBridge = options.canUseTool === undefined
+      ? Effect.succeed(undefined)
+      : yield* Effect.cached(
+        NodeMcpBridge.make({
+          serverName: permissionServer,
+          tools: [permissionTool(options.canUseTool, (id) => decidedDenials.add(id))]
+        }).pipe(
+          Scope.extend(scope),
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+      )
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -198,14 +253,25 @@ export const make = (
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
         const serving = toolSet.tools.length > 0 && Option.isSome(running)
+        const requested = [...(serving ? [serverName] : []), ...Object.keys(appServers)]
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
           headless: true,
-          ...(serving ? { mcpServers: [serverName] } : {})
+          ...(requested.length > 0 ? { mcpServers: requested } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
-        const mcpConfigPath = mounted && Option.isSome(running)
-          ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+        const permissions = yield* permissionBridge
+        // One 0600 file for every server: the bridge's token and the application's headers and
+        // env stay out of argv.
+        const servers: Record<string, unknown> = {
+          ...(mounted && Option.isSome(running) ? running.value.mcpConfig.mcpServers : {}),
+          ...(permissions === undefined ? {} : permissions.mcpConfig.mcpServers)
+        }
+        for (const [name, server] of Object.entries(appServers)) {
+          if (policy.mountedServers.includes(name)) servers[name] = mcpConfigEntry(server)
+        }
+        const mcpConfigPath = Object.keys(servers).length > 0
+          ? yield* secretFile.writeScoped(`${JSON.stringify({ mcpServers: servers }, null, 2)}\n`).pipe(
             Effect.mapError((e) =>
               new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
             )
@@ -215,14 +281,16 @@ export const make = (
           sessionId: input.sessionId,
           mcpConfigPath,
           policy,
-          jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
+          jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema),
+          fork: input.fork,
+          permissionPromptTool: permissions === undefined ? undefined : `mcp__${permissionServer}__${PermissionToolName}`
         })
         const runOptions = {
           command: binary,
           args,
           stdin: input.prompt,
           timeout,
-          ...(options.env === undefined ? {} : { env: options.env }),
+          env: environment,
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
@@ -241,6 +309,8 @@ export const make = (
           exitCode: result.exitCode,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
+          lastText: parsed.lastText,
+          decidedDenials,
           noResult: () => {
             const stderr = bounded(result.stderr.trim(), 1_000)
             return new ProviderError({
@@ -277,7 +347,13 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({
+      provider,
+      run,
+      setTools,
+      resume: options.resume,
+      forkSession: options.forkSession
+    })
   })
 
 /**
@@ -300,11 +376,13 @@ export const make = (
  * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient, never, Subprocess | SecretFile> =>
-  Layer.scoped(ChatClient, make(options))
+export const layer = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, never, Subprocess | SecretFile> =>
+  Layer.scopedContext(Effect.map(make(options), sessionContext))
 
 /** {@link layer} with the Node implementations of Subprocess and SecretFile. */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -312,7 +390,9 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))

@@ -6,7 +6,7 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { bounded, interpretRun, makeSessionClient, type RunInput } from "../../src/internal/claudeSession.js"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
-import { ProviderError } from "../../src/services/ChatClient.js"
+import { ProviderError, Usage } from "../../src/services/ChatClient.js"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
 const init = (fields: Record<string, unknown>) =>
@@ -20,7 +20,7 @@ const base = {
   noResult: () =>
     new ProviderError({ provider: "claude-local", kind: "process", message: "no result", retryable: false }),
   allowPermissionDenials: false,
-  recordResult: () => Effect.void
+  recordResult: () => Effect.succeed(Usage.empty)
 }
 
 describe("claudeSession.bounded", () => {
@@ -71,7 +71,7 @@ describe("claudeSession.interpretRun", () => {
       const seen: Array<unknown> = []
       yield* Effect.flip(interpretRun({
         ...base,
-        recordResult: (line) => Effect.sync(() => seen.push(line.total_cost_usd)),
+        recordResult: (line) => Effect.sync(() => (seen.push(line.total_cost_usd), Usage.empty)),
         result: result({ is_error: true, total_cost_usd: 0.5 })
       }))
       expect(seen).toEqual([0.5])
