@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -17,7 +17,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, describeWithClaude, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -77,7 +77,7 @@ const portRefuses = (port: number) =>
     socket.on("error", () => resume(Effect.succeed(true)))
   })
 
-describe("ClaudeLocal with the real claude binary", () => {
+describeWithClaude("ClaudeLocal with the real claude binary", () => {
   it.scopedLive("the model calls an in-process tool through the bridge; no tool-search round trip", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
