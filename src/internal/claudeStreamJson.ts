@@ -4,7 +4,15 @@
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
-import { type ChatEvent, TextDelta, ToolCallEnd, ToolCallStart } from "../services/ChatEvent.js"
+import {
+  AgentToolEnd,
+  AgentToolStart,
+  type ChatEvent,
+  ReasoningDelta,
+  TextDelta,
+  ToolCallEnd,
+  ToolCallStart
+} from "../services/ChatEvent.js"
 
 export const InitLine = Schema.Struct({
   type: Schema.Literal("system"),
@@ -97,13 +105,18 @@ export const parseRun = (stdout: string): ParsedRun => {
   return { init, result, garbage, lastText }
 }
 
+/** Tools the library itself puts in a run (`ask`'s answer channel): not agent activity. */
+const InternalTools = new Set(["StructuredOutput"])
+
 /**
- * Translates stream-json lines (with `--include-partial-messages`) into chat events: text deltas,
- * and calls to the bridge's tools as ToolCallStart / ToolCallEnd. Calls to other tools (built-in
- * ones) are the CLI's business and are not reported. Stateful: one instance per run.
+ * Translates stream-json lines (with `--include-partial-messages`) into chat events: text and
+ * thinking deltas, calls to the bridge's tools as ToolCallStart / ToolCallEnd, and calls to every
+ * other tool (built-in ones, application MCP servers) as AgentToolStart / AgentToolEnd. Stateful:
+ * one instance per run.
  */
 export const makeEventTranslator = (toolPrefix: string) => {
   const started = new Map<string, string>()
+  const agentStarted = new Map<string, string>()
   return (line: string): ReadonlyArray<TranslatedEvent> => {
     let json: unknown
     try {
@@ -114,11 +127,14 @@ export const makeEventTranslator = (toolPrefix: string) => {
     if (typeof json !== "object" || json === null) return []
     const msg = json as {
       type?: string
-      event?: { type?: string; delta?: { type?: string; text?: string } }
+      event?: { type?: string; delta?: { type?: string; text?: string; thinking?: string } }
       message?: { content?: unknown }
     }
     if (msg.type === "stream_event") {
       const delta = msg.event?.type === "content_block_delta" ? msg.event.delta : undefined
+      if (delta?.type === "thinking_delta" && typeof delta.thinking === "string" && delta.thinking !== "") {
+        return [{ _tag: "ReasoningDelta", text: delta.thinking }]
+      }
       return delta?.type === "text_delta" && typeof delta.text === "string" && delta.text !== ""
         ? [{ _tag: "TextDelta", text: delta.text }]
         : []
@@ -127,7 +143,13 @@ export const makeEventTranslator = (toolPrefix: string) => {
     const out: Array<TranslatedEvent> = []
     if (msg.type === "assistant") {
       for (const block of content) {
-        if (block.type !== "tool_use" || typeof block.name !== "string" || !block.name.startsWith(toolPrefix)) continue
+        if (block.type !== "tool_use" || typeof block.name !== "string") continue
+        if (!block.name.startsWith(toolPrefix)) {
+          if (InternalTools.has(block.name)) continue
+          agentStarted.set(String(block.id), block.name)
+          out.push({ _tag: "AgentToolStart", id: String(block.id), name: block.name, input: block.input ?? {} })
+          continue
+        }
         const id = String(block.id)
         const name = block.name.slice(toolPrefix.length)
         started.set(id, name)
@@ -137,14 +159,20 @@ export const makeEventTranslator = (toolPrefix: string) => {
       for (const block of content) {
         if (block.type !== "tool_result") continue
         const id = String(block.tool_use_id)
-        const name = started.get(id)
-        if (name === undefined) continue
-        started.delete(id)
         const result = typeof block.content === "string"
           ? block.content
           : Array.isArray(block.content)
           ? (block.content as Array<{ text?: unknown }>).map((c) => (typeof c.text === "string" ? c.text : "")).join("")
           : ""
+        const agentName = agentStarted.get(id)
+        if (agentName !== undefined) {
+          agentStarted.delete(id)
+          out.push({ _tag: "AgentToolEnd", id, name: agentName, result, isError: block.is_error === true })
+          continue
+        }
+        const name = started.get(id)
+        if (name === undefined) continue
+        started.delete(id)
         out.push({ _tag: "ToolCallEnd", id, name, result, isError: block.is_error === true })
       }
     }
@@ -154,6 +182,15 @@ export const makeEventTranslator = (toolPrefix: string) => {
 
 export type TranslatedEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
+  | { readonly _tag: "AgentToolStart"; readonly id: string; readonly name: string; readonly input: unknown }
+  | {
+    readonly _tag: "AgentToolEnd"
+    readonly id: string
+    readonly name: string
+    readonly result: string
+    readonly isError: boolean
+  }
   | { readonly _tag: "ToolCallStart"; readonly id: string; readonly name: string; readonly arguments: unknown }
   | {
     readonly _tag: "ToolCallEnd"
@@ -164,9 +201,19 @@ export type TranslatedEvent =
   }
 
 /** The chat event for a translated line event. */
-export const toChatEvent = (event: TranslatedEvent): ChatEvent =>
-  event._tag === "TextDelta"
-    ? new TextDelta(event)
-    : event._tag === "ToolCallStart"
-    ? new ToolCallStart(event)
-    : new ToolCallEnd(event)
+export const toChatEvent = (event: TranslatedEvent): ChatEvent => {
+  switch (event._tag) {
+    case "TextDelta":
+      return new TextDelta(event)
+    case "ReasoningDelta":
+      return new ReasoningDelta(event)
+    case "ToolCallStart":
+      return new ToolCallStart(event)
+    case "ToolCallEnd":
+      return new ToolCallEnd(event)
+    case "AgentToolStart":
+      return new AgentToolStart(event)
+    case "AgentToolEnd":
+      return new AgentToolEnd(event)
+  }
+}
