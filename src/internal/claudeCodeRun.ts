@@ -21,7 +21,10 @@ import { agentEnvironment } from "./claudeAgentSdk.js"
  */
 export const cliEnvironment = (
   base: Readonly<Record<string, string | undefined>>,
-  options: { readonly env?: Readonly<Record<string, string | undefined>> | undefined; readonly inheritEnv?: boolean | undefined }
+  options: {
+    readonly env?: Readonly<Record<string, string | undefined>> | undefined
+    readonly inheritEnv?: boolean | undefined
+  }
 ): Record<string, string> => agentEnvironment(base, options.env, options.inheritEnv === true)
 
 /**
@@ -59,15 +62,17 @@ export const extraFlags = (extra: Readonly<Record<string, string | null>> | unde
   Object.entries(extra ?? {}).map(([name, value]) => (value === null ? `--${name}` : `--${name}=${value}`))
 
 /** An application server as Claude Code's MCP config writes it. */
-export const mcpConfigEntry = (server: McpServer): Record<string, unknown> =>
-  server.type === "http"
+export const mcpConfigEntry = (server: McpServer): Record<string, unknown> => ({
+  ...(server.type === "http"
     ? { type: "http", url: server.url, ...(server.headers === undefined ? {} : { headers: server.headers }) }
     : {
       type: "stdio",
       command: server.command,
       args: [...(server.args ?? [])],
       ...(server.env === undefined ? {} : { env: server.env })
-    }
+    }),
+  ...(server.alwaysLoad === undefined ? {} : { alwaysLoad: server.alwaysLoad })
+})
 
 /** The CLI's answer format for `--permission-prompt-tool`. */
 export const permissionAnswer = (request: PermissionRequest, decision: PermissionDecision) =>
@@ -129,7 +134,9 @@ export const sdkOptions = (options: ClaudeCodeOptions & { readonly systemPrompt?
   return {
     settingSources: [...(options.settingSources ?? [])],
     ...(systemPrompt === undefined
-      ? append === undefined ? {} : { systemPrompt: { type: "preset" as const, preset: "claude_code" as const, append } }
+      ? append === undefined
+        ? {}
+        : { systemPrompt: { type: "preset" as const, preset: "claude_code" as const, append } }
       : { systemPrompt: append === undefined ? systemPrompt : `${systemPrompt}\n\n${append}` }),
     ...(options.fallbackModel === undefined ? {} : { fallbackModel: options.fallbackModel }),
     ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),

@@ -41,6 +41,11 @@ export interface McpStdioServer {
   readonly args?: ReadonlyArray<string> | undefined
   /** Its environment additions. They stay out of argv: the config is a 0600 file (ClaudeLocal) or the SDK's input. */
   readonly env?: Readonly<Record<string, string>> | undefined
+  /**
+   * Put the server's tools in the model's first request instead of behind tool search (which
+   * costs a round trip). Also makes the CLI wait (up to 5 s) for the server at start-up.
+   */
+  readonly alwaysLoad?: boolean | undefined
 }
 
 /** An application MCP server reached over Streamable HTTP. */
@@ -51,6 +56,11 @@ export interface McpHttpServer {
   readonly url: string
   /** Request headers, such as an `Authorization` bearer; kept out of argv like `env`. */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Put the server's tools in the model's first request instead of behind tool search (which
+   * costs a round trip). Also makes the CLI wait (up to 5 s) for the server at start-up.
+   */
+  readonly alwaysLoad?: boolean | undefined
 }
 
 /** An application MCP server, mounted next to the bridge. */
