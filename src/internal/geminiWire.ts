@@ -390,7 +390,9 @@ export const contentStream = () => {
       if (part.thought === true) thought += part.text
       else shown += part.text
     }
-    return shown === "" && thought === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown, ...(thought === "" ? {} : { reasoning: thought }) }
+    return shown === "" && thought === ""
+      ? { _tag: "Nothing" }
+      : { _tag: "Text", text: shown, ...(thought === "" ? {} : { reasoning: thought }) }
   }
 
   /** The whole response, or `undefined` if the stream ended before a finish (or block) reason. */

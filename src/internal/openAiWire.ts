@@ -269,7 +269,9 @@ export const completionStream = () => {
         calls.set(call.index, current)
       }
     }
-    return shown === "" && reasoning === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown, ...(reasoning === "" ? {} : { reasoning }) }
+    return shown === "" && reasoning === ""
+      ? { _tag: "Nothing" }
+      : { _tag: "Text", text: shown, ...(reasoning === "" ? {} : { reasoning }) }
   }
 
   /** The whole completion, or `undefined` if the stream ended before a `finish_reason`. */

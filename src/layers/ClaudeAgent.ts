@@ -60,16 +60,10 @@ import {
   makeSessionClient,
   type RunInput,
   type RunOutcome,
-  sessionContext,
-  type SessionClient
+  type SessionClient,
+  sessionContext
 } from "../internal/claudeSession.js"
-import {
-  assistantText,
-  InitLine,
-  makeEventTranslator,
-  ResultLine,
-  toChatEvent
-} from "../internal/claudeStreamJson.js"
+import { assistantText, InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"

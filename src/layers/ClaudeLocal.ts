@@ -28,8 +28,8 @@ import {
   cliFlags,
   extraFlags,
   mcpConfigEntry,
-  PermissionToolName,
-  permissionTool
+  permissionTool,
+  PermissionToolName
 } from "../internal/claudeCodeRun.js"
 import {
   bounded,
@@ -37,8 +37,8 @@ import {
   makeSessionClient,
   type RunInput,
   serverStatus,
-  sessionContext,
   type SessionClient,
+  sessionContext,
   toolServerFailure
 } from "../internal/claudeSession.js"
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
@@ -283,7 +283,9 @@ export const make = (
           policy,
           jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema),
           fork: input.fork,
-          permissionPromptTool: permissions === undefined ? undefined : `mcp__${permissionServer}__${PermissionToolName}`
+          permissionPromptTool: permissions === undefined
+            ? undefined
+            : `mcp__${permissionServer}__${PermissionToolName}`
         })
         const runOptions = {
           command: binary,

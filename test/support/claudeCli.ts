@@ -6,8 +6,8 @@ import { describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { createRequire } from "node:module"
+import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
 /**
@@ -16,7 +16,9 @@ import { join, resolve } from "node:path"
  */
 const findClaudeBinary = (): string | undefined => {
   const require = createRequire(resolve("package.json"))
-  const base = `@anthropic-ai/claude-agent-sdk-${process.platform === "android" ? "linux" : process.platform}-${process.arch}`
+  const base = `@anthropic-ai/claude-agent-sdk-${
+    process.platform === "android" ? "linux" : process.platform
+  }-${process.arch}`
   const candidates = process.platform === "linux" ? [base, `${base}-musl`] : [base]
   for (const pkg of candidates) {
     try {
