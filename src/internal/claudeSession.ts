@@ -19,7 +19,7 @@ import {
   RunLimitError,
   Usage
 } from "../services/ChatClient.js"
-import { UsageEvent } from "../services/ChatEvent.js"
+import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../services/ChatEvent.js"
 import { ClaudeSession, type ClaudeSessionService } from "../services/ClaudeCodeOptions.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
@@ -31,6 +31,8 @@ export interface RunOutcome {
   readonly text: string
   readonly structured: unknown
   readonly sessionId: string | undefined
+  /** The agent runtime's own tool calls during the run. */
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
 }
 
 /** One turn, as the shell asks a provider to run it. */
@@ -162,6 +164,7 @@ export const makeSessionClient = (params: {
     const { provider } = params
     const sessionId = yield* Ref.make(Option.fromNullable(params.resume))
     const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
+    const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
     const pending = yield* Ref.make<ReadonlyArray<string>>([])
     const usage = yield* Ref.make(Usage.empty)
     const lock = yield* Effect.makeSemaphore(1)
@@ -210,6 +213,7 @@ export const makeSessionClient = (params: {
         const value = yield* finish(outcome)
         if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
         yield* Ref.set(fork, false)
+        yield* Ref.set(activity, outcome.activity ?? [])
         yield* Ref.set(pending, [])
         return value
       }))
@@ -249,7 +253,16 @@ export const makeSessionClient = (params: {
       yield* lock.withPermits(1)(params.setTools(set))
     })
 
-    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage), sessionId: Ref.get(sessionId) }
+    return {
+      add,
+      chat,
+      chatStream,
+      ask,
+      setTools,
+      usage: Ref.get(usage),
+      sessionId: Ref.get(sessionId),
+      lastActivity: Ref.get(activity)
+    }
   })
 
 /** A Claude Code chat client that also tells its session. */
@@ -257,4 +270,6 @@ export type SessionClient = ChatClientService & ClaudeSessionService
 
 /** The context a Claude Code layer provides: the client as `ChatClient` and as `ClaudeSession`. */
 export const sessionContext = (client: SessionClient): Context.Context<ChatClient | ClaudeSession> =>
-  Context.make(ChatClient, client).pipe(Context.add(ClaudeSession, { sessionId: client.sessionId }))
+  Context.make(ChatClient, client).pipe(
+    Context.add(ClaudeSession, { sessionId: client.sessionId, lastActivity: client.lastActivity })
+  )

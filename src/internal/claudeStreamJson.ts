@@ -200,6 +200,19 @@ export type TranslatedEvent =
     readonly isError: boolean
   }
 
+/** The agent runtime's own tool calls in a run's stdout lines. */
+export const agentActivity = (lines: ReadonlyArray<string>, toolPrefix: string) => {
+  const translate = makeEventTranslator(toolPrefix)
+  const out: Array<AgentToolStart | AgentToolEnd> = []
+  for (const line of lines) {
+    for (const event of translate(line)) {
+      if (event._tag === "AgentToolStart") out.push(new AgentToolStart(event))
+      else if (event._tag === "AgentToolEnd") out.push(new AgentToolEnd(event))
+    }
+  }
+  return out
+}
+
 /** The chat event for a translated line event. */
 export const toChatEvent = (event: TranslatedEvent): ChatEvent => {
   switch (event._tag) {

@@ -68,6 +68,7 @@ import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { type ChatClient, type ChatError, ProviderError } from "../services/ChatClient.js"
+import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
@@ -139,6 +140,7 @@ interface Transcript {
   readonly init: InitLine | undefined
   readonly result: ResultLine | undefined
   readonly lastText?: string | undefined
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
 }
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -252,7 +254,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       Effect.flatMap(Effect.runtime<never>(), (runtime) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
+            const translate = makeEventTranslator(`mcp__${serverName}__`)
+            const activity: Array<AgentToolStart | AgentToolEnd> = []
             const runEmit = Runtime.runPromise(runtime)
             signal.addEventListener("abort", () => controller.abort(), { once: true })
             let init: InitLine | undefined
@@ -273,8 +276,10 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
                 lastText = assistantText(message) ?? lastText
                 const r = decodeResult(message)
                 if (Either.isRight(r)) result = r.right
-                if (translate !== undefined && emit !== undefined) {
-                  for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
+                for (const event of translate(JSON.stringify(message))) {
+                  const chatEvent = toChatEvent(event)
+                  if (chatEvent._tag === "AgentToolStart" || chatEvent._tag === "AgentToolEnd") activity.push(chatEvent)
+                  if (emit !== undefined) await runEmit(emit(chatEvent))
                 }
                 if (untilResult && result !== undefined) break
               }
@@ -282,7 +287,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
               // The SDK throws after an error result; the result line says more (status, subtype).
               if (result === undefined) throw e
             }
-            return { init, result, lastText } satisfies Transcript
+            return { init, result, lastText, activity } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
@@ -401,7 +406,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
             retryable: false
           })
         }
-      })
+      }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
 
     /** A turn on a query (and CLI) of its own, resuming the session. */
     const freshTurn = (input: RunInput) =>

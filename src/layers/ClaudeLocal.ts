@@ -41,7 +41,7 @@ import {
   sessionContext,
   toolServerFailure
 } from "../internal/claudeSession.js"
-import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
@@ -302,6 +302,7 @@ export const make = (
           )
           : yield* streamRun(runOptions, input.emit, mounted)
         const parsed = parseRun(result.stdout)
+        const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
         return yield* interpretRun({
           provider,
           serverName,
@@ -326,7 +327,7 @@ export const make = (
               retryable: false
             })
           }
-        })
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
       }))
 
     const setTools = (set: Tool.ToolSet) =>

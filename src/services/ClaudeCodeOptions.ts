@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
 
 /** Claude Code settings files a run may load (`--setting-sources`). */
 export type SettingSource = "user" | "project" | "local"
@@ -144,6 +145,11 @@ export interface ClaudeCodeOptions {
 export interface ClaudeSessionService {
   /** The session the next turn continues: `resume` at first, then the last successful turn's. */
   readonly sessionId: Effect.Effect<Option.Option<string>>
+  /**
+   * The agent runtime's own tool calls (built-in tools, application MCP servers) of the last
+   * successful turn, as `chatStream` reports them: the same activity for `chat` and `ask`.
+   */
+  readonly lastActivity: Effect.Effect<ReadonlyArray<AgentToolStart | AgentToolEnd>>
 }
 
 /** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */

@@ -211,7 +211,7 @@ for (const kind of ["local", "agent"] as const) {
         expect(yield* off.chat.chat("Lisbon?")).toBe("no tools")
       }))
 
-    it.scopedLive("chatStream reports built-in tool activity as AgentTool events, apart from your tools' events", () =>
+    it.scopedLive("chatStream reports built-in tool activity as AgentTool events, apart from your tools' events; chat too", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => {
           const results = Fake.toolResults(req)
@@ -226,9 +226,17 @@ for (const kind of ["local", "agent"] as const) {
           return { text: "done" }
         })
         const box = yield* sandbox(api.url)
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope)
+        const { chat, session } = yield* clientIn(kind, box, yield* Effect.scope)
         yield* chat.setTools([add])
         const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("run both")))
+        const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")
+        expect(yield* session.lastActivity).toEqual(streamed)
+        // The non-streaming result reports the same activity.
+        expect(yield* chat.chat("once more")).toBe("done")
+        expect((yield* session.lastActivity).map((e) => `${e._tag}:${e.name}`)).toEqual([
+          "AgentToolStart:Bash",
+          "AgentToolEnd:Bash"
+        ])
         const agentStart = events.find((e) => e._tag === "AgentToolStart")
         expect(agentStart).toMatchObject({ name: "Bash", input: { command: "echo from-bash" } })
         expect(events.find((e) => e._tag === "AgentToolEnd")).toMatchObject({
