@@ -13,7 +13,8 @@
  * interactive session and interactive tools (registry descriptors marked `interactive`) are
  * denied at call time by the SDK's `PreToolUse` hook instead of being removed from the model's
  * tool list — unless the live permission mode is `bypassPermissions`. The CLI's environment is
- * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
+ * explicit (the SDK replaces it): a filtered copy of this process's plus `env` (all of it with
+ * `inheritEnv`), and no settings files are loaded unless `settingSources` says so.
  *
  * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
  * self-contained resource with a simple lifetime. With `keepAlive: true` the client keeps one CLI

@@ -6,6 +6,12 @@
  * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
  * by the registry policy (`ToolPolicy`), resolved for a headless session.
  *
+ * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
+ * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
+ * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's
+ * permission prompts through `--permission-prompt-tool`, a tool on a second loopback bridge that
+ * is disallowed for the model, so only the CLI reaches it.
+ *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv.
@@ -194,7 +200,6 @@ export const make = (
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
     const appServers = options.mcpServers ?? {}
-    const environment = asChanges(process.env, cliEnvironment(process.env, options))
     // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
     const decidedDenials = new Set<string>()
     const permissionServer = `${serverName}_permission`
@@ -292,7 +297,8 @@ export const make = (
           args,
           stdin: input.prompt,
           timeout,
-          env: environment,
+          // Read at each run: the allow-list of the environment of now.
+          env: asChanges(process.env, cliEnvironment(process.env, options)),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
