@@ -42,6 +42,12 @@ const show = (event: ChatEvent.ChatEvent): Effect.Effect<void> => {
       return write(`\n[tool ${event.name} ${JSON.stringify(event.arguments)}]\n`)
     case "ToolCallEnd":
       return write(`[${event.isError ? "failed" : "result"} ${event.name}: ${event.result}]\n`)
+    case "ReasoningDelta":
+      return write(`\x1b[2m${event.text}\x1b[0m`)
+    case "AgentToolStart":
+      return write(`\n[agent ${event.name} ${JSON.stringify(event.input)}]\n`)
+    case "AgentToolEnd":
+      return write(`[agent ${event.isError ? "failed" : "result"} ${event.name}]\n`)
     case "Usage":
       return Effect.void
     case "Complete":

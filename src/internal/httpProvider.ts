@@ -465,9 +465,12 @@ export const sseJson =
     })
   }
 
-/** What reading one stream event gives: text to show now, nothing, or the vendor's error event. */
+/**
+ * What reading one stream event gives: text (and reasoning, shown apart) to show now, nothing, or
+ * the vendor's error event.
+ */
 export type StreamStep =
-  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Text"; readonly text: string; readonly reasoning?: string | undefined }
   | { readonly _tag: "Nothing" }
   | { readonly _tag: "Error"; readonly message: string; readonly retryable: boolean }
 
@@ -505,7 +508,12 @@ export const turnStream = (
       }
       switch (read._tag) {
         case "Text":
-          return Effect.succeed([{ _tag: "TextDelta", text: read.text }])
+          return Effect.succeed([
+            ...(read.reasoning === undefined || read.reasoning === ""
+              ? []
+              : [{ _tag: "ReasoningDelta" as const, text: read.reasoning }]),
+            ...(read.text === "" ? [] : [{ _tag: "TextDelta" as const, text: read.text }])
+          ])
         case "Nothing":
           return Effect.succeed([])
         case "Error":

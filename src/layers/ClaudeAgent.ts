@@ -14,7 +14,8 @@
  * list unless the permission mode is `bypassPermissions`; with `bypassPermissions`, the SDK's
  * `PreToolUse` hook still denies them should the live mode change. Conditions are detected from
  * `cwd` unless given, and long opt-out lists go to a settings file. The CLI's environment is
- * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
+ * explicit (the SDK replaces it): a filtered copy of this process's plus `env` (all of it with
+ * `inheritEnv`), and no settings files are loaded unless `settingSources` says so.
  *
  * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
  * self-contained resource with a simple lifetime. With `keepAlive: true` the client keeps one CLI
@@ -56,6 +57,7 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
+import { decide, mcpConfigEntry, permissionAnswer, sdkOptions } from "../internal/claudeCodeRun.js"
 import {
   authError,
   bounded,
@@ -63,14 +65,18 @@ import {
   isAuthFailure,
   makeSessionClient,
   type RunInput,
-  type RunOutcome
+  type RunOutcome,
+  type SessionClient,
+  sessionContext
 } from "../internal/claudeSession.js"
-import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import { assistantText, InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
+import { type ChatClient, type ChatError, ProviderError } from "../services/ChatClient.js"
+import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -79,8 +85,11 @@ export type { ToolPolicyInput } from "./ClaudeLocal.js"
 /** The Agent SDK's permission modes. */
 export type PermissionMode = AgentSdk.PermissionMode
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
-export interface Options {
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
+ */
+export interface Options extends ClaudeCodeOptions {
   /** The `claude` executable. Default: the binary shipped with the Agent SDK. */
   readonly pathToClaudeCodeExecutable?: string | undefined
   /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
@@ -96,7 +105,7 @@ export interface Options {
   /**
    * Changes to the CLI's environment (`undefined` removes a variable). The base is a filtered copy
    * of this process's environment (PATH, HOME, locale, proxies, `ANTHROPIC_*`, `CLAUDE_*`, cloud
-   * provider credentials), since the SDK passes the CLI nothing else.
+   * provider credentials), or all of it with `inheritEnv`.
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
@@ -118,6 +127,11 @@ export interface Options {
    * next turn starts a new one that resumes the session.
    */
   readonly keepAlive?: boolean | undefined
+  /**
+   * Agent SDK options the library does not model, passed to `query` as given. The library's own
+   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win.
+   */
+  readonly extraOptions?: Partial<AgentSdk.Options> | undefined
   /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
   readonly sdkSpecifier?: string | undefined
 }
@@ -132,6 +146,8 @@ const decodeResult = Schema.decodeUnknownEither(ResultLine)
 interface Transcript {
   readonly init: InitLine | undefined
   readonly result: ResultLine | undefined
+  readonly lastText?: string | undefined
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
 }
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -212,7 +228,7 @@ const writeSettingsFile = (settings: unknown) =>
  * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
  * closes — so closing the scope of `make` leaves nothing behind.
  */
-export const make = (options: Options = {}): Effect.Effect<ChatClientService, never, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<SessionClient, never, Scope.Scope> =>
   Effect.gen(function*() {
     const serverName = options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
@@ -229,6 +245,27 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const specifier = options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const appServers = options.mcpServers ?? {}
+    const appServerConfigs: Record<string, AgentSdk.McpServerConfig> = {}
+    for (const [name, server] of Object.entries(appServers)) {
+      appServerConfigs[name] = mcpConfigEntry(server) as AgentSdk.McpServerConfig
+    }
+    // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
+    const decidedDenials = new Set<string>()
+    const permissionCallback = Effect.map(
+      Effect.runtime<never>(),
+      (runtime): AgentSdk.CanUseTool | undefined => {
+        const canUseTool = options.canUseTool
+        if (canUseTool === undefined) return undefined
+        const runPromise = Runtime.runPromise(runtime)
+        return async (toolName, input, { toolUseID }) => {
+          const request = { toolName, input, toolUseId: toolUseID }
+          const decision = await runPromise(decide(canUseTool, request))
+          if (decision._tag === "Deny") decidedDenials.add(toolUseID)
+          return permissionAnswer(request, decision)
+        }
+      }
+    )
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -251,11 +288,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       Effect.flatMap(Effect.runtime<never>(), (runtime) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
+            const translate = makeEventTranslator(`mcp__${serverName}__`)
+            const activity: Array<AgentToolStart | AgentToolEnd> = []
             const runEmit = Runtime.runPromise(runtime)
             signal.addEventListener("abort", () => controller.abort(), { once: true })
             let init: InitLine | undefined
             let result: ResultLine | undefined
+            let lastText: string | undefined
             try {
               for (;;) {
                 const step = await next()
@@ -268,10 +307,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
                     continue
                   }
                 }
+                lastText = assistantText(message) ?? lastText
                 const r = decodeResult(message)
                 if (Either.isRight(r)) result = r.right
-                if (translate !== undefined && emit !== undefined) {
-                  for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
+                for (const event of translate(JSON.stringify(message))) {
+                  const chatEvent = toChatEvent(event)
+                  if (chatEvent._tag === "AgentToolStart" || chatEvent._tag === "AgentToolEnd") activity.push(chatEvent)
+                  if (emit !== undefined) await runEmit(emit(chatEvent))
                 }
                 if (untilResult && result !== undefined) break
               }
@@ -279,7 +321,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               // The SDK throws after an error result; the result line says more (status, subtype).
               if (result === undefined) throw e
             }
-            return { init, result } satisfies Transcript
+            return { init, result, lastText, activity } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
@@ -312,6 +354,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const start = (params: {
       readonly prompt: string | AsyncIterable<AgentSdk.SDKUserMessage>
       readonly resume: Option.Option<string>
+      readonly fork: boolean
       readonly responseFormat: RunInput["responseFormat"]
       readonly partialMessages: boolean
     }) =>
@@ -320,6 +363,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
         const toolSet = yield* Ref.get(tools)
         const serving = toolSet.tools.length > 0
+        const requested = [...(serving ? [serverName] : []), ...Object.keys(appServers)]
         // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
         // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
         // a mode changed while the query runs.
@@ -327,7 +371,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           conditions,
           headless: true,
           permissionMode,
-          ...(serving ? { mcpServers: [serverName] } : {})
+          ...(requested.length > 0 ? { mcpServers: requested } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
 
@@ -340,9 +384,10 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             return cli === undefined ? Effect.void : reap(cli, grace)
           })
         )
-        const mcpServers: Record<string, AgentSdk.McpServerConfig> = mounted
-          ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
-          : {}
+        const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
+          ...appServerConfigs,
+          ...(mounted ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) } : {})
+        }
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
         // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
         const bounded = yield* ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
@@ -353,19 +398,23 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           )
         const settingsPath = bounded.settings === undefined ? undefined : yield* writeSettingsFile(bounded.settings)
         const { responseFormat, resume } = params
+        const canUseTool = yield* permissionCallback
         const query = module.query({
           prompt: params.prompt,
           options: {
+            ...options.extraOptions,
             ...fromPolicy,
             ...(settingsPath === undefined ? {} : {
               disallowedTools: bounded.disallowedChunks.flat(),
               allowedTools: [...bounded.allowedTools],
               settings: settingsPath
             }),
+            ...sdkOptions(options),
+            ...(canUseTool === undefined ? {} : { canUseTool }),
+            ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
             strictMcpConfig: true,
-            settingSources: [],
             abortController: controller,
-            env: agentEnvironment(process.env, options.env),
+            env: agentEnvironment(process.env, options.env, options.inheritEnv === true),
             spawnClaudeCodeProcess: spawner((spawned) => {
               cli = spawned
             }),
@@ -374,7 +423,6 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               : { pathToClaudeCodeExecutable: options.pathToClaudeCodeExecutable }),
             ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
             ...(options.model === undefined ? {} : { model: options.model }),
-            ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
             ...(Option.isSome(resume) ? { resume: resume.value } : {}),
             ...(responseFormat === undefined
               ? {}
@@ -399,6 +447,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         stderr: started.cli()?.stderr(),
         allowPermissionDenials: options.allowPermissionDenials === true,
         recordResult: input.recordResult,
+        lastText: transcript.lastText,
+        decidedDenials,
         noResult: () => {
           const stderr = bounded((started.cli()?.stderr() ?? "").trim(), 1_000)
           return new ProviderError({
@@ -408,7 +458,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             retryable: false
           })
         }
-      })
+      }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
 
     /** A turn on a query (and CLI) of its own, resuming the session. */
     const freshTurn = (input: RunInput) =>
@@ -416,6 +466,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         const started = yield* start({
           prompt: input.prompt,
           resume: input.sessionId,
+          fork: input.fork,
           responseFormat: input.responseFormat,
           partialMessages: input.emit !== undefined
         })
@@ -434,13 +485,14 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       return ending === undefined ? Effect.void : Scope.close(ending.scope, Exit.void)
     })
 
-    const startLive = (resume: Option.Option<string>) =>
+    const startLive = (resume: Option.Option<string>, fork: boolean) =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(clientScope, ExecutionStrategy.sequential)
         const inbox = makeInbox()
         const started = yield* start({
           prompt: inbox.iterable,
           resume,
+          fork,
           responseFormat: undefined,
           partialMessages: true
         })
@@ -456,7 +508,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
      */
     const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
-        const query = live ?? (yield* startLive(input.sessionId))
+        const query = live ?? (yield* startLive(input.sessionId, input.fork))
         live = query
         query.send(input.prompt)
         const transcript = yield* consume(query, input.emit, true)
@@ -484,7 +536,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     // kept-alive query was built from the old one, so it ends.
     const setTools = (set: Tool.ToolSet) => Effect.zipRight(Ref.set(tools, set), dropLive)
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({
+      provider,
+      run,
+      setTools,
+      resume: options.resume,
+      forkSession: options.forkSession
+    })
   })
 
 /**
@@ -507,14 +565,17 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
  * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient> => Layer.scoped(ChatClient, make(options))
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
+  Layer.scopedContext(Effect.map(make(options), sessionContext))
 
 /**
  * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))

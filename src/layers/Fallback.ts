@@ -208,7 +208,8 @@ export const make = (
           const relay = (client: ChatClientService) =>
             Stream.runFoldEffect(client.chatStream(prompt), "", (text, event) => {
               if (event._tag === "Complete") return Effect.succeed(event.text)
-              const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart"
+              const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart" ||
+                event._tag === "ReasoningDelta" || event._tag === "AgentToolStart"
               return Effect.as(Effect.zipRight(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
             })
           return yield* lock.withPermits(1)(

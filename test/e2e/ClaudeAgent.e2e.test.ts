@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -18,6 +18,7 @@ import * as Tool from "../../src/services/Tool.js"
 import {
   claudeBinary,
   claudeProcessesIn,
+  describeWithClaude,
   listeningSockets,
   type Sandbox,
   sandbox,
@@ -45,7 +46,7 @@ const clientIn = (box: Sandbox, scope: Scope.Scope, options: ClaudeAgent.Options
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
-describe("ClaudeAgent with the SDK's real claude binary", () => {
+describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
   it.scopedLive("the model calls an in-process tool over the control channel; its result reaches the model", () =>
     Effect.gen(function*() {
       const seen: Array<Array<string>> = []
@@ -350,7 +351,7 @@ describe("ClaudeAgent with the SDK's real claude binary", () => {
     }))
 })
 
-describe("ClaudeAgent with keepAlive: one real claude CLI across turns", () => {
+describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns", () => {
   /** Echoes the last line; `add` asks for the add tool; every model call reports the same usage. */
   const echoWithAdd = (req: Fake.FakeRequest): Fake.FakeReply => {
     const usage = { input_tokens: 1000, output_tokens: 500 }

@@ -13,7 +13,7 @@ import {
   type RunInput
 } from "../../src/internal/claudeSession.js"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
-import { ProviderError } from "../../src/services/ChatClient.js"
+import { ProviderError, Usage } from "../../src/services/ChatClient.js"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
 const init = (fields: Record<string, unknown>) =>
@@ -27,7 +27,7 @@ const base = {
   noResult: () =>
     new ProviderError({ provider: "claude-local", kind: "process", message: "no result", retryable: false }),
   allowPermissionDenials: false,
-  recordResult: () => Effect.void
+  recordResult: () => Effect.succeed(Usage.empty)
 }
 
 describe("claudeSession.bounded", () => {
@@ -78,7 +78,7 @@ describe("claudeSession.interpretRun", () => {
       const seen: Array<unknown> = []
       yield* Effect.flip(interpretRun({
         ...base,
-        recordResult: (line) => Effect.sync(() => seen.push(line.total_cost_usd)),
+        recordResult: (line) => Effect.sync(() => (seen.push(line.total_cost_usd), Usage.empty)),
         result: result({ is_error: true, total_cost_usd: 0.5 })
       }))
       expect(seen).toEqual([0.5])
@@ -280,7 +280,7 @@ describe("claudeSession: how a run ended comes first", () => {
         exitCode: 1,
         stderr: "segfault",
         allowPermissionDenials: false,
-        recordResult: () => Effect.void,
+        recordResult: () => Effect.succeed(Usage.empty),
         noResult: () => new ProviderError({ provider: "p", kind: "decode", message: "none", retryable: false })
       }))
       expect(error).toMatchObject({

@@ -90,11 +90,12 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [call] = yield* calls
         expect(call!.command).toBe("/opt/claude")
         expect(call!.stdin).toBe("-rf looks like a flag")
-        expect(call!.args.slice(0, 5)).toEqual([
+        expect(call!.args.slice(0, 6)).toEqual([
           "-p",
           "--output-format",
           "stream-json",
           "--verbose",
+          "--setting-sources=",
           "--strict-mcp-config"
         ])
         expect(call!.args).not.toContain("--mcp-config")
