@@ -194,7 +194,7 @@ describe("ClaudeLocal flags for the shared options (scripted subprocess)", () =>
       const args = call!.args
       expect(args[args.indexOf("--permission-prompt-tool") + 1]).toBe("mcp__gtb_permission__decide")
       expect(args[args.indexOf("--disallowedTools") + 1]!.split(",")).toContain("mcp__gtb_permission__decide")
-      expect(args[args.indexOf("--allowedTools") + 1]!.split(",")).toContain("mcp__files__*")
+      expect(args[args.indexOf("--allowedTools") + 1]!.split(",")).toContain("mcp__files")
       // The application's env stays out of argv.
       expect(args.join(" ")).not.toContain("TOKEN")
     }))
