@@ -54,8 +54,16 @@ import {
   spawner
 } from "../internal/claudeAgentSdk.js"
 import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
-import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import {
+  InitLine,
+  makeEventTranslator,
+  makeToolUseCollector,
+  ResultLine,
+  toChatEvent,
+  type ToolUse
+} from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Telemetry from "../internal/telemetry.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
@@ -120,6 +128,7 @@ const decodeResult = Schema.decodeUnknownEither(ResultLine)
 interface Transcript {
   readonly init: InitLine | undefined
   readonly result: ResultLine | undefined
+  readonly toolUses?: ReadonlyArray<ToolUse> | undefined
 }
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -190,6 +199,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const specifier = options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    // Where the tool servers' calls find the turn they belong to (for their spans).
+    const runSlot = Telemetry.makeRunSlot()
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -217,11 +228,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             signal.addEventListener("abort", () => controller.abort(), { once: true })
             let init: InitLine | undefined
             let result: ResultLine | undefined
+            const toolUses = makeToolUseCollector()
             try {
               for (;;) {
                 const step = await next()
                 if (step.done === true) break
                 const message = step.value
+                toolUses.push(message)
                 if (init === undefined) {
                   const i = decodeInit(message)
                   if (Either.isRight(i)) {
@@ -240,7 +253,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               // The SDK throws after an error result; the result line says more (status, subtype).
               if (result === undefined) throw e
             }
-            return { init, result } satisfies Transcript
+            return { init, result, toolUses: toolUses.uses() } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
@@ -300,7 +313,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           })
         )
         const mcpServers: Record<string, AgentSdk.McpServerConfig> = mounted
-          ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
+          ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal, runSlot) }
           : {}
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
         const { responseFormat, resume } = params
@@ -340,6 +353,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         mounted: started.mounted,
         init: transcript.init,
         result: transcript.result,
+        toolUses: transcript.toolUses,
         allowPermissionDenials: options.allowPermissionDenials === true,
         recordResult: input.recordResult,
         noResult: () => {
@@ -404,7 +418,11 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         query.send(input.prompt)
         const transcript = yield* consume(query, input.emit, true)
         if (transcript.init !== undefined) query.init = transcript.init
-        return yield* interpret(input, query, { init: query.init, result: transcript.result })
+        return yield* interpret(input, query, {
+          init: query.init,
+          result: transcript.result,
+          toolUses: transcript.toolUses
+        })
       }).pipe(Effect.onError(() => dropLive))
 
     const runTurn = (input: RunInput) =>
@@ -419,7 +437,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     // Each turn runs in a fiber of the client's scope: closing the scope ends turns in flight.
     const run = (input: RunInput) =>
       Effect.flatMap(
-        FiberSet.run(turns, runTurn(input)),
+        // A kept-alive query's tool server outlives the turn that built it: each turn marks itself.
+        FiberSet.run(turns, runSlot.within(runTurn(input))),
         (fiber) => Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
       )
 
@@ -427,7 +446,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     // kept-alive query was built from the old one, so it ends.
     const setTools = (set: Tool.ToolSet) => Effect.zipRight(Ref.set(tools, set), dropLive)
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({ provider, model: options.model, run, setTools })
   })
 
 /**

@@ -226,11 +226,11 @@ export const make = (
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
-        const result = input.emit === undefined
-          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
-            Effect.mapError(fromSubprocess(binary))
-          )
-          : yield* streamRun(runOptions, input.emit, mounted)
+        const execute = input.emit === undefined
+          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
+          : streamRun(runOptions, input.emit, mounted)
+        // The bridge's tool calls during this run become children of the run's span.
+        const result = yield* (mounted && Option.isSome(running) ? running.value.withRunSpan(execute) : execute)
         const parsed = parseRun(result.stdout)
         return yield* interpretRun({
           provider,
@@ -239,6 +239,7 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: result.exitCode,
+          toolUses: parsed.toolUses,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
           noResult: () => {
@@ -277,7 +278,7 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({ provider, model: options.model, run, setTools })
   })
 
 /**

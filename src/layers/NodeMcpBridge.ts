@@ -41,6 +41,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
+import * as Telemetry from "../internal/telemetry.js"
 import {
   defaultMaxBodyBytes,
   defaultServerName,
@@ -153,6 +154,8 @@ export const make: <R = never>(
   const live = new Set<Session>()
 
   const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
+  // Handlers run from HTTP requests, outside the chat fiber: this is how they find the run's span.
+  const runSlot = Telemetry.makeRunSlot()
 
   const callTool = (
     name: string,
@@ -160,7 +163,7 @@ export const make: <R = never>(
     extra: { readonly requestId: string | number; readonly signal: AbortSignal }
   ): Promise<CallToolResult> => {
     const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
-    const fiber = runFork(Tool.executeTool(served.set, call))
+    const fiber = runFork(runSlot.apply(Tool.executeTool(served.set, call)))
     const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
     if (extra.signal.aborted) onAbort()
     else extra.signal.addEventListener("abort", onAbort, { once: true })
@@ -310,7 +313,8 @@ export const make: <R = never>(
     mcpConfig: makeMcpConfig({ serverName, url, token }),
     setTools,
     toolNames: Effect.sync(() => served.set.tools.map((tool) => tool.name)),
-    sessionCount: Effect.sync(() => sessions.size)
+    sessionCount: Effect.sync(() => sessions.size),
+    withRunSpan: runSlot.within
   }
   return service
 })
