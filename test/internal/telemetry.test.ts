@@ -1,0 +1,192 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
+import * as Scripted from "../../src/layers/Scripted.js"
+import { Usage } from "../../src/services/ChatClient.js"
+import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
+import * as Tool from "../../src/services/Tool.js"
+import { add, broken, HttpLive, SecretKey } from "../layers/httpProviderSupport.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+import { makeRecorder, type RecordedSpan, type Recorder } from "../support/recordingTracer.js"
+
+const A = ChatTelemetry.Attributes
+
+/** Every tool span has `root` among its ancestors; returns the tool spans. */
+const toolSpansUnder = (recorder: Recorder, root: RecordedSpan) => {
+  const tools = recorder.find("Tool.executeTool")
+  for (const span of tools) expect(recorder.ancestors(span)).toContain(root)
+  return tools
+}
+
+const turnSpans = (recorder: Recorder) => recorder.find((s) => s.attributes.get(A.operationName) === "chat")
+
+const histogramSum = (metric: Metric.Metric.Histogram<number>) => Effect.map(Metric.value(metric), (s) => s.sum)
+const counterCount = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (s) => s.count)
+
+describe("telemetry on Scripted", () => {
+  it.effect("chat span > turn spans (with tokens) > tool spans (with GenAI attributes); metrics by provider and tool", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const tokens = (type: string) =>
+        Metric.tagged(Metric.tagged(ChatTelemetry.tokenUsage, A.provider, "scripted"), A.tokenType, type)
+      // Metric keys compare their labels in order: the metric's own, then the fiber's (`chat.provider`).
+      const errors = Metric.tagged(ChatTelemetry.toolErrors, A.toolName, "broken").pipe(
+        Metric.tagged(A.errorType, "HandlerFailed"),
+        Metric.tagged(A.provider, "scripted")
+      )
+      const addDuration = Metric.tagged(ChatTelemetry.toolDuration, A.toolName, "add").pipe(
+        Metric.tagged(A.provider, "scripted")
+      )
+      const inputBefore = yield* histogramSum(tokens("input"))
+      const errorsBefore = yield* counterCount(errors)
+      const addCallsBefore = yield* Effect.map(Metric.value(addDuration), (s) => s.count)
+
+      yield* Effect.gen(function*() {
+        const client = yield* Scripted.make({
+          script: [
+            {
+              _tag: "Reply",
+              text: "",
+              toolCalls: [{ id: "c1", name: "add", arguments: { a: 2, b: 2 } }, { id: "c2", name: "broken" }],
+              usage: Usage.of({ inputTokens: 100, outputTokens: 7 })
+            },
+            Scripted.text("4, and the network is down", Usage.of({ inputTokens: 120, outputTokens: 9 }))
+          ]
+        })
+        yield* client.setTools([add, broken])
+        expect(yield* client.chat("what is 2 + 2?")).toBe("4, and the network is down")
+      }).pipe(Effect.withTracer(recorder.tracer))
+
+      const [chat] = recorder.find("ChatClient.chat")
+      expect(chat).toBeDefined()
+      expect(chat!.attributes.get(A.providerName)).toBe("scripted")
+      expect(chat!.attributes.get(A.operationName)).toBe("invoke_agent")
+
+      const turns = turnSpans(recorder)
+      expect(turns).toHaveLength(2)
+      for (const turn of turns) expect(recorder.ancestors(turn)).toContain(chat)
+      expect(turns.map((t) => [t.attributes.get(A.inputTokens), t.attributes.get(A.outputTokens)])).toEqual([
+        [100, 7],
+        [120, 9]
+      ])
+      expect(turns[0]!.attributes.get(A.finishReasons)).toEqual(["tool_calls"])
+
+      const tools = toolSpansUnder(recorder, chat!)
+      expect(tools.map((t) => [t.attributes.get(A.toolName), t.attributes.get(A.toolCallId)])).toEqual([
+        ["add", "c1"],
+        ["broken", "c2"]
+      ])
+      expect(tools[0]!.attributes.get(A.operationName)).toBe("execute_tool")
+      expect(tools[1]!.attributes.get(A.errorType)).toBe("HandlerFailed")
+      // Without the opt-in, neither the prompt nor tool arguments nor results are on any span.
+      expect(recorder.dump()).not.toContain("what is 2 + 2")
+      expect(recorder.dump()).not.toContain("no route to host")
+
+      expect((yield* histogramSum(tokens("input"))) - inputBefore).toBe(220)
+      expect((yield* counterCount(errors)) - errorsBefore).toBe(1)
+      expect((yield* Effect.map(Metric.value(addDuration), (s) => s.count)) - addCallsBefore).toBe(1)
+    }))
+
+  it.effect("chatStream and ask have the same shape; RecordContent opts into prompts, answers and tool I/O", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      yield* Effect.gen(function*() {
+        const client = yield* Scripted.make({
+          script: [
+            Scripted.toolCalls({ name: "add", arguments: { a: 1, b: 2 } }),
+            Scripted.text("three"),
+            Scripted.structured({ n: 3 })
+          ]
+        })
+        yield* client.setTools([add])
+        yield* Stream.runDrain(client.chatStream("one plus two?"))
+        expect(yield* client.ask("as a number", Schema.Struct({ n: Schema.Number }))).toEqual({ n: 3 })
+      }).pipe(Effect.provideService(ChatTelemetry.RecordContent, true), Effect.withTracer(recorder.tracer))
+
+      const [stream] = recorder.find("ChatClient.chatStream")
+      const [ask] = recorder.find("ChatClient.ask")
+      const [tool] = toolSpansUnder(recorder, stream!)
+      expect(tool!.attributes.get(A.toolCallArguments)).toBe("{\"a\":1,\"b\":2}")
+      expect(tool!.attributes.get(A.toolCallResult)).toBe("3")
+      const turns = turnSpans(recorder)
+      expect(turns.filter((t) => recorder.ancestors(t).includes(stream!))).toHaveLength(2)
+      expect(turns.filter((t) => recorder.ancestors(t).includes(ask!))).toHaveLength(1)
+      expect(recorder.dump()).toContain("one plus two?")
+    }))
+
+  it.effect("a failed turn is measured with its error type", () =>
+    Effect.gen(function*() {
+      const failed = Metric.tagged(ChatTelemetry.turnDuration, A.provider, "scripted").pipe(
+        Metric.tagged(A.operationName, "chat"),
+        Metric.tagged(A.errorType, "ProviderError:http")
+      )
+      const before = yield* Effect.map(Metric.value(failed), (s) => s.count)
+      const client = yield* Scripted.make({ script: [Scripted.fail(Scripted.httpError(503))] })
+      yield* Effect.flip(client.chat("hello"))
+      expect((yield* Effect.map(Metric.value(failed), (s) => s.count)) - before).toBe(1)
+    }))
+
+  it.effect("an unknown tool is an error span of type ToolNotFound", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const set = yield* Tool.validate([add])
+      const result = yield* Tool.executeTool(set, new Tool.ToolCall({ id: "x", name: "nope", arguments: {} })).pipe(
+        Effect.withTracer(recorder.tracer)
+      )
+      expect(result.isError).toBe(true)
+      expect(recorder.find("Tool.executeTool")[0]!.attributes.get(A.errorType)).toBe("ToolNotFound")
+    }))
+})
+
+describe("telemetry on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
+  it.scopedLive("turn spans carry model, tokens and stop reason; no span holds the API key", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) {
+          return {
+            toolUses: [{ id: "toolu_1", name: "add", input: { a: 2, b: 40 } }],
+            usage: { input_tokens: 31, output_tokens: 5 }
+          }
+        }
+        return { text: `The sum is ${results[0]!.content}.`, usage: { input_tokens: 40, output_tokens: 6 } }
+      })
+      yield* Effect.gen(function*() {
+        const client = yield* ClaudeApi.make({
+          apiKey: Redacted.make(SecretKey),
+          model: "claude-test",
+          baseUrl: api.url
+        })
+        yield* client.setTools([add])
+        expect(yield* client.chat("What is 2 + 40?")).toBe("The sum is 42.")
+      }).pipe(Effect.provide(Layer.merge(HttpLive, recorder.layer)))
+
+      const [chat] = recorder.find("ChatClient.chat")
+      const turns = turnSpans(recorder)
+      expect(turns.map((t) => t.name)).toEqual(["chat claude-test", "chat claude-test"])
+      for (const turn of turns) {
+        expect(recorder.ancestors(turn)).toContain(chat)
+        expect(turn.attributes.get(A.providerName)).toBe("anthropic")
+        expect(turn.attributes.get(A.requestModel)).toBe("claude-test")
+        expect(turn.kind).toBe("client")
+      }
+      expect(turns.map((t) => [t.attributes.get(A.inputTokens), t.attributes.get(A.outputTokens)])).toEqual([
+        [31, 5],
+        [40, 6]
+      ])
+      expect(turns.map((t) => t.attributes.get(A.finishReasons))).toEqual([["tool_use"], ["end_turn"]])
+      const [tool] = toolSpansUnder(recorder, chat!)
+      expect(tool!.attributes.get(A.toolCallId)).toBe("toolu_1")
+      // The HTTP client's own spans sit under the turn spans too.
+      const http = recorder.find((s) => s.name.startsWith("http.client"))
+      expect(http.length).toBeGreaterThanOrEqual(2)
+      for (const span of http) expect(recorder.ancestors(span).some((a) => turns.includes(a))).toBe(true)
+      expect(recorder.dump()).not.toContain(SecretKey)
+    }))
+})
