@@ -5,6 +5,8 @@ import * as Metric from "effect/Metric"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { parseRun } from "../../src/internal/claudeStreamJson.js"
+import * as Telemetry from "../../src/internal/telemetry.js"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { Usage } from "../../src/services/ChatClient.js"
@@ -189,4 +191,82 @@ describe("telemetry on an HTTP provider (ClaudeApi against the fake Messages API
       for (const span of http) expect(recorder.ancestors(span).some((a) => turns.includes(a))).toBe(true)
       expect(recorder.dump()).not.toContain(SecretKey)
     }))
+})
+
+describe("telemetry helpers", () => {
+  it("names the vendor after the GenAI conventions", () => {
+    expect(Telemetry.vendorOf("claude-local")).toBe("anthropic")
+    expect(Telemetry.vendorOf("claude-agent")).toBe("anthropic")
+    expect(Telemetry.vendorOf("gemini")).toBe("gcp.gemini")
+    expect(Telemetry.vendorOf("openai")).toBe("openai")
+  })
+
+  it.effect("a run slot parents calls to the run's span only while the run lasts", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const slot = Telemetry.makeRunSlot()
+      const call = slot.apply(Effect.withSpan(Effect.void, "call"))
+      yield* Effect.gen(function*() {
+        // No span around: nothing to remember, the run just runs.
+        yield* slot.within(Effect.void)
+        yield* Effect.withSpan(slot.within(Effect.forkDaemon(call).pipe(Effect.flatMap((f) => f.await))), "run")
+        yield* Effect.forkDaemon(Effect.withSpan(call, "outside")).pipe(Effect.flatMap((f) => f.await))
+      }).pipe(Effect.withTracer(recorder.tracer))
+      const [run] = recorder.find("run")
+      const [inside, outside] = recorder.find("call")
+      expect(recorder.ancestors(inside!)).toEqual([run])
+      expect(recorder.ancestors(outside!).map((s) => s.name)).toEqual(["outside"])
+    }))
+
+  it.effect("usage without counts adds nothing; a cost alone is recorded; tool uses need a span", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const info = { provider: "claude-local", model: "sonnet" }
+      yield* Telemetry.recordToolUses([{ id: "t", name: "Bash", isError: false }])
+      yield* Effect.gen(function*() {
+        yield* Telemetry.recordUsage(info, Usage.empty)
+        yield* Telemetry.recordUsage(info, new Usage({ ...Usage.empty, costUsd: 0.25 }))
+        yield* Telemetry.recordToolUses([])
+        yield* Telemetry.recordToolUses([{ id: "t", name: "Bash", isError: true }])
+        yield* Telemetry.recordFinishReason("")
+      }).pipe(Effect.withSpan("turn"), Effect.withTracer(recorder.tracer))
+      const [turn] = recorder.find("turn")
+      expect(Object.fromEntries(turn!.attributes)).toEqual({ [A.costUsd]: 0.25 })
+      expect(turn!.events).toEqual([{
+        name: "gen_ai.tool.use",
+        attributes: { [A.toolName]: "Bash", [A.toolCallId]: "t", [A.toolType]: "builtin", "gen_ai.tool.is_error": true }
+      }])
+    }))
+
+  it.effect("a turn failing with something untagged, or interrupted, still ends its span and is measured", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const info = { provider: "odd-provider" }
+      const measured = (type: string) =>
+        Metric.tagged(ChatTelemetry.turnDuration, A.provider, "odd-provider").pipe(
+          Metric.tagged(A.operationName, "chat"),
+          Metric.tagged(A.errorType, type)
+        )
+      yield* Effect.gen(function*() {
+        yield* Effect.flip(Telemetry.turnSpan(info, Effect.fail("plain string")))
+        yield* Effect.exit(Telemetry.turnSpan(info, Effect.interrupt))
+      }).pipe(Effect.withTracer(recorder.tracer))
+      expect(recorder.find("chat").every((s) => s.ended)).toBe(true)
+      expect((yield* Metric.value(measured("_OTHER"))).count).toBe(1)
+      expect((yield* Metric.value(measured("interrupted"))).count).toBe(1)
+    }))
+
+  it("the CLI's tool uses are collected with their error flag", () => {
+    const lines = [
+      { type: "assistant", message: { content: [{ type: "tool_use", id: "a", name: "Bash" }, { type: "text" }] } },
+      { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "a", is_error: true }] } },
+      { type: "assistant", message: { content: [{ type: "tool_use", id: "b", name: "Glob" }] } },
+      { type: "user", message: { content: "plain" } },
+      { type: "result", result: "done" }
+    ].map((l) => JSON.stringify(l)).join("\n")
+    expect(parseRun(`${lines}\nnot json\n`).toolUses).toEqual([
+      { id: "a", name: "Bash", isError: true },
+      { id: "b", name: "Glob", isError: undefined }
+    ])
+  })
 })
