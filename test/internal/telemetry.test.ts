@@ -8,12 +8,16 @@ import * as Stream from "effect/Stream"
 import { parseRun } from "../../src/internal/claudeStreamJson.js"
 import * as Telemetry from "../../src/internal/telemetry.js"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
+import * as Gemini from "../../src/layers/Gemini.js"
+import * as OpenAi from "../../src/layers/OpenAi.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { Usage } from "../../src/services/ChatClient.js"
 import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
 import * as Tool from "../../src/services/Tool.js"
 import { add, broken, HttpLive, SecretKey } from "../layers/httpProviderSupport.js"
+import * as FakeGemini from "../support/FakeGemini.js"
 import * as Fake from "../support/FakeMessagesApi.js"
+import * as FakeOpenAi from "../support/FakeOpenAi.js"
 import { makeRecorder, type RecordedSpan, type Recorder } from "../support/recordingTracer.js"
 
 const A = ChatTelemetry.Attributes
@@ -269,4 +273,61 @@ describe("telemetry helpers", () => {
       { id: "b", name: "Glob", isError: undefined }
     ])
   })
+})
+
+describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
+  const check = (recorder: Recorder, vendor: string, finish: ReadonlyArray<unknown>) => {
+    const [chat] = recorder.find("ChatClient.chat")
+    const turns = turnSpans(recorder)
+    expect(turns).toHaveLength(2)
+    for (const turn of turns) {
+      expect(recorder.ancestors(turn)).toContain(chat)
+      expect(turn.attributes.get(A.providerName)).toBe(vendor)
+    }
+    expect(turns.map((t) => [t.attributes.get(A.inputTokens), t.attributes.get(A.outputTokens)])).toEqual([
+      [21, 4],
+      [30, 5]
+    ])
+    expect(turns.map((t) => t.attributes.get(A.finishReasons))).toEqual(finish)
+    expect(toolSpansUnder(recorder, chat!)).toHaveLength(1)
+    expect(recorder.dump()).not.toContain(SecretKey)
+  }
+
+  it.scopedLive("OpenAI", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const api = yield* FakeOpenAi.make((_req, index) =>
+        index === 0
+          ? {
+            toolCalls: [{ id: "call_1", name: "add", arguments: { a: 1, b: 2 } }],
+            usage: { prompt_tokens: 21, completion_tokens: 4 }
+          }
+          : { text: "3", usage: { prompt_tokens: 30, completion_tokens: 5 } }
+      )
+      yield* Effect.gen(function*() {
+        const client = yield* OpenAi.make({ apiKey: Redacted.make(SecretKey), model: "gpt-test", baseUrl: api.url })
+        yield* client.setTools([add])
+        expect(yield* client.chat("1 + 2?")).toBe("3")
+      }).pipe(Effect.provide(Layer.merge(HttpLive, recorder.layer)))
+      check(recorder, "openai", [["tool_calls"], ["stop"]])
+    }))
+
+  it.scopedLive("Gemini", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const api = yield* FakeGemini.make((_req, index) =>
+        index === 0
+          ? {
+            functionCalls: [{ name: "add", args: { a: 1, b: 2 } }],
+            usage: { promptTokenCount: 21, candidatesTokenCount: 4 }
+          }
+          : { text: "3", usage: { promptTokenCount: 30, candidatesTokenCount: 5 } }
+      )
+      yield* Effect.gen(function*() {
+        const client = yield* Gemini.make({ apiKey: Redacted.make(SecretKey), model: "gemini-test", baseUrl: api.url })
+        yield* client.setTools([add])
+        expect(yield* client.chat("1 + 2?")).toBe("3")
+      }).pipe(Effect.provide(Layer.merge(HttpLive, recorder.layer)))
+      check(recorder, "gcp.gemini", [["STOP"], ["STOP"]])
+    }))
 })
