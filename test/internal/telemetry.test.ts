@@ -9,12 +9,14 @@ import { parseRun } from "../../src/internal/claudeStreamJson.js"
 import * as Telemetry from "../../src/internal/telemetry.js"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as Gemini from "../../src/layers/Gemini.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as OpenAi from "../../src/layers/OpenAi.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { Usage } from "../../src/services/ChatClient.js"
 import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
 import * as Tool from "../../src/services/Tool.js"
 import { add, broken, HttpLive, SecretKey } from "../layers/httpProviderSupport.js"
+import { connectClient } from "../layers/mcpBridgeSupport.js"
 import * as FakeGemini from "../support/FakeGemini.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -329,5 +331,24 @@ describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
         expect(yield* client.chat("1 + 2?")).toBe("3")
       }).pipe(Effect.provide(Layer.merge(HttpLive, recorder.layer)))
       check(recorder, "gcp.gemini", [["STOP"], ["STOP"]])
+    }))
+})
+
+describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
+  it.scopedLive("calls during withRunSpan are children of the run's span; others stay under the bridge", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      yield* Effect.gen(function*() {
+        const bridge = yield* NodeMcpBridge.make({ tools: [add] })
+        const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)
+        const call = Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))
+        yield* Effect.withSpan(bridge.withRunSpan(call), "run")
+        yield* call
+        expect(recorder.dump()).not.toContain(Redacted.value(bridge.token))
+      }).pipe(Effect.withTracer(recorder.tracer))
+      const [run] = recorder.find("run")
+      const [during, after] = recorder.find("Tool.executeTool")
+      expect(recorder.ancestors(during!)[0]).toBe(run)
+      expect(recorder.ancestors(after!)).not.toContain(run)
     }))
 })
