@@ -20,6 +20,7 @@ export * as Scripted from "./layers/Scripted.js"
 export * as ChatClient from "./services/ChatClient.js"
 export * as ChatEvent from "./services/ChatEvent.js"
 export * as ClaudeCodeOptions from "./services/ClaudeCodeOptions.js"
+export * as ChatTelemetry from "./services/ChatTelemetry.js"
 export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 

@@ -189,7 +189,12 @@ export const turnResponse = (response: MessagesResponse, answerTool: string | un
       else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }, true))
     }
   }
-  const base = { text, toolCalls: calls, usage: usage(response.usage) }
+  const base = {
+    text,
+    toolCalls: calls,
+    usage: usage(response.usage),
+    ...(response.stop_reason == null ? {} : { finishReason: response.stop_reason })
+  }
   return structured !== undefined && calls.length === 0 ? { ...base, structured: structured.value } : base
 }
 

@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
+import type * as Telemetry from "./telemetry.js"
 
 export type AgentSdkModule = typeof AgentSdk
 
@@ -62,7 +63,8 @@ export const AlwaysLoadMeta = "anthropic/alwaysLoad"
 export const makeToolServer = (
   serverName: string,
   set: Tool.ToolSet,
-  abort: AbortSignal
+  abort: AbortSignal,
+  runSlot?: Telemetry.RunSlot
 ): Effect.Effect<AgentSdk.McpSdkServerConfigWithInstance, never, Scope.Scope> =>
   Effect.gen(function*() {
     const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
@@ -81,7 +83,8 @@ export const makeToolServer = (
         { id: String(extra.requestId), name: request.params.name, arguments: request.params.arguments ?? {} },
         true
       )
-      const fiber = runFork(Tool.executeTool(set, call))
+      const execute = Tool.executeTool(set, call)
+      const fiber = runFork(runSlot === undefined ? execute : runSlot.apply(execute))
       const signals = [extra.signal, abort]
       const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
       for (const signal of signals) {

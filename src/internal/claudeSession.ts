@@ -20,11 +20,13 @@ import {
   Usage
 } from "../services/ChatClient.js"
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../services/ChatEvent.js"
+import { Attributes } from "../services/ChatTelemetry.js"
 import { ClaudeSession, type ClaudeSessionService } from "../services/ClaudeCodeOptions.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
-import type { InitLine, ResultLine } from "./claudeStreamJson.js"
+import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
 import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "./loopClient.js"
+import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */
 export interface RunOutcome {
@@ -132,9 +134,17 @@ export const interpretRun = (params: {
   readonly lastText?: string | undefined
   /** Denials the application decided itself (`canUseTool`), by tool use id: not failures. */
   readonly decidedDenials?: ReadonlySet<string> | undefined
+  /** The tools the CLI ran; those not served by the bridge become events of the turn span. */
+  readonly toolUses?: ReadonlyArray<ToolUse> | undefined
 }): Effect.Effect<RunOutcome, ChatError> =>
   Effect.gen(function*() {
     const { exitCode = 0, provider, result: line } = params
+    if (params.init?.model !== undefined) yield* Effect.annotateCurrentSpan(Attributes.responseModel, params.init.model)
+    if (params.toolUses !== undefined) {
+      // The bridge's tools have spans of their own (the bridge parents them to this run).
+      const bridged = `mcp__${params.serverName}__`
+      yield* Telemetry.recordToolUses(params.toolUses.filter((use) => !use.name.startsWith(bridged)))
+    }
     // How the process ended comes first: a CLI that died before its init line never got as far
     // as the tool server, so blaming the server would hide the real cause.
     if (params.init === undefined && line === undefined && exitCode !== 0) {
@@ -198,6 +208,8 @@ export const interpretRun = (params: {
  */
 export const makeSessionClient = (params: {
   readonly provider: string
+  /** The configured model, for spans and metrics. */
+  readonly model?: string | undefined
   readonly run: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
   /** Applies a validated tool set (already holding the caller's context). */
   readonly setTools: (set: Tool.ToolSet) => Effect.Effect<void, ChatError>
@@ -208,6 +220,7 @@ export const makeSessionClient = (params: {
 }): Effect.Effect<SessionClient> =>
   Effect.gen(function*() {
     const { provider } = params
+    const info: Telemetry.TurnInfo = { provider, model: params.model }
     const sessionId = yield* Ref.make(Option.fromNullable(params.resume))
     const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
     const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
@@ -236,6 +249,8 @@ export const makeSessionClient = (params: {
           costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
         })
         yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
+        yield* Telemetry.recordUsage(info, runUsage)
+        yield* Telemetry.recordFinishReason(line.stop_reason ?? line.subtype)
         if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
         return runUsage
       })
@@ -248,15 +263,22 @@ export const makeSessionClient = (params: {
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
-        const outcome = yield* params.run({
-          prompt: [...buffered, prompt].join("\n\n"),
-          responseFormat,
-          sessionId: yield* Ref.get(sessionId),
-          fork: yield* Ref.get(fork),
-          emit,
-          recordResult: recordResult(emit)
-        })
+        const text = [...buffered, prompt].join("\n\n")
+        yield* Telemetry.recordPrompt(text)
+        // One CLI run is one turn span; the run's own model turns are inside the CLI.
+        const outcome = yield* Telemetry.turnSpan(
+          info,
+          params.run({
+            prompt: text,
+            responseFormat,
+            sessionId: yield* Ref.get(sessionId),
+            fork: yield* Ref.get(fork),
+            emit,
+            recordResult: recordResult(emit)
+          })
+        )
         const value = yield* finish(outcome)
+        yield* Telemetry.recordAnswer(outcome.text)
         if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
         yield* Ref.set(fork, false)
         yield* Ref.set(activity, outcome.activity ?? [])
@@ -269,29 +291,32 @@ export const makeSessionClient = (params: {
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
+    const spanAttributes = Telemetry.clientSpanAttributes(info)
+    const labelled = <A, E>(effect: Effect.Effect<A, E>) => Effect.tagMetrics(effect, Attributes.provider, provider)
+
     const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* Effect.annotateCurrentSpan(spanAttributes)
       yield* requireText("prompt", prompt)
-      return yield* converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text))
+      return yield* labelled(converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text)))
     })
 
     const chatStream = (prompt: string) =>
       streamOf((emit) =>
         Effect.zipRight(
           requireText("prompt", prompt),
-          converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit)
+          labelled(converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit))
         )
-      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": provider } }))
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: spanAttributes }))
 
     const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-      yield* Effect.annotateCurrentSpan("chat.provider", provider)
+      yield* Effect.annotateCurrentSpan(spanAttributes)
       yield* requireText("question", question)
       const { format, wrapped } = yield* responseFormatFor(schema)
-      return yield* converse(question, format, (outcome) =>
+      return yield* labelled(converse(question, format, (outcome) =>
         decodeAnswer(schema, {
           text: outcome.text,
           ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
-        }, wrapped))
+        }, wrapped)))
     })
 
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {

@@ -18,6 +18,7 @@ export const InitLine = Schema.Struct({
   type: Schema.Literal("system"),
   subtype: Schema.Literal("init"),
   session_id: Schema.optional(Schema.String),
+  model: Schema.optional(Schema.String),
   mcp_servers: Schema.optionalWith(
     Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })),
     { default: () => [] }
@@ -48,6 +49,7 @@ export const ResultLine = Schema.Struct({
   api_error_status: Schema.optional(Schema.NullOr(Schema.Number)),
   total_cost_usd: Schema.optional(Schema.NullOr(Schema.Number)),
   num_turns: Schema.optional(Schema.Number),
+  stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
   usage: Schema.optional(ResultUsage),
   permission_denials: Schema.optionalWith(Schema.Array(PermissionDenial), { default: () => [] }),
   structured_output: Schema.optional(Schema.Unknown)
@@ -64,6 +66,8 @@ export interface ParsedRun {
   readonly garbage: ReadonlyArray<string>
   /** The text of the last assistant message that had text. */
   readonly lastText: string | undefined
+  /** The tools the CLI ran, in order, for the turn span's events. */
+  readonly toolUses: ReadonlyArray<ToolUse>
 }
 
 /** The text blocks of an assistant message line, joined; undefined when it has none. */
@@ -75,12 +79,46 @@ export const assistantText = (json: unknown): string | undefined => {
   return texts.length === 0 ? undefined : texts.join("")
 }
 
+/** A tool the CLI ran during a run: its id, name, and whether its result was an error. */
+export interface ToolUse {
+  readonly id: string
+  readonly name: string
+  readonly isError: boolean | undefined
+}
+
+/**
+ * Collects tool uses from stream-json messages: `tool_use` blocks of assistant messages, with
+ * `is_error` from the matching `tool_result` of the next user message. One instance per run.
+ */
+export const makeToolUseCollector = () => {
+  const uses: Array<{ id: string; name: string; isError: boolean | undefined }> = []
+  const byId = new Map<string, { isError: boolean | undefined }>()
+  const push = (json: unknown): void => {
+    if (typeof json !== "object" || json === null) return
+    const msg = json as { type?: unknown; message?: { content?: unknown } }
+    if (msg.type !== "assistant" && msg.type !== "user") return
+    const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+    for (const block of content) {
+      if (msg.type === "assistant" && block.type === "tool_use" && typeof block.name === "string") {
+        const use = { id: String(block.id), name: block.name, isError: undefined }
+        uses.push(use)
+        byId.set(use.id, use)
+      } else if (msg.type === "user" && block.type === "tool_result") {
+        const use = byId.get(String(block.tool_use_id))
+        if (use !== undefined) use.isError = block.is_error === true
+      }
+    }
+  }
+  return { push, uses: (): ReadonlyArray<ToolUse> => uses }
+}
+
 /** Reads the init and result lines out of the CLI's stdout. */
 export const parseRun = (stdout: string): ParsedRun => {
   let init: InitLine | undefined
   let result: ResultLine | undefined
   let lastText: string | undefined
   const garbage: Array<string> = []
+  const toolUses = makeToolUseCollector()
   for (const line of stdout.split("\n")) {
     const trimmed = line.trim()
     if (trimmed === "") continue
@@ -91,6 +129,7 @@ export const parseRun = (stdout: string): ParsedRun => {
       garbage.push(trimmed)
       continue
     }
+    toolUses.push(json)
     if (init === undefined) {
       const i = decodeInit(json)
       if (Either.isRight(i)) {
@@ -102,7 +141,7 @@ export const parseRun = (stdout: string): ParsedRun => {
     const r = decodeResult(json)
     if (Either.isRight(r)) result = r.right
   }
-  return { init, result, garbage, lastText }
+  return { init, result, garbage, lastText, toolUses: toolUses.uses() }
 }
 
 /** Tools the library itself puts in a run (`ask`'s answer channel): not agent activity. */

@@ -328,7 +328,13 @@ export const turnResponse = (
       text += part.text
     }
   }
-  return { _tag: "Turn", turn: { text, toolCalls: calls, usage: usage(response.usageMetadata) }, signatures }
+  const turn: TurnResponse = {
+    text,
+    toolCalls: calls,
+    usage: usage(response.usageMetadata),
+    ...(candidate.finishReason === undefined ? {} : { finishReason: candidate.finishReason })
+  }
+  return { _tag: "Turn", turn, signatures }
 }
 
 // --- streaming (`:streamGenerateContent?alt=sse`) -------------------------------------------

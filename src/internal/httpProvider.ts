@@ -601,6 +601,7 @@ export interface CommonOptions {
 
 /** The shared loop's settings, from the common options. */
 export const loopSettings = (options: CommonOptions) => ({
+  model: options.model,
   maxSteps: options.maxSteps,
   toolConcurrency: options.toolConcurrency,
   requestTimeout: options.requestTimeout

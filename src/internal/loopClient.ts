@@ -28,6 +28,7 @@ import {
   ToolCallStart,
   UsageEvent
 } from "../services/ChatEvent.js"
+import { Attributes } from "../services/ChatTelemetry.js"
 import type {
   Message,
   ModelTurn,
@@ -37,10 +38,13 @@ import type {
   TurnResponse
 } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
+import * as Telemetry from "./telemetry.js"
 
 export interface LoopOptions {
   /** Provider name used in errors and spans. */
   readonly provider: string
+  /** The model, for spans and metrics (`gen_ai.request.model`). */
+  readonly model?: string | undefined
   readonly turn: ModelTurn
   /** The same model, streaming; without it `chatStream` reports each turn's text in one piece. */
   readonly streamTurn?: ModelTurnStream | undefined
@@ -171,6 +175,11 @@ export const decodeAnswer = <A, I>(
   })
 }
 
+const lastText = (messages: ReadonlyArray<Message>): string => {
+  const last = messages[messages.length - 1]
+  return last?.role === "assistant" ? last.text : ""
+}
+
 // Models sometimes wrap JSON in a markdown fence even when asked not to.
 const stripFence = (text: string): string => {
   const m = /^\s*```(?:json)?\s*\n([\s\S]*?)\n\s*```\s*$/.exec(text)
@@ -210,8 +219,18 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         retryable: false
       })
 
+    const info: Telemetry.TurnInfo = { provider: options.provider, model: options.model }
+    const turnUsage = (response: TurnResponse) => ({
+      usage: response.usage,
+      finishReason: response.finishReason ?? (response.toolCalls.length > 0 ? "tool_calls" : undefined)
+    })
+
+    /** One model turn, traced as a turn span under the `chat`/`ask` span. */
+    const modelTurn = (request: TurnRequest, emit: Emit | undefined): Effect.Effect<TurnResponse, ChatError> =>
+      Telemetry.turnSpan(info, untracedTurn(request, emit), turnUsage)
+
     /** One model turn; with `emit`, its text is reported as it arrives (if the model can stream). */
-    const modelTurn = (request: TurnRequest, emit: Emit | undefined): Effect.Effect<TurnResponse, ChatError> => {
+    const untracedTurn = (request: TurnRequest, emit: Emit | undefined): Effect.Effect<TurnResponse, ChatError> => {
       if (emit === undefined) return timed(options.turn(request))
       const streamTurn = options.streamTurn
       if (streamTurn === undefined) {
@@ -295,8 +314,10 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         const buffered = yield* Ref.get(pending)
         const before = yield* Ref.get(history)
         const user: Message = { role: "user", content: [...buffered, prompt].join("\n\n") }
+        yield* Telemetry.recordPrompt(user.content)
         const { messages, response } = yield* runLoop([...before, user], responseFormat, emit)
         const value = yield* finish(response)
+        yield* Telemetry.recordAnswer(lastText(messages))
         yield* Ref.set(history, messages)
         yield* Ref.set(pending, [])
         return value
@@ -307,21 +328,20 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
-    // `chat` and `ask` run once per user turn, so their spans are made directly: the same name and
-    // `chat.provider` attribute as `Effect.fn` would give, without capturing a call-site stack
-    // trace on every call (`Effect.fn` builds an `Error` per call for that).
-    const spanOptions = { attributes: { "chat.provider": options.provider }, captureStackTrace: false }
+    // `chat` and `ask` run once per user turn, so their spans are made directly: the same name as
+    // `Effect.fn` would give, without capturing a call-site stack trace on every call (`Effect.fn`
+    // builds an `Error` per call for that). Metrics measured inside carry the provider label.
+    const spanAttributes = Telemetry.clientSpanAttributes(info)
+    const spanOptions = { attributes: spanAttributes, captureStackTrace: false }
+    const traced = <A>(effect: Effect.Effect<A, ChatError>, name: string) =>
+      Effect.withSpan(Effect.tagMetrics(effect, Attributes.provider, options.provider), name, spanOptions)
     const answerText = (response: TurnResponse) => Effect.succeed(response.text)
 
     const chat = (prompt: string): Effect.Effect<string, ChatError> =>
-      Effect.withSpan(
-        Effect.zipRight(requireText("prompt", prompt), converse(prompt, undefined, answerText)),
-        "ChatClient.chat",
-        spanOptions
-      )
+      traced(Effect.zipRight(requireText("prompt", prompt), converse(prompt, undefined, answerText)), "ChatClient.chat")
 
     const ask = <A, I>(question: string, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
-      Effect.withSpan(
+      traced(
         Effect.zipRight(
           requireText("question", question),
           Effect.flatMap(
@@ -329,8 +349,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
             ({ format, wrapped }) => converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
           )
         ),
-        "ChatClient.ask",
-        spanOptions
+        "ChatClient.ask"
       )
 
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
@@ -340,11 +359,15 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
 
     const chatStream = (prompt: string) =>
       streamOf((emit) =>
-        Effect.zipRight(
-          requireText("prompt", prompt),
-          converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
+        Effect.tagMetrics(
+          Effect.zipRight(
+            requireText("prompt", prompt),
+            converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
+          ),
+          Attributes.provider,
+          options.provider
         )
-      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": options.provider } }))
+      ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: spanAttributes }))
 
     return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
   })

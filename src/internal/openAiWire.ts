@@ -56,6 +56,7 @@ const OptionalNumber = Schema.optional(Schema.NullOr(Schema.Number))
 
 export const ChatResponse = Schema.Struct({
   choices: Schema.NonEmptyArray(Schema.Struct({
+    finish_reason: Schema.optional(Schema.NullOr(Schema.String)),
     message: Schema.Struct({
       content: Schema.optional(Schema.NullOr(Schema.String)),
       refusal: Schema.optional(Schema.NullOr(Schema.String)),
@@ -170,8 +171,9 @@ export const usage = (u: ChatResponse["usage"]): Usage =>
 
 /** Reads the first choice. A refusal becomes the text (so `ask` fails to decode it, with it shown). */
 export const turnResponse = (response: ChatResponse): TurnResponse => {
-  const message = response.choices[0].message
+  const { finish_reason, message } = response.choices[0]
   return {
+    ...(finish_reason == null ? {} : { finishReason: finish_reason }),
     text: message.content ?? message.refusal ?? "",
     // Arguments stay JSON text; the tool engine parses them and reports bad JSON as a tool error.
     toolCalls: (message.tool_calls ?? []).map((c) =>
@@ -232,6 +234,7 @@ export const completionStream = () => {
   let content = ""
   let refusal = ""
   let finished = false
+  let finishReason: string | undefined
   let usage: ChatResponse["usage"]
   const calls = new Map<number, { id: string; name: string; arguments: string }>()
 
@@ -247,7 +250,10 @@ export const completionStream = () => {
     let reasoning = ""
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue
-      if (choice.finish_reason != null) finished = true
+      if (choice.finish_reason != null) {
+        finished = true
+        finishReason = choice.finish_reason
+      }
       const delta = choice.delta
       if (delta == null) continue
       const thought = delta.reasoning_content ?? delta.reasoning
@@ -283,6 +289,7 @@ export const completionStream = () => {
     }))
     return {
       choices: [{
+        finish_reason: finishReason,
         message: {
           content: content === "" ? null : content,
           refusal: refusal === "" ? null : refusal,

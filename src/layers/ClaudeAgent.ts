@@ -69,8 +69,17 @@ import {
   type SessionClient,
   sessionContext
 } from "../internal/claudeSession.js"
-import { assistantText, InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import {
+  assistantText,
+  InitLine,
+  makeEventTranslator,
+  makeToolUseCollector,
+  ResultLine,
+  toChatEvent,
+  type ToolUse
+} from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Telemetry from "../internal/telemetry.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
@@ -148,6 +157,7 @@ interface Transcript {
   readonly result: ResultLine | undefined
   readonly lastText?: string | undefined
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
+  readonly toolUses?: ReadonlyArray<ToolUse> | undefined
 }
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -266,6 +276,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         }
       }
     )
+    // Where the tool servers' calls find the turn they belong to (for their spans).
+    const runSlot = Telemetry.makeRunSlot()
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -295,11 +307,13 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
             let init: InitLine | undefined
             let result: ResultLine | undefined
             let lastText: string | undefined
+            const toolUses = makeToolUseCollector()
             try {
               for (;;) {
                 const step = await next()
                 if (step.done === true) break
                 const message = step.value
+                toolUses.push(message)
                 if (init === undefined) {
                   const i = decodeInit(message)
                   if (Either.isRight(i)) {
@@ -321,7 +335,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
               // The SDK throws after an error result; the result line says more (status, subtype).
               if (result === undefined) throw e
             }
-            return { init, result, lastText, activity } satisfies Transcript
+            return { init, result, lastText, activity, toolUses: toolUses.uses() } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
@@ -386,7 +400,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         )
         const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
           ...appServerConfigs,
-          ...(mounted ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) } : {})
+          ...(mounted ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal, runSlot) } : {})
         }
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
         // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
@@ -445,6 +459,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         // Only for a run without a result: after one, the CLI may still be on its way out.
         exitCode: transcript.result === undefined ? started.cli()?.child.exitCode ?? undefined : undefined,
         stderr: started.cli()?.stderr(),
+        toolUses: transcript.toolUses,
         allowPermissionDenials: options.allowPermissionDenials === true,
         recordResult: input.recordResult,
         lastText: transcript.lastText,
@@ -513,7 +528,11 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         query.send(input.prompt)
         const transcript = yield* consume(query, input.emit, true)
         if (transcript.init !== undefined) query.init = transcript.init
-        return yield* interpret(input, query, { init: query.init, result: transcript.result })
+        return yield* interpret(input, query, {
+          init: query.init,
+          result: transcript.result,
+          toolUses: transcript.toolUses
+        })
       }).pipe(Effect.onError(() => dropLive))
 
     const runTurn = (input: RunInput) =>
@@ -528,7 +547,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     // Each turn runs in a fiber of the client's scope: closing the scope ends turns in flight.
     const run = (input: RunInput) =>
       Effect.flatMap(
-        FiberSet.run(turns, runTurn(input)),
+        // A kept-alive query's tool server outlives the turn that built it: each turn marks itself.
+        FiberSet.run(turns, runSlot.within(runTurn(input))),
         (fiber) => Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
       )
 
@@ -538,6 +558,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
 
     return yield* makeSessionClient({
       provider,
+      model: options.model,
       run,
       setTools,
       resume: options.resume,

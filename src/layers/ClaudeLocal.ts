@@ -416,11 +416,11 @@ export const make = (
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
-        const result = input.emit === undefined
-          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
-            Effect.mapError(fromSubprocess(binary))
-          )
-          : yield* streamRun(runOptions, input.emit, mounted)
+        const execute = input.emit === undefined
+          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
+          : streamRun(runOptions, input.emit, mounted)
+        // The bridge's tool calls during this run become children of the run's span.
+        const result = yield* (mounted && Option.isSome(running) ? running.value.withRunSpan(execute) : execute)
         const parsed = parseRun(result.stdout)
         const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
         return yield* interpretRun({
@@ -431,6 +431,7 @@ export const make = (
           result: parsed.result,
           exitCode: result.exitCode,
           stderr: result.stderr,
+          toolUses: parsed.toolUses,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
           lastText: parsed.lastText,
@@ -473,6 +474,7 @@ export const make = (
 
     return yield* makeSessionClient({
       provider,
+      model: options.model,
       run,
       setTools,
       resume: options.resume,

@@ -43,6 +43,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
+import * as Telemetry from "../internal/telemetry.js"
 import {
   defaultIdleTimeout,
   defaultMaxBodyBytes,
@@ -216,6 +217,8 @@ export const make: <R = never>(
       concurrency: "unbounded",
       discard: true
     }).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
+  // Handlers run from HTTP requests, outside the chat fiber: this is how they find the run's span.
+  const runSlot = Telemetry.makeRunSlot()
 
   const callTool = (
     session: Session,
@@ -224,7 +227,7 @@ export const make: <R = never>(
     extra: { readonly requestId: string | number; readonly signal: AbortSignal }
   ): Promise<CallToolResult> => {
     const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
-    const fiber = session.owner.runFork(Tool.executeTool(served.set, call))
+    const fiber = session.owner.runFork(runSlot.apply(Tool.executeTool(served.set, call)))
     // Cancelled by the client (`notifications/cancelled`) or its HTTP connection closed early.
     const signals = [extra.signal, session.dropped.get(extra.requestId)?.signal].filter((s) => s !== undefined)
     const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
@@ -455,7 +458,8 @@ export const make: <R = never>(
     setTools,
     toolNames: Effect.sync(() => served.set.tools.map((tool) => tool.name)),
     sessionCount: Effect.sync(() => sessions.size),
-    openRun
+    openRun,
+    withRunSpan: runSlot.within
   }
   return service
 })

@@ -152,6 +152,12 @@ export interface McpBridgeService {
    * own token, port and lifetime are unaffected.
    */
   readonly openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope>
+  /**
+   * Runs `effect` (a run of the CLI) so that the tool calls served meanwhile are traced as children
+   * of its current span and measured with its metric labels, instead of under the span that
+   * started the bridge. Calls outside any such run keep the bridge's own context.
+   */
+  readonly withRunSpan: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** The MCP bridge service. */

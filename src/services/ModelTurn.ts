@@ -73,6 +73,8 @@ export interface TurnResponse {
   readonly usage: Usage
   /** The structured answer, when the provider returned one for a `responseFormat`. */
   readonly structured?: unknown
+  /** Why the model stopped, in the provider's words (`end_turn`, `tool_calls`, `STOP`, …), for traces. */
+  readonly finishReason?: string | undefined
 }
 
 /** A model: one request, one response. */

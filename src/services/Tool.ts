@@ -12,6 +12,7 @@ import * as JSONSchema from "effect/JSONSchema"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Telemetry from "../internal/telemetry.js"
 
 /** A JSON Schema document, as plain data. */
 export type JsonSchema = { readonly [key: string]: unknown }
@@ -283,29 +284,45 @@ export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect
 const errorResult = (call: ToolCall, content: string) =>
   new ToolResult({ callId: call.id, name: call.name, content, isError: true })
 
+// Why a result is an error, for the tool span's `error.type` and the tool-error metric; set by
+// `executeTool` on the results it builds and read back from this map, so results stay plain.
+const errorTypes = new WeakMap<ToolResult, string>()
+const typedError = (call: ToolCall, content: string, type: string) => {
+  const result = errorResult(call, content)
+  errorTypes.set(result, type)
+  return result
+}
+
 /**
  * Runs one call. Never fails: an unknown tool, bad arguments, a failing or dying handler and an
  * unencodable result all become results with `isError: true`. Interruption is never swallowed.
+ * Traced as a `Tool.executeTool` span with the GenAI `execute_tool` attributes, and measured in
+ * `ChatTelemetry.toolDuration` / `ChatTelemetry.toolErrors`.
  */
 export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<ToolResult, never, R> => {
   const tool = set.byName.get(call.name)
-  if (tool === undefined) return Effect.succeed(errorResult(call, `Tool ${call.name} not found`))
-  return Effect.suspend(() => tool.run(call.arguments)).pipe(
-    Effect.map((content) => new ToolResult({ callId: call.id, name: call.name, content, isError: false })),
-    Effect.catchAllCause((cause) => {
-      const failure = Cause.failureOption(cause)
-      if (Option.isSome(failure)) {
-        const f = failure.value
-        return Effect.succeed(errorResult(call, f.reason === "HandlerFailed" ? `Error: ${f.message}` : f.message))
-      }
-      const defect = Cause.dieOption(cause)
-      if (Option.isSome(defect)) {
-        return Effect.succeed(errorResult(call, `tool handler panicked: ${describeUnknown(defect.value)}`))
-      }
-      return Effect.interrupt
-    }),
-    Effect.withSpan("Tool.executeTool", { attributes: { "tool.name": call.name } })
-  )
+  const run: Effect.Effect<ToolResult, never, R> = tool === undefined
+    ? Effect.succeed(typedError(call, `Tool ${call.name} not found`, "ToolNotFound"))
+    : Effect.suspend(() => tool.run(call.arguments)).pipe(
+      Effect.map((content) => new ToolResult({ callId: call.id, name: call.name, content, isError: false })),
+      Effect.catchAllCause((cause) => {
+        const failure = Cause.failureOption(cause)
+        if (Option.isSome(failure)) {
+          const f = failure.value
+          return Effect.succeed(
+            typedError(call, f.reason === "HandlerFailed" ? `Error: ${f.message}` : f.message, f.reason)
+          )
+        }
+        const defect = Cause.dieOption(cause)
+        if (Option.isSome(defect)) {
+          return Effect.succeed(
+            typedError(call, `tool handler panicked: ${describeUnknown(defect.value)}`, "HandlerPanicked")
+          )
+        }
+        return Effect.interrupt
+      })
+    )
+  return Telemetry.toolSpan(call, run, (result) => errorTypes.get(result) ?? "_OTHER")
 }
 
 /** Runs several calls with bounded concurrency (default 5); results keep the calls' order. */

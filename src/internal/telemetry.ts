@@ -1,0 +1,281 @@
+/**
+ * Spans and metrics shared by every provider: the turn span around one model turn, the
+ * attributes of the `chat`/`ask` span, and the run slot that lets tool calls arriving from
+ * outside the chat fiber (the MCP bridge, the Agent SDK's tool server) join the run's trace.
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
+import * as Metric from "effect/Metric"
+import type * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import type * as Tracer from "effect/Tracer"
+import type { Usage } from "../services/ChatClient.js"
+import {
+  Attributes as A,
+  costUsd,
+  RecordContent,
+  tokenUsage,
+  toolDuration,
+  toolErrors,
+  turnDuration
+} from "../services/ChatTelemetry.js"
+
+/** The GenAI `gen_ai.provider.name` for a provider of this library. */
+export const vendorOf = (provider: string): string => {
+  switch (provider) {
+    case "claude-local":
+    case "claude-agent":
+      return "anthropic"
+    case "gemini":
+      return "gcp.gemini"
+    default:
+      return provider
+  }
+}
+
+/** Who made a turn: the provider and, when configured, the model. */
+export interface TurnInfo {
+  readonly provider: string
+  readonly model?: string | undefined
+}
+
+const baseAttributes = (info: TurnInfo, operation: string): Record<string, unknown> => ({
+  [A.operationName]: operation,
+  [A.providerName]: vendorOf(info.provider),
+  [A.system]: vendorOf(info.provider),
+  [A.provider]: info.provider,
+  ...(info.model === undefined ? {} : { [A.requestModel]: info.model })
+})
+
+/** Attributes of the `chat`/`chatStream`/`ask` span. */
+export const clientSpanAttributes = (info: TurnInfo): Record<string, unknown> => baseAttributes(info, "invoke_agent")
+
+/** Adds the user message to the current span, when content recording is on. */
+export const recordPrompt = (prompt: string): Effect.Effect<void> =>
+  Effect.flatMap(RecordContent, (on) =>
+    on
+      ? Effect.annotateCurrentSpan(
+        A.inputMessages,
+        JSON.stringify([{ role: "user", parts: [{ type: "text", content: prompt }] }])
+      )
+      : Effect.void)
+
+/** Adds the answer to the current span, when content recording is on. */
+export const recordAnswer = (answer: string): Effect.Effect<void> =>
+  Effect.flatMap(RecordContent, (on) =>
+    on
+      ? Effect.annotateCurrentSpan(
+        A.outputMessages,
+        JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: answer }] }])
+      )
+      : Effect.void)
+
+/**
+ * Puts a turn's usage on the current span (the turn span) and into the token and cost metrics.
+ * Unknown usage adds nothing: a zero would read as a real count.
+ */
+export const recordUsage = (info: TurnInfo, usage: Usage): Effect.Effect<void> => {
+  if (!usage.known && usage.costUsd === undefined) return Effect.void
+  const model = info.model === undefined ? [] : [[A.requestModel, info.model] as const]
+  const tokens = (type: string, n: number) =>
+    Metric.update(
+      [[A.tokenType, type] as const, ...model].reduce(
+        (m, [k, v]) => Metric.tagged(m, k, v),
+        Metric.tagged(tokenUsage, A.provider, info.provider)
+      ),
+      n
+    )
+  return Effect.all([
+    usage.known
+      ? Effect.zipRight(
+        Effect.annotateCurrentSpan({ [A.inputTokens]: usage.inputTokens, [A.outputTokens]: usage.outputTokens }),
+        Effect.zipRight(tokens("input", usage.inputTokens), tokens("output", usage.outputTokens))
+      )
+      : Effect.void,
+    usage.costUsd === undefined ? Effect.void : Effect.zipRight(
+      Effect.annotateCurrentSpan(A.costUsd, usage.costUsd),
+      Metric.update(Metric.tagged(costUsd, A.provider, info.provider), usage.costUsd)
+    )
+  ], { discard: true })
+}
+
+/** Puts the finish reason on the current span. */
+export const recordFinishReason = (reason: string | undefined): Effect.Effect<void> =>
+  reason === undefined || reason === "" ? Effect.void : Effect.annotateCurrentSpan(A.finishReasons, [reason])
+
+const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const f = failure.value
+    if (typeof f === "object" && f !== null && "_tag" in f) {
+      const kind = "kind" in f && typeof f.kind === "string" ? `:${f.kind}` : ""
+      return `${String(f._tag)}${kind}`
+    }
+  }
+  return Cause.isInterruptedOnly(cause) ? "interrupted" : "_OTHER"
+}
+
+/**
+ * One model turn as a span named `chat <model>` (GenAI style), timed into the turn-duration metric
+ * (with `error.type` when it failed). `usageOf` reads the result's usage for the span and metrics;
+ * providers that report usage elsewhere (the CLI's result line) pass nothing and call
+ * {@link recordUsage} themselves inside the span.
+ */
+export const turnSpan = <A, E, R>(
+  info: TurnInfo,
+  effect: Effect.Effect<A, E, R>,
+  usageOf?: (a: A) => { readonly usage: Usage; readonly finishReason?: string | undefined }
+): Effect.Effect<A, E, R> =>
+  Effect.flatMap(Clock.currentTimeNanos, (start) =>
+    effect.pipe(
+      Effect.tap((a) => {
+        if (usageOf === undefined) return Effect.void
+        const { finishReason, usage } = usageOf(a)
+        return Effect.zipRight(recordUsage(info, usage), recordFinishReason(finishReason))
+      }),
+      Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeNanos, (end) => {
+          const seconds = Number(end - start) / 1e9
+          const metric = Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat")
+          return Metric.update(
+            Exit.isFailure(exit) ? Metric.tagged(metric, A.errorType, errorTypeOf(exit.cause)) : metric,
+            seconds
+          )
+        })
+      ),
+      Effect.withSpan(info.model === undefined ? "chat" : `chat ${info.model}`, {
+        kind: "client",
+        captureStackTrace: false,
+        attributes: baseAttributes(info, "chat")
+      })
+    ))
+
+/** A built-in tool the CLI ran, seen in its output. */
+export interface BuiltinToolUse {
+  readonly id: string
+  readonly name: string
+  readonly isError: boolean | undefined
+}
+
+/** Adds one `gen_ai.tool.use` event per tool the CLI ran (not the bridge's) to the current span. */
+export const recordToolUses = (uses: ReadonlyArray<BuiltinToolUse>): Effect.Effect<void> =>
+  uses.length === 0 ? Effect.void : Effect.flatMap(Effect.option(Effect.currentSpan), (span) =>
+    Option.match(span, {
+      onNone: () => Effect.void,
+      onSome: (s) =>
+        Effect.map(Clock.currentTimeNanos, (now) => {
+          for (const use of uses) {
+            s.event("gen_ai.tool.use", now, {
+              [A.toolName]: use.name,
+              [A.toolCallId]: use.id,
+              [A.toolType]: "builtin",
+              ...(use.isError === undefined ? {} : { "gen_ai.tool.is_error": use.isError })
+            })
+          }
+        })
+    }))
+
+/** What a tool call arriving from outside the chat fiber needs to join the run's trace. */
+interface RunContext {
+  readonly span: Tracer.AnySpan
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+}
+
+/**
+ * Where a server that runs tool calls outside the chat fiber (the MCP bridge, the Agent SDK's tool
+ * server) finds the run those calls belong to. The run marks itself with `within`; the server
+ * wraps each call with `apply`, parenting its span to the run's span and giving it the run's
+ * metric labels. Runs of one client are serialised, so one slot per server is enough.
+ */
+export interface RunSlot {
+  readonly within: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  readonly apply: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+}
+
+export const makeRunSlot = (): RunSlot => {
+  let current: RunContext | undefined
+  return {
+    within: (effect) =>
+      Effect.flatMap(
+        Effect.all([Effect.option(Effect.currentSpan), FiberRef.get(FiberRef.currentMetricLabels)]),
+        ([span, labels]) =>
+          Option.isNone(span) ? effect : Effect.suspend(() => {
+            const before = current
+            current = { span: span.value, labels }
+            return Effect.ensuring(
+              effect,
+              Effect.sync(() => {
+                current = before
+              })
+            )
+          })
+      ),
+    apply: (effect) =>
+      Effect.suspend(() => {
+        const run = current
+        return run === undefined
+          ? effect
+          : effect.pipe(Effect.withParentSpan(run.span), Effect.locally(FiberRef.currentMetricLabels, run.labels))
+      })
+  }
+}
+
+/** What the tool span reads from a tool result. */
+export interface ToolOutcome {
+  readonly content: string
+  readonly isError: boolean
+}
+
+/**
+ * One tool call as the `Tool.executeTool` span (GenAI `execute_tool` attributes), timed into the
+ * tool-duration metric; an error result counts in the tool-error metric under `errorType(result)`.
+ * Arguments and result go on the span only with `RecordContent`.
+ */
+export const toolSpan = <A extends ToolOutcome, R>(
+  call: { readonly id: string; readonly name: string; readonly arguments: unknown },
+  effect: Effect.Effect<A, never, R>,
+  errorType: (result: A) => string
+): Effect.Effect<A, never, R> =>
+  Effect.flatMap(Clock.currentTimeNanos, (start) =>
+    effect.pipe(
+      Effect.tap((result) =>
+        Effect.flatMap(Clock.currentTimeNanos, (end) => {
+          const duration = Metric.update(
+            Metric.tagged(toolDuration, A.toolName, call.name),
+            Number(end - start) / 1e9
+          )
+          if (!result.isError) return duration
+          const type = errorType(result)
+          return Effect.all([
+            duration,
+            Effect.annotateCurrentSpan(A.errorType, type),
+            Metric.increment(Metric.tagged(Metric.tagged(toolErrors, A.toolName, call.name), A.errorType, type))
+          ], { discard: true })
+        })
+      ),
+      Effect.tap((result) =>
+        Effect.flatMap(RecordContent, (on) =>
+          on
+            ? Effect.annotateCurrentSpan({
+              [A.toolCallArguments]: typeof call.arguments === "string"
+                ? call.arguments
+                : JSON.stringify(call.arguments ?? {}),
+              [A.toolCallResult]: result.content
+            })
+            : Effect.void)
+      ),
+      Effect.withSpan("Tool.executeTool", {
+        captureStackTrace: false,
+        attributes: {
+          [A.operationName]: "execute_tool",
+          [A.toolName]: call.name,
+          [A.toolCallId]: call.id,
+          [A.toolType]: "function",
+          // The attribute this span carried before the GenAI names; kept for existing queries.
+          "tool.name": call.name
+        }
+      })
+    ))
