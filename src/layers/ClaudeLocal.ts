@@ -211,7 +211,8 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
   ...(turn.permissionPromptTool === undefined ? [] : ["--permission-prompt-tool", turn.permissionPromptTool]),
-  ...(turn.policyArgs ?? ToolPolicy.toCliFlags(serverAllowRules(hidePermissionTool(turn.policy, turn.permissionPromptTool)))),
+  ...(turn.policyArgs ??
+    ToolPolicy.toCliFlags(serverAllowRules(hidePermissionTool(turn.policy, turn.permissionPromptTool)))),
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema]),
   ...extraFlags(options.extraArgs)
 ]
