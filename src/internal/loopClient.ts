@@ -20,6 +20,7 @@ import {
   Usage
 } from "../services/ChatClient.js"
 import { type ChatEvent, Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
+import type { Prompt } from "../services/Content.js"
 import type {
   Message,
   ModelTurn,
@@ -29,6 +30,7 @@ import type {
   TurnResponse
 } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
+import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
 
 export interface LoopOptions {
   /** Provider name used in errors and spans. */
@@ -42,6 +44,8 @@ export interface LoopOptions {
   readonly toolConcurrency?: number | undefined
   /** Bound on each model turn. */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /** What media the model takes; prompts are checked against it before any request. Default: text only. */
+  readonly media?: MediaSupport | undefined
 }
 
 export const DefaultMaxSteps = 20
@@ -174,8 +178,9 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
   Effect.gen(function*() {
     const maxSteps = Math.max(1, options.maxSteps ?? DefaultMaxSteps)
     const history = yield* Ref.make<ReadonlyArray<Message>>([])
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const pending = yield* Ref.make<ReadonlyArray<Prompt>>([])
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const media = options.media ?? textOnly(options.provider)
     const usage = yield* Ref.make(Usage.empty)
     // One conversation: turns must not interleave, or history would be corrupted.
     const lock = yield* Effect.makeSemaphore(1)
@@ -275,7 +280,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
 
     /** One user turn, all or nothing: history and the `add` buffer change only on success. */
     const converse = <A>(
-      prompt: string,
+      prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
       finish: (response: TurnResponse) => Effect.Effect<A, ChatError>,
       emit?: Emit
@@ -283,7 +288,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
         const before = yield* Ref.get(history)
-        const user: Message = { role: "user", content: [...buffered, prompt].join("\n\n") }
+        const user: Message = userMessage([...buffered, prompt])
         const { messages, response } = yield* runLoop([...before, user], responseFormat, emit)
         const value = yield* finish(response)
         yield* Ref.set(history, messages)
@@ -291,8 +296,8 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         return value
       }))
 
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
+    const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
+      yield* requirePrompt("added message", prompt, media)
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
@@ -302,17 +307,17 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
     const spanOptions = { attributes: { "chat.provider": options.provider }, captureStackTrace: false }
     const answerText = (response: TurnResponse) => Effect.succeed(response.text)
 
-    const chat = (prompt: string): Effect.Effect<string, ChatError> =>
+    const chat = (prompt: Prompt): Effect.Effect<string, ChatError> =>
       Effect.withSpan(
-        Effect.zipRight(requireText("prompt", prompt), converse(prompt, undefined, answerText)),
+        Effect.zipRight(requirePrompt("prompt", prompt, media), converse(prompt, undefined, answerText)),
         "ChatClient.chat",
         spanOptions
       )
 
-    const ask = <A, I>(question: string, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
+    const ask = <A, I>(question: Prompt, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
       Effect.withSpan(
         Effect.zipRight(
-          requireText("question", question),
+          requirePrompt("question", question, media),
           Effect.flatMap(
             responseFormatFor(schema),
             ({ format, wrapped }) => converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
@@ -327,10 +332,10 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.set(tools, set))
     })
 
-    const chatStream = (prompt: string) =>
+    const chatStream = (prompt: Prompt) =>
       streamOf((emit) =>
         Effect.zipRight(
-          requireText("prompt", prompt),
+          requirePrompt("prompt", prompt, media),
           converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
         )
       ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": options.provider } }))
