@@ -8,7 +8,9 @@
  *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
- * `ps` and of the logged argv.
+ * `ps` and of the logged argv. A prompt with images or PDFs (`Content` parts) goes on stdin as one
+ * `--input-format stream-json` user message with image/document blocks (base64 only, Messages API
+ * limits); a tool's images reach the model as MCP image content.
  *
  * @since 0.1.0
  * @module
@@ -23,6 +25,7 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as CliVersion from "../internal/claudeCliVersion.js"
+import * as MediaInput from "../internal/claudeMediaInput.js"
 import {
   bounded,
   interpretRun,
@@ -33,6 +36,7 @@ import {
 } from "../internal/claudeSession.js"
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
@@ -288,10 +292,16 @@ export const make = (
           policy,
           jsonSchema: structured ? schema : undefined
         })
+        const schemaText = schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
         const runOptions = {
           command: binary,
-          args,
-          stdin: schema === undefined || structured ? input.prompt : schemaInPrompt(input.prompt, schema),
+          // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
+          args: input.parts === undefined ? args : [...args, ...MediaInput.streamJsonInputFlags],
+          stdin: input.parts !== undefined
+            ? MediaInput.userMessageLine(input.parts, schemaText)
+            : schema === undefined || structured
+            ? input.prompt
+            : schemaInPrompt(input.prompt, schema),
           timeout,
           ...(options.env === undefined ? {} : { env: options.env }),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
@@ -348,7 +358,7 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({ provider, run, setTools, media: Media.claudeCode(provider) })
   })
 
 /**

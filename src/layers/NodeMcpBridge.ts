@@ -52,6 +52,7 @@ import {
   ServerNamePattern
 } from "../services/McpBridge.js"
 import * as Tool from "../services/Tool.js"
+import { mcpContent } from "../internal/mediaMcp.js"
 
 interface Session {
   readonly server: Server
@@ -168,7 +169,7 @@ export const make: <R = never>(
       fiber.addObserver((exit) => {
         extra.signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) {
-          resolve({ content: [{ type: "text", text: exit.value.content }], isError: exit.value.isError })
+          resolve({ content: mcpContent(exit.value), isError: exit.value.isError })
         } else {
           reject(new Error(`Tool call ${name} was cancelled`))
         }
