@@ -23,6 +23,9 @@
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
  * turn starts a new one resuming the session.
  *
+ * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
+ * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
+ *
  * @since 0.1.0
  * @module
  */
@@ -55,7 +58,9 @@ import {
 } from "../internal/claudeAgentSdk.js"
 import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
 import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import { contentBlock } from "../internal/anthropicWire.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
@@ -133,7 +138,7 @@ interface Started {
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
 interface LiveQuery extends Started {
   readonly scope: Scope.CloseableScope
-  readonly send: (text: string) => void
+  readonly send: (content: AgentSdk.SDKUserMessage["message"]["content"]) => void
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
 }
@@ -154,8 +159,8 @@ const makeInbox = () => {
   }
   return {
     iterable,
-    push: (text: string) => {
-      queue.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null })
+    push: (content: AgentSdk.SDKUserMessage["message"]["content"]) => {
+      queue.push({ type: "user", message: { role: "user", content }, parent_tool_use_id: null })
       wake?.()
     },
     end: () => {
@@ -164,6 +169,17 @@ const makeInbox = () => {
     }
   }
 }
+
+/** A turn's user content: the text, or (with media) Messages API blocks. */
+const userContent = (input: RunInput): AgentSdk.SDKUserMessage["message"]["content"] =>
+  input.parts === undefined ? input.prompt : input.parts.flatMap(contentBlock)
+
+/** A streaming-input prompt of one user message, for a turn with media on a query of its own. */
+const singleMessage = (content: AgentSdk.SDKUserMessage["message"]["content"]): AsyncIterable<AgentSdk.SDKUserMessage> => ({
+  async *[Symbol.asyncIterator]() {
+    yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null }
+  }
+})
 
 const executableHint = (path: string) =>
   `The claude executable ${JSON.stringify(path)} is missing or not executable. Omit ` +
@@ -357,7 +373,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const freshTurn = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const started = yield* start({
-          prompt: input.prompt,
+          // A prompt with media is one SDK user message carrying image/document blocks.
+          prompt: input.parts === undefined ? input.prompt : singleMessage(userContent(input)),
           resume: input.sessionId,
           responseFormat: input.responseFormat,
           partialMessages: input.emit !== undefined
@@ -401,7 +418,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       Effect.gen(function*() {
         const query = live ?? (yield* startLive(input.sessionId))
         live = query
-        query.send(input.prompt)
+        query.send(userContent(input))
         const transcript = yield* consume(query, input.emit, true)
         if (transcript.init !== undefined) query.init = transcript.init
         return yield* interpret(input, query, { init: query.init, result: transcript.result })
@@ -427,7 +444,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     // kept-alive query was built from the old one, so it ends.
     const setTools = (set: Tool.ToolSet) => Effect.zipRight(Ref.set(tools, set), dropLive)
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({ provider, run, setTools, media: Media.claudeCode(provider) })
   })
 
 /**
