@@ -31,7 +31,9 @@ export interface UrlSourceParam {
 }
 export interface ImageBlock {
   readonly type: "image"
-  readonly source: { readonly type: "base64"; readonly media_type: ImageMediaType; readonly data: string } | UrlSourceParam
+  readonly source:
+    | { readonly type: "base64"; readonly media_type: ImageMediaType; readonly data: string }
+    | UrlSourceParam
 }
 export interface DocumentBlock {
   readonly type: "document"
@@ -160,7 +162,10 @@ export const messages = (history: ReadonlyArray<Message>): Array<MessageParam> =
             tool_use_id: r.callId,
             content: r.images === undefined || r.images.length === 0
               ? r.content
-              : [...(r.content === "" ? [] : [{ type: "text", text: r.content } as const]), ...r.images.map(imageBlock)],
+              : [
+                ...(r.content === "" ? [] : [{ type: "text", text: r.content } as const]),
+                ...r.images.map(imageBlock)
+              ],
             is_error: r.isError
           }))
         }

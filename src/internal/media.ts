@@ -5,14 +5,14 @@
 import * as Effect from "effect/Effect"
 import { EmptyPromptError } from "../services/ChatClient.js"
 import {
-  hasMedia,
-  partsOf,
-  textOf,
   DocumentMediaTypes,
+  hasMedia,
   ImageMediaTypes,
   type ImagePart,
   type Part,
+  partsOf,
   type Prompt,
+  textOf,
   UnsupportedContentError
 } from "../services/Content.js"
 import type { UserMessage } from "../services/ModelTurn.js"
@@ -170,9 +170,11 @@ export const checkPrompt = (support: MediaSupport, prompt: Prompt): Effect.Effec
  * (OpenAI and Gemini): the model learns that images exist and what they are, not their pixels.
  */
 export const omittedImagesNote = (images: ReadonlyArray<ImagePart>): string =>
-  images.length === 0 ? "" : `\n\n[The tool also returned ${images.length} image(s) (${
-    images.map((i) => i.source.type === "base64" ? i.source.mediaType : i.source.url).join(", ")
-  }) that this provider cannot show in a tool result.]`
+  images.length === 0 ?
+    "" :
+    `\n\n[The tool also returned ${images.length} image(s) (${
+      images.map((i) => i.source.type === "base64" ? i.source.mediaType : i.source.url).join(", ")
+    }) that this provider cannot show in a tool result.]`
 
 /**
  * Fails with `EmptyPromptError` for a prompt without content (blank text, no media) and with

@@ -5,8 +5,8 @@
  */
 import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
-import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import type { MediaSource, Part } from "../services/Content.js"
+import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
 import type { StreamStep } from "./httpProvider.js"
 import { omittedImagesNote } from "./media.js"

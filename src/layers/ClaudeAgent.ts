@@ -46,6 +46,7 @@ import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { access, constants } from "node:fs/promises"
+import { contentBlock } from "../internal/anthropicWire.js"
 import {
   agentEnvironment,
   type AgentSdkModule,
@@ -58,7 +59,6 @@ import {
 } from "../internal/claudeAgentSdk.js"
 import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
 import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
-import { contentBlock } from "../internal/anthropicWire.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -175,7 +175,9 @@ const userContent = (input: RunInput): AgentSdk.SDKUserMessage["message"]["conte
   input.parts === undefined ? input.prompt : input.parts.flatMap(contentBlock)
 
 /** A streaming-input prompt of one user message, for a turn with media on a query of its own. */
-const singleMessage = (content: AgentSdk.SDKUserMessage["message"]["content"]): AsyncIterable<AgentSdk.SDKUserMessage> => ({
+const singleMessage = (
+  content: AgentSdk.SDKUserMessage["message"]["content"]
+): AsyncIterable<AgentSdk.SDKUserMessage> => ({
   async *[Symbol.asyncIterator]() {
     yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null }
   }

@@ -41,6 +41,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
+import { mcpContent } from "../internal/mediaMcp.js"
 import {
   defaultMaxBodyBytes,
   defaultServerName,
@@ -52,7 +53,6 @@ import {
   ServerNamePattern
 } from "../services/McpBridge.js"
 import * as Tool from "../services/Tool.js"
-import { mcpContent } from "../internal/mediaMcp.js"
 
 interface Session {
   readonly server: Server

@@ -166,8 +166,7 @@ export const textOf = (prompt: Prompt): string =>
     : prompt.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n")
 
 /** True when a prompt carries an image or a document. */
-export const hasMedia = (prompt: Prompt): boolean =>
-  typeof prompt !== "string" && prompt.some((p) => p.type !== "text")
+export const hasMedia = (prompt: Prompt): boolean => typeof prompt !== "string" && prompt.some((p) => p.type !== "text")
 
 /** The parts of a prompt (a string is one text part). */
 export const partsOf = (prompt: Prompt): ReadonlyArray<Part> => typeof prompt === "string" ? [text(prompt)] : prompt

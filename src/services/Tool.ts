@@ -294,7 +294,9 @@ const errorResult = (call: ToolCall, content: string) =>
 
 /** A tool's output as a result: `ToolContent`'s text parts become the text, its images ride along. */
 const successResult = (call: ToolCall, output: string | ToolContent): ToolResult => {
-  if (typeof output === "string") return new ToolResult({ callId: call.id, name: call.name, content: output, isError: false })
+  if (typeof output === "string") {
+    return new ToolResult({ callId: call.id, name: call.name, content: output, isError: false })
+  }
   const text = output.parts.flatMap((p) => p.type === "text" ? [p.text] : []).join("\n\n")
   const images = output.parts.flatMap((p) => p.type === "image" ? [p] : [])
   return new ToolResult({ callId: call.id, name: call.name, content: text, isError: false, images })

@@ -24,24 +24,31 @@ const clientIn = (box: Sandbox, options: ClaudeAgent.Options = {}) =>
 
 describe("ClaudeAgent media with the SDK's real claude binary", () => {
   for (const keepAlive of [false, true]) {
-    it.scopedLive(`an image and a PDF reach the Messages API as blocks (keepAlive: ${keepAlive})`, () =>
-      Effect.gen(function*() {
-        const api = yield* Fake.make(() => ({ text: "A red pixel." }))
-        const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, { keepAlive })
-        const answer = yield* chat.chat([
-          Content.text("What is in this image?"),
-          Content.image(pngBytes, "image/png"),
-          Content.document(pdfBytes)
-        ])
-        expect(answer).toBe("A red pixel.")
-        const blocks = lastUserBlocks(modelTurns(api)[0]!)
-        expect(blocks).toContainEqual(
-          expect.objectContaining({ type: "image", source: { type: "base64", media_type: "image/png", data: pngBase64 } })
-        )
-        expect(blocks).toContainEqual(expect.objectContaining({ type: "document" }))
-        expect(yield* chat.chat("And now?")).toBe("A red pixel.")
-      }), { timeout: 120_000 })
+    it.scopedLive(
+      `an image and a PDF reach the Messages API as blocks (keepAlive: ${keepAlive})`,
+      () =>
+        Effect.gen(function*() {
+          const api = yield* Fake.make(() => ({ text: "A red pixel." }))
+          const box = yield* sandbox(api.url)
+          const chat = yield* clientIn(box, { keepAlive })
+          const answer = yield* chat.chat([
+            Content.text("What is in this image?"),
+            Content.image(pngBytes, "image/png"),
+            Content.document(pdfBytes)
+          ])
+          expect(answer).toBe("A red pixel.")
+          const blocks = lastUserBlocks(modelTurns(api)[0]!)
+          expect(blocks).toContainEqual(
+            expect.objectContaining({
+              type: "image",
+              source: { type: "base64", media_type: "image/png", data: pngBase64 }
+            })
+          )
+          expect(blocks).toContainEqual(expect.objectContaining({ type: "document" }))
+          expect(yield* chat.chat("And now?")).toBe("A red pixel.")
+        }),
+      { timeout: 120_000 }
+    )
   }
 
   it.scopedLive("an image returned by a tool reaches the model in the tool_result", () =>

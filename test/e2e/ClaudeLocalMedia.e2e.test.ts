@@ -20,7 +20,9 @@ const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unk
   return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Record<string, unknown>>) : []
 }
 
-const clientIn = (box: { readonly cwd: string; readonly env: Record<string, string | undefined>; readonly secrets: string }) =>
+const clientIn = (
+  box: { readonly cwd: string; readonly env: Record<string, string | undefined>; readonly secrets: string }
+) =>
   Layer.build(
     ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds" }).pipe(
       Layer.provide(NodeSubprocess.layer),
@@ -29,58 +31,76 @@ const clientIn = (box: { readonly cwd: string; readonly env: Record<string, stri
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
 describe("ClaudeLocal media with the real claude 2.1.332", () => {
-  it.scopedLive("an image and a PDF in the prompt reach the Messages API as image and document blocks", () =>
-    Effect.gen(function*() {
-      const api = yield* Fake.make(() => ({ text: "A red pixel." }))
-      const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box)
-      const answer = yield* chat.chat([
-        Content.text("What is in this image?"),
-        Content.image(pngBytes, "image/png"),
-        Content.document(pdfBytes, { title: "tiny.pdf" })
-      ])
-      expect(answer).toBe("A red pixel.")
-      const blocks = lastUserBlocks(modelTurns(api)[0]!)
-      expect(blocks).toContainEqual(
-        expect.objectContaining({ type: "image", source: { type: "base64", media_type: "image/png", data: pngBase64 } })
-      )
-      expect(blocks).toContainEqual(
-        expect.objectContaining({ type: "document", source: expect.objectContaining({ media_type: "application/pdf" }) })
-      )
-      expect(blocks.some((b) => b.type === "text" && String(b.text).includes("What is in this image?"))).toBe(true)
+  it.scopedLive(
+    "an image and a PDF in the prompt reach the Messages API as image and document blocks",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(() => ({ text: "A red pixel." }))
+        const box = yield* sandbox(api.url)
+        const chat = yield* clientIn(box)
+        const answer = yield* chat.chat([
+          Content.text("What is in this image?"),
+          Content.image(pngBytes, "image/png"),
+          Content.document(pdfBytes, { title: "tiny.pdf" })
+        ])
+        expect(answer).toBe("A red pixel.")
+        const blocks = lastUserBlocks(modelTurns(api)[0]!)
+        expect(blocks).toContainEqual(
+          expect.objectContaining({
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data: pngBase64 }
+          })
+        )
+        expect(blocks).toContainEqual(
+          expect.objectContaining({
+            type: "document",
+            source: expect.objectContaining({ media_type: "application/pdf" })
+          })
+        )
+        expect(blocks.some((b) => b.type === "text" && String(b.text).includes("What is in this image?"))).toBe(true)
 
-      // The next, text-only turn runs as before (plain stdin) and resumes the same session.
-      const again = yield* chat.chat("And now?")
-      expect(again).toBe("A red pixel.")
-      const turns = modelTurns(api)
-      const history = JSON.stringify(turns[turns.length - 1]!.body.messages)
-      expect(history).toContain(pngBase64)
-      expect(history).toContain("And now?")
-    }), { timeout: 120_000 })
+        // The next, text-only turn runs as before (plain stdin) and resumes the same session.
+        const again = yield* chat.chat("And now?")
+        expect(again).toBe("A red pixel.")
+        const turns = modelTurns(api)
+        const history = JSON.stringify(turns[turns.length - 1]!.body.messages)
+        expect(history).toContain(pngBase64)
+        expect(history).toContain("And now?")
+      }),
+    { timeout: 120_000 }
+  )
 
-  it.scopedLive("an image returned by a tool reaches the model as an image in the tool_result", () =>
-    Effect.gen(function*() {
-      const screenshot = Tool.make("screenshot", {
-        description: "Takes a screenshot",
-        parameters: {},
-        handler: () => Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBytes, "image/png")]))
-      })
-      const api = yield* Fake.make((req) => {
-        const last = lastUserBlocks(req)
-        return last.some((b) => b.type === "tool_result")
-          ? { text: "I see it." }
-          : { toolUses: [{ name: "mcp__gtb__screenshot", input: {} }] }
-      })
-      const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box)
-      yield* chat.setTools([screenshot])
-      expect(yield* chat.chat("Take a screenshot")).toBe("I see it.")
-      const result = lastUserBlocks(modelTurns(api)[1]!).find((b) => b.type === "tool_result")!
-      expect(result.content).toEqual(expect.arrayContaining([
-        expect.objectContaining({ type: "text", text: "the screen" }),
-        expect.objectContaining({ type: "image", source: expect.objectContaining({ type: "base64", data: pngBase64 }) })
-      ]))
-    }), { timeout: 120_000 })
+  it.scopedLive(
+    "an image returned by a tool reaches the model as an image in the tool_result",
+    () =>
+      Effect.gen(function*() {
+        const screenshot = Tool.make("screenshot", {
+          description: "Takes a screenshot",
+          parameters: {},
+          handler: () =>
+            Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBytes, "image/png")]))
+        })
+        const api = yield* Fake.make((req) => {
+          const last = lastUserBlocks(req)
+          return last.some((b) => b.type === "tool_result")
+            ? { text: "I see it." }
+            : { toolUses: [{ name: "mcp__gtb__screenshot", input: {} }] }
+        })
+        const box = yield* sandbox(api.url)
+        const chat = yield* clientIn(box)
+        yield* chat.setTools([screenshot])
+        expect(yield* chat.chat("Take a screenshot")).toBe("I see it.")
+        const result = lastUserBlocks(modelTurns(api)[1]!).find((b) => b.type === "tool_result")!
+        expect(result.content).toEqual(expect.arrayContaining([
+          expect.objectContaining({ type: "text", text: "the screen" }),
+          expect.objectContaining({
+            type: "image",
+            source: expect.objectContaining({ type: "base64", data: pngBase64 })
+          })
+        ]))
+      }),
+    { timeout: 120_000 }
+  )
 
   it.effect("a URL or an oversized image is refused before the CLI runs", () =>
     Effect.gen(function*() {

@@ -28,8 +28,9 @@ const runExample = (env: Record<string, string | undefined>, args: ReadonlyArray
     return Effect.sync(() => child.kill())
   })
 
-const userBlocks = (req: FakeAnthropic.FakeRequest) =>
-  (req.body.messages!.at(-1)!.content as ReadonlyArray<Record<string, unknown>>)
+const userBlocks = (
+  req: FakeAnthropic.FakeRequest
+) => (req.body.messages!.at(-1)!.content as ReadonlyArray<Record<string, unknown>>)
 
 describe("examples/image.ts", () => {
   it.effect("runs offline: the Scripted model decodes the generated PNG it was sent", () =>

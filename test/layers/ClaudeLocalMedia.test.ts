@@ -63,9 +63,12 @@ describe("ClaudeLocal media (scripted subprocess)", () => {
   it.live("ask with media on a CLI without --json-schema: the schema goes in a last text block", () =>
     withClient([ok({ result: "{\"n\":1}" })], "2.0.0", (chat, test) =>
       Effect.gen(function*() {
-        const answer = yield* chat.ask([Content.text("Count"), Content.image(pngBytes, "image/gif")], Schema.Struct({
-          n: Schema.Number
-        }))
+        const answer = yield* chat.ask(
+          [Content.text("Count"), Content.image(pngBytes, "image/gif")],
+          Schema.Struct({
+            n: Schema.Number
+          })
+        )
         expect(answer).toEqual({ n: 1 })
         const [call] = yield* test.calls
         expect(call!.args).not.toContain("--json-schema")

@@ -11,8 +11,7 @@ import { connectClient } from "./mcpBridgeSupport.js"
 const screenshot = Tool.make("screenshot", {
   description: "Takes a screenshot",
   parameters: {},
-  handler: () =>
-    Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBytes, "image/png")]))
+  handler: () => Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBytes, "image/png")]))
 })
 const chart = Tool.dynamic("chart", {
   description: "Only images, one by URL",

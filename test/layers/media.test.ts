@@ -28,7 +28,8 @@ const prompt: ReadonlyArray<Content.Part> = [
 const screenshot = Tool.make("screenshot", {
   description: "Takes a screenshot",
   parameters: {},
-  handler: () => Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBase64, "image/png")]))
+  handler: () =>
+    Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBase64, "image/png")]))
 })
 
 const MB = 1024 * 1024
@@ -129,7 +130,8 @@ describe("OpenAi media", () => {
       }])
       expect(FakeOpenAi.toolMessages(second!)).toEqual([{
         tool_call_id: "c1",
-        content: "the screen\n\n[The tool also returned 1 image(s) (image/png) that this provider cannot show in a tool result.]"
+        content:
+          "the screen\n\n[The tool also returned 1 image(s) (image/png) that this provider cannot show in a tool result.]"
       }])
     }).pipe(Effect.provide(HttpLive)))
 
@@ -137,7 +139,9 @@ describe("OpenAi media", () => {
     Effect.gen(function*() {
       const api = yield* FakeOpenAi.make(() => ({ text: "ok" }))
       const chat = yield* OpenAi.make({ ...settings, baseUrl: api.url })
-      const url = yield* Effect.flip(chat.chat([Content.text("read"), Content.documentUrl("https://example.com/a.pdf")]))
+      const url = yield* Effect.flip(
+        chat.chat([Content.text("read"), Content.documentUrl("https://example.com/a.pdf")])
+      )
       expect(url).toMatchObject({ _tag: "UnsupportedContentError", reason: "Url", provider: "openai" })
       expect(url.message).toContain("Content.document")
       const big = yield* Effect.flip(chat.chat([Content.image(new Uint8Array(20 * MB + 1), "image/jpeg")]))

@@ -48,9 +48,11 @@ describe("Content", () => {
       const text = Media.textOnly("custom")
       const image = yield* Effect.flip(Media.checkPrompt(text, [Content.image(pngBytes, "image/png")]))
       expect(image).toMatchObject({ reason: "MediaType", provider: "custom" })
-      const doc = yield* Effect.flip(Media.checkPrompt(Media.gemini, [Content.document(pngBytes)]).pipe(
-        Effect.zipRight(Media.checkPrompt(text, [Content.document(pngBytes)]))
-      ))
+      const doc = yield* Effect.flip(
+        Media.checkPrompt(Media.gemini, [Content.document(pngBytes)]).pipe(
+          Effect.zipRight(Media.checkPrompt(text, [Content.document(pngBytes)]))
+        )
+      )
       expect(doc).toMatchObject({ reason: "Document" })
       const empty = yield* Effect.flip(Media.requirePrompt("prompt", [], Media.anthropic))
       expect(empty._tag).toBe("EmptyPromptError")
@@ -87,7 +89,11 @@ describe("Content", () => {
         success: Schema.Number,
         handler: () => Effect.succeed(shot as unknown as number)
       })
-      const dyn = Tool.dynamic("dyn", { description: "d", inputSchema: { type: "object" }, handler: () => Effect.succeed(shot) })
+      const dyn = Tool.dynamic("dyn", {
+        description: "d",
+        inputSchema: { type: "object" },
+        handler: () => Effect.succeed(shot)
+      })
       const set = yield* Tool.validate([made, dyn])
       for (const name of ["shot", "dyn"]) {
         const r = yield* Tool.executeTool(set, new Tool.ToolCall({ id: "1", name, arguments: {} }))
