@@ -8,7 +8,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Content from "../../src/services/Content.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, sandbox } from "../support/claudeCli.js"
+import { claudeVersions, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
@@ -20,17 +20,19 @@ const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unk
   return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Record<string, unknown>>) : []
 }
 
-const clientIn = (
+const clientOn = (binary: string) =>
+(
   box: { readonly cwd: string; readonly env: Record<string, string | undefined>; readonly secrets: string }
 ) =>
   Layer.build(
-    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds" }).pipe(
+    ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds" }).pipe(
       Layer.provide(NodeSubprocess.layer),
       Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
     )
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
-describe("ClaudeLocal media with the real claude 2.1.332", () => {
+describe.each(claudeVersions)("ClaudeLocal media with the real claude $version", ({ binary }) => {
+  const clientIn = clientOn(binary)
   it.scopedLive(
     "an image and a PDF in the prompt reach the Messages API as image and document blocks",
     () =>
