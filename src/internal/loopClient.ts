@@ -13,7 +13,6 @@ import * as Stream from "effect/Stream"
 import {
   type ChatClientService,
   type ChatError,
-  EmptyPromptError,
   MaxStepsError,
   ProviderError,
   StructuredOutputError,
@@ -85,10 +84,6 @@ export const streamOf = <E>(
   })
 
 const MaxAnswerPreview = 2_000
-
-/** Fails with `EmptyPromptError` for empty or whitespace-only text. */
-export const requireText = (what: string, text: string): Effect.Effect<void, EmptyPromptError> =>
-  text.trim() === "" ? Effect.fail(new EmptyPromptError({ message: `The ${what} is empty` })) : Effect.void
 
 /**
  * Turns an Effect Schema into the object-rooted JSON Schema every provider accepts for structured
