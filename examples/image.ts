@@ -13,7 +13,7 @@ import { extname } from "node:path"
 import { deflateSync, inflateSync } from "node:zlib"
 import { ClaudeAgent } from "../src/claude-agent.js"
 import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./providers.js"
+import { providerFromEnv } from "./support/providers.js"
 
 // --- A tiny PNG encoder/decoder (solid RGB images), so the example needs no image file. ---
 

@@ -6,6 +6,12 @@
  * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
  * by the registry policy (`ToolPolicy`), resolved for a headless session.
  *
+ * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
+ * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
+ * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's
+ * permission prompts through `--permission-prompt-tool`, a tool on a second loopback bridge that
+ * is disallowed for the model, so only the CLI reaches it.
+ *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv. A prompt with images or PDFs (`Content` parts) goes on stdin as one
@@ -27,21 +33,34 @@ import * as Stream from "effect/Stream"
 import * as CliVersion from "../internal/claudeCliVersion.js"
 import * as MediaInput from "../internal/claudeMediaInput.js"
 import {
+  asChanges,
+  cliEnvironment,
+  cliFlags,
+  extraFlags,
+  mcpConfigEntry,
+  permissionTool,
+  PermissionToolName
+} from "../internal/claudeCodeRun.js"
+import {
   bounded,
   interpretRun,
   makeSessionClient,
   type RunInput,
   serverStatus,
+  type SessionClient,
+  sessionContext,
   toolServerFailure
 } from "../internal/claudeSession.js"
-import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
-import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
+import { type ChatClient, ProviderError } from "../services/ChatClient.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import type { McpBridgeService } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
@@ -60,12 +79,18 @@ export interface ToolPolicyInput {
   readonly registry?: Registry.Registry
   /** The agent's opt-outs (empty: everything the registry exposes). */
   readonly disabledTools?: ReadonlyArray<string>
-  /** Condition values, such as `workspace-has-git` (see `detectConditions`); missing counts as false. */
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
-export interface Options {
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
+ */
+export interface Options extends ClaudeCodeOptions {
   /** The `claude` binary: a name on PATH or a path. Default `claude`. */
   readonly binary?: string | undefined
   /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
@@ -78,7 +103,10 @@ export interface Options {
   readonly cwd?: string | undefined
   /** Passed as `--permission-mode` when set. */
   readonly permissionMode?: PermissionMode | undefined
-  /** Changes to the inherited environment (`undefined` removes a variable). */
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is the allow-list
+   * of this process's environment, or all of it with `inheritEnv`.
+   */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
   readonly toolPolicy?: ToolPolicyInput | undefined
@@ -96,6 +124,17 @@ export interface Options {
    * run. Default: read once per layer, at the first turn.
    */
   readonly cliVersion?: string | undefined
+  /**
+   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
+   * instead of one started on the first non-empty `setTools` in the client's scope. The client
+   * sets its tools on it, and its `serverName` wins over the option.
+   */
+  readonly bridge?: McpBridgeService | undefined
+  /**
+   * CLI flags the library does not model, as `--name=value` (or `--name` for `null`); they come
+   * after the library's own flags.
+   */
+  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
 }
 
 /** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
@@ -130,6 +169,12 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /** The policy's arguments when bounded (`ToolPolicy.boundPolicy`); default `toCliFlags(policy)`. */
+  readonly policyArgs?: ReadonlyArray<string> | undefined
+  /** With `sessionId`: continue in a new session (`--fork-session`). */
+  readonly fork?: boolean | undefined
+  /** The `mcp__<server>__<tool>` that answers permission prompts (`canUseTool`); hidden from the model. */
+  readonly permissionPromptTool?: string | undefined
 }
 
 /**
@@ -148,6 +193,10 @@ const serverAllowRules = (policy: ToolPolicy.ToolPolicy): ToolPolicy.ToolPolicy 
 const schemaInPrompt = (prompt: string, schema: string) =>
   `${prompt}\n\nAnswer with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${schema}`
 
+/** The permission prompt tool is called by the CLI only: it is never offered to the model. */
+const hidePermissionTool = (policy: ToolPolicy.ToolPolicy, tool: string | undefined): ToolPolicy.ToolPolicy =>
+  tool === undefined ? policy : { ...policy, disallowedTools: [...policy.disallowedTools, tool] }
+
 /** The CLI arguments of one turn (the prompt goes on stdin). */
 export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> => [
   "-p",
@@ -157,12 +206,18 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...(options.systemPrompt === undefined ? [] : ["--system-prompt", options.systemPrompt]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
-  ...Option.match(turn.sessionId, { onNone: () => [], onSome: (id) => ["--resume", id] }),
+  ...Option.match(turn.sessionId, {
+    onNone: () => [],
+    onSome: (id) => ["--resume", id, ...(turn.fork === true ? ["--fork-session"] : [])]
+  }),
+  ...cliFlags(options),
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(serverAllowRules(turn.policy)),
-  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
+  ...(turn.permissionPromptTool === undefined ? [] : ["--permission-prompt-tool", turn.permissionPromptTool]),
+  ...(turn.policyArgs ?? ToolPolicy.toCliFlags(serverAllowRules(hidePermissionTool(turn.policy, turn.permissionPromptTool)))),
+  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema]),
+  ...extraFlags(options.extraArgs)
 ]
 
 /**
@@ -171,20 +226,23 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ChatClientService, never, Subprocess | SecretFile | Scope.Scope> =>
+): Effect.Effect<SessionClient, never, Subprocess | SecretFile | Scope.Scope> =>
   Effect.gen(function*() {
     const subprocess = yield* Subprocess
     const secretFile = yield* SecretFile
     const scope = yield* Effect.scope
     const binary = options.binary ?? "claude"
-    const serverName = options.serverName ?? "gtb"
+    const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
-    const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+    const bridge = yield* Ref.make(Option.fromNullable(options.bridge))
 
     // Only a supported version is kept: after an upgrade, the next turn reads it again.
     const knownVersion = yield* Ref.make(Option.none<CliVersion.CliVersion>())
@@ -199,16 +257,21 @@ export const make = (
                 "fix it, or leave it out to read `claude --version`",
               retryable: false
             }),
-          onSome: Effect.succeed
+          onSome: (v) => Effect.succeed(Option.some(v))
         })
       }
       const printed = yield* subprocess.run({
         command: binary,
         args: ["--version"],
         timeout: Duration.seconds(30),
-        ...(options.env === undefined ? {} : { env: options.env }),
+        env: asChanges(process.env, cliEnvironment(process.env, options)),
         ...(options.cwd === undefined ? {} : { cwd: options.cwd })
-      }).pipe(Effect.mapError(fromSubprocess(binary)))
+      }).pipe(
+        // A `--version` that fails says nothing about the version: the run itself reports why the
+        // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
+        Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
+        Effect.mapError(fromSubprocess(binary))
+      )
       const parsed = CliVersion.parse(printed.stdout)
       if (Option.isNone(parsed)) {
         // A wrapper script may print something else: run it as the pinned version rather than refuse.
@@ -216,15 +279,34 @@ export const make = (
           Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
         )
       }
-      return Option.getOrElse(parsed, () => Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion)))
+      return parsed
     })
     const cliVersion = Effect.gen(function*() {
       const known = yield* Ref.get(knownVersion)
       if (Option.isSome(known)) return known.value
-      const version = yield* Effect.flatMap(readVersion, (v) => CliVersion.requireSupported(provider, v))
+      const read = yield* readVersion
+      if (Option.isNone(read)) return Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion))
+      const version = yield* CliVersion.requireSupported(provider, read.value)
       yield* Ref.set(knownVersion, Option.some(version))
       return version
     })
+    const appServers = options.mcpServers ?? {}
+    // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
+    const decidedDenials = new Set<string>()
+    const permissionServer = `${serverName}_permission`
+    // The permission prompt's own bridge: not the tools' one, so it never mixes with the caller's
+    // tools, and the policy never mounts or allows it for the model.
+    const permissionBridge = options.canUseTool === undefined
+      ? Effect.succeed(undefined)
+      : yield* Effect.cached(
+        NodeMcpBridge.make({
+          serverName: permissionServer,
+          tools: [permissionTool(options.canUseTool, (id) => decidedDenials.add(id))]
+        }).pipe(
+          Scope.extend(scope),
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+      )
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -262,6 +344,20 @@ export const make = (
         return { ...outcome, stdout: lines.join("\n") }
       })
 
+    /** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
+    const policyArguments = (policy: ToolPolicy.ToolPolicy) =>
+      Effect.gen(function*() {
+        const bounded = yield* ToolPolicy.boundPolicy(policy).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* secretFile.writeScoped(
+          JSON.stringify(bounded.settings)
+        ).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        return ToolPolicy.toBoundedCliFlags(bounded, settingsPath)
+      })
+
     const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const cli = yield* cliVersion
@@ -271,14 +367,33 @@ export const make = (
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
         const serving = toolSet.tools.length > 0 && Option.isSome(running)
+        const requested = [...(serving ? [serverName] : []), ...Object.keys(appServers)]
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
           headless: true,
-          ...(serving ? { mcpServers: [serverName] } : {})
+          ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+          ...(requested.length > 0 ? { mcpServers: requested } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
-        const mcpConfigPath = mounted && Option.isSome(running)
-          ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+        const permissions = yield* permissionBridge
+        const permissionPromptTool = permissions === undefined
+          ? undefined
+          : `mcp__${permissionServer}__${PermissionToolName}`
+        const policyArgs = yield* policyArguments(serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
+        // The run's own token: when this scope closes (however the run ended) the bridge closes
+        // the run's sessions and interrupts the tool calls it started. The file goes first.
+        const runAccess = mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
+        // One 0600 file for every server: the bridge's token and the application's headers and
+        // env stay out of argv.
+        const servers: Record<string, unknown> = {
+          ...(runAccess === undefined ? {} : runAccess.mcpConfig.mcpServers),
+          ...(permissions === undefined ? {} : permissions.mcpConfig.mcpServers)
+        }
+        for (const [name, server] of Object.entries(appServers)) {
+          if (policy.mountedServers.includes(name)) servers[name] = mcpConfigEntry(server)
+        }
+        const mcpConfigPath = Object.keys(servers).length > 0
+          ? yield* secretFile.writeScoped(`${JSON.stringify({ mcpServers: servers }, null, 2)}\n`).pipe(
             Effect.mapError((e) =>
               new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
             )
@@ -290,7 +405,10 @@ export const make = (
           sessionId: input.sessionId,
           mcpConfigPath,
           policy,
-          jsonSchema: structured ? schema : undefined
+          policyArgs,
+          jsonSchema: structured ? schema : undefined,
+          fork: input.fork,
+          permissionPromptTool
         })
         const schemaText = schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
         const runOptions = {
@@ -303,7 +421,8 @@ export const make = (
             ? input.prompt
             : schemaInPrompt(input.prompt, schema),
           timeout,
-          ...(options.env === undefined ? {} : { env: options.env }),
+          // Read at each run: the allow-list of the environment of now.
+          env: asChanges(process.env, cliEnvironment(process.env, options)),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
         }
@@ -313,6 +432,7 @@ export const make = (
           )
           : yield* streamRun(runOptions, input.emit, mounted)
         const parsed = parseRun(result.stdout)
+        const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
         return yield* interpretRun({
           provider,
           serverName,
@@ -320,8 +440,11 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: result.exitCode,
+          stderr: result.stderr,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
+          lastText: parsed.lastText,
+          decidedDenials,
           noResult: () => {
             const stderr = bounded(result.stderr.trim(), 1_000)
             return new ProviderError({
@@ -335,7 +458,7 @@ export const make = (
               retryable: false
             })
           }
-        })
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
       }))
 
     const setTools = (set: Tool.ToolSet) =>
@@ -358,7 +481,14 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    return yield* makeSessionClient({ provider, run, setTools, media: Media.claudeCode(provider) })
+    return yield* makeSessionClient({
+      provider,
+      run,
+      setTools,
+      media: Media.claudeCode(provider),
+      resume: options.resume,
+      forkSession: options.forkSession
+    })
   })
 
 /**
@@ -366,8 +496,11 @@ export const make = (
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
  * with an install hint when the binary is missing, with the upgrade command when the CLI is older
  * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
- * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
- * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
+ * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
+ * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
+ * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
  * `EmptyPromptError` and `InvalidToolsError`.
  *
@@ -382,11 +515,13 @@ export const make = (
  * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient, never, Subprocess | SecretFile> =>
-  Layer.scoped(ChatClient, make(options))
+export const layer = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, never, Subprocess | SecretFile> =>
+  Layer.scopedContext(Effect.map(make(options), sessionContext))
 
 /** {@link layer} with the Node implementations of Subprocess and SecretFile. */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -394,7 +529,9 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))

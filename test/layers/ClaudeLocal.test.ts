@@ -90,11 +90,12 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [call] = yield* calls
         expect(call!.command).toBe("/opt/claude")
         expect(call!.stdin).toBe("-rf looks like a flag")
-        expect(call!.args.slice(0, 5)).toEqual([
+        expect(call!.args.slice(0, 6)).toEqual([
           "-p",
           "--output-format",
           "stream-json",
           "--verbose",
+          "--setting-sources=",
           "--strict-mcp-config"
         ])
         expect(call!.args).not.toContain("--mcp-config")
@@ -162,8 +163,10 @@ describe("ClaudeLocal (scripted subprocess)", () => {
           expect(config.mcpServers.gtb).toMatchObject({ type: "http", alwaysLoad: true })
           expect(config.mcpServers.gtb.headers.Authorization).toMatch(/^Bearer [A-Za-z0-9_-]{43}$/)
         }
-        // Same bridge (port and token) on both runs.
-        expect(seen[0]!.contents).toBe(seen[1]!.contents)
+        // Same bridge (URL) on both runs, each with a token of its own (revoked when the run ends).
+        const [one, two] = seen.map((s) => JSON.parse(s.contents).mcpServers.gtb)
+        expect(one.url).toBe(two.url)
+        expect(one.headers.Authorization).not.toBe(two.headers.Authorization)
       }))
   })
 
@@ -291,7 +294,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const auth = yield* flipChat([
           ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])
         ])
-        expect(auth).toMatchObject({ status: 401, retryable: false })
+        expect(auth).toMatchObject({ kind: "auth", status: 401, retryable: false })
+        expect(auth.message).toContain("ANTHROPIC_API_KEY")
       }))
 
     it.live("permission denials → PermissionDeniedError keeping the answer, or the answer when allowed", () =>
