@@ -21,6 +21,7 @@ export * as ChatClient from "./services/ChatClient.js"
 export * as ChatEvent from "./services/ChatEvent.js"
 export * as ChatTelemetry from "./services/ChatTelemetry.js"
 export * as ClaudeCodeOptions from "./services/ClaudeCodeOptions.js"
+export * as Content from "./services/Content.js"
 export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 

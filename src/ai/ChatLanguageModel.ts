@@ -54,6 +54,7 @@ import * as NodeSecretFile from "../layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../layers/NodeSubprocess.js"
 import { type ChatClientService, type ChatError, Usage } from "../services/ChatClient.js"
 import { type ChatEvent, Complete, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
+import * as Content from "../services/Content.js"
 import type { SecretFile } from "../services/SecretFile.js"
 import type { Subprocess } from "../services/Subprocess.js"
 import type * as Tool from "../services/Tool.js"
@@ -354,7 +355,17 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
         observe(new ToolCallStart({ id, name: tool.name, arguments: Either.getOrElse(parsed, () => input) }))
         return tool.run(input).pipe(Effect.tapBoth({
           onSuccess: (result) =>
-            Effect.sync(() => observe(new ToolCallEnd({ id, name: tool.name, result, isError: false }))),
+            // A `ToolContent` result is reported by its text, as the tool loop reports it.
+            Effect.sync(() =>
+              observe(
+                new ToolCallEnd({
+                  id,
+                  name: tool.name,
+                  result: typeof result === "string" ? result : Content.textOf(result.parts),
+                  isError: false
+                })
+              )
+            ),
           onFailure: (failure) =>
             Effect.sync(() =>
               observe(

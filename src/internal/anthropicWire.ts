@@ -5,6 +5,7 @@
  */
 import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
+import type { ImagePart, Part } from "../services/Content.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { type JsonSchemaObject, ToolCall } from "../services/Tool.js"
 import { argumentsObject, type StreamStep, uniqueName } from "./httpProvider.js"
@@ -22,14 +23,36 @@ export interface ToolUseBlock {
   readonly name: string
   readonly input: Record<string, unknown>
 }
+// Media types as the API lists them; parts were checked against these before the request is built.
+export type ImageMediaType = "image/png" | "image/jpeg" | "image/gif" | "image/webp"
+export interface UrlSourceParam {
+  readonly type: "url"
+  readonly url: string
+}
+export interface ImageBlock {
+  readonly type: "image"
+  readonly source:
+    | { readonly type: "base64"; readonly media_type: ImageMediaType; readonly data: string }
+    | UrlSourceParam
+}
+export interface DocumentBlock {
+  readonly type: "document"
+  readonly source:
+    | { readonly type: "base64"; readonly media_type: "application/pdf"; readonly data: string }
+    | UrlSourceParam
+  readonly title?: string
+}
 export interface ToolResultBlock {
   readonly type: "tool_result"
   readonly tool_use_id: string
-  readonly content: string
+  readonly content: string | Array<TextBlock | ImageBlock>
   readonly is_error: boolean
 }
 export type MessageParam =
-  | { readonly role: "user"; readonly content: string | Array<TextBlock | ToolResultBlock> }
+  | {
+    readonly role: "user"
+    readonly content: string | Array<TextBlock | ImageBlock | DocumentBlock | ToolResultBlock>
+  }
   | { readonly role: "assistant"; readonly content: Array<TextBlock | ToolUseBlock> }
 
 export interface ToolParam {
@@ -99,11 +122,36 @@ const assistantContent = (m: Extract<Message, { role: "assistant" }>): Array<Tex
   return blocks
 }
 
+const imageBlock = ({ source: s }: ImagePart): ImageBlock => ({
+  type: "image",
+  source: s.type === "base64"
+    ? { type: "base64", media_type: s.mediaType as ImageMediaType, data: s.data }
+    : { type: "url", url: s.url }
+})
+
+/** A prompt part as a content block; empty text parts are dropped (the API refuses them). */
+export const contentBlock = (part: Part): Array<TextBlock | ImageBlock | DocumentBlock> => {
+  switch (part.type) {
+    case "text":
+      return part.text === "" ? [] : [{ type: "text", text: part.text }]
+    case "image":
+      return [imageBlock(part)]
+    case "document":
+      return [{
+        type: "document",
+        source: part.source.type === "base64"
+          ? { type: "base64", media_type: "application/pdf", data: part.source.data }
+          : { type: "url", url: part.source.url },
+        ...(part.title === undefined ? {} : { title: part.title })
+      }]
+  }
+}
+
 export const messages = (history: ReadonlyArray<Message>): Array<MessageParam> =>
   history.map((m): MessageParam => {
     switch (m.role) {
       case "user":
-        return { role: "user", content: m.content }
+        return { role: "user", content: m.parts === undefined ? m.content : m.parts.flatMap(contentBlock) }
       case "assistant":
         return { role: "assistant", content: assistantContent(m) }
       case "tool":
@@ -112,7 +160,12 @@ export const messages = (history: ReadonlyArray<Message>): Array<MessageParam> =
           content: m.results.map((r): ToolResultBlock => ({
             type: "tool_result",
             tool_use_id: r.callId,
-            content: r.content,
+            content: r.images === undefined || r.images.length === 0
+              ? r.content
+              : [
+                ...(r.content === "" ? [] : [{ type: "text", text: r.content } as const]),
+                ...r.images.map(imageBlock)
+              ],
             is_error: r.isError
           }))
         }

@@ -14,6 +14,7 @@ import type * as Scope from "effect/Scope"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
+import { mcpContent } from "./mediaMcp.js"
 import type * as Telemetry from "./telemetry.js"
 
 export type AgentSdkModule = typeof AgentSdk
@@ -95,7 +96,7 @@ export const makeToolServer = (
         fiber.addObserver((exit) => {
           for (const signal of signals) signal.removeEventListener("abort", onAbort)
           if (Exit.isSuccess(exit)) {
-            resolve({ content: [{ type: "text", text: exit.value.content }], isError: exit.value.isError })
+            resolve({ content: mcpContent(exit.value), isError: exit.value.isError })
           } else {
             reject(new Error(`Tool call ${call.name} was cancelled`))
           }

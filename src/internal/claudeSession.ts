@@ -22,10 +22,12 @@ import {
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../services/ChatEvent.js"
 import { Attributes } from "../services/ChatTelemetry.js"
 import { ClaudeSession, type ClaudeSessionService } from "../services/ClaudeCodeOptions.js"
+import type { Part, Prompt } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
-import { decodeAnswer, type Emit, requireText, responseFormatFor, streamOf } from "./loopClient.js"
+import { decodeAnswer, type Emit, responseFormatFor, streamOf } from "./loopClient.js"
+import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */
@@ -39,7 +41,10 @@ export interface RunOutcome {
 
 /** One turn, as the shell asks a provider to run it. */
 export interface RunInput {
+  /** The prompt's text (with media, its text parts joined). */
   readonly prompt: string
+  /** Set when the prompt carries images or documents: every part, in order. */
+  readonly parts?: ReadonlyArray<Part> | undefined
   /** For `ask`: the object-rooted JSON Schema the answer must follow. */
   readonly responseFormat: ResponseFormat | undefined
   /** The session to resume, from the previous successful turn. */
@@ -213,6 +218,8 @@ export const makeSessionClient = (params: {
   readonly run: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
   /** Applies a validated tool set (already holding the caller's context). */
   readonly setTools: (set: Tool.ToolSet) => Effect.Effect<void, ChatError>
+  /** What media the runtime takes; prompts are checked against it before any run. Default: text only. */
+  readonly media?: MediaSupport | undefined
   /** The session the first turn continues. */
   readonly resume?: string | undefined
   /** With `resume`: the first successful turn continues it in a new session. */
@@ -224,8 +231,9 @@ export const makeSessionClient = (params: {
     const sessionId = yield* Ref.make(Option.fromNullable(params.resume))
     const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
     const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const pending = yield* Ref.make<ReadonlyArray<Prompt>>([])
     const usage = yield* Ref.make(Usage.empty)
+    const media = params.media ?? textOnly(provider)
     const lock = yield* Effect.makeSemaphore(1)
     // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
     // run), so a run's cost is the difference from the last total seen for that session.
@@ -256,20 +264,21 @@ export const makeSessionClient = (params: {
       })
 
     const converse = <A>(
-      prompt: string,
+      prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
       finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
       emit?: Emit
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
-        const text = [...buffered, prompt].join("\n\n")
-        yield* Telemetry.recordPrompt(text)
+        const user = userMessage([...buffered, prompt])
+        yield* Telemetry.recordPrompt(user.content)
         // One CLI run is one turn span; the run's own model turns are inside the CLI.
         const outcome = yield* Telemetry.turnSpan(
           info,
           params.run({
-            prompt: text,
+            prompt: user.content,
+            ...(user.parts === undefined ? {} : { parts: user.parts }),
             responseFormat,
             sessionId: yield* Ref.get(sessionId),
             fork: yield* Ref.get(fork),
@@ -286,31 +295,31 @@ export const makeSessionClient = (params: {
         return value
       }))
 
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
+    const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
+      yield* requirePrompt("added message", prompt, media)
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
     const spanAttributes = Telemetry.clientSpanAttributes(info)
     const labelled = <A, E>(effect: Effect.Effect<A, E>) => Effect.tagMetrics(effect, Attributes.provider, provider)
 
-    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
+    const chat = Effect.fn("ChatClient.chat")(function*(prompt: Prompt) {
       yield* Effect.annotateCurrentSpan(spanAttributes)
-      yield* requireText("prompt", prompt)
+      yield* requirePrompt("prompt", prompt, media)
       return yield* labelled(converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text)))
     })
 
-    const chatStream = (prompt: string) =>
+    const chatStream = (prompt: Prompt) =>
       streamOf((emit) =>
         Effect.zipRight(
-          requireText("prompt", prompt),
+          requirePrompt("prompt", prompt, media),
           labelled(converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit))
         )
       ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: spanAttributes }))
 
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Prompt, schema: Schema.Schema<A, I>) {
       yield* Effect.annotateCurrentSpan(spanAttributes)
-      yield* requireText("question", question)
+      yield* requirePrompt("question", question, media)
       const { format, wrapped } = yield* responseFormatFor(schema)
       return yield* labelled(converse(question, format, (outcome) =>
         decodeAnswer(schema, {

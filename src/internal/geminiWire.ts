@@ -6,9 +6,11 @@
  */
 import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
+import type { Part as ContentPart } from "../services/Content.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
 import { argumentsObject, type StreamStep } from "./httpProvider.js"
+import { omittedImagesNote } from "./media.js"
 
 // --- Gemini's schema dialect (an OpenAPI 3.0 subset) ------------------------------------------
 
@@ -144,7 +146,10 @@ export interface FunctionResponsePart {
     readonly id?: string
   }
 }
-export type Part = { readonly text: string } | FunctionCallPart | FunctionResponsePart
+export interface InlineDataPart {
+  readonly inlineData: { readonly mimeType: string; readonly data: string }
+}
+export type Part = { readonly text: string } | InlineDataPart | FunctionCallPart | FunctionResponsePart
 
 export interface Content {
   readonly role: "user" | "model"
@@ -214,16 +219,24 @@ const remoteId = (callId: string): { readonly id?: string } => callId.startsWith
 export const functionResponse = (r: ToolResult): FunctionResponsePart => ({
   functionResponse: {
     name: r.name,
-    response: r.isError ? { error: r.content } : { output: r.content },
+    response: r.isError ? { error: r.content } : { output: r.content + omittedImagesNote(r.images ?? []) },
     ...remoteId(r.callId)
   }
 })
+
+/** A prompt part: images and PDFs inline (`inlineData`); URLs were refused before the request. */
+export const inlinePart = (part: ContentPart): Part =>
+  part.type === "text"
+    ? { text: part.text }
+    : part.source.type === "base64"
+    ? { inlineData: { mimeType: part.source.mediaType, data: part.source.data } }
+    : { text: part.source.url }
 
 export const contents = (history: ReadonlyArray<Message>, signatures: Signatures): Array<Content> =>
   history.map((m): Content => {
     switch (m.role) {
       case "user":
-        return { role: "user", parts: [{ text: m.content }] }
+        return { role: "user", parts: m.parts === undefined ? [{ text: m.content }] : m.parts.map(inlinePart) }
       case "assistant": {
         const parts: Array<Part> = m.text === "" ? [] : [{ text: m.text }]
         for (const call of m.toolCalls) {

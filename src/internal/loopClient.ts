@@ -13,7 +13,6 @@ import * as Stream from "effect/Stream"
 import {
   type ChatClientService,
   type ChatError,
-  EmptyPromptError,
   MaxStepsError,
   ProviderError,
   StructuredOutputError,
@@ -29,6 +28,7 @@ import {
   UsageEvent
 } from "../services/ChatEvent.js"
 import { Attributes } from "../services/ChatTelemetry.js"
+import type { Prompt } from "../services/Content.js"
 import type {
   Message,
   ModelTurn,
@@ -38,6 +38,7 @@ import type {
   TurnResponse
 } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
+import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
 import * as Telemetry from "./telemetry.js"
 
 export interface LoopOptions {
@@ -54,6 +55,8 @@ export interface LoopOptions {
   readonly toolConcurrency?: number | undefined
   /** Bound on each model turn. */
   readonly requestTimeout?: Duration.DurationInput | undefined
+  /** What media the model takes; prompts are checked against it before any request. Default: text only. */
+  readonly media?: MediaSupport | undefined
 }
 
 export const DefaultMaxSteps = 20
@@ -93,10 +96,6 @@ export const streamOf = <E>(
   })
 
 const MaxAnswerPreview = 2_000
-
-/** Fails with `EmptyPromptError` for empty or whitespace-only text. */
-export const requireText = (what: string, text: string): Effect.Effect<void, EmptyPromptError> =>
-  text.trim() === "" ? Effect.fail(new EmptyPromptError({ message: `The ${what} is empty` })) : Effect.void
 
 /**
  * Turns an Effect Schema into the object-rooted JSON Schema every provider accepts for structured
@@ -191,8 +190,9 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
   Effect.gen(function*() {
     const maxSteps = Math.max(1, options.maxSteps ?? DefaultMaxSteps)
     const history = yield* Ref.make<ReadonlyArray<Message>>([])
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const pending = yield* Ref.make<ReadonlyArray<Prompt>>([])
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const media = options.media ?? textOnly(options.provider)
     const usage = yield* Ref.make(Usage.empty)
     // One conversation: turns must not interleave, or history would be corrupted.
     const lock = yield* Effect.makeSemaphore(1)
@@ -305,7 +305,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
 
     /** One user turn, all or nothing: history and the `add` buffer change only on success. */
     const converse = <A>(
-      prompt: string,
+      prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
       finish: (response: TurnResponse) => Effect.Effect<A, ChatError>,
       emit?: Emit
@@ -313,7 +313,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       lock.withPermits(1)(Effect.gen(function*() {
         const buffered = yield* Ref.get(pending)
         const before = yield* Ref.get(history)
-        const user: Message = { role: "user", content: [...buffered, prompt].join("\n\n") }
+        const user: Message = userMessage([...buffered, prompt])
         yield* Telemetry.recordPrompt(user.content)
         const { messages, response } = yield* runLoop([...before, user], responseFormat, emit)
         const value = yield* finish(response)
@@ -323,8 +323,8 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         return value
       }))
 
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
+    const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
+      yield* requirePrompt("added message", prompt, media)
       yield* lock.withPermits(1)(Ref.update(pending, (p) => [...p, prompt]))
     })
 
@@ -337,13 +337,16 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       Effect.withSpan(Effect.tagMetrics(effect, Attributes.provider, options.provider), name, spanOptions)
     const answerText = (response: TurnResponse) => Effect.succeed(response.text)
 
-    const chat = (prompt: string): Effect.Effect<string, ChatError> =>
-      traced(Effect.zipRight(requireText("prompt", prompt), converse(prompt, undefined, answerText)), "ChatClient.chat")
+    const chat = (prompt: Prompt): Effect.Effect<string, ChatError> =>
+      traced(
+        Effect.zipRight(requirePrompt("prompt", prompt, media), converse(prompt, undefined, answerText)),
+        "ChatClient.chat"
+      )
 
-    const ask = <A, I>(question: string, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
+    const ask = <A, I>(question: Prompt, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
       traced(
         Effect.zipRight(
-          requireText("question", question),
+          requirePrompt("question", question, media),
           Effect.flatMap(
             responseFormatFor(schema),
             ({ format, wrapped }) => converse(question, format, (response) => decodeAnswer(schema, response, wrapped))
@@ -357,11 +360,11 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       yield* lock.withPermits(1)(Ref.set(tools, set))
     })
 
-    const chatStream = (prompt: string) =>
+    const chatStream = (prompt: Prompt) =>
       streamOf((emit) =>
         Effect.tagMetrics(
           Effect.zipRight(
-            requireText("prompt", prompt),
+            requirePrompt("prompt", prompt, media),
             converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
           ),
           Attributes.provider,

@@ -5,9 +5,11 @@
  */
 import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.js"
+import type { MediaSource, Part } from "../services/Content.js"
 import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
 import type { StreamStep } from "./httpProvider.js"
+import { omittedImagesNote } from "./media.js"
 
 // --- request (arrays mutable only so the types are assignable to the SDK's) -----------------
 
@@ -17,9 +19,14 @@ export interface FunctionToolCall {
   readonly function: { readonly name: string; readonly arguments: string }
 }
 
+export type ContentPart =
+  | { readonly type: "text"; readonly text: string }
+  | { readonly type: "image_url"; readonly image_url: { readonly url: string } }
+  | { readonly type: "file"; readonly file: { readonly file_data: string; readonly filename: string } }
+
 export type ChatMessage =
   | { readonly role: "system"; readonly content: string }
-  | { readonly role: "user"; readonly content: string }
+  | { readonly role: "user"; readonly content: string | Array<ContentPart> }
   | { readonly role: "assistant"; readonly content: string | null; readonly tool_calls?: Array<FunctionToolCall> }
   | { readonly role: "tool"; readonly tool_call_id: string; readonly content: string }
 
@@ -91,14 +98,33 @@ export interface RequestSettings {
  * flag on tool messages, and a JSON object is unambiguous where a text prefix could be a real result.
  */
 export const toolContent = (result: ToolResult): string =>
-  result.isError ? JSON.stringify({ error: result.content }) : result.content
+  result.isError
+    ? JSON.stringify({ error: result.content })
+    : result.content + omittedImagesNote(result.images ?? [])
+
+const dataUrl = (s: MediaSource): string => s.type === "base64" ? `data:${s.mediaType};base64,${s.data}` : s.url
+
+/**
+ * A prompt part as a content part: images as `image_url` (a data URL, or the URL itself), PDFs as
+ * `file` with `file_data` (a data URL; Chat Completions takes no PDF URLs, refused earlier).
+ */
+export const contentPart = (part: Part): ContentPart => {
+  switch (part.type) {
+    case "text":
+      return { type: "text", text: part.text }
+    case "image":
+      return { type: "image_url", image_url: { url: dataUrl(part.source) } }
+    case "document":
+      return { type: "file", file: { file_data: dataUrl(part.source), filename: part.title ?? "document.pdf" } }
+  }
+}
 
 export const messages = (system: string | undefined, history: ReadonlyArray<Message>): Array<ChatMessage> => {
   const out: Array<ChatMessage> = system === undefined ? [] : [{ role: "system", content: system }]
   for (const m of history) {
     switch (m.role) {
       case "user":
-        out.push({ role: "user", content: m.content })
+        out.push({ role: "user", content: m.parts === undefined ? m.content : m.parts.map(contentPart) })
         break
       case "assistant":
         out.push(

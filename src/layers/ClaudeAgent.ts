@@ -25,6 +25,9 @@
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
  * turn starts a new one resuming the session.
  *
+ * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
+ * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
+ *
  * @since 0.1.0
  * @module
  */
@@ -47,6 +50,7 @@ import * as Scope from "effect/Scope"
 import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
+import { contentBlock } from "../internal/anthropicWire.js"
 import {
   agentEnvironment,
   type AgentSdkModule,
@@ -79,6 +83,7 @@ import {
   type ToolUse
 } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import * as Telemetry from "../internal/telemetry.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
@@ -171,7 +176,7 @@ interface Started {
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
 interface LiveQuery extends Started {
   readonly scope: Scope.CloseableScope
-  readonly send: (text: string) => void
+  readonly send: (content: AgentSdk.SDKUserMessage["message"]["content"]) => void
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
 }
@@ -192,8 +197,8 @@ const makeInbox = () => {
   }
   return {
     iterable,
-    push: (text: string) => {
-      queue.push({ type: "user", message: { role: "user", content: text }, parent_tool_use_id: null })
+    push: (content: AgentSdk.SDKUserMessage["message"]["content"]) => {
+      queue.push({ type: "user", message: { role: "user", content }, parent_tool_use_id: null })
       wake?.()
     },
     end: () => {
@@ -202,6 +207,19 @@ const makeInbox = () => {
     }
   }
 }
+
+/** A turn's user content: the text, or (with media) Messages API blocks. */
+const userContent = (input: RunInput): AgentSdk.SDKUserMessage["message"]["content"] =>
+  input.parts === undefined ? input.prompt : input.parts.flatMap(contentBlock)
+
+/** A streaming-input prompt of one user message, for a turn with media on a query of its own. */
+const singleMessage = (
+  content: AgentSdk.SDKUserMessage["message"]["content"]
+): AsyncIterable<AgentSdk.SDKUserMessage> => ({
+  async *[Symbol.asyncIterator]() {
+    yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null }
+  }
+})
 
 const executableHint = (path: string) =>
   `The claude executable ${JSON.stringify(path)} is missing or not executable. Omit ` +
@@ -479,7 +497,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     const freshTurn = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const started = yield* start({
-          prompt: input.prompt,
+          // A prompt with media is one SDK user message carrying image/document blocks.
+          prompt: input.parts === undefined ? input.prompt : singleMessage(userContent(input)),
           resume: input.sessionId,
           fork: input.fork,
           responseFormat: input.responseFormat,
@@ -525,7 +544,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       Effect.gen(function*() {
         const query = live ?? (yield* startLive(input.sessionId, input.fork))
         live = query
-        query.send(input.prompt)
+        query.send(userContent(input))
         const transcript = yield* consume(query, input.emit, true)
         if (transcript.init !== undefined) query.init = transcript.init
         return yield* interpret(input, query, {
@@ -561,6 +580,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       model: options.model,
       run,
       setTools,
+      media: Media.claudeCode(provider),
       resume: options.resume,
       forkSession: options.forkSession
     })

@@ -8,6 +8,9 @@
  *   (`tool_choice: { type: "tool" }`); with tools set the model must call a tool
  *   (`tool_choice: { type: "any" }`) and calling the answer tool gives the answer, so it can still
  *   use your tools first. The answer is decoded with your schema.
+ * - Images and PDFs (`Content` parts) go as `image` / `document` blocks, inline (base64) or by
+ *   URL; a tool's images go inside its `tool_result`. Limits checked before any request: 5 MB per
+ *   image, 32 MB per document.
  * - `chatStream`: the Messages SSE stream (`stream: true`); text deltas as they arrive, tool input
  *   assembled from its JSON pieces before the tool runs.
  * - Retries 408/429/5xx/529 with backoff and jitter, honouring `retry-after`. The API key is
@@ -42,6 +45,7 @@ import {
   turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import { ChatClient, type ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
@@ -114,7 +118,7 @@ export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
       })
     })
   }
-  return yield* makeLoopClient({ provider, turn, streamTurn, ...loopSettings(options) })
+  return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.anthropic, ...loopSettings(options) })
 })
 
 /** The ChatClient layer; needs an `HttpClient`. */

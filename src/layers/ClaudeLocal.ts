@@ -14,7 +14,9 @@
  *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
- * `ps` and of the logged argv.
+ * `ps` and of the logged argv. A prompt with images or PDFs (`Content` parts) goes on stdin as one
+ * `--input-format stream-json` user message with image/document blocks (base64 only, Messages API
+ * limits); a tool's images reach the model as MCP image content.
  *
  * @since 0.1.0
  * @module
@@ -38,6 +40,7 @@ import {
   permissionTool,
   PermissionToolName
 } from "../internal/claudeCodeRun.js"
+import * as MediaInput from "../internal/claudeMediaInput.js"
 import {
   bounded,
   interpretRun,
@@ -50,6 +53,7 @@ import {
 } from "../internal/claudeSession.js"
 import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
@@ -407,10 +411,16 @@ export const make = (
           fork: input.fork,
           permissionPromptTool
         })
+        const schemaText = schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
         const runOptions = {
           command: binary,
-          args,
-          stdin: schema === undefined || structured ? input.prompt : schemaInPrompt(input.prompt, schema),
+          // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
+          args: input.parts === undefined ? args : [...args, ...MediaInput.streamJsonInputFlags],
+          stdin: input.parts !== undefined
+            ? MediaInput.userMessageLine(input.parts, schemaText)
+            : schema === undefined || structured
+            ? input.prompt
+            : schemaInPrompt(input.prompt, schema),
           timeout,
           // Read at each run: the allow-list of the environment of now.
           env: asChanges(process.env, cliEnvironment(process.env, options)),
@@ -478,6 +488,7 @@ export const make = (
       model: options.model,
       run,
       setTools,
+      media: Media.claudeCode(provider),
       resume: options.resume,
       forkSession: options.forkSession
     })

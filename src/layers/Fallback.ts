@@ -15,7 +15,8 @@ import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { requireText, streamOf } from "../internal/loopClient.js"
+import { streamOf } from "../internal/loopClient.js"
+import { anything, requirePrompt } from "../internal/media.js"
 import {
   ChatClient,
   type ChatClientService,
@@ -24,6 +25,7 @@ import {
   type ProviderFailure,
   Usage
 } from "../services/ChatClient.js"
+import * as Content from "../services/Content.js"
 import * as Tool from "../services/Tool.js"
 
 /** A provider of the chain: its name (for logs and the hook) and its layer. */
@@ -41,14 +43,16 @@ export type Decision = "failover" | "fatal"
 export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504, 529])
 
 /**
- * The default policy: fail over on the statuses above, timeouts and network errors; everything
- * else (other 4xx, CLI exit errors, decoding, bad input, unknown errors) is fatal. An `auth` error
- * (a rejected key, a CLI not logged in) is fatal too: it is a configuration mistake that would
- * otherwise be hidden behind the next provider on every call; a policy that wants the failover
- * returns `"failover"` for `kind === "auth"`. Interruption is never seen by a policy: it always
- * ends the call.
+ * The default policy: fail over on the statuses above, timeouts and network errors, and on media
+ * the provider cannot send (`UnsupportedContentError`, raised before any request: the next
+ * provider may take it); everything else (other 4xx, CLI exit errors, decoding, bad input, unknown
+ * errors) is fatal. An `auth` error (a rejected key, a CLI not logged in) is fatal too: it is a
+ * configuration mistake that would otherwise be hidden behind the next provider on every call; a
+ * policy that wants the failover returns `"failover"` for `kind === "auth"`. Interruption is never
+ * seen by a policy: it always ends the call.
  */
 export const defaultPolicy = (error: ProviderFailure): Decision => {
+  if (error._tag === "UnsupportedContentError") return "failover"
   if (error._tag !== "ProviderError" || error.kind === "auth") return "fatal"
   if (error.kind === "timeout" || error.kind === "network") return "failover"
   if (error.kind === "http" && error.status !== undefined && failoverStatuses.has(error.status)) return "failover"
@@ -80,14 +84,30 @@ const flatten = (error: ChatError): ReadonlyArray<ProviderFailure> =>
   error._tag === "FallbackError" ? error.errors : [error]
 
 interface Exchange {
-  readonly prompt: string
+  readonly prompt: Content.Prompt
   readonly answer: string
 }
 
-/** Renders the conversation so far for a provider that has not seen it. */
-const renderTranscript = (exchanges: ReadonlyArray<Exchange>) =>
-  "Earlier in this conversation (replayed after switching providers):\n\n" +
-  exchanges.map((e) => `User: ${e.prompt}\n\nAssistant: ${e.answer}`).join("\n\n")
+const TranscriptHeading = "Earlier in this conversation (replayed after switching providers):"
+
+/**
+ * Renders the conversation so far for a provider that has not seen it. Images and documents of
+ * earlier prompts are replayed as parts, each after the text of the prompt it came with.
+ */
+const renderTranscript = (exchanges: ReadonlyArray<Exchange>): Content.Prompt => {
+  if (!exchanges.some((e) => Content.hasMedia(e.prompt))) {
+    return `${TranscriptHeading}\n\n` +
+      exchanges.map((e) => `User: ${Content.textOf(e.prompt)}\n\nAssistant: ${e.answer}`).join("\n\n")
+  }
+  return [
+    Content.text(TranscriptHeading),
+    ...exchanges.flatMap((e) => [
+      Content.text(`User: ${Content.textOf(e.prompt)}`),
+      ...Content.partsOf(e.prompt).filter((p) => p.type !== "text"),
+      Content.text(`Assistant: ${e.answer}`)
+    ])
+  ]
+}
 
 /**
  * Builds the chain from already-built clients. The clients' resources belong to whoever built
@@ -109,8 +129,10 @@ export const make = (
     const policy = options.policy ?? defaultPolicy
     const active = yield* Ref.make(0)
     const exchanges = yield* Ref.make<ReadonlyArray<Exchange>>([])
-    const pending = yield* Ref.make<ReadonlyArray<string>>([])
+    const pending = yield* Ref.make<ReadonlyArray<Content.Prompt>>([])
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    // Each provider checks media against its own limits; the chain only refuses empty prompts.
+    const media = anything("fallback")
     /** Providers that already have the current tools and the conversation. */
     const synced = yield* Ref.make<ReadonlySet<number>>(new Set([0]))
     const toolRan = yield* Ref.make(false)
@@ -177,14 +199,14 @@ export const make = (
         }
       })
 
-    const finish = (prompt: string, answer: string) =>
+    const finish = (prompt: Content.Prompt, answer: string) =>
       Effect.zipRight(
         Ref.update(exchanges, (e) => [...e, { prompt, answer }]),
         Ref.set(pending, [])
       )
 
-    const add = Effect.fn("ChatClient.add")(function*(prompt: string) {
-      yield* requireText("added message", prompt)
+    const add = Effect.fn("ChatClient.add")(function*(prompt: Content.Prompt) {
+      yield* requirePrompt("added message", prompt, media)
       yield* lock.withPermits(1)(Effect.gen(function*() {
         const i = yield* Ref.get(active)
         yield* Effect.zipRight(sync(i), providers[i]!.client.add(prompt))
@@ -192,18 +214,18 @@ export const make = (
       }))
     })
 
-    const chat = Effect.fn("ChatClient.chat")(function*(prompt: string) {
-      yield* requireText("prompt", prompt)
+    const chat = Effect.fn("ChatClient.chat")(function*(prompt: Content.Prompt) {
+      yield* requirePrompt("prompt", prompt, media)
       return yield* lock.withPermits(1)(
         Effect.tap(withFailover((client) => client.chat(prompt)), (answer) => finish(prompt, answer))
       )
     })
 
     // Fails over only before the first text delta or tool call reached the consumer.
-    const chatStream = (prompt: string) =>
+    const chatStream = (prompt: Content.Prompt) =>
       streamOf((emit) =>
         Effect.gen(function*() {
-          yield* requireText("prompt", prompt)
+          yield* requirePrompt("prompt", prompt, media)
           const visible = yield* Ref.make(false)
           const relay = (client: ChatClientService) =>
             Stream.runFoldEffect(client.chatStream(prompt), "", (text, event) => {
@@ -218,8 +240,8 @@ export const make = (
         })
       ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": "fallback" } }))
 
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: string, schema: Schema.Schema<A, I>) {
-      yield* requireText("question", question)
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Content.Prompt, schema: Schema.Schema<A, I>) {
+      yield* requirePrompt("question", question, media)
       return yield* lock.withPermits(1)(
         Effect.tap(withFailover((client) => client.ask(question, schema)), (answer) =>
           finish(question, JSON.stringify(answer) ?? String(answer)))

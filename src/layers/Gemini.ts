@@ -7,6 +7,9 @@
  *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.
  * - `ask`: `responseMimeType: application/json` and the answer's JSON Schema converted to Gemini's
  *   schema dialect (`$ref`s inlined, `nullable`, upper-case types), on that request only.
+ * - Images and PDFs (`Content` parts) go as `inlineData` (20 MB per request); URLs are refused
+ *   before any request (`fileData` takes only Files API URIs). A tool's images cannot go in a
+ *   `functionResponse`: the model gets the text plus a note naming them.
  * - `chatStream`: `:streamGenerateContent?alt=sse`; text parts as they arrive, function calls (whole
  *   in their chunk) run once the stream has ended.
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after`. The API key is
@@ -43,6 +46,7 @@ import {
   turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
 
@@ -138,7 +142,7 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
     }))
   }
 
-  return yield* makeLoopClient({ provider, turn, streamTurn, ...loopSettings(options) })
+  return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.gemini, ...loopSettings(options) })
 })
 
 /** The ChatClient layer; needs an `HttpClient`. */

@@ -43,6 +43,7 @@ import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
+import { mcpContent } from "../internal/mediaMcp.js"
 import * as Telemetry from "../internal/telemetry.js"
 import {
   defaultIdleTimeout,
@@ -239,7 +240,7 @@ export const make: <R = never>(
       fiber.addObserver((exit) => {
         for (const signal of signals) signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) {
-          resolve({ content: [{ type: "text", text: exit.value.content }], isError: exit.value.isError })
+          resolve({ content: mcpContent(exit.value), isError: exit.value.isError })
         } else {
           reject(new Error(`Tool call ${name} was cancelled`))
         }

@@ -9,6 +9,9 @@
  * - `ask`: `response_format: { type: "json_schema", strict }` on that request only — `chat` after
  *   `ask` sends none. `strict` is on when the schema allows it (every property required, no extra
  *   properties), otherwise the schema is still sent, non-strict. The answer is decoded with your schema.
+ * - Images (`Content` parts) go as `image_url` parts (a base64 data URL, or the URL), PDFs as
+ *   `file` parts with `file_data`; PDF URLs are refused before any request. A tool's images cannot
+ *   go in a `tool` message: the model gets the text plus a note naming them.
  * - `chatStream`: `stream: true` with `stream_options.include_usage`; text deltas as they arrive,
  *   tool calls assembled by index before they run (empty arguments become `{}`).
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after(-ms)`. The API key is
@@ -43,6 +46,7 @@ import {
   turnStream
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
 import * as Wire from "../internal/openAiWire.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
@@ -126,7 +130,7 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
       })
     })
   }
-  return yield* makeLoopClient({ provider, turn, streamTurn, ...loopSettings(options) })
+  return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.openAi, ...loopSettings(options) })
 })
 
 /** The ChatClient layer; needs an `HttpClient`. */

@@ -24,6 +24,7 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { makeLoopClient } from "../internal/loopClient.js"
+import { anything } from "../internal/media.js"
 import { ChatClient, type ChatClientService, ProviderError, Usage } from "../services/ChatClient.js"
 import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
 import { ToolCall } from "../services/Tool.js"
@@ -179,6 +180,7 @@ export const make = (options: Options): Effect.Effect<ChatClientService> =>
     return yield* makeLoopClient({
       provider,
       turn,
+      media: anything(provider),
       streamTurn,
       maxSteps: options.maxSteps,
       toolConcurrency: options.toolConcurrency,

@@ -10,6 +10,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.js"
+import { type Prompt, UnsupportedContentError } from "./Content.js"
 import { InvalidToolsError, type Tool } from "./Tool.js"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */
@@ -170,7 +171,8 @@ export const ProviderFailure = Schema.Union(
   ProviderError,
   PermissionDeniedError,
   RunLimitError,
-  InvalidToolsError
+  InvalidToolsError,
+  UnsupportedContentError
 )
 /** The type of {@link ProviderFailure}. */
 export type ProviderFailure = typeof ProviderFailure.Type
@@ -198,6 +200,7 @@ export type ChatError =
   | PermissionDeniedError
   | RunLimitError
   | InvalidToolsError
+  | UnsupportedContentError
   | FallbackError
 
 /** The schema of `ChatError`, for callers that serialise errors. */
@@ -209,18 +212,21 @@ export const ChatError = Schema.Union(
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,
+  UnsupportedContentError,
   FallbackError
 )
 
 /**
- * A conversation with a model. Closing the provider layer's scope closes the client and
+ * A conversation with a model. Prompts are a string or a list of `Content` parts (text, images,
+ * PDF documents); a provider that cannot send a part fails with `UnsupportedContentError` before
+ * any request. Closing the provider layer's scope closes the client and
  * releases whatever it owns (servers, processes).
  */
 export interface ChatClientService {
   /** Buffers a user message; it is sent with the next `chat` or `ask` and kept if that call fails. */
-  readonly add: (prompt: string) => Effect.Effect<void, ChatError>
+  readonly add: (prompt: Prompt) => Effect.Effect<void, ChatError>
   /** Sends a prompt and runs the tool loop until the model answers in text. */
-  readonly chat: (prompt: string) => Effect.Effect<string, ChatError>
+  readonly chat: (prompt: Prompt) => Effect.Effect<string, ChatError>
   /**
    * `chat` as a stream of events: text deltas, tool calls starting and ending, usage, and a final
    * `Complete` whose text equals what `chat` would return. History, the `add` buffer and usage
@@ -228,9 +234,9 @@ export interface ChatClientService {
    * Every model turn's text is streamed, including text before a tool call; on failure the turn is
    * discarded as `chat` discards it, so a UI should clear what it showed when the stream fails.
    */
-  readonly chatStream: (prompt: string) => Stream.Stream<ChatEvent, ChatError>
+  readonly chatStream: (prompt: Prompt) => Stream.Stream<ChatEvent, ChatError>
   /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
-  readonly ask: <A, I>(question: string, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
+  readonly ask: <A, I>(question: Prompt, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
   /** Replaces the tool set (never merges). Handlers' requirements come from the caller's context. */
   readonly setTools: <R = never>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, ChatError, R>
   /** Running totals over every call on this client. */

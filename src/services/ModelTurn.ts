@@ -8,14 +8,17 @@
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
 import type { ProviderError, Usage } from "./ChatClient.js"
+import type { Part } from "./Content.js"
 import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.js"
 
 /** A user message (buffered `add` text is joined into it). */
 export interface UserMessage {
   /** The discriminant. */
   readonly role: "user"
-  /** The prompt text. */
+  /** The prompt text (with media, its text parts joined). */
   readonly content: string
+  /** Set when the prompt carries images or documents: every part, in order (`content` is then just its text). */
+  readonly parts?: ReadonlyArray<Part> | undefined
 }
 
 /** The model's reply: text, and the tool calls it asked for (none on a final answer). */

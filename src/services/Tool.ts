@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Telemetry from "../internal/telemetry.js"
+import { ImagePart, ToolContent } from "./Content.js"
 
 /** A JSON Schema document, as plain data. */
 export type JsonSchema = { readonly [key: string]: unknown }
@@ -46,8 +47,11 @@ export interface Tool<R = never> {
   readonly description: string
   /** The JSON Schema of the arguments, sent to the model. */
   readonly inputSchema: JsonSchemaObject
-  /** Decodes `input`, runs the handler and encodes its result as the text sent to the model. */
-  readonly run: (input: unknown) => Effect.Effect<string, ToolFailure, R>
+  /**
+   * Decodes `input`, runs the handler and encodes its result as the text sent to the model (or
+   * passes on the handler's `ToolContent`, text with images).
+   */
+  readonly run: (input: unknown) => Effect.Effect<string | ToolContent, ToolFailure, R>
 }
 
 /** The runtime name rule shared by the Anthropic, OpenAI and Gemini APIs and MCP clients. */
@@ -72,7 +76,9 @@ export class ToolResult extends Schema.Class<ToolResult>("effect-chat-bridge/Too
   /** The text sent to the model: the encoded result, or the error message. */
   content: Schema.String,
   /** True when the call failed; the model sees `content` as an error. */
-  isError: Schema.Boolean
+  isError: Schema.Boolean,
+  /** Images the tool returned with its text (a `ToolContent` result), in order. */
+  images: Schema.optional(Schema.Array(ImagePart))
 }) {}
 
 /** A tool set was rejected: a bad name, a duplicate, or a schema that is not an object schema. */
@@ -176,7 +182,8 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
         Effect.flatMap((params) =>
           Effect.mapError(Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)), handlerFailed)
         ),
-        Effect.flatMap((result): Effect.Effect<string, ToolFailure> => {
+        Effect.flatMap((result): Effect.Effect<string | ToolContent, ToolFailure> => {
+          if (result instanceof ToolContent) return Effect.succeed(result)
           if (encodeSuccess !== undefined) {
             return encodeSuccess(result).pipe(
               Effect.mapError((error) =>
@@ -227,7 +234,9 @@ export const dynamic = <A, E = never, R = never>(
   run: (input) =>
     parseArguments(name, input).pipe(
       Effect.flatMap((raw) => Effect.mapError(Effect.suspend(() => options.handler(raw)), handlerFailed)),
-      Effect.flatMap((result) => typeof result === "string" ? Effect.succeed(result) : encodeJson(name, result))
+      Effect.flatMap((result: unknown): Effect.Effect<string | ToolContent, ToolFailure> =>
+        typeof result === "string" || result instanceof ToolContent ? Effect.succeed(result) : encodeJson(name, result)
+      )
     )
 })
 
@@ -293,6 +302,16 @@ const typedError = (call: ToolCall, content: string, type: string) => {
   return result
 }
 
+/** A tool's output as a result: `ToolContent`'s text parts become the text, its images ride along. */
+const successResult = (call: ToolCall, output: string | ToolContent): ToolResult => {
+  if (typeof output === "string") {
+    return new ToolResult({ callId: call.id, name: call.name, content: output, isError: false })
+  }
+  const text = output.parts.flatMap((p) => p.type === "text" ? [p.text] : []).join("\n\n")
+  const images = output.parts.flatMap((p) => p.type === "image" ? [p] : [])
+  return new ToolResult({ callId: call.id, name: call.name, content: text, isError: false, images })
+}
+
 /**
  * Runs one call. Never fails: an unknown tool, bad arguments, a failing or dying handler and an
  * unencodable result all become results with `isError: true`. Interruption is never swallowed.
@@ -304,7 +323,7 @@ export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<T
   const run: Effect.Effect<ToolResult, never, R> = tool === undefined
     ? Effect.succeed(typedError(call, `Tool ${call.name} not found`, "ToolNotFound"))
     : Effect.suspend(() => tool.run(call.arguments)).pipe(
-      Effect.map((content) => new ToolResult({ callId: call.id, name: call.name, content, isError: false })),
+      Effect.map((content) => successResult(call, content)),
       Effect.catchAllCause((cause) => {
         const failure = Cause.failureOption(cause)
         if (Option.isSome(failure)) {
