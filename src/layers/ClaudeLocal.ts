@@ -30,6 +30,7 @@ import {
   serverStatus,
   toolServerFailure
 } from "../internal/claudeSession.js"
+import * as LiveCli from "../internal/claudeLiveCli.js"
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -86,6 +87,22 @@ export interface Options {
   readonly allowPermissionDenials?: boolean | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.DurationInput | undefined
+  /**
+   * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
+   * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
+   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the README's numbers).
+   * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
+   * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
+   * `--json-schema`), a chat after an `ask`. It lives in the client's scope, as does its MCP config
+   * file.
+   */
+  readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. A `setTools` that changes the tools restarts it right
+   * away (not at the next turn), so the warm start survives the usual build → setTools → chat.
+   */
+  readonly prewarm?: boolean | undefined
 }
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
@@ -117,6 +134,11 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /**
+   * A kept-alive CLI: prompts come as stream-json user messages on stdin, with partial messages
+   * always on (chat and chatStream turns share the process).
+   */
+  readonly streamInput?: boolean | undefined
 }
 
 /** The CLI arguments of one turn (the prompt goes on stdin). */
@@ -125,6 +147,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   "--output-format",
   "stream-json",
   "--verbose",
+  ...(turn.streamInput === true ? ["--input-format", "stream-json", "--include-partial-messages"] : []),
   ...(options.systemPrompt === undefined ? [] : ["--system-prompt", options.systemPrompt]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
@@ -277,7 +300,133 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    // keepAlive: one CLI per conversation, replaced when a turn needs other flags (its key).
+    const keepAlive = options.keepAlive === true || options.prewarm === true
+    const slot = LiveCli.makeSlot(subprocess, scope)
+
+    /** The live CLI for a turn with `jsonSchema` under the current tools, started if need be. */
+    const liveCli = (sessionId: Option.Option<string>, jsonSchema: string | undefined) =>
+      Effect.gen(function*() {
+        const toolSet = yield* Ref.get(tools)
+        const running = yield* Ref.get(bridge)
+        const serving = toolSet.tools.length > 0 && Option.isSome(running)
+        const policy = ToolPolicy.resolveValidated(registry, agent, {
+          conditions,
+          headless: true,
+          ...(serving ? { mcpServers: [serverName] } : {})
+        })
+        const mounted = serving && policy.mountedServers.includes(serverName)
+        const turn = { sessionId: Option.none<string>(), policy, jsonSchema, streamInput: true }
+        // Everything the process is started with but the session; the bridge's port and token
+        // are the client's, so its tools stand for the config file.
+        const key = JSON.stringify([
+          buildArgs(options, { ...turn, mcpConfigPath: mounted ? "<mcp-config>" : undefined }),
+          mounted ? toolSet.tools.map((t) => [t.name, t.description, t.inputSchema]) : [],
+          options.env ?? {},
+          options.cwd ?? ""
+        ])
+        const cli = yield* slot.use(key, sessionId, (resume) =>
+          Effect.gen(function*() {
+            // In the process's scope: the file lives as long as the process.
+            const mcpConfigPath = mounted && Option.isSome(running)
+              ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+                Effect.mapError((e) =>
+                  new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
+                )
+              )
+              : undefined
+            return {
+              command: binary,
+              args: buildArgs(options, { ...turn, sessionId: resume, mcpConfigPath }),
+              ...(options.env === undefined ? {} : { env: options.env }),
+              ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+              ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
+            }
+          }))
+        return { cli, mounted }
+      })
+
+    /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
+    const liveRun = (input: RunInput) =>
+      Effect.gen(function*() {
+        const jsonSchema = input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
+        const { cli, mounted } = yield* liveCli(input.sessionId, jsonSchema)
+        const translate = makeEventTranslator(`mcp__${serverName}__`)
+        let checked = !mounted
+        const output = yield* cli.turn(input.prompt, (line) =>
+          Effect.gen(function*() {
+            if (!checked) {
+              // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
+              const init = parseRun(line).init
+              checked = init !== undefined
+              const status = serverStatus(init, serverName)
+              if (init !== undefined && status !== "connected") {
+                return yield* toolServerFailure(provider, serverName, status)
+              }
+            }
+            if (input.emit !== undefined) for (const event of translate(line)) yield* input.emit(toChatEvent(event))
+          })).pipe(
+            Effect.timeoutFail({
+              duration: timeout,
+              onTimeout: () =>
+                new ProviderError({
+                  provider,
+                  kind: "timeout",
+                  message: `The claude CLI did not finish the turn within ${Duration.format(Duration.decode(timeout))}`,
+                  retryable: true
+                })
+            })
+          )
+        const parsed = parseRun(output.lines.join("\n"))
+        const ended = output.ended
+        return yield* interpretRun({
+          provider,
+          serverName,
+          mounted,
+          init: parsed.init,
+          result: parsed.result,
+          exitCode: ended?.exitCode ?? 0,
+          allowPermissionDenials: options.allowPermissionDenials === true,
+          recordResult: input.recordResult,
+          noResult: () => {
+            if (ended?.error !== undefined && ended.error._tag !== "SubprocessExitError") {
+              return fromSubprocess(binary)(ended.error)
+            }
+            const stderr = bounded((ended?.stderr ?? "").trim(), 1_000)
+            return new ProviderError({
+              provider,
+              kind: "process",
+              message: `The kept-alive claude CLI ended before the turn's result (${
+                ended?.exitCode === undefined ? "stopped" : `exit code ${ended.exitCode}`
+              })${stderr === "" ? "" : `: ${stderr}`}; the next turn starts a new one`,
+              retryable: false
+            })
+          }
+        })
+      }).pipe(Effect.onError(() => slot.drop))
+
+    const liveSetTools = (set: Tool.ToolSet) =>
+      Effect.gen(function*() {
+        yield* setTools(set)
+        const current = slot.current()
+        // A warm start stays warm: a process started with the old tools is replaced now.
+        if (options.prewarm === true && current !== undefined) {
+          yield* liveCli(current.sessionId(), undefined).pipe(Effect.catchAll(warmFailed))
+        }
+      })
+
+    const warmFailed = (error: ProviderError) =>
+      Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+        Effect.annotateLogs({ error: error.message })
+      )
+
+    if (options.prewarm === true) yield* liveCli(Option.none(), undefined).pipe(Effect.catchAll(warmFailed))
+
+    return yield* makeSessionClient({
+      provider,
+      run: keepAlive ? liveRun : run,
+      setTools: keepAlive ? liveSetTools : setTools
+    })
   })
 
 /**
