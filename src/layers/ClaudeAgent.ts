@@ -32,6 +32,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -106,6 +107,12 @@ export interface Options {
    * next turn starts a new one that resumes the session.
    */
   readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. A `setTools` restarts it right away (resuming the
+   * session), not at the next turn. The CLI belongs to the layer's scope.
+   */
+  readonly prewarm?: boolean | undefined
   /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
   readonly sdkSpecifier?: string | undefined
 }
@@ -399,6 +406,8 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
      */
     const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
+        // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
+        if (live !== undefined && !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId)) yield* dropLive
         const query = live ?? (yield* startLive(input.sessionId))
         live = query
         query.send(input.prompt)
@@ -407,8 +416,27 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         return yield* interpret(input, query, { init: query.init, result: transcript.result })
       }).pipe(Effect.onError(() => dropLive))
 
+    // The session of the last successful turn: a warm start (prewarm) resumes it.
+    let lastSession = Option.none<string>()
+    const warm = Effect.suspend(() => startLive(lastSession)).pipe(
+      Effect.tap((query) => {
+        live = query
+      }),
+      Effect.catchAll((error) =>
+        Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+          Effect.annotateLogs({ error: error.message })
+        )
+      )
+    )
+    const keepAlive = options.keepAlive === true || options.prewarm === true
+
     const runTurn = (input: RunInput) =>
-      options.keepAlive !== true
+      Effect.tap(dispatchTurn(input), (outcome) => {
+        if (outcome.sessionId !== undefined) lastSession = Option.some(outcome.sessionId)
+      })
+
+    const dispatchTurn = (input: RunInput) =>
+      !keepAlive
         ? freshTurn(input)
         : input.responseFormat === undefined
         ? liveTurn(input)
@@ -425,7 +453,12 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
 
     // Read at the start of each query: every query gets a fresh server built from this set; a
     // kept-alive query was built from the old one, so it ends.
-    const setTools = (set: Tool.ToolSet) => Effect.zipRight(Ref.set(tools, set), dropLive)
+    const setTools = (set: Tool.ToolSet) =>
+      Effect.zipRight(Ref.set(tools, set), dropLive).pipe(
+        Effect.zipRight(options.prewarm === true ? warm : Effect.void)
+      )
+
+    if (options.prewarm === true) yield* warm
 
     return yield* makeSessionClient({ provider, run, setTools })
   })

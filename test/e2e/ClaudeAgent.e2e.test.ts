@@ -477,3 +477,41 @@ describe("ClaudeAgent with keepAlive: one real claude CLI across turns", () => {
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 })
+
+describe("ClaudeAgent with prewarm: the CLI starts with the layer", () => {
+  it.scopedLive("the first turn runs on the CLI started at build; setTools swaps it at once; the scope owns it", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const sum = Fake.toolResults(req).map((r) => /^\d+/.exec(r.content)?.[0]).find((n) => n !== undefined)
+        if (sum !== undefined) return { text: `The sum is ${sum}.` }
+        const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+        if (last.includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+        return { text: `You said: ${last}` }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { prewarm: true })
+      let warm = claudeProcessesIn(box.cwd)
+      for (let i = 0; i < 100 && warm.length === 0; i++) {
+        yield* Effect.sleep("50 millis")
+        warm = claudeProcessesIn(box.cwd)
+      }
+      expect(warm.length).toBeGreaterThan(0)
+      expect(api.messageRequests()).toEqual([])
+      expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
+      expect(claudeProcessesIn(box.cwd)).toEqual(warm)
+      yield* chat.setTools([add])
+      let rewarmed = claudeProcessesIn(box.cwd)
+      for (let i = 0; i < 100 && rewarmed.length === 0; i++) {
+        yield* Effect.sleep("50 millis")
+        rewarmed = claudeProcessesIn(box.cwd)
+      }
+      expect(rewarmed.length).toBeGreaterThan(0)
+      expect(rewarmed.filter((pid) => warm.includes(pid))).toEqual([])
+      expect(yield* chat.chat("Please add 2 and 40")).toBe("The sum is 42.")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("pineapple")
+      expect(claudeProcessesIn(box.cwd)).toEqual(rewarmed)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+})
