@@ -104,6 +104,9 @@ export const start = <E>(params: {
         ended = e
         return Queue.offer(output, e)
       })
+    const stopped = end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })
+    // Runs after the reader is interrupted (finalizers run in reverse): also when it never started.
+    yield* Scope.addFinalizer(scope, stopped)
     yield* params.subprocess.stream({ ...runOptions, input: Stream.fromQueue(input) }).pipe(
       Stream.runForEach((line) => Queue.offer(output, line)),
       Effect.matchCauseEffect({
@@ -120,7 +123,7 @@ export const start = <E>(params: {
       }),
       // Closing the scope interrupts the reader, which terminates the process group; a turn
       // still waiting then sees the end instead of waiting forever.
-      Effect.onInterrupt(() => end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })),
+      Effect.onInterrupt(() => stopped),
       Effect.forkIn(scope)
     )
     yield* Scope.addFinalizer(scope, Queue.shutdown(input))
