@@ -10,6 +10,9 @@
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv.
  *
+ * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
+ * messages instead (`internal/claudeLiveCli.ts`); its config file lives as long as it does.
+ *
  * @since 0.1.0
  * @module
  */
@@ -22,6 +25,7 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as LiveCli from "../internal/claudeLiveCli.js"
 import {
   bounded,
   interpretRun,
@@ -30,7 +34,6 @@ import {
   serverStatus,
   toolServerFailure
 } from "../internal/claudeSession.js"
-import * as LiveCli from "../internal/claudeLiveCli.js"
 import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -364,7 +367,7 @@ export const make = (
                 return yield* toolServerFailure(provider, serverName, status)
               }
             }
-            if (input.emit !== undefined) for (const event of translate(line)) yield* input.emit(toChatEvent(event))
+            if (input.emit !== undefined) { for (const event of translate(line)) yield* input.emit(toChatEvent(event)) }
           })).pipe(
             Effect.timeoutFail({
               duration: timeout,

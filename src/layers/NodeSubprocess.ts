@@ -368,7 +368,9 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
           Effect.dieMessage("Subprocess: spawn failed without an error"))
       }
       const childStdout = child.stdout
-      if (options.input !== undefined && child.stdin !== null) yield* feed(child.stdin, options.input)
+      if (options.input !== undefined && child.stdin !== null) {
+        yield* feed(child.stdin, options.input)
+      }
       const maxBytes = options.maxOutputBytes ?? Infinity
       let bytes = 0
       const stdout = NodeStream.fromReadable<SubprocessError, Uint8Array>(
