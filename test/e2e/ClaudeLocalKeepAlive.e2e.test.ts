@@ -14,6 +14,7 @@ import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
+import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
@@ -42,7 +43,12 @@ const echoWithAdd = (req: Fake.FakeRequest): Fake.FakeReply => {
   return { text: `You said: ${last}`, usage }
 }
 
-const clientIn = (box: Sandbox, scope: Scope.Scope, options: ClaudeLocal.Options = {}) =>
+const clientIn = (
+  box: Sandbox,
+  scope: Scope.Scope,
+  options: ClaudeLocal.Options = {},
+  alter: (contents: string) => string = (c) => c
+) =>
   Layer.buildWithScope(
     ClaudeLocal.layer({
       binary: claudeBinary,
@@ -51,7 +57,15 @@ const clientIn = (box: Sandbox, scope: Scope.Scope, options: ClaudeLocal.Options
       requestTimeout: "60 seconds",
       keepAlive: true,
       ...options
-    }).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))),
+    }).pipe(
+      Layer.provide(NodeSubprocess.layer),
+      Layer.provide(
+        Layer.effect(
+          SecretFile,
+          Effect.map(SecretFile, (real) => ({ writeScoped: (contents: string) => real.writeScoped(alter(contents)) }))
+        ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
+      )
+    ),
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
@@ -286,6 +300,34 @@ describe("ClaudeLocal keepAlive: one real claude CLI per conversation", () => {
       yield* Scope.close(scope, Exit.void)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       expect(secretFiles(box)).toEqual([])
+    }))
+
+  it.scopedLive("a turn over requestTimeout is a timeout error and stops the process; a tool server the CLI cannot reach is refused", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        lastLine(req).includes("slow")
+          ? { text: "too late", delayMs: 120_000 }
+          : { text: `You said: ${lastLine(req)}` }
+      )
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { requestTimeout: "20 seconds", killGrace: "500 millis" })
+      expect(yield* chat.chat("hello")).toBe("You said: hello")
+      const error = yield* Effect.flip(chat.chat("be slow"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      // The config carries a wrong token: the bridge answers the CLI with 401.
+      const tampered = yield* clientIn(
+        box,
+        yield* Effect.scope,
+        { requestTimeout: "30 seconds" },
+        (c) => c.replace(/Bearer [A-Za-z0-9_-]+/, "Bearer wrong")
+      )
+      yield* tampered.setTools([add])
+      const refused = yield* Effect.flip(tampered.chat("add 1 and 2"))
+      expect(refused.message).toContain("MCP server gtb: failed")
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
   it.scopedLive("a missing binary is the install hint, on every turn", () =>
