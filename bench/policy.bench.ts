@@ -14,7 +14,8 @@ const registry = Registry.unsafeMake([
   Registry.mcpTool({ server: "memory", wireName: "recall", category: "context" }),
   Registry.mcpTool({ server: "memory", wireName: "remember", category: "context" })
 ])
-const agent = { disabledTools: ["Bash", "Read", "mcp__memory__remember", "mcp__docs__*"] }
+// A literal user tool, a registry MCP tool, a server wildcard and a CLI glob that reaches a pair group.
+const agent = { disabledTools: ["Bash", "Read", "mcp__memory__remember", "mcp__docs__*", "Wri*"] }
 const ctx = { conditions: { "workspace-has-git": true }, headless: true, mcpServers: ["gtb"] }
 const descriptors = registry.descriptors
 
@@ -57,5 +58,7 @@ const single = await compare(
 )
 if (sink === 0) console.log("unreachable")
 console.log(
-  `(${CALLS} calls per sample; ratios ${ratio.toFixed(2)}× validated input, ${single.toFixed(2)}× pre-validated)`
+  `(${CALLS} calls per sample; ratios ${ratio.toFixed(2)}× validated input, ${
+    single.toFixed(2)
+  }× pre-validated; target ≤ 3×: ${ratio <= 3 ? "met" : "MISSED"})`
 )

@@ -8,7 +8,7 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { ChatClient, ClaudeLocal } from "../src/index.js"
-import { weatherTools } from "./weatherTools.js"
+import { weatherTools } from "./support/weatherTools.js"
 
 const program = Effect.gen(function*() {
   const chat = yield* ChatClient.ChatClient

@@ -4,14 +4,14 @@
  *
  *   AI_PROVIDER=anthropic npm start   # or openai, gemini, claude-local, claude-agent; or set an API key
  *
- *   npm start
+ *   npm start        # the same as: npx tsx examples/quickstart.ts
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { ClaudeAgent } from "../src/claude-agent.js"
 import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./providers.js"
-import { weatherTools } from "./weatherTools.js"
+import { providerFromEnv } from "./support/providers.js"
+import { weatherTools } from "./support/weatherTools.js"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
 // tools' results (and their errors) instead of replaying canned text. ---

@@ -9,8 +9,8 @@
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
 import { ChatClient, type ChatEvent, type ModelTurn, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./providers.js"
-import { getWeather, toFahrenheit } from "./weatherTools.js"
+import { providerFromEnv } from "./support/providers.js"
+import { getWeather, toFahrenheit } from "./support/weatherTools.js"
 
 // --- The offline model: asks for the weather once, then answers from the tool's result. ---
 
@@ -42,6 +42,12 @@ const show = (event: ChatEvent.ChatEvent): Effect.Effect<void> => {
       return write(`\n[tool ${event.name} ${JSON.stringify(event.arguments)}]\n`)
     case "ToolCallEnd":
       return write(`[${event.isError ? "failed" : "result"} ${event.name}: ${event.result}]\n`)
+    case "ReasoningDelta":
+      return write(`\x1b[2m${event.text}\x1b[0m`)
+    case "AgentToolStart":
+      return write(`\n[agent ${event.name} ${JSON.stringify(event.input)}]\n`)
+    case "AgentToolEnd":
+      return write(`[agent ${event.isError ? "failed" : "result"} ${event.name}]\n`)
     case "Usage":
       return Effect.void
     case "Complete":

@@ -3,18 +3,48 @@
  * settings dialog does when the user flips switches, and what a session does when it starts.
  *
  * Run: npx tsx examples/tool-settings.ts [database-file]
- * (or set AGENT_SETTINGS_DB; by default the file under ~/.local/share/effect-chat-bridge/)
+ * (or set AGENT_SETTINGS_DB). Without either, the database is a file in a fresh temporary
+ * directory, removed when the example ends: trying it never writes into your home directory.
+ * The location is printed first. An application would use `AgentSettingsSqlite.layerSqlite()`,
+ * whose default is `$XDG_DATA_HOME/effect-chat-bridge/agents.sqlite`.
  */
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
 import * as CatalogView from "../src/registry/CatalogView.js"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../src/registry/ToolPolicy.js"
 import * as AgentSettings from "../src/services/AgentSettings.js"
 
-const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
+const chosen = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
+
+/** The database file: the one given, or one in a temporary directory that is removed at the end. */
+const database = Effect.acquireRelease(
+  Effect.sync(() =>
+    chosen === undefined
+      ? { filename: join(mkdtempSync(join(tmpdir(), "tool-settings-")), "agents.sqlite"), temporary: true }
+      : { filename: chosen, temporary: false }
+  ),
+  ({ filename, temporary }) =>
+    temporary ? Effect.sync(() => rmSync(join(filename, ".."), { recursive: true, force: true })) : Effect.void
+)
+
+const Settings = Layer.unwrapScoped(
+  Effect.gen(function*() {
+    const { filename, temporary } = yield* database
+    yield* Console.log(
+      temporary
+        ? `database: ${filename} (temporary, removed on exit; pass a file or set AGENT_SETTINGS_DB to keep it)`
+        : `database: ${filename}`
+    )
+    return AgentSettingsSqlite.layerSqlite({ filename })
+  })
+)
 const registry = ClaudeCodeCatalog.registry
 
 /** The switch with this id in the agent's catalog view. */
@@ -53,6 +83,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(
-  program.pipe(Effect.provide(AgentSettingsSqlite.layerSqlite(filename === undefined ? {} : { filename })))
-)
+NodeRuntime.runMain(program.pipe(Effect.provide(Settings)))

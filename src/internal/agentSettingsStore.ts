@@ -9,12 +9,14 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as ToolPolicy from "../registry/ToolPolicy.js"
 import {
   AgentId,
   type AgentSettingsService,
   CorruptedSettingsError,
   DisabledTools,
   InvalidSettingsInputError,
+  PolicyRegistry,
   type Settings
 } from "../services/AgentSettings.js"
 import type {
@@ -67,7 +69,6 @@ export const decodeStored = (
 export const encodeStored = (names: ReadonlyArray<string>): string => JSON.stringify(normalize(names))
 
 const decodeAgentId = Schema.decodeUnknownEither(AgentId)
-const decodeNames = Schema.decodeUnknownEither(DisabledTools)
 
 const validAgentId = (agentId: unknown) =>
   Either.mapLeft(
@@ -75,11 +76,25 @@ const validAgentId = (agentId: unknown) =>
     (e) => new InvalidSettingsInputError({ message: `invalid agent id: ${format(e)}` })
   )
 
-const validNames = (names: unknown) =>
+/** Names to remove: any strings (so entries stored before a rule changed can still be removed). */
+const namesToRemove = (names: unknown) =>
   Either.mapLeft(
-    decodeNames(names),
+    Schema.decodeUnknownEither(Schema.Array(Schema.String))(names),
     (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` })
   )
+/** Names to add: valid syntax, and nothing the policy would ignore for the current registry. */
+const namesToAdd = Effect.fnUntraced(function*(names: ReadonlyArray<string>) {
+  const valid = yield* namesToRemove(names)
+  const registry = yield* PolicyRegistry
+  const refused = ToolPolicy.checkOptOuts(registry, valid)
+  if (refused.length > 0) {
+    return yield* new InvalidSettingsInputError({
+      message: `refused opt-outs: ${refused.map((r) => r.message).join("; ")}`,
+      entries: refused.map((r) => r.entry)
+    })
+  }
+  return valid
+})
 
 /** The service over a store; arguments are validated before the store is touched. */
 export const makeService = (store: Store): AgentSettingsService => {
@@ -88,7 +103,7 @@ export const makeService = (store: Store): AgentSettingsService => {
   const update = (operation: string, f: (current: Set<string>, names: ReadonlyArray<string>) => void) =>
     Effect.fn(`AgentSettings.${operation}`)(function*(agentId: string, names: ReadonlyArray<string>) {
       const id = yield* validAgentId(agentId)
-      const valid = yield* validNames(names)
+      const valid = yield* (operation === "enable" ? namesToRemove(names) : namesToAdd(names))
       const next = yield* store.modify(id, operation, (current) => {
         const set = new Set(current)
         f(set, valid)
@@ -107,7 +122,7 @@ export const makeService = (store: Store): AgentSettingsService => {
   return {
     create: Effect.fn("AgentSettings.create")(function*(agentId: string, disabledTools: ReadonlyArray<string> = []) {
       const id = yield* validAgentId(agentId)
-      const names = normalize(yield* validNames(disabledTools))
+      const names = normalize(yield* namesToAdd(disabledTools))
       yield* store.insert(id, names)
       return settings(id, names)
     }),
@@ -119,7 +134,7 @@ export const makeService = (store: Store): AgentSettingsService => {
     setDisabledTools: Effect.fn("AgentSettings.setDisabledTools")(
       function*(agentId: string, names: ReadonlyArray<string>) {
         const id = yield* validAgentId(agentId)
-        const next = normalize(yield* validNames(names))
+        const next = normalize(yield* namesToAdd(names))
         yield* store.replace(id, next)
         return settings(id, next)
       }

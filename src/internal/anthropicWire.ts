@@ -209,7 +209,8 @@ const BlockDelta = Schema.Struct({
   delta: Schema.Struct({
     type: Schema.String,
     text: Schema.optional(Schema.String),
-    partial_json: Schema.optional(Schema.String)
+    partial_json: Schema.optional(Schema.String),
+    thinking: Schema.optional(Schema.String)
   })
 })
 const MessageDelta = Schema.Struct({
@@ -270,6 +271,10 @@ export const messageStream = () => {
           return delta.text === "" ? nothing : { _tag: "Text", text: delta.text }
         }
         if (delta.type === "input_json_delta" && delta.partial_json !== undefined) block.json += delta.partial_json
+        // Shown as reasoning only: thinking blocks are not kept for the next turn's request.
+        if (delta.type === "thinking_delta" && delta.thinking !== undefined && delta.thinking !== "") {
+          return { _tag: "Text", text: "", reasoning: delta.thinking }
+        }
         return nothing
       }
       case "message_delta": {

@@ -126,25 +126,35 @@ const InheritedNames = new Set([
   "http_proxy",
   "https_proxy",
   "no_proxy",
+  "ALL_PROXY",
+  "all_proxy",
   "NODE_EXTRA_CA_CERTS",
+  "REQUESTS_CA_BUNDLE",
+  "CURL_CA_BUNDLE",
   "SSL_CERT_FILE",
   "SSL_CERT_DIR",
   "GOOGLE_APPLICATION_CREDENTIALS",
-  "CLOUD_ML_REGION"
+  "GOOGLE_CLOUD_PROJECT",
+  "CLOUD_ML_REGION",
+  "LANGUAGE"
 ])
 const InheritedPrefixes = ["LC_", "XDG_", "ANTHROPIC_", "CLAUDE_", "AWS_", "VERTEX_", "DISABLE_", "MCP_"]
 // Set inside a Claude Code session; a nested CLI must not think it runs inside one.
 const Dropped = new Set(["CLAUDECODE"])
 
-/** The CLI's environment: the allowed part of `base`, then `changes` (`undefined` removes). */
+/**
+ * The CLI's environment: the allowed part of `base` (all of it with `inheritAll`), then `changes`
+ * (`undefined` removes).
+ */
 export const agentEnvironment = (
   base: Readonly<Record<string, string | undefined>>,
-  changes: Readonly<Record<string, string | undefined>> | undefined
+  changes: Readonly<Record<string, string | undefined>> | undefined,
+  inheritAll = false
 ): Record<string, string> => {
   const env: Record<string, string> = {}
   for (const [name, value] of Object.entries(base)) {
     if (value === undefined || Dropped.has(name)) continue
-    if (InheritedNames.has(name) || InheritedPrefixes.some((p) => name.startsWith(p))) env[name] = value
+    if (inheritAll || InheritedNames.has(name) || InheritedPrefixes.some((p) => name.startsWith(p))) env[name] = value
   }
   for (const [name, value] of Object.entries(changes ?? {})) {
     if (value === undefined) delete env[name]

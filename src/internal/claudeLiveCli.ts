@@ -38,6 +38,8 @@ export interface LiveCli {
   readonly key: string
   /** The session it carries on: the one it resumed, then the one its last result named. */
   readonly sessionId: () => Option.Option<string>
+  /** True until the first result of a process started with `--fork-session`: it has not forked yet. */
+  readonly forks: () => boolean
   /** False once its output has ended (it exited, was killed, or was closed). */
   readonly alive: () => boolean
   /**
@@ -88,6 +90,8 @@ export const start = <E>(params: {
   readonly parent: Scope.Scope
   readonly key: string
   readonly resume: Option.Option<string>
+  /** Whether the process was started with `--fork-session` (its first result names the new session). */
+  readonly fork?: boolean | undefined
   readonly prepare: Effect.Effect<RunOptions, E, Scope.Scope>
 }): Effect.Effect<LiveCli, E> =>
   Effect.gen(function*() {
@@ -97,6 +101,7 @@ export const start = <E>(params: {
     const input = yield* Queue.unbounded<string>()
     const output = yield* Queue.unbounded<string | Ended>()
     let session = params.resume
+    let forking = params.fork === true
     let ended: Ended | undefined
     const end = (e: Ended) =>
       Effect.suspend(() => {
@@ -141,6 +146,7 @@ export const start = <E>(params: {
           if (isResult(next)) {
             const id = sessionOf(next)
             if (id !== undefined) session = Option.some(id)
+            forking = false
             return { lines, ended: undefined } satisfies TurnOutput
           }
         }
@@ -149,6 +155,7 @@ export const start = <E>(params: {
     return {
       key: params.key,
       sessionId: () => session,
+      forks: () => forking,
       alive: () => ended === undefined,
       turn,
       close
@@ -161,11 +168,12 @@ export const start = <E>(params: {
  * new one that resumes the session. Callers serialise their calls (the session shell's lock).
  */
 export interface LiveSlot {
-  /** The live CLI for a turn with `key`, continuing `sessionId`. */
+  /** The live CLI for a turn with `key`, continuing `sessionId` (in a new session with `fork`). */
   readonly use: <E>(
     key: string,
     sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>) => Effect.Effect<RunOptions, E, Scope.Scope>
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<RunOptions, E, Scope.Scope>,
+    fork?: boolean
   ) => Effect.Effect<LiveCli, E>
   /** The current live CLI, if any. */
   readonly current: () => LiveCli | undefined
@@ -184,16 +192,25 @@ export const makeSlot = (subprocess: SubprocessService, parent: Scope.Scope): Li
   const use = <E>(
     key: string,
     sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>) => Effect.Effect<RunOptions, E, Scope.Scope>
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<RunOptions, E, Scope.Scope>,
+    fork = false
   ) =>
     Effect.gen(function*() {
       const cli = current
+      const forking = fork && Option.isSome(sessionId)
       if (
-        cli !== undefined && cli.alive() && cli.key === key &&
+        cli !== undefined && cli.alive() && cli.key === key && cli.forks() === forking &&
         Option.getEquivalence<string>((a, b) => a === b)(cli.sessionId(), sessionId)
       ) return cli
       yield* drop
-      const started = yield* start({ subprocess, parent, key, resume: sessionId, prepare: prepare(sessionId) })
+      const started = yield* start({
+        subprocess,
+        parent,
+        key,
+        resume: sessionId,
+        fork: forking,
+        prepare: prepare(sessionId, forking)
+      })
       current = started
       return started
     })

@@ -4,19 +4,23 @@
  * streaming, usage) and the reading of a run's init and result lines. Each provider supplies only
  * how a run is started.
  */
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
+  ChatClient,
   type ChatClientService,
   type ChatError,
   PermissionDeniedError,
   ProviderError,
+  RunLimitError,
   Usage
 } from "../services/ChatClient.js"
-import { UsageEvent } from "../services/ChatEvent.js"
+import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../services/ChatEvent.js"
+import { ClaudeSession, type ClaudeSessionService } from "../services/ClaudeCodeOptions.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine } from "./claudeStreamJson.js"
@@ -27,6 +31,8 @@ export interface RunOutcome {
   readonly text: string
   readonly structured: unknown
   readonly sessionId: string | undefined
+  /** The agent runtime's own tool calls during the run. */
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
 }
 
 /** One turn, as the shell asks a provider to run it. */
@@ -36,10 +42,12 @@ export interface RunInput {
   readonly responseFormat: ResponseFormat | undefined
   /** The session to resume, from the previous successful turn. */
   readonly sessionId: Option.Option<string>
+  /** Continue `sessionId` in a new session (the first turn of a `forkSession` client). */
+  readonly fork: boolean
   /** Set for `chatStream`: report events as they happen. */
   readonly emit: Emit | undefined
   /** Counts the run's usage (and cost) from its result line, and reports it when streaming. */
-  readonly recordResult: (line: ResultLine) => Effect.Effect<void>
+  readonly recordResult: (line: ResultLine) => Effect.Effect<Usage>
 }
 
 export const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
@@ -55,9 +63,51 @@ export const toolServerFailure = (provider: string, serverName: string, status: 
     retryable: false
   })
 
+/** What the CLI says when its credentials are missing or refused. */
+const AuthFailure =
+  /invalid api key|not logged in|please run \/login|authentication_error|oauth token (?:has )?(?:expired|revoked)/i
+
+/** Whether CLI output (stderr or a result's text) reports missing or refused credentials. */
+export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)
+
+/** What to do about it, in every `auth` error of the Claude Code providers. */
+export const loginHint = "log in by running `claude` once (then /login), or set ANTHROPIC_API_KEY"
+
+/** A run whose CLI refused or lacked credentials: `kind: "auth"`, naming the fix. */
+export const authError = (provider: string, said: string, status?: number) =>
+  new ProviderError({
+    provider,
+    kind: "auth",
+    ...(status === undefined ? {} : { status }),
+    message: `The claude CLI has no valid credentials (${bounded(said, 500)}): ${loginHint}`,
+    retryable: false
+  })
+
+/**
+ * A run whose process failed before it printed its init line: whatever was configured (tools
+ * included) never came into play, so the exit code and stderr are what explains it.
+ */
+export const earlyExit = (provider: string, exitCode: number, stderr: string) => {
+  const tail = bounded(stderr.trim(), 1_000)
+  return isAuthFailure(tail)
+    ? authError(provider, `exit ${exitCode}: ${tail}`)
+    : new ProviderError({
+      provider,
+      kind: "process",
+      message: `The claude CLI exited with code ${exitCode} before starting${tail === "" ? "" : `: ${tail}`}`,
+      retryable: false
+    })
+}
+
 /** The status the init line reports for `serverName`. */
 export const serverStatus = (init: InitLine | undefined, serverName: string) =>
   init?.mcp_servers.find((s) => s.name === serverName)?.status
+
+/** Result subtypes of a run stopped at a caller's bound. */
+const LimitSubtypes: Readonly<Record<string, "maxTurns" | "maxBudgetUsd">> = {
+  error_max_turns: "maxTurns",
+  error_max_budget_usd: "maxBudgetUsd"
+}
 
 /**
  * Reads a finished run: the tool server must have connected (when mounted), a result line must
@@ -72,21 +122,46 @@ export const interpretRun = (params: {
   readonly result: ResultLine | undefined
   /** The process's exit code, when the provider knows it. */
   readonly exitCode?: number | undefined
+  /** The tail of the process's stderr, when the provider has it. */
+  readonly stderr?: string | undefined
   /** The error for a run that printed no result line. */
   readonly noResult: () => ProviderError
   readonly allowPermissionDenials: boolean
-  readonly recordResult: (line: ResultLine) => Effect.Effect<void>
+  readonly recordResult: (line: ResultLine) => Effect.Effect<Usage>
+  /** The text of the last assistant message, for the partial answer of a run stopped at a bound. */
+  readonly lastText?: string | undefined
+  /** Denials the application decided itself (`canUseTool`), by tool use id: not failures. */
+  readonly decidedDenials?: ReadonlySet<string> | undefined
 }): Effect.Effect<RunOutcome, ChatError> =>
   Effect.gen(function*() {
     const { exitCode = 0, provider, result: line } = params
+    // How the process ended comes first: a CLI that died before its init line never got as far
+    // as the tool server, so blaming the server would hide the real cause.
+    if (params.init === undefined && line === undefined && exitCode !== 0) {
+      return yield* earlyExit(provider, exitCode, params.stderr ?? "")
+    }
     if (params.mounted) {
       const status = serverStatus(params.init, params.serverName)
       if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, status)
     }
     if (line === undefined) return yield* params.noResult()
-    yield* params.recordResult(line)
+    const runUsage = yield* params.recordResult(line)
+    const limit = LimitSubtypes[line.subtype ?? ""]
+    if (limit !== undefined) {
+      const answer = line.result !== "" ? line.result : params.lastText ?? ""
+      return yield* new RunLimitError({
+        provider,
+        limit,
+        answer,
+        usage: runUsage,
+        message: `The claude CLI stopped at ${limit} (${line.subtype}); raise ${limit} or split the task`
+      })
+    }
     if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
       const status = line.api_error_status ?? undefined
+      if ((status !== undefined && (status === 401 || status === 403)) || isAuthFailure(line.result)) {
+        return yield* authError(provider, line.result, status)
+      }
       return yield* new ProviderError({
         provider,
         kind: status === undefined ? "process" : "http",
@@ -95,8 +170,11 @@ export const interpretRun = (params: {
         retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
       })
     }
-    if (line.permission_denials.length > 0) {
-      const denied = line.permission_denials.map((d) => d.tool_name)
+    const denials = line.permission_denials.filter((d) =>
+      d.tool_use_id === undefined || params.decidedDenials?.has(d.tool_use_id) !== true
+    )
+    if (denials.length > 0) {
+      const denied = denials.map((d) => d.tool_name)
       if (!params.allowPermissionDenials) {
         return yield* new PermissionDeniedError({
           provider,
@@ -123,10 +201,16 @@ export const makeSessionClient = (params: {
   readonly run: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
   /** Applies a validated tool set (already holding the caller's context). */
   readonly setTools: (set: Tool.ToolSet) => Effect.Effect<void, ChatError>
-}): Effect.Effect<ChatClientService> =>
+  /** The session the first turn continues. */
+  readonly resume?: string | undefined
+  /** With `resume`: the first successful turn continues it in a new session. */
+  readonly forkSession?: boolean | undefined
+}): Effect.Effect<SessionClient> =>
   Effect.gen(function*() {
     const { provider } = params
-    const sessionId = yield* Ref.make(Option.none<string>())
+    const sessionId = yield* Ref.make(Option.fromNullable(params.resume))
+    const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
+    const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
     const pending = yield* Ref.make<ReadonlyArray<string>>([])
     const usage = yield* Ref.make(Usage.empty)
     const lock = yield* Effect.makeSemaphore(1)
@@ -142,7 +226,7 @@ export const makeSessionClient = (params: {
 
     const recordResult = (emit: Emit | undefined) => (line: ResultLine) =>
       Effect.gen(function*() {
-        if (line.usage === undefined && line.total_cost_usd == null) return
+        if (line.usage === undefined && line.total_cost_usd == null) return Usage.empty
         const u = line.usage
         const cacheRead = u?.cache_read_input_tokens ?? 0
         const runUsage = Usage.of({
@@ -153,6 +237,7 @@ export const makeSessionClient = (params: {
         })
         yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
         if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
+        return runUsage
       })
 
     const converse = <A>(
@@ -167,11 +252,14 @@ export const makeSessionClient = (params: {
           prompt: [...buffered, prompt].join("\n\n"),
           responseFormat,
           sessionId: yield* Ref.get(sessionId),
+          fork: yield* Ref.get(fork),
           emit,
           recordResult: recordResult(emit)
         })
         const value = yield* finish(outcome)
         if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
+        yield* Ref.set(fork, false)
+        yield* Ref.set(activity, outcome.activity ?? [])
         yield* Ref.set(pending, [])
         return value
       }))
@@ -211,5 +299,23 @@ export const makeSessionClient = (params: {
       yield* lock.withPermits(1)(params.setTools(set))
     })
 
-    return { add, chat, chatStream, ask, setTools, usage: Ref.get(usage) } satisfies ChatClientService
+    return {
+      add,
+      chat,
+      chatStream,
+      ask,
+      setTools,
+      usage: Ref.get(usage),
+      sessionId: Ref.get(sessionId),
+      lastActivity: Ref.get(activity)
+    }
   })
+
+/** A Claude Code chat client that also tells its session. */
+export type SessionClient = ChatClientService & ClaudeSessionService
+
+/** The context a Claude Code layer provides: the client as `ChatClient` and as `ClaudeSession`. */
+export const sessionContext = (client: SessionClient): Context.Context<ChatClient | ClaudeSession> =>
+  Context.make(ChatClient, client).pipe(
+    Context.add(ClaudeSession, { sessionId: client.sessionId, lastActivity: client.lastActivity })
+  )

@@ -383,11 +383,16 @@ export const contentStream = () => {
     candidate = true
     if (first.finishReason !== undefined) finishReason = first.finishReason
     let shown = ""
+    let thought = ""
     for (const part of first.content?.parts ?? []) {
       parts.push(part)
-      if (part.functionCall === undefined && part.text !== undefined && part.thought !== true) shown += part.text
+      if (part.functionCall !== undefined || part.text === undefined) continue
+      if (part.thought === true) thought += part.text
+      else shown += part.text
     }
-    return shown === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown }
+    return shown === "" && thought === ""
+      ? { _tag: "Nothing" }
+      : { _tag: "Text", text: shown, ...(thought === "" ? {} : { reasoning: thought }) }
   }
 
   /** The whole response, or `undefined` if the stream ended before a finish (or block) reason. */

@@ -160,6 +160,34 @@ export interface HttpSettings {
   readonly maxRetries: number
   /** First backoff delay; default 500 ms. */
   readonly retryBaseDelay: Duration.Duration
+  /** Prefix of the provider's variables (`OPENAI`): errors name `<prefix>_API_KEY` and `<prefix>_BASE_URL`. */
+  readonly envPrefix?: string | undefined
+}
+
+/** Statuses meaning the credentials were refused: `ProviderError` kind `auth`. */
+export const isAuthStatus = (status: number): boolean => status === 401 || status === 403
+
+/**
+ * What the transport said, down its `cause` chain: undici's "fetch failed" hides the useful part
+ * (`connect ECONNREFUSED 127.0.0.1:8080`, `getaddrinfo ENOTFOUND host`) one or two levels down.
+ */
+export const causeDetail = (error: unknown): string | undefined => {
+  const parts: Array<string> = []
+  let current: unknown = error
+  for (let depth = 0; depth < 5 && typeof current === "object" && current !== null; depth++) {
+    const { cause, code, errors, message } = current as {
+      readonly cause?: unknown
+      readonly code?: unknown
+      readonly errors?: unknown
+      readonly message?: unknown
+    }
+    if (typeof message === "string" && message !== "" && !parts.includes(message)) parts.push(message)
+    else if (typeof code === "string" && !parts.some((p) => p.includes(code))) parts.push(code)
+    // Happy-eyeballs connects fail with an AggregateError: one error per address tried.
+    current = cause ?? (Array.isArray(errors) ? errors[0] : undefined)
+  }
+  const useful = parts.filter((p) => p !== "fetch failed" && !/^Transport error/.test(p))
+  return useful.length === 0 ? undefined : useful.at(-1)
 }
 
 const MaxErrorDetail = 300
@@ -274,25 +302,37 @@ const postWith = <A>(
     HttpClientRequest.bodyUnsafeJson(body)
   )
 
+  const baseUrlVariable = settings.envPrefix === undefined ? "the base URL" : `${settings.envPrefix}_BASE_URL`
+  const keyVariable = settings.envPrefix === undefined ? "the API key" : `${settings.envPrefix}_API_KEY`
   const executed: Effect.Effect<A, AttemptFailure> = client.execute(request).pipe(
-    Effect.catchAll((e) =>
-      fail(
+    Effect.catchAll((e) => {
+      const detail = causeDetail(e.cause)
+      return fail(
         "network",
-        `${provider} request to ${host} failed (${e.reason})`,
+        `${provider} request to ${host} failed (${e.reason}${detail === undefined ? "" : `: ${detail}`}); ` +
+          `check that ${host} is reachable and that ${baseUrlVariable} is right`,
         e._tag === "RequestError" && e.reason === "Transport"
       )
-    ),
+    }),
     Effect.flatMap((response) => {
       if (response.status >= 200 && response.status < 300) return read(response, readFail)
       return response.text.pipe(
         Effect.orElseSucceed(() => ""),
         Effect.flatMap((text) =>
-          fail(
-            "http",
-            `${provider} answered HTTP ${response.status}: ${bounded(errorDetail(text))}`,
-            isRetryableStatus(response.status),
-            { status: response.status, retryAfter: parseRetryAfter(response.headers) }
-          )
+          isAuthStatus(response.status)
+            ? fail(
+              "auth",
+              `${provider} refused the credentials (HTTP ${response.status}: ${bounded(errorDetail(text))}); ` +
+                `check ${keyVariable} (or the apiKey option) and its access to this model`,
+              false,
+              { status: response.status }
+            )
+            : fail(
+              "http",
+              `${provider} answered HTTP ${response.status}: ${bounded(errorDetail(text))}`,
+              isRetryableStatus(response.status),
+              { status: response.status, retryAfter: parseRetryAfter(response.headers) }
+            )
         )
       )
     })
@@ -425,9 +465,12 @@ export const sseJson =
     })
   }
 
-/** What reading one stream event gives: text to show now, nothing, or the vendor's error event. */
+/**
+ * What reading one stream event gives: text (and reasoning, shown apart) to show now, nothing, or
+ * the vendor's error event.
+ */
 export type StreamStep =
-  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Text"; readonly text: string; readonly reasoning?: string | undefined }
   | { readonly _tag: "Nothing" }
   | { readonly _tag: "Error"; readonly message: string; readonly retryable: boolean }
 
@@ -465,7 +508,12 @@ export const turnStream = (
       }
       switch (read._tag) {
         case "Text":
-          return Effect.succeed([{ _tag: "TextDelta", text: read.text }])
+          return Effect.succeed([
+            ...(read.reasoning === undefined || read.reasoning === ""
+              ? []
+              : [{ _tag: "ReasoningDelta" as const, text: read.reasoning }]),
+            ...(read.text === "" ? [] : [{ _tag: "TextDelta" as const, text: read.text }])
+          ])
         case "Nothing":
           return Effect.succeed([])
         case "Error":

@@ -19,7 +19,15 @@ import {
   StructuredOutputError,
   Usage
 } from "../services/ChatClient.js"
-import { type ChatEvent, Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
+import {
+  type ChatEvent,
+  Complete,
+  ReasoningDelta,
+  TextDelta,
+  ToolCallEnd,
+  ToolCallStart,
+  UsageEvent
+} from "../services/ChatEvent.js"
 import type {
   Message,
   ModelTurn,
@@ -220,7 +228,10 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
           (done, event) =>
             event._tag === "Done"
               ? Effect.succeed(event.response)
-              : Effect.as(emit(new TextDelta({ text: event.text })), done)
+              : Effect.as(
+                emit(event._tag === "TextDelta" ? new TextDelta(event) : new ReasoningDelta(event)),
+                done
+              )
         ).pipe(Effect.flatMap((done) => (done === undefined ? Effect.fail(streamEnded()) : Effect.succeed(done))))
       )
     }

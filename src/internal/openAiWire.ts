@@ -204,6 +204,9 @@ const ChatChunk = Schema.Struct({
     delta: Schema.optional(Schema.NullOr(Schema.Struct({
       content: NullableString,
       refusal: NullableString,
+      // OpenAI-compatible servers (DeepSeek, vLLM, OpenRouter, Ollama) stream reasoning in one of these.
+      reasoning_content: NullableString,
+      reasoning: NullableString,
       tool_calls: Schema.optional(Schema.NullOr(Schema.Array(Schema.Struct({
         index: Schema.Number,
         id: NullableString,
@@ -241,11 +244,14 @@ export const completionStream = () => {
     const chunk = Schema.decodeUnknownSync(ChatChunk)(json)
     if (chunk.usage != null) usage = chunk.usage
     let shown = ""
+    let reasoning = ""
     for (const choice of chunk.choices ?? []) {
       if ((choice.index ?? 0) !== 0) continue
       if (choice.finish_reason != null) finished = true
       const delta = choice.delta
       if (delta == null) continue
+      const thought = delta.reasoning_content ?? delta.reasoning
+      if (thought != null) reasoning += thought
       if (delta.content != null && delta.content !== "") {
         content += delta.content
         shown += delta.content
@@ -263,7 +269,9 @@ export const completionStream = () => {
         calls.set(call.index, current)
       }
     }
-    return shown === "" ? { _tag: "Nothing" } : { _tag: "Text", text: shown }
+    return shown === "" && reasoning === ""
+      ? { _tag: "Nothing" }
+      : { _tag: "Text", text: shown, ...(reasoning === "" ? {} : { reasoning }) }
   }
 
   /** The whole completion, or `undefined` if the stream ended before a `finish_reason`. */

@@ -9,11 +9,13 @@
  * first turn runs; without it every call fails with a `config` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.
  *
- * Differences from ClaudeLocal (the CLI + loopback MCP bridge): the policy is resolved for an
- * interactive session and interactive tools (registry descriptors marked `interactive`) are
- * denied at call time by the SDK's `PreToolUse` hook instead of being removed from the model's
- * tool list — unless the live permission mode is `bypassPermissions`. The CLI's environment is
- * explicit (the SDK replaces it): a filtered copy of this process's plus `env`.
+ * The tool policy is ClaudeLocal's (the CLI + loopback MCP bridge): every turn is headless, so
+ * interactive tools (registry descriptors marked `interactive`) are removed from the model's tool
+ * list unless the permission mode is `bypassPermissions`; with `bypassPermissions`, the SDK's
+ * `PreToolUse` hook still denies them should the live mode change. Conditions are detected from
+ * `cwd` unless given, and long opt-out lists go to a settings file. The CLI's environment is
+ * explicit (the SDK replaces it): a filtered copy of this process's plus `env` (all of it with
+ * `inheritEnv`), and no settings files are loaded unless `settingSources` says so.
  *
  * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
  * self-contained resource with a simple lifetime. With `keepAlive: true` the client keeps one CLI
@@ -43,7 +45,9 @@ import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { access, constants } from "node:fs/promises"
+import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
 import {
   agentEnvironment,
   type AgentSdkModule,
@@ -54,12 +58,26 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
-import { bounded, interpretRun, makeSessionClient, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
-import { InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
+import { decide, mcpConfigEntry, permissionAnswer, sdkOptions } from "../internal/claudeCodeRun.js"
+import {
+  authError,
+  bounded,
+  interpretRun,
+  isAuthFailure,
+  makeSessionClient,
+  type RunInput,
+  type RunOutcome,
+  type SessionClient,
+  sessionContext
+} from "../internal/claudeSession.js"
+import { assistantText, InitLine, makeEventTranslator, ResultLine, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
+import { type ChatClient, type ChatError, ProviderError } from "../services/ChatClient.js"
+import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -68,8 +86,11 @@ export type { ToolPolicyInput } from "./ClaudeLocal.js"
 /** The Agent SDK's permission modes. */
 export type PermissionMode = AgentSdk.PermissionMode
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
-export interface Options {
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
+ */
+export interface Options extends ClaudeCodeOptions {
   /** The `claude` executable. Default: the binary shipped with the Agent SDK. */
   readonly pathToClaudeCodeExecutable?: string | undefined
   /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
@@ -85,7 +106,7 @@ export interface Options {
   /**
    * Changes to the CLI's environment (`undefined` removes a variable). The base is a filtered copy
    * of this process's environment (PATH, HOME, locale, proxies, `ANTHROPIC_*`, `CLAUDE_*`, cloud
-   * provider credentials), since the SDK passes the CLI nothing else.
+   * provider credentials), or all of it with `inheritEnv`.
    */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
@@ -109,10 +130,16 @@ export interface Options {
   readonly keepAlive?: boolean | undefined
   /**
    * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
-   * implies `keepAlive`. Default `false`. A `setTools` restarts it right away (resuming the
-   * session), not at the next turn. The CLI belongs to the layer's scope.
+   * implies `keepAlive`. Default `false`. It starts on the session to `resume` (forking it with
+   * `forkSession`), with every other option as a turn would. A `setTools` restarts it right away
+   * (resuming the session), not at the next turn. The CLI belongs to the layer's scope.
    */
   readonly prewarm?: boolean | undefined
+  /**
+   * Agent SDK options the library does not model, passed to `query` as given. The library's own
+   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win.
+   */
+  readonly extraOptions?: Partial<AgentSdk.Options> | undefined
   /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
   readonly sdkSpecifier?: string | undefined
 }
@@ -127,6 +154,8 @@ const decodeResult = Schema.decodeUnknownEither(ResultLine)
 interface Transcript {
   readonly init: InitLine | undefined
   readonly result: ResultLine | undefined
+  readonly lastText?: string | undefined
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
 }
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -177,18 +206,45 @@ const executableHint = (path: string) =>
   "pathToClaudeCodeExecutable to use the binary shipped with @anthropic-ai/claude-agent-sdk, or install " +
   "Claude Code (https://docs.claude.com/claude-code) and pass its path."
 
+/** A settings file (0600, in a fresh 0700 directory) that lives as long as the current scope. */
+const writeSettingsFile = (settings: unknown) =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const dir = await mkdtemp(join(tmpdir(), "ecb-settings-"))
+        const file = join(dir, "settings.json")
+        await writeFile(file, JSON.stringify(settings), { mode: 0o600 })
+        return { dir, file }
+      },
+      catch: (e) =>
+        new ProviderError({
+          provider,
+          kind: "config",
+          message:
+            `Could not write the tool policy's settings file in ${tmpdir()} (set TMPDIR to a writable directory): ${
+              e instanceof Error ? e.message : String(e)
+            }`,
+          retryable: false
+        })
+    }),
+    ({ dir }) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map(({ file }) => file))
+
 /**
  * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
  * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
  * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
  * closes — so closing the scope of `make` leaves nothing behind.
  */
-export const make = (options: Options = {}): Effect.Effect<ChatClientService, never, Scope.Scope> =>
+export const make = (options: Options = {}): Effect.Effect<SessionClient, never, Scope.Scope> =>
   Effect.gen(function*() {
     const serverName = options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = Duration.decode(options.requestTimeout ?? DefaultRequestTimeout)
     const grace = Duration.toMillis(options.killGrace ?? Duration.seconds(2))
     const permissionMode: PermissionMode = options.permissionMode ?? "default"
@@ -197,6 +253,27 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const specifier = options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+    const appServers = options.mcpServers ?? {}
+    const appServerConfigs: Record<string, AgentSdk.McpServerConfig> = {}
+    for (const [name, server] of Object.entries(appServers)) {
+      appServerConfigs[name] = mcpConfigEntry(server) as AgentSdk.McpServerConfig
+    }
+    // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
+    const decidedDenials = new Set<string>()
+    const permissionCallback = Effect.map(
+      Effect.runtime<never>(),
+      (runtime): AgentSdk.CanUseTool | undefined => {
+        const canUseTool = options.canUseTool
+        if (canUseTool === undefined) return undefined
+        const runPromise = Runtime.runPromise(runtime)
+        return async (toolName, input, { toolUseID }) => {
+          const request = { toolName, input, toolUseId: toolUseID }
+          const decision = await runPromise(decide(canUseTool, request))
+          if (decision._tag === "Deny") decidedDenials.add(toolUseID)
+          return permissionAnswer(request, decision)
+        }
+      }
+    )
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -219,11 +296,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       Effect.flatMap(Effect.runtime<never>(), (runtime) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const translate = emit === undefined ? undefined : makeEventTranslator(`mcp__${serverName}__`)
+            const translate = makeEventTranslator(`mcp__${serverName}__`)
+            const activity: Array<AgentToolStart | AgentToolEnd> = []
             const runEmit = Runtime.runPromise(runtime)
             signal.addEventListener("abort", () => controller.abort(), { once: true })
             let init: InitLine | undefined
             let result: ResultLine | undefined
+            let lastText: string | undefined
             try {
               for (;;) {
                 const step = await next()
@@ -236,10 +315,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
                     continue
                   }
                 }
+                lastText = assistantText(message) ?? lastText
                 const r = decodeResult(message)
                 if (Either.isRight(r)) result = r.right
-                if (translate !== undefined && emit !== undefined) {
-                  for (const event of translate(JSON.stringify(message))) await runEmit(emit(toChatEvent(event)))
+                for (const event of translate(JSON.stringify(message))) {
+                  const chatEvent = toChatEvent(event)
+                  if (chatEvent._tag === "AgentToolStart" || chatEvent._tag === "AgentToolEnd") activity.push(chatEvent)
+                  if (emit !== undefined) await runEmit(emit(chatEvent))
                 }
                 if (untilResult && result !== undefined) break
               }
@@ -247,16 +329,16 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               // The SDK throws after an error result; the result line says more (status, subtype).
               if (result === undefined) throw e
             }
-            return { init, result } satisfies Transcript
+            return { init, result, lastText, activity } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)
+            const said = e instanceof Error ? e.message : String(e)
+            if (isAuthFailure(stderr) || isAuthFailure(said)) return authError(provider, stderr === "" ? said : stderr)
             return new ProviderError({
               provider,
               kind: "process",
-              message: `The claude CLI failed: ${e instanceof Error ? e.message : String(e)}${
-                stderr === "" ? "" : ` (stderr: ${stderr})`
-              }`,
+              message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`,
               retryable: false
             })
           }
@@ -280,6 +362,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const start = (params: {
       readonly prompt: string | AsyncIterable<AgentSdk.SDKUserMessage>
       readonly resume: Option.Option<string>
+      readonly fork: boolean
       readonly responseFormat: RunInput["responseFormat"]
       readonly partialMessages: boolean
     }) =>
@@ -288,12 +371,15 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
         const toolSet = yield* Ref.get(tools)
         const serving = toolSet.tools.length > 0
-        // Resolved for an interactive session: the SDK's PreToolUse hook denies interactive tools
-        // on these headless turns, so the live permission mode still decides.
+        const requested = [...(serving ? [serverName] : []), ...Object.keys(appServers)]
+        // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
+        // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
+        // a mode changed while the query runs.
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
-          headless: false,
-          ...(serving ? { mcpServers: [serverName] } : {})
+          headless: true,
+          permissionMode,
+          ...(requested.length > 0 ? { mcpServers: requested } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
 
@@ -306,19 +392,37 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             return cli === undefined ? Effect.void : reap(cli, grace)
           })
         )
-        const mcpServers: Record<string, AgentSdk.McpServerConfig> = mounted
-          ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) }
-          : {}
+        const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
+          ...appServerConfigs,
+          ...(mounted ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal) } : {})
+        }
         const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
+        // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
+        const bounded = yield* ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
+          .pipe(
+            Effect.mapError((e) =>
+              new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
+            )
+          )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* writeSettingsFile(bounded.settings)
         const { responseFormat, resume } = params
+        const canUseTool = yield* permissionCallback
         const query = module.query({
           prompt: params.prompt,
           options: {
+            ...options.extraOptions,
             ...fromPolicy,
+            ...(settingsPath === undefined ? {} : {
+              disallowedTools: bounded.disallowedChunks.flat(),
+              allowedTools: [...bounded.allowedTools],
+              settings: settingsPath
+            }),
+            ...sdkOptions(options),
+            ...(canUseTool === undefined ? {} : { canUseTool }),
+            ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
             strictMcpConfig: true,
-            settingSources: [],
             abortController: controller,
-            env: agentEnvironment(process.env, options.env),
+            env: agentEnvironment(process.env, options.env, options.inheritEnv === true),
             spawnClaudeCodeProcess: spawner((spawned) => {
               cli = spawned
             }),
@@ -327,7 +431,6 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
               : { pathToClaudeCodeExecutable: options.pathToClaudeCodeExecutable }),
             ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
             ...(options.model === undefined ? {} : { model: options.model }),
-            ...(options.systemPrompt === undefined ? {} : { systemPrompt: options.systemPrompt }),
             ...(Option.isSome(resume) ? { resume: resume.value } : {}),
             ...(responseFormat === undefined
               ? {}
@@ -347,8 +450,13 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         mounted: started.mounted,
         init: transcript.init,
         result: transcript.result,
+        // Only for a run without a result: after one, the CLI may still be on its way out.
+        exitCode: transcript.result === undefined ? started.cli()?.child.exitCode ?? undefined : undefined,
+        stderr: started.cli()?.stderr(),
         allowPermissionDenials: options.allowPermissionDenials === true,
         recordResult: input.recordResult,
+        lastText: transcript.lastText,
+        decidedDenials,
         noResult: () => {
           const stderr = bounded((started.cli()?.stderr() ?? "").trim(), 1_000)
           return new ProviderError({
@@ -358,7 +466,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
             retryable: false
           })
         }
-      })
+      }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
 
     /** A turn on a query (and CLI) of its own, resuming the session. */
     const freshTurn = (input: RunInput) =>
@@ -366,6 +474,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         const started = yield* start({
           prompt: input.prompt,
           resume: input.sessionId,
+          fork: input.fork,
           responseFormat: input.responseFormat,
           partialMessages: input.emit !== undefined
         })
@@ -384,13 +493,14 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
       return ending === undefined ? Effect.void : Scope.close(ending.scope, Exit.void)
     })
 
-    const startLive = (resume: Option.Option<string>) =>
+    const startLive = (resume: Option.Option<string>, fork: boolean) =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(clientScope, ExecutionStrategy.sequential)
         const inbox = makeInbox()
         const started = yield* start({
           prompt: inbox.iterable,
           resume,
+          fork,
           responseFormat: undefined,
           partialMessages: true
         })
@@ -407,8 +517,11 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
         // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
-        if (live !== undefined && !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId)) yield* dropLive
-        const query = live ?? (yield* startLive(input.sessionId))
+        if (
+          live !== undefined &&
+          (!Option.getEquivalence(Equal.equals)(lastSession, input.sessionId) || lastFork !== input.fork)
+        ) yield* dropLive
+        const query = live ?? (yield* startLive(input.sessionId, input.fork))
         live = query
         query.send(input.prompt)
         const transcript = yield* consume(query, input.emit, true)
@@ -416,9 +529,11 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
         return yield* interpret(input, query, { init: query.init, result: transcript.result })
       }).pipe(Effect.onError(() => dropLive))
 
-    // The session of the last successful turn: a warm start (prewarm) resumes it.
-    let lastSession = Option.none<string>()
-    const warm = Effect.suspend(() => startLive(lastSession)).pipe(
+    // The session of the last successful turn (at first, the one to resume, and whether the first
+    // turn forks it): a warm start (prewarm) continues it as the next turn would.
+    let lastSession = Option.fromNullable(options.resume)
+    let lastFork = options.resume !== undefined && options.forkSession === true
+    const warm = Effect.suspend(() => startLive(lastSession, lastFork)).pipe(
       Effect.tap((query) => {
         live = query
       }),
@@ -433,6 +548,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const runTurn = (input: RunInput) =>
       Effect.tap(dispatchTurn(input), (outcome) => {
         if (outcome.sessionId !== undefined) lastSession = Option.some(outcome.sessionId)
+        lastFork = false
       })
 
     const dispatchTurn = (input: RunInput) =>
@@ -460,13 +576,20 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
 
     if (options.prewarm === true) yield* warm
 
-    return yield* makeSessionClient({ provider, run, setTools })
+    return yield* makeSessionClient({
+      provider,
+      run,
+      setTools,
+      resume: options.resume,
+      forkSession: options.forkSession
+    })
   })
 
 /**
  * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
  * `ProviderError` (`kind: "config"` when the SDK or the executable is missing or the tool server
- * did not connect, `"timeout"` after `requestTimeout`, `"http"` with `status` for an API error,
+ * did not connect, `"timeout"` after `requestTimeout`, `"auth"` saying how to log in when the CLI
+ * is not logged in or its key is refused, `"http"` with `status` for an API error,
  * `"process"` for any other failed turn), `PermissionDeniedError` (unless
  * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
  *
@@ -482,14 +605,17 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
  * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient> => Layer.scoped(ChatClient, make(options))
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
+  Layer.scopedContext(Effect.map(make(options), sessionContext))
 
 /**
  * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))

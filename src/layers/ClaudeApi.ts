@@ -74,6 +74,7 @@ export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
     baseUrl,
     secretHeaders: ["x-api-key"],
     secret: options.apiKey,
+    envPrefix: "ANTHROPIC",
     ...retrySettings(options)
   }
   const headers = {

@@ -6,12 +6,19 @@
  * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
  * by the registry policy (`ToolPolicy`), resolved for a headless session.
  *
+ * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
+ * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
+ * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's
+ * permission prompts through `--permission-prompt-tool`, a tool on a second loopback bridge that
+ * is disallowed for the model, so only the CLI reaches it.
+ *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv.
  *
  * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
- * messages instead (`internal/claudeLiveCli.ts`); its config file lives as long as it does.
+ * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
+ * files, its bridge credential) then lives as long as that process does.
  *
  * @since 0.1.0
  * @module
@@ -25,6 +32,16 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as CliVersion from "../internal/claudeCliVersion.js"
+import {
+  asChanges,
+  cliEnvironment,
+  cliFlags,
+  extraFlags,
+  mcpConfigEntry,
+  permissionTool,
+  PermissionToolName
+} from "../internal/claudeCodeRun.js"
 import * as LiveCli from "../internal/claudeLiveCli.js"
 import {
   bounded,
@@ -32,15 +49,19 @@ import {
   makeSessionClient,
   type RunInput,
   serverStatus,
+  type SessionClient,
+  sessionContext,
   toolServerFailure
 } from "../internal/claudeSession.js"
-import { makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
-import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
-import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
+import { type ChatClient, ProviderError } from "../services/ChatClient.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import type { McpBridgeService } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
 import * as Tool from "../services/Tool.js"
@@ -59,12 +80,18 @@ export interface ToolPolicyInput {
   readonly registry?: Registry.Registry
   /** The agent's opt-outs (empty: everything the registry exposes). */
   readonly disabledTools?: ReadonlyArray<string>
-  /** Condition values, such as `workspace-has-git` (see `detectConditions`); missing counts as false. */
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
   readonly conditions?: Readonly<Record<string, boolean>>
 }
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
-export interface Options {
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
+ */
+export interface Options extends ClaudeCodeOptions {
   /** The `claude` binary: a name on PATH or a path. Default `claude`. */
   readonly binary?: string | undefined
   /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
@@ -77,7 +104,10 @@ export interface Options {
   readonly cwd?: string | undefined
   /** Passed as `--permission-mode` when set. */
   readonly permissionMode?: PermissionMode | undefined
-  /** Changes to the inherited environment (`undefined` removes a variable). */
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is the allow-list
+   * of this process's environment, or all of it with `inheritEnv`.
+   */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined
   /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
   readonly toolPolicy?: ToolPolicyInput | undefined
@@ -91,13 +121,30 @@ export interface Options {
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.DurationInput | undefined
   /**
+   * The installed CLI's version (`2.1.332`), when the caller pins it: skips the `claude --version`
+   * run. Default: read once per layer, at the first turn.
+   */
+  readonly cliVersion?: string | undefined
+  /**
+   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
+   * instead of one started on the first non-empty `setTools` in the client's scope. The client
+   * sets its tools on it, and its `serverName` wins over the option.
+   */
+  readonly bridge?: McpBridgeService | undefined
+  /**
+   * CLI flags the library does not model, as `--name=value` (or `--name` for `null`); they come
+   * after the library's own flags.
+   */
+  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
+  /**
    * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
    * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
    * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the README's numbers).
    * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
    * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
-   * `--json-schema`), a chat after an `ask`. It lives in the client's scope, as does its MCP config
-   * file.
+   * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other
+   * option applies as to a fresh run; the process, its config files and its bridge credential
+   * live in the client's scope.
    */
   readonly keepAlive?: boolean | undefined
   /**
@@ -107,6 +154,9 @@ export interface Options {
    */
   readonly prewarm?: boolean | undefined
 }
+
+/** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
+export const MinimumCliVersion: string = CliVersion.MinimumVersion
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
@@ -137,12 +187,38 @@ export interface Turn {
   readonly policy: ToolPolicy.ToolPolicy
   /** The JSON Schema text passed as `--json-schema` for `ask`. */
   readonly jsonSchema: string | undefined
+  /** The policy's arguments when bounded (`ToolPolicy.boundPolicy`); default `toCliFlags(policy)`. */
+  readonly policyArgs?: ReadonlyArray<string> | undefined
+  /** With `sessionId`: continue in a new session (`--fork-session`). */
+  readonly fork?: boolean | undefined
+  /** The `mcp__<server>__<tool>` that answers permission prompts (`canUseTool`); hidden from the model. */
+  readonly permissionPromptTool?: string | undefined
   /**
    * A kept-alive CLI: prompts come as stream-json user messages on stdin, with partial messages
    * always on (chat and chatStream turns share the process).
    */
   readonly streamInput?: boolean | undefined
 }
+
+/**
+ * The allow-list in the server form `mcp__<server>`: claude 2.0.x does not match the wildcard
+ * `mcp__<server>__*` (every bridge call would be denied); the server form works on every version.
+ */
+const serverAllowRules = (policy: ToolPolicy.ToolPolicy): ToolPolicy.ToolPolicy => ({
+  ...policy,
+  allowedTools: policy.allowedTools.map((rule) => rule.endsWith("__*") ? rule.slice(0, -3) : rule)
+})
+
+/**
+ * For a CLI without `--json-schema`: the schema goes in the prompt, and the answer text is decoded
+ * as JSON (as for any provider without structured output).
+ */
+const schemaInPrompt = (prompt: string, schema: string) =>
+  `${prompt}\n\nAnswer with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${schema}`
+
+/** The permission prompt tool is called by the CLI only: it is never offered to the model. */
+const hidePermissionTool = (policy: ToolPolicy.ToolPolicy, tool: string | undefined): ToolPolicy.ToolPolicy =>
+  tool === undefined ? policy : { ...policy, disallowedTools: [...policy.disallowedTools, tool] }
 
 /** The CLI arguments of one turn (the prompt goes on stdin). */
 export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> => [
@@ -154,12 +230,19 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...(options.systemPrompt === undefined ? [] : ["--system-prompt", options.systemPrompt]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
-  ...Option.match(turn.sessionId, { onNone: () => [], onSome: (id) => ["--resume", id] }),
+  ...Option.match(turn.sessionId, {
+    onNone: () => [],
+    onSome: (id) => ["--resume", id, ...(turn.fork === true ? ["--fork-session"] : [])]
+  }),
+  ...cliFlags(options),
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
-  ...ToolPolicy.toCliFlags(turn.policy),
-  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema])
+  ...(turn.permissionPromptTool === undefined ? [] : ["--permission-prompt-tool", turn.permissionPromptTool]),
+  ...(turn.policyArgs ??
+    ToolPolicy.toCliFlags(serverAllowRules(hidePermissionTool(turn.policy, turn.permissionPromptTool)))),
+  ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema]),
+  ...extraFlags(options.extraArgs)
 ]
 
 /**
@@ -168,20 +251,87 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
  */
 export const make = (
   options: Options = {}
-): Effect.Effect<ChatClientService, never, Subprocess | SecretFile | Scope.Scope> =>
+): Effect.Effect<SessionClient, never, Subprocess | SecretFile | Scope.Scope> =>
   Effect.gen(function*() {
     const subprocess = yield* Subprocess
     const secretFile = yield* SecretFile
     const scope = yield* Effect.scope
     const binary = options.binary ?? "claude"
-    const serverName = options.serverName ?? "gtb"
+    const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
     const registry = options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry
     const agent = { disabledTools: options.toolPolicy?.disabledTools ?? [] }
-    const conditions = options.toolPolicy?.conditions ?? {}
+    const conditions = yield* Conditions.detectNodeConditions({
+      cwd: options.cwd,
+      given: options.toolPolicy?.conditions
+    })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
-    const bridge = yield* Ref.make(Option.none<McpBridgeService>())
+    const bridge = yield* Ref.make(Option.fromNullable(options.bridge))
+
+    // Only a supported version is kept: after an upgrade, the next turn reads it again.
+    const knownVersion = yield* Ref.make(Option.none<CliVersion.CliVersion>())
+    const readVersion = Effect.gen(function*() {
+      if (options.cliVersion !== undefined) {
+        return yield* Option.match(CliVersion.parse(options.cliVersion), {
+          onNone: () =>
+            new ProviderError({
+              provider,
+              kind: "config",
+              message: `cliVersion ${JSON.stringify(options.cliVersion)} is not a version such as 2.1.332; ` +
+                "fix it, or leave it out to read `claude --version`",
+              retryable: false
+            }),
+          onSome: (v) => Effect.succeed(Option.some(v))
+        })
+      }
+      const printed = yield* subprocess.run({
+        command: binary,
+        args: ["--version"],
+        timeout: Duration.seconds(30),
+        env: asChanges(process.env, cliEnvironment(process.env, options)),
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd })
+      }).pipe(
+        // A `--version` that fails says nothing about the version: the run itself reports why the
+        // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
+        Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
+        Effect.mapError(fromSubprocess(binary))
+      )
+      const parsed = CliVersion.parse(printed.stdout)
+      if (Option.isNone(parsed)) {
+        // A wrapper script may print something else: run it as the pinned version rather than refuse.
+        yield* Effect.logWarning("claude --version printed no version; assuming the newest features").pipe(
+          Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
+        )
+      }
+      return parsed
+    })
+    const cliVersion = Effect.gen(function*() {
+      const known = yield* Ref.get(knownVersion)
+      if (Option.isSome(known)) return known.value
+      const read = yield* readVersion
+      if (Option.isNone(read)) return Option.getOrThrow(CliVersion.parse(CliVersion.PinnedVersion))
+      const version = yield* CliVersion.requireSupported(provider, read.value)
+      yield* Ref.set(knownVersion, Option.some(version))
+      return version
+    })
+    const appServers = options.mcpServers ?? {}
+    // Tool use ids the application denied through `canUseTool`: its decisions, not failures.
+    const decidedDenials = new Set<string>()
+    const permissionServer = `${serverName}_permission`
+    // The permission prompt's own bridge: not the tools' one, so it never mixes with the caller's
+    // tools, and the policy never mounts or allows it for the model.
+    const permissionBridge = options.canUseTool === undefined
+      ? Effect.succeed(undefined)
+      : yield* Effect.cached(
+        NodeMcpBridge.make({
+          serverName: permissionServer,
+          tools: [permissionTool(options.canUseTool, (id) => decidedDenials.add(id))]
+        }).pipe(
+          Scope.extend(scope),
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+      )
 
     /**
      * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
@@ -219,45 +369,127 @@ export const make = (
         return { ...outcome, stdout: lines.join("\n") }
       })
 
-    const run = (input: RunInput) =>
-      Effect.scoped(Effect.gen(function*() {
+    /** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
+    const policyArguments = (policy: ToolPolicy.ToolPolicy) =>
+      Effect.gen(function*() {
+        const bounded = yield* ToolPolicy.boundPolicy(policy).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        const settingsPath = bounded.settings === undefined ? undefined : yield* secretFile.writeScoped(
+          JSON.stringify(bounded.settings)
+        ).pipe(
+          Effect.mapError((e) => new ProviderError({ provider, kind: "config", message: e.message, retryable: false }))
+        )
+        return ToolPolicy.toBoundedCliFlags(bounded, settingsPath)
+      })
+
+    /**
+     * What a run needs that holds no resource: the CLI's version (and the features an option
+     * needs of it), the resolved policy, the tools, the permission bridge. A kept-alive CLI is
+     * reused while this stays the same (see `liveKey`).
+     */
+    const planRun = (responseFormat: RunInput["responseFormat"]) =>
+      Effect.gen(function*() {
+        const cli = yield* cliVersion
+        if (options.permissionMode === "dontAsk" && !CliVersion.supports(cli, "dontAskMode")) {
+          return yield* CliVersion.unsupported(provider, cli, "dontAskMode")
+        }
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
         const serving = toolSet.tools.length > 0 && Option.isSome(running)
+        const requested = [...(serving ? [serverName] : []), ...Object.keys(appServers)]
         const policy = ToolPolicy.resolveValidated(registry, agent, {
           conditions,
           headless: true,
-          ...(serving ? { mcpServers: [serverName] } : {})
+          ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
+          ...(requested.length > 0 ? { mcpServers: requested } : {})
         })
         const mounted = serving && policy.mountedServers.includes(serverName)
-        const mcpConfigPath = mounted && Option.isSome(running)
-          ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
+        const permissions = yield* permissionBridge
+        const permissionPromptTool = permissions === undefined
+          ? undefined
+          : `mcp__${permissionServer}__${PermissionToolName}`
+        const schema = responseFormat === undefined ? undefined : JSON.stringify(responseFormat.schema)
+        const structured = CliVersion.supports(cli, "jsonSchema")
+        return {
+          cli,
+          toolSet,
+          running,
+          policy,
+          mounted,
+          permissions,
+          permissionPromptTool,
+          jsonSchema: structured ? schema : undefined,
+          // For a CLI without `--json-schema` the schema goes in the prompt.
+          prompt: (text: string) => schema === undefined || structured ? text : schemaInPrompt(text, schema)
+        }
+      })
+    type RunPlan = Effect.Effect.Success<ReturnType<typeof planRun>>
+
+    /**
+     * The run's command, argv and environment. What it acquires lives in the current scope: the
+     * policy's settings file, the run's own bridge token (`openRun`: when the scope closes the
+     * bridge closes the run's sessions and interrupts the tool calls it started) and the 0600 MCP
+     * config. The scope is one run's, or a kept-alive CLI's.
+     */
+    const prepareRun = (
+      plan: RunPlan,
+      turn: { readonly sessionId: Option.Option<string>; readonly fork: boolean; readonly streamInput: boolean }
+    ) =>
+      Effect.gen(function*() {
+        const { permissionPromptTool, permissions, policy, running } = plan
+        const policyArgs = yield* policyArguments(serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
+        // The file goes first (finalizers run in reverse), then the run's token.
+        const runAccess = plan.mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
+        // One 0600 file for every server: the bridge's token and the application's headers and
+        // env stay out of argv.
+        const servers: Record<string, unknown> = {
+          ...(runAccess === undefined ? {} : runAccess.mcpConfig.mcpServers),
+          ...(permissions === undefined ? {} : permissions.mcpConfig.mcpServers)
+        }
+        for (const [name, server] of Object.entries(appServers)) {
+          if (policy.mountedServers.includes(name)) servers[name] = mcpConfigEntry(server)
+        }
+        const mcpConfigPath = Object.keys(servers).length > 0
+          ? yield* secretFile.writeScoped(`${JSON.stringify({ mcpServers: servers }, null, 2)}\n`).pipe(
             Effect.mapError((e) =>
               new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
             )
           )
           : undefined
-        const args = buildArgs(options, {
-          sessionId: input.sessionId,
-          mcpConfigPath,
-          policy,
-          jsonSchema: input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
-        })
-        const runOptions = {
+        return {
           command: binary,
-          args,
-          stdin: input.prompt,
-          timeout,
-          ...(options.env === undefined ? {} : { env: options.env }),
+          args: buildArgs(options, {
+            sessionId: turn.sessionId,
+            mcpConfigPath,
+            policy,
+            policyArgs,
+            jsonSchema: plan.jsonSchema,
+            fork: turn.fork,
+            permissionPromptTool,
+            streamInput: turn.streamInput
+          }),
+          // Read at each start: the allow-list of the environment of now.
+          env: runEnv(),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-        }
+        } satisfies RunOptions
+      })
+    const runEnv = () => asChanges(process.env, cliEnvironment(process.env, options))
+
+    const run = (input: RunInput) =>
+      Effect.scoped(Effect.gen(function*() {
+        const plan = yield* planRun(input.responseFormat)
+        const { mounted } = plan
+        const prepared = yield* prepareRun(plan, { sessionId: input.sessionId, fork: input.fork, streamInput: false })
+        const runOptions = { ...prepared, stdin: plan.prompt(input.prompt), timeout }
         const result = input.emit === undefined
           ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
             Effect.mapError(fromSubprocess(binary))
           )
           : yield* streamRun(runOptions, input.emit, mounted)
         const parsed = parseRun(result.stdout)
+        const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
         return yield* interpretRun({
           provider,
           serverName,
@@ -265,8 +497,11 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: result.exitCode,
+          stderr: result.stderr,
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
+          lastText: parsed.lastText,
+          decidedDenials,
           noResult: () => {
             const stderr = bounded(result.stderr.trim(), 1_000)
             return new ProviderError({
@@ -280,7 +515,7 @@ export const make = (
               retryable: false
             })
           }
-        })
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
       }))
 
     const setTools = (set: Tool.ToolSet) =>
@@ -303,60 +538,46 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
-    // keepAlive: one CLI per conversation, replaced when a turn needs other flags (its key).
+    // keepAlive: one CLI per conversation, replaced when a turn needs another plan (its key).
     const keepAlive = options.keepAlive === true || options.prewarm === true
     const slot = LiveCli.makeSlot(subprocess, scope)
 
-    /** The live CLI for a turn with `jsonSchema` under the current tools, started if need be. */
-    const liveCli = (sessionId: Option.Option<string>, jsonSchema: string | undefined) =>
+    /**
+     * Everything a process is started with but the session and the files' paths: options are
+     * fixed for the client, so the plan's varying parts (the tools, the policy, `--json-schema`)
+     * and the environment of now stand for its argv; the bridge's tools stand for its config.
+     */
+    const liveKey = (plan: RunPlan) =>
+      JSON.stringify([
+        plan.cli,
+        plan.policy,
+        plan.mounted ? plan.toolSet.tools.map((t) => [t.name, t.description, t.inputSchema]) : [],
+        plan.permissionPromptTool ?? null,
+        plan.jsonSchema ?? null,
+        runEnv()
+      ])
+
+    /** The live CLI for a turn, started (in a scope of its own, with `prepareRun`) if need be. */
+    const liveCli = (sessionId: Option.Option<string>, fork: boolean, responseFormat: RunInput["responseFormat"]) =>
       Effect.gen(function*() {
-        const toolSet = yield* Ref.get(tools)
-        const running = yield* Ref.get(bridge)
-        const serving = toolSet.tools.length > 0 && Option.isSome(running)
-        const policy = ToolPolicy.resolveValidated(registry, agent, {
-          conditions,
-          headless: true,
-          ...(serving ? { mcpServers: [serverName] } : {})
-        })
-        const mounted = serving && policy.mountedServers.includes(serverName)
-        const turn = { sessionId: Option.none<string>(), policy, jsonSchema, streamInput: true }
-        // Everything the process is started with but the session; the bridge's port and token
-        // are the client's, so its tools stand for the config file.
-        const key = JSON.stringify([
-          buildArgs(options, { ...turn, mcpConfigPath: mounted ? "<mcp-config>" : undefined }),
-          mounted ? toolSet.tools.map((t) => [t.name, t.description, t.inputSchema]) : [],
-          options.env ?? {},
-          options.cwd ?? ""
-        ])
-        const cli = yield* slot.use(key, sessionId, (resume) =>
-          Effect.gen(function*() {
-            // In the process's scope: the file lives as long as the process.
-            const mcpConfigPath = mounted && Option.isSome(running)
-              ? yield* secretFile.writeScoped(renderMcpConfig(running.value.mcpConfig)).pipe(
-                Effect.mapError((e) =>
-                  new ProviderError({ provider, kind: "config", message: e.message, retryable: false })
-                )
-              )
-              : undefined
-            return {
-              command: binary,
-              args: buildArgs(options, { ...turn, sessionId: resume, mcpConfigPath }),
-              ...(options.env === undefined ? {} : { env: options.env }),
-              ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-              ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-            }
-          }))
-        return { cli, mounted }
+        const plan = yield* planRun(responseFormat)
+        const cli = yield* slot.use(
+          liveKey(plan),
+          sessionId,
+          (resume, forking) => prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
+          fork
+        )
+        return { cli, plan }
       })
 
     /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
     const liveRun = (input: RunInput) =>
       Effect.gen(function*() {
-        const jsonSchema = input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
-        const { cli, mounted } = yield* liveCli(input.sessionId, jsonSchema)
+        const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat)
+        const { mounted } = plan
         const translate = makeEventTranslator(`mcp__${serverName}__`)
         let checked = !mounted
-        const output = yield* cli.turn(input.prompt, (line) =>
+        const output = yield* cli.turn(plan.prompt(input.prompt), (line) =>
           Effect.gen(function*() {
             if (!checked) {
               // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
@@ -381,6 +602,7 @@ export const make = (
             })
           )
         const parsed = parseRun(output.lines.join("\n"))
+        const activity = agentActivity(output.lines, `mcp__${serverName}__`)
         const ended = output.ended
         return yield* interpretRun({
           provider,
@@ -389,8 +611,11 @@ export const make = (
           init: parsed.init,
           result: parsed.result,
           exitCode: ended?.exitCode ?? 0,
+          stderr: ended?.stderr ?? "",
           allowPermissionDenials: options.allowPermissionDenials === true,
           recordResult: input.recordResult,
+          lastText: parsed.lastText,
+          decidedDenials,
           noResult: () => {
             if (ended?.error !== undefined && ended.error._tag !== "SubprocessExitError") {
               return fromSubprocess(binary)(ended.error)
@@ -405,7 +630,7 @@ export const make = (
               retryable: false
             })
           }
-        })
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
       }).pipe(Effect.onError(() => slot.drop))
 
     const liveSetTools = (set: Tool.ToolSet) =>
@@ -414,7 +639,7 @@ export const make = (
         const current = slot.current()
         // A warm start stays warm: a process started with the old tools is replaced now.
         if (options.prewarm === true && current !== undefined) {
-          yield* liveCli(current.sessionId(), undefined).pipe(Effect.catchAll(warmFailed))
+          yield* liveCli(current.sessionId(), current.forks(), undefined).pipe(Effect.catchAll(warmFailed))
         }
       })
 
@@ -423,21 +648,31 @@ export const make = (
         Effect.annotateLogs({ error: error.message })
       )
 
-    if (options.prewarm === true) yield* liveCli(Option.none(), undefined).pipe(Effect.catchAll(warmFailed))
+    if (options.prewarm === true) {
+      // The first turn's session: the one to resume (and fork), if any.
+      const resume = Option.fromNullable(options.resume)
+      yield* liveCli(resume, options.forkSession === true, undefined).pipe(Effect.catchAll(warmFailed))
+    }
 
     return yield* makeSessionClient({
       provider,
       run: keepAlive ? liveRun : run,
-      setTools: keepAlive ? liveSetTools : setTools
+      setTools: keepAlive ? liveSetTools : setTools,
+      resume: options.resume,
+      forkSession: options.forkSession
     })
   })
 
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
  * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
- * with an install hint when the binary is missing or when the tool server did not connect,
- * `"timeout"` after `requestTimeout`, `"http"` (with `status`) when the CLI reports an API error,
- * `"process"` for any other failed run. They also fail with `PermissionDeniedError` when the CLI
+ * with an install hint when the binary is missing, with the upgrade command when the CLI is older
+ * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
+ * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
+ * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
+ * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
  * `EmptyPromptError` and `InvalidToolsError`.
  *
@@ -452,11 +687,13 @@ export const make = (
  * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient, never, Subprocess | SecretFile> =>
-  Layer.scoped(ChatClient, make(options))
+export const layer = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, never, Subprocess | SecretFile> =>
+  Layer.scopedContext(Effect.map(make(options), sessionContext))
 
 /** {@link layer} with the Node implementations of Subprocess and SecretFile. */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -464,7 +701,9 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ChatClient, ConfigError.ConfigError> =>
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, ConfigError.ConfigError> =>
   Layer.unwrapEffect(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))

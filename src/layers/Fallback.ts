@@ -42,11 +42,14 @@ export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502
 
 /**
  * The default policy: fail over on the statuses above, timeouts and network errors; everything
- * else (other 4xx, CLI exit errors, decoding, bad input, unknown errors) is fatal. Interruption is
- * never seen by a policy: it always ends the call.
+ * else (other 4xx, CLI exit errors, decoding, bad input, unknown errors) is fatal. An `auth` error
+ * (a rejected key, a CLI not logged in) is fatal too: it is a configuration mistake that would
+ * otherwise be hidden behind the next provider on every call; a policy that wants the failover
+ * returns `"failover"` for `kind === "auth"`. Interruption is never seen by a policy: it always
+ * ends the call.
  */
 export const defaultPolicy = (error: ProviderFailure): Decision => {
-  if (error._tag !== "ProviderError") return "fatal"
+  if (error._tag !== "ProviderError" || error.kind === "auth") return "fatal"
   if (error.kind === "timeout" || error.kind === "network") return "failover"
   if (error.kind === "http" && error.status !== undefined && failoverStatuses.has(error.status)) return "failover"
   return "fatal"
@@ -205,7 +208,8 @@ export const make = (
           const relay = (client: ChatClientService) =>
             Stream.runFoldEffect(client.chatStream(prompt), "", (text, event) => {
               if (event._tag === "Complete") return Effect.succeed(event.text)
-              const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart"
+              const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart" ||
+                event._tag === "ReasoningDelta" || event._tag === "AgentToolStart"
               return Effect.as(Effect.zipRight(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
             })
           return yield* lock.withPermits(1)(

@@ -76,6 +76,7 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
     baseUrl,
     secretHeaders: ["x-goog-api-key"],
     secret: options.apiKey,
+    envPrefix: "GEMINI",
     ...retrySettings(options)
   }
   const headers = { "x-goog-api-key": Redacted.value(options.apiKey), "content-type": "application/json" }

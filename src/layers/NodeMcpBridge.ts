@@ -30,8 +30,10 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
@@ -42,20 +44,39 @@ import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
 import {
+  defaultIdleTimeout,
   defaultMaxBodyBytes,
+  defaultMaxSessions,
   defaultServerName,
   makeMcpConfig,
   McpBridge,
   McpBridgeError,
   type McpBridgeOptions,
+  type McpBridgeRun,
   type McpBridgeService,
   ServerNamePattern
 } from "../services/McpBridge.js"
 import * as Tool from "../services/Tool.js"
 
+type RunFork = (effect: Effect.Effect<Tool.ToolResult>) => Fiber.RuntimeFiber<Tool.ToolResult>
+
+/** Who a session serves: the bridge itself (its own token) or one run (a token of the run's). */
+interface Owner {
+  readonly isAuthorized: (authorization: string | undefined) => boolean
+  /** Forks a tool call into the owner's fibers: the bridge's scope, or the run's. */
+  readonly runFork: RunFork
+  readonly sessions: Set<Session>
+}
+
 interface Session {
   readonly server: Server
   readonly transport: StreamableHTTPServerTransport
+  readonly owner: Owner
+  /** Per `tools/call` request id: fires when its HTTP connection closes before the answer. */
+  readonly dropped: Map<string | number, AbortController>
+  /** POST requests being answered; a session with one in flight is not idle. */
+  inflight: number
+  idleTimer: NodeJS.Timeout | undefined
 }
 
 /** The served tools and their precomputed `tools/list` entries, swapped as one value. */
@@ -88,6 +109,22 @@ const jsonRpcError = (
 const containsInitialize = (body: unknown): boolean =>
   Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body)
 
+/** Ids of the `tools/call` requests in a POST body (one message or a batch). */
+const toolCallIds = (body: unknown): ReadonlyArray<string | number> => {
+  const ids: Array<string | number> = []
+  for (const m of Array.isArray(body) ? body : [body]) {
+    if (typeof m !== "object" || m === null) continue
+    const { id, method } = m as { readonly id?: unknown; readonly method?: unknown }
+    if (method === "tools/call" && (typeof id === "string" || typeof id === "number")) ids.push(id)
+  }
+  return ids
+}
+
+const newToken = () => Redacted.make(randomBytes(32).toString("base64url"))
+
+// setTimeout's largest delay (about 24.8 days); a longer idle timeout means "never" in practice.
+const MaxTimerMs = 2 ** 31 - 1
+
 const validateOptions = <R>(options: McpBridgeOptions<R>) =>
   Effect.suspend(() => {
     const serverName = options.serverName ?? defaultServerName
@@ -103,7 +140,16 @@ const validateOptions = <R>(options: McpBridgeOptions<R>) =>
     if (implementation.name.trim() === "" || implementation.version.trim() === "") {
       return invalid("implementation name and version must not be empty")
     }
-    return Effect.succeed({ serverName, maxBodyBytes, implementation })
+    const maxSessions = options.maxSessions ?? defaultMaxSessions
+    if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {
+      return invalid(`maxSessions must be a positive integer, got ${maxSessions}`)
+    }
+    const idle = Duration.decodeUnknown(options.idleTimeout ?? defaultIdleTimeout)
+    if (idle._tag === "None" || !Duration.greaterThan(idle.value, Duration.zero)) {
+      return invalid(`idleTimeout must be a positive duration, got ${String(options.idleTimeout)}`)
+    }
+    const idleMs = Duration.isFinite(idle.value) ? Math.min(MaxTimerMs, Duration.toMillis(idle.value)) : undefined
+    return Effect.succeed({ serverName, maxBodyBytes, implementation, maxSessions, idleMs, idle: idle.value })
   })
 
 const listen = (handler: Http.RequestListener) =>
@@ -133,7 +179,8 @@ const closeHttpServer = (server: Http.Server) =>
 /**
  * Starts a bridge on `127.0.0.1` with an ephemeral port and a fresh token. It stops when the scope
  * closes: sessions (and their SSE streams) first, then the listener, then in-flight handlers.
- * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name or body limit, `BindFailed`
+ * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name, body limit, session bound
+ * or idle timeout, `BindFailed`
  * when the listener cannot start) or `InvalidToolsError` for a bad initial tool set.
  */
 export const make: <R = never>(
@@ -141,9 +188,8 @@ export const make: <R = never>(
 ) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope | R> = Effect.fn(
   "McpBridge.make"
 )(function*<R = never>(options: McpBridgeOptions<R> = {}) {
-  const { implementation, maxBodyBytes, serverName } = yield* validateOptions(options)
-  const token = Redacted.make(randomBytes(32).toString("base64url"))
-  const isAuthorized = makeBearerCheck(Redacted.value(token))
+  const { idle, idleMs, implementation, maxBodyBytes, maxSessions, serverName } = yield* validateOptions(options)
+  const token = newToken()
 
   // Read by SDK callbacks outside any fiber; replacing the reference is atomic.
   let served = serve(Tool.empty)
@@ -152,21 +198,43 @@ export const make: <R = never>(
   const sessions = new Map<string, Session>()
   const live = new Set<Session>()
 
-  const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
+  const own: Owner = {
+    isAuthorized: makeBearerCheck(Redacted.value(token)),
+    runFork: yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>(),
+    sessions: new Set()
+  }
+  // Live runs; few at a time (one per running CLI), so a linear scan of the checks is enough.
+  const runs = new Set<Owner>()
+  const ownerOf = (authorization: string | undefined): Owner | undefined => {
+    if (own.isAuthorized(authorization)) return own
+    for (const run of runs) if (run.isAuthorized(authorization)) return run
+    return undefined
+  }
+
+  const closeSessions = (all: ReadonlyArray<Session>) =>
+    Effect.forEach(all, (s) => Effect.promise(() => s.server.close().catch(() => undefined)), {
+      concurrency: "unbounded",
+      discard: true
+    }).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
 
   const callTool = (
+    session: Session,
     name: string,
     args: unknown,
     extra: { readonly requestId: string | number; readonly signal: AbortSignal }
   ): Promise<CallToolResult> => {
     const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
-    const fiber = runFork(Tool.executeTool(served.set, call))
+    const fiber = session.owner.runFork(Tool.executeTool(served.set, call))
+    // Cancelled by the client (`notifications/cancelled`) or its HTTP connection closed early.
+    const signals = [extra.signal, session.dropped.get(extra.requestId)?.signal].filter((s) => s !== undefined)
     const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
-    if (extra.signal.aborted) onAbort()
-    else extra.signal.addEventListener("abort", onAbort, { once: true })
+    for (const signal of signals) {
+      if (signal.aborted) onAbort()
+      else signal.addEventListener("abort", onAbort, { once: true })
+    }
     return new Promise((resolve, reject) => {
       fiber.addObserver((exit) => {
-        extra.signal.removeEventListener("abort", onAbort)
+        for (const signal of signals) signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) {
           resolve({ content: [{ type: "text", text: exit.value.content }], isError: exit.value.isError })
         } else {
@@ -176,12 +244,17 @@ export const make: <R = never>(
     })
   }
 
-  const openSession = (): Session => {
+  const expireIfIdle = (session: Session) => {
+    if (session.inflight > 0) session.idleTimer?.refresh()
+    else void session.server.close().catch(() => undefined)
+  }
+
+  const openSession = (owner: Owner): Session => {
     const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
     server.setRequestHandler(
       CallToolRequestSchema,
-      (request, extra) => callTool(request.params.name, request.params.arguments, extra)
+      (request, extra) => callTool(session, request.params.name, request.params.arguments, extra)
     )
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
@@ -189,13 +262,42 @@ export const make: <R = never>(
         sessions.set(id, session)
       }
     })
-    const session: Session = { server, transport }
+    const session: Session = { server, transport, owner, dropped: new Map(), inflight: 0, idleTimer: undefined }
+    if (idleMs !== undefined) {
+      session.idleTimer = setTimeout(() => expireIfIdle(session), idleMs)
+      // An idle session must not keep the process alive.
+      session.idleTimer.unref()
+    }
     transport.onclose = () => {
+      clearTimeout(session.idleTimer)
       live.delete(session)
+      owner.sessions.delete(session)
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId)
     }
     live.add(session)
+    owner.sessions.add(session)
     return session
+  }
+
+  /** Tracks a POST while it is answered: activity for the idle timer, and early closes of tool calls. */
+  const track = (session: Session, res: Http.ServerResponse, body: unknown) => {
+    session.inflight++
+    session.idleTimer?.refresh()
+    const ids = toolCallIds(body)
+    const controllers = ids.map((id) => {
+      const controller = new AbortController()
+      session.dropped.set(id, controller)
+      return [id, controller] as const
+    })
+    res.once("close", () => {
+      session.inflight--
+      session.idleTimer?.refresh()
+      for (const [id, controller] of controllers) {
+        // The connection closed before the answer was written: nobody is waiting for the result.
+        if (!res.writableFinished) controller.abort()
+        if (session.dropped.get(id) === controller) session.dropped.delete(id)
+      }
+    })
   }
 
   const handle = (
@@ -205,6 +307,8 @@ export const make: <R = never>(
     body: unknown,
     fresh: boolean
   ) => {
+    if (req.method === "POST") track(session, res, body)
+    else session.idleTimer?.refresh()
     const run = fresh
       ? session.server.connect(session.transport).then(() => session.transport.handleRequest(req, res, body))
       : session.transport.handleRequest(req, res, body)
@@ -213,6 +317,8 @@ export const make: <R = never>(
         // An initialize that the transport refused never becomes a session: forget it.
         if (fresh && session.transport.sessionId === undefined) {
           live.delete(session)
+          session.owner.sessions.delete(session)
+          clearTimeout(session.idleTimer)
           void session.server.close().catch(() => undefined)
         }
       },
@@ -220,14 +326,30 @@ export const make: <R = never>(
     )
   }
 
-  const route = (req: Http.IncomingMessage, res: Http.ServerResponse, body: unknown) => {
+  const route = (owner: Owner, req: Http.IncomingMessage, res: Http.ServerResponse, body: unknown) => {
     const sessionId = req.headers["mcp-session-id"]
     if (typeof sessionId === "string") {
       const session = sessions.get(sessionId)
-      if (session === undefined) return jsonRpcError(res, 404, -32001, "Session not found")
+      // Another credential's session is not found either: a run sees only its own sessions.
+      if (session === undefined || session.owner !== owner) {
+        return jsonRpcError(res, 404, -32001, "Session not found")
+      }
       return handle(session, req, res, body, false)
     }
-    if (req.method === "POST" && containsInitialize(body)) return handle(openSession(), req, res, body, true)
+    if (req.method === "POST" && containsInitialize(body)) {
+      if (live.size >= maxSessions) {
+        return jsonRpcError(
+          res,
+          503,
+          -32000,
+          `Too many sessions: this bridge serves at most ${maxSessions} live sessions (maxSessions). ` +
+            "Close a session you no longer need (DELETE with its Mcp-Session-Id) or retry after idle ones " +
+            `expire (idleTimeout ${Duration.format(idle)})`,
+          { "retry-after": "1" }
+        )
+      }
+      return handle(openSession(owner), req, res, body, true)
+    }
     return jsonRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
   }
 
@@ -240,14 +362,15 @@ export const make: <R = never>(
     if (!isAllowedOrigin(req.headers.origin)) {
       return jsonRpcError(res, 403, -32000, "Forbidden: Origin must be loopback")
     }
-    if (!isAuthorized(req.headers.authorization)) {
+    const owner = ownerOf(req.headers.authorization)
+    if (owner === undefined) {
       return jsonRpcError(res, 401, -32001, "Unauthorized: a valid bearer token is required", {
         "www-authenticate": "Bearer"
       })
     }
     const path = req.url === undefined ? "" : req.url.split("?", 1)[0]
     if (path !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found")
-    if (req.method !== "POST") return route(req, res, undefined)
+    if (req.method !== "POST") return route(owner, req, res, undefined)
     readBoundedBody(req, maxBodyBytes).then((read) => {
       switch (read._tag) {
         case "Aborted":
@@ -261,7 +384,7 @@ export const make: <R = never>(
           } catch {
             return jsonRpcError(res, 400, -32700, "Parse error: Invalid JSON")
           }
-          return route(req, res, body)
+          return route(owner, req, res, body)
         }
       }
     })
@@ -278,11 +401,9 @@ export const make: <R = never>(
       const all = [...live]
       live.clear()
       sessions.clear()
-      return Effect.forEach(all, (s) => Effect.promise(() => s.server.close().catch(() => undefined)), {
-        concurrency: "unbounded",
-        discard: true
-      })
-    }).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
+      runs.clear()
+      return closeSessions(all)
+    })
   )
 
   const notifyListChanged = Effect.suspend(() =>
@@ -302,6 +423,29 @@ export const make: <R = never>(
   if (options.tools !== undefined) yield* setTools(options.tools)
 
   const url = `http://127.0.0.1:${port}/mcp`
+
+  const openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope> = Effect.gen(function*() {
+    // Acquired first, so released last: after the token is revoked and the sessions are closed,
+    // the run's tool calls are interrupted and awaited. Forked from here, so they carry the run's
+    // fiber state (log annotations), which is how a call can be told apart by run.
+    const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
+    const runToken = newToken()
+    const owner: Owner = { isAuthorized: makeBearerCheck(Redacted.value(runToken)), runFork, sessions: new Set() }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => runs.add(owner)),
+      () =>
+        Effect.suspend(() => {
+          runs.delete(owner)
+          return closeSessions([...owner.sessions])
+        })
+    )
+    return {
+      token: runToken,
+      mcpConfig: makeMcpConfig({ serverName, url, token: runToken }),
+      sessionCount: Effect.sync(() => owner.sessions.size)
+    } satisfies McpBridgeRun
+  })
+
   const service: McpBridgeService = {
     url,
     port,
@@ -310,7 +454,8 @@ export const make: <R = never>(
     mcpConfig: makeMcpConfig({ serverName, url, token }),
     setTools,
     toolNames: Effect.sync(() => served.set.tools.map((tool) => tool.name)),
-    sessionCount: Effect.sync(() => sessions.size)
+    sessionCount: Effect.sync(() => sessions.size),
+    openRun
   }
   return service
 })
@@ -349,6 +494,8 @@ export const layerConfig = (
   config: Config.Config.Wrap<{
     readonly serverName?: string | undefined
     readonly maxBodyBytes?: number | undefined
+    readonly idleTimeout?: Duration.DurationInput | undefined
+    readonly maxSessions?: number | undefined
   }>
 ): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError | ConfigError.ConfigError> =>
   Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) => layer(options)))

@@ -44,7 +44,7 @@ import {
 } from "../internal/httpProvider.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import * as Wire from "../internal/openAiWire.js"
-import { ChatClient, type ProviderError } from "../services/ChatClient.js"
+import { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
 /** Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise. */
@@ -62,16 +62,29 @@ export interface Options extends CommonOptions {
   readonly maxTokensField?: "max_completion_tokens" | "max_tokens" | undefined
 }
 
-/** Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL. */
+/**
+ * Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL,
+ * or without an API key for the default (OpenAI's own) base URL.
+ */
 export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
   const provider = options.name ?? "openai"
   const client = yield* HttpClient.HttpClient
   const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
+  if (options.apiKey === undefined && baseUrl === DefaultBaseUrl) {
+    return yield* new ProviderError({
+      provider,
+      kind: "config",
+      message: "OPENAI_API_KEY is not set, and api.openai.com needs a key: set OPENAI_API_KEY (or pass apiKey), " +
+        "or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none (such as a local one)",
+      retryable: false
+    })
+  }
   const settings: HttpSettings = {
     provider,
     baseUrl,
     secretHeaders: [],
     secret: options.apiKey,
+    envPrefix: "OPENAI",
     ...retrySettings(options)
   }
   const headers: Record<string, string> = { "content-type": "application/json" }

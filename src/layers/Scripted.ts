@@ -75,11 +75,11 @@ export const structured = (value: unknown): ScriptedTurn => ({
 /** A turn that fails like a provider would (use it to exercise `Fallback` and error handling). */
 export const fail = (error: ProviderError): ScriptedTurn => ({ _tag: "Fail", error })
 
-/** Shorthand for a provider failure with an HTTP status. */
+/** Shorthand for a provider failure with an HTTP status (kind `auth` for 401/403, like the HTTP providers). */
 export const httpError = (status: number, provider = "scripted"): ProviderError =>
   new ProviderError({
     provider,
-    kind: "http",
+    kind: status === 401 || status === 403 ? "auth" : "http",
     status,
     message: `HTTP ${status}`,
     retryable: status === 408 || status === 429 || status >= 500

@@ -11,7 +11,7 @@ import * as zhCN from "./i18n/zh-CN.js"
 import * as zhTW from "./i18n/zh-TW.js"
 import type * as Registry from "./Registry.js"
 import { type Category, categoryOrder } from "./ToolDescriptor.js"
-import type { AgentToolSettings } from "./ToolPolicy.js"
+import { type AgentToolSettings, type IgnoredOptOut, resolveValidated } from "./ToolPolicy.js"
 
 /** The locales shipped with the catalog. */
 export type Locale = "en" | "zh-CN" | "zh-TW"
@@ -107,11 +107,26 @@ export const slots = (registry: Registry.Registry): ReadonlyArray<Slot> => {
   return out
 }
 
-const isOff = (registry: Registry.Registry, disabled: ReadonlySet<string>, tool: string): boolean => {
-  if (disabled.has(tool)) return true
-  const server = registry.byName.get(tool)?.mcpServer
-  return server !== undefined && (disabled.has(`mcp__${server}__*`) || disabled.has(`mcp__${server}`))
+/**
+ * The tools the agent's opt-outs turn off, as the policy reads them (wildcards such as `mcp__*`
+ * or `mcp__docs__r*` included), with every condition true so that only opt-outs count.
+ */
+const optedOut = (registry: Registry.Registry, agent: AgentToolSettings): ReadonlySet<string> => {
+  const conditions: Record<string, boolean> = {}
+  for (const c of registry.conditions) conditions[c] = true
+  const off = new Set(resolveValidated(registry, agent, { conditions, headless: false }).disallowedTools)
+  for (const n of resolveValidated(registry, { disabledTools: [] }, { conditions, headless: false }).disallowedTools) {
+    if (!agent.disabledTools.includes(n)) off.delete(n)
+  }
+  return off
 }
+
+/**
+ * The agent's opt-outs that the policy does not apply as written (malformed, naming always-on
+ * tools, or wildcards expanded around always-on tools), for a settings screen to show.
+ */
+export const issues = (registry: Registry.Registry, agent: AgentToolSettings): ReadonlyArray<IgnoredOptOut> =>
+  resolveValidated(registry, agent, { conditions: {}, headless: false }).ignored
 
 /** The catalog for `agent` in `locale` (English fallback, then the tool name). */
 export const view = (
@@ -121,7 +136,7 @@ export const view = (
 ): ReadonlyArray<CatalogSection> => {
   const locale = options.locale ?? "en"
   const extra = options.messages ?? {}
-  const disabled = new Set(agent.disabledTools)
+  const disabled = optedOut(registry, agent)
   const all = slots(registry)
   return categoryOrder.flatMap((category) => {
     const entries = all
@@ -134,7 +149,7 @@ export const view = (
         descriptionKey: s.descriptionKey,
         label: translate(s.labelKey, locale, extra) ?? s.fallbackLabel,
         description: translate(s.descriptionKey, locale, extra) ?? "",
-        enabled: !s.tools.some((t) => isOff(registry, disabled, t))
+        enabled: !s.tools.some((t) => disabled.has(t))
       }))
     if (entries.length === 0) return []
     return [{ category, label: translate(`category.${category}`, locale, extra) ?? category, entries }]

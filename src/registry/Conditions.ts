@@ -2,9 +2,17 @@
  * Runtime conditions that `conditional` tools depend on, computed once per session build (they
  * must stay cheap: a few `stat`s).
  *
+ * The library evaluates `workspace-has-git`. `agent-has-channel` is known to every registry but
+ * evaluated by the application (it owns the channels) and passed in `PolicyContext.conditions`
+ * (or a provider's `toolPolicy.conditions`); a condition nobody passes counts as false. An
+ * application declares conditions of its own with `Registry.make(descriptors, { conditions })`
+ * and passes their values the same way.
+ *
  * @since 0.1.0
  * @module
  */
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Effect from "effect/Effect"
@@ -37,3 +45,23 @@ export const detectConditions: (options: {
     return { "workspace-has-git": hasGit }
   }
 )
+
+/**
+ * The conditions of a session in `cwd` (default: the process's working directory): the values
+ * the caller gives win, every other condition the library knows is detected on the real file
+ * system. What ClaudeLocal and ClaudeAgent use, so worktree tools are on in a git workspace
+ * without the caller passing anything; conditions of the application's own (such as
+ * `agent-has-channel`) come only from `given`.
+ */
+export const detectNodeConditions = (options: {
+  readonly cwd?: string | undefined
+  readonly given?: Conditions | undefined
+}): Effect.Effect<Conditions> => {
+  const given = options.given ?? {}
+  if (given["workspace-has-git"] !== undefined) return Effect.succeed(given)
+  return detectConditions({ cwd: options.cwd ?? process.cwd() }).pipe(
+    Effect.map((detected): Conditions => ({ ...detected, ...given })),
+    Effect.provide(NodeFileSystem.layer),
+    Effect.provide(NodePath.layer)
+  )
+}

@@ -1,7 +1,8 @@
 /**
  * Keeps the hand-written catalog honest against the installed agent SDK: parses the
- * `ToolInputSchemas` union of its `sdk-tools.d.ts` with the TypeScript compiler API and reports
- * SDK tools the registry lacks and `sdkTyped` entries the SDK no longer has. (Removals are also
+ * `ToolInputSchemas` and `ToolOutputSchemas` unions of its `sdk-tools.d.ts` with the TypeScript
+ * compiler API and reports SDK tools the registry lacks (in either union) and `sdkTyped` entries
+ * the input union no longer has. (Removals are also
  * caught at compile time by `SdkCoverage`.) `typescript` is loaded lazily, only when a check runs.
  *
  * @since 0.1.0
@@ -37,17 +38,25 @@ export const aliases: Readonly<Record<string, string>> = {
   ProposeSkillsInput: "propose_skills"
 }
 
-/** Union members that are not tools: the generic MCP input and the output union. */
-export const skipped: ReadonlyArray<string> = ["McpInput", "ToolOutputSchemas"]
+/** Union members that are not tools: the generic MCP input and output, and the output union. */
+export const skipped: ReadonlyArray<string> = ["McpInput", "McpOutput", "ToolOutputSchemas"]
 
-/** Runtime tool name of an SDK interface name. */
-export const toolNameOf = (member: string): string => aliases[member] ?? member.replace(/Input$/, "")
+/**
+ * Runtime tool name of an SDK interface name, input (`FileEditInput`) or output (`FileEditOutput`,
+ * `BashOutput` — Bash's output, not the legacy `BashOutput` tool).
+ */
+export const toolNameOf = (member: string): string => {
+  const input = member.endsWith("Output") ? `${member.slice(0, -"Output".length)}Input` : member
+  return aliases[input] ?? input.replace(/Input$/, "")
+}
 
 /** Result of a check. */
 export interface DriftReport {
-  /** Tool names in the SDK's union, sorted. */
+  /** Tool names in the SDK's input union, sorted. */
   readonly sdkTools: ReadonlyArray<string>
-  /** In the SDK, not an `sdkTyped` registry entry. */
+  /** Tool names in the SDK's output union, sorted (a tool may have no output type). */
+  readonly outputTools: ReadonlyArray<string>
+  /** In the SDK's input or output union, not an `sdkTyped` registry entry. */
   readonly missing: ReadonlyArray<string>
   /** An `sdkTyped` registry entry the SDK no longer has. */
   readonly stale: ReadonlyArray<string>
@@ -74,32 +83,60 @@ export const parseToolInputSchemas = (
   ts: TypeScript,
   source: string,
   fileName = "sdk-tools.d.ts"
+): Either.Either<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolInputSchemas")
+
+/** The member names of `export type ToolOutputSchemas = A | B | …` in `source`, in order. */
+export const parseToolOutputSchemas = (
+  ts: TypeScript,
+  source: string,
+  fileName = "sdk-tools.d.ts"
+): Either.Either<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolOutputSchemas")
+
+const parseUnion = (
+  ts: TypeScript,
+  source: string,
+  fileName: string,
+  typeName: string
 ): Either.Either<ReadonlyArray<string>, DriftGuardError> => {
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
   for (const statement of file.statements) {
-    if (!ts.isTypeAliasDeclaration(statement) || statement.name.text !== "ToolInputSchemas") continue
+    if (!ts.isTypeAliasDeclaration(statement) || statement.name.text !== typeName) continue
     const members = ts.isUnionTypeNode(statement.type) ? statement.type.types : [statement.type]
     const names: Array<string> = []
     for (const member of members) {
       if (!ts.isTypeReferenceNode(member) || !ts.isIdentifier(member.typeName)) {
         return Either.left(
-          new DriftGuardError({ message: `${fileName}: unexpected ToolInputSchemas member ${member.getText(file)}` })
+          new DriftGuardError({ message: `${fileName}: unexpected ${typeName} member ${member.getText(file)}` })
         )
       }
       names.push(member.typeName.text)
     }
     return Either.right(names)
   }
-  return Either.left(new DriftGuardError({ message: `${fileName}: no \`type ToolInputSchemas\` found` }))
+  return Either.left(new DriftGuardError({ message: `${fileName}: no \`type ${typeName}\` found` }))
 }
 
-/** Compares SDK interface names with the registry. */
-export const diff = (registry: Registry.Registry, members: ReadonlyArray<string>): DriftReport => {
+/**
+ * Compares SDK interface names with the registry: `members` of the input union, `outputMembers`
+ * of the output union (a tool with only an output type is missing too).
+ */
+export const diff = (
+  registry: Registry.Registry,
+  members: ReadonlyArray<string>,
+  outputMembers: ReadonlyArray<string> = []
+): DriftReport => {
   const sdk = new Set(members.filter((m) => !skipped.includes(m)).map(toolNameOf))
+  const output = new Set(outputMembers.filter((m) => !skipped.includes(m)).map(toolNameOf))
   const typed = new Set(registry.descriptors.filter((d) => d.kind === "sdk" && d.sdkTyped === true).map((d) => d.name))
-  const missing = [...sdk].filter((n) => !typed.has(n)).sort()
+  const missing = [...new Set([...sdk, ...output])].filter((n) => !typed.has(n)).sort()
   const stale = [...typed].filter((n) => !sdk.has(n)).sort()
-  return { sdkTools: [...sdk].sort(), missing, stale, ok: missing.length === 0 && stale.length === 0 }
+  return {
+    sdkTools: [...sdk].sort(),
+    outputTools: [...output].sort(),
+    missing,
+    stale,
+    ok: missing.length === 0 && stale.length === 0
+  }
 }
 
 /** Path of the installed agent SDK's `sdk-tools.d.ts`. */
@@ -130,14 +167,15 @@ export const check: (
     )
     const ts = yield* loadTypeScript
     const members = yield* parseToolInputSchemas(ts, source, path)
-    return diff(registry, members)
+    const outputs = yield* parseToolOutputSchemas(ts, source, path)
+    return diff(registry, members, outputs)
   }
 )
 
 /** Human-readable report, one finding a line. */
 export const formatReport = (report: DriftReport): string =>
   report.ok
-    ? `claude-agent-sdk tools: ${report.sdkTools.length} typed tools, registry in sync`
+    ? `claude-agent-sdk tools: ${report.sdkTools.length} typed tools (${report.outputTools.length} with an output type), registry in sync`
     : [
       ...report.missing.map((n) => `missing: SDK tool ${n} has no sdkTyped registry entry — classify it`),
       ...report.stale.map((n) => `stale: registry entry ${n} is sdkTyped but the SDK no longer has it`)

@@ -17,8 +17,14 @@ export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Registry")
 /** The type of the {@link Registry} brand. */
 export type TypeId = typeof TypeId
 
-/** Conditions this library knows how to evaluate (see `Conditions.detectConditions`). */
-export const knownConditions: ReadonlyArray<string> = ["workspace-has-git"]
+/**
+ * Conditions a registry may use without declaring them. `workspace-has-git` is evaluated by
+ * `Conditions.detectConditions` (and so by ClaudeLocal and ClaudeAgent from their working
+ * directory); `agent-has-channel` is the application's to evaluate (it knows its channels) and
+ * counts as false until it passes it in `conditions`. Declare other names with
+ * `MakeOptions.conditions`.
+ */
+export const knownConditions: ReadonlyArray<string> = ["workspace-has-git", "agent-has-channel"]
 
 /** Pair groups of the Claude Code catalog. */
 export const knownPairGroups: ReadonlyArray<string> = ["bash", "mcpResource", "planMode", "taskCluster", "worktree"]

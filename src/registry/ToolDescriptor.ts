@@ -17,9 +17,12 @@ export const categoryOrder: ReadonlyArray<Category> = Category.literals
 
 /**
  * `user`: shown and toggleable · `internal`: always on, hidden · `conditional`: on iff a runtime
- * condition holds, hidden · `disabled`: always blocked.
+ * condition holds, hidden · `disabled`: always blocked · `gated`: always on and hidden like
+ * `internal`, but never auto-approved — each call is left to the permission mode or the
+ * `canUseTool` callback (the design's `install_skill`). For built-in tools, which are never on the
+ * auto-approve list, `gated` and `internal` behave alike.
  */
-export const Exposure = Schema.Literal("user", "internal", "conditional", "disabled")
+export const Exposure = Schema.Literal("user", "internal", "conditional", "disabled", "gated")
 export type Exposure = typeof Exposure.Type
 
 /** `sdk`: a Claude Code built-in (bare name) · `mcp`: a tool served by an MCP server. */

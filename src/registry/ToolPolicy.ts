@@ -7,25 +7,63 @@
  * @module
  */
 import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
+import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as Registry from "./Registry.js"
-import { McpServerName } from "./ToolDescriptor.js"
+import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.js"
 
 /** The part of an agent the policy reads. Other fields are ignored. */
 export const AgentToolSettings = Schema.Struct({
-  /** Opt-outs: tool names (or `mcp__…` names and wildcards); empty means everything enabled. */
+  /** Opt-outs: tool names, `mcp__…` names and `*` wildcards (see {@link OptOutEntry}); empty means everything enabled. */
   disabledTools: Schema.Array(Schema.String)
 })
 /** The type of {@link AgentToolSettings}. */
 export type AgentToolSettings = typeof AgentToolSettings.Type
 
+/**
+ * The syntax of one opt-out, independent of any registry: a tool name (`Bash`), an MCP tool
+ * (`mcp__docs__search`; `.` and `/` are allowed as in MCP tool names), a whole server
+ * (`mcp__docs`, `mcp__docs__*`) or a `*` wildcard, which the CLI matches anywhere in a name
+ * (`mcp__*`, `mcp__docs__read_*`, `Web*`). Letters, digits, `_ - . / *` only, at most 256
+ * characters: the CLI splits its lists on commas and spaces.
+ */
+export const OptOutEntry = Schema.String.pipe(
+  Schema.filter((s) => syntaxError(s) ?? true, { identifier: "OptOutEntry" })
+)
+
+/** Why an entry is not valid syntax, or undefined when it is. */
+const syntaxError = (s: string): string | undefined => {
+  if (s.length === 0 || s.length > 256) return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to 256 characters`
+  if (!EntryChars.test(s)) {
+    return `${JSON.stringify(s)} is not a tool name: use letters, digits, _ - . / and the wildcard *`
+  }
+  if (s.startsWith("mcp__")) {
+    if (s.length === 5 || s.endsWith("__")) {
+      return `${JSON.stringify(s)} names no server or tool: write mcp__<server>, mcp__<server>__<tool> or mcp__*`
+    }
+    return undefined
+  }
+  if (!s.includes("*") && !SdkToolNamePattern.test(s)) {
+    return `${JSON.stringify(s)} is neither a Claude Code tool name (letters, digits, _) nor an mcp__ name`
+  }
+  if (s.includes("*") && !/^[A-Za-z0-9_*]+$/.test(s)) {
+    return `${JSON.stringify(s)}: a wildcard over built-in tools has only letters, digits, _ and *`
+  }
+  return undefined
+}
+const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
+
 /** The session the policy is resolved for. */
 export const PolicyContext = Schema.Struct({
   /** Condition values; a missing condition counts as false. */
   conditions: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
-  /** No one can answer interactive tools (every `claude -p` run). */
+  /** No one can answer interactive tools (every `claude -p` run, every Agent SDK turn of this library). */
   headless: Schema.Boolean,
+  /**
+   * The session's permission mode. On a headless session, tools that need an interactive
+   * responder are blocked unless it is `bypassPermissions` — the same rule on both Claude providers.
+   */
+  permissionMode: Schema.optionalWith(Schema.String, { exact: true }),
   /**
    * MCP servers mounted besides the registry's, whose tools are all auto-approved with a
    * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`.
@@ -35,20 +73,37 @@ export const PolicyContext = Schema.Struct({
 /** The type of {@link PolicyContext}. */
 export type PolicyContext = typeof PolicyContext.Type
 
+/**
+ * An opt-out the policy did not (fully) apply. `malformed`: not valid {@link OptOutEntry}
+ * syntax; `always-on`: it only names tools that cannot be opted out (`internal`, `gated` or
+ * `conditional` tools outside a toggleable pair group); `partly-applied`: a wildcard that also
+ * matches such tools was expanded to the tools it may turn off (listed in `applied`), and is not
+ * passed to the CLI as written.
+ */
+export interface IgnoredOptOut {
+  /** The entry as the agent wrote it. */
+  readonly entry: string
+  /** What happened to it. */
+  readonly kind: "malformed" | "always-on" | "partly-applied"
+  /** A sentence for a settings screen. */
+  readonly message: string
+  /** The tools the entry turned off (for `partly-applied`). */
+  readonly applied?: ReadonlyArray<string>
+}
+
 /** The resolved policy; every list is sorted and free of duplicates. */
 export interface ToolPolicy {
   /** Hard blocks: the CLI's `--disallowedTools`, the SDK's `disallowedTools`. */
   readonly disallowedTools: ReadonlyArray<string>
-  /** The MCP auto-approve list: enabled registry MCP tools and `mcp__<server>__*` for extra servers. */
+  /** The MCP auto-approve list: enabled registry MCP tools (not `gated`) and `mcp__<server>__*` for extra servers. */
   readonly allowedTools: ReadonlyArray<string>
   /** MCP servers to mount (the registry's and the extra ones, minus servers the agent disabled wholesale). */
   readonly mountedServers: ReadonlyArray<string>
   /** Allowed tools that need an interactive responder; the SDK hook denies them on headless turns. */
   readonly responderTools: ReadonlyArray<string>
+  /** Opt-outs not applied as written, in input order (empty when every entry was applied). */
+  readonly ignored: ReadonlyArray<IgnoredOptOut>
 }
-
-/** `mcp__server`, `mcp__server__*` (whole server) or `mcp__server__tool`: what may pass through. */
-const McpReference = /^mcp__([A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)(?:__(\*|[A-Za-z0-9_-]{1,64}))?$/
 
 const decodeAgent = Schema.decodeUnknownEither(AgentToolSettings)
 const decodeContext = Schema.decodeUnknownEither(PolicyContext)
@@ -56,15 +111,49 @@ const decodeContext = Schema.decodeUnknownEither(PolicyContext)
 const sorted = (set: Set<string>): ReadonlyArray<string> => Array.from(set).sort()
 
 /**
+ * Decodes hostile values (throwing getters, Proxies with throwing traps) as a ParseError: the
+ * Schema decoder reads properties, and a throw there would escape it.
+ */
+const safeDecode = <A>(
+  decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
+  u: unknown,
+  what: string
+): Either.Either<A, ParseResult.ParseError> => {
+  try {
+    return decode(u)
+  } catch (e) {
+    return Either.left(
+      new ParseResult.ParseError({
+        issue: new ParseResult.Type(
+          Schema.Unknown.ast,
+          u,
+          `the ${what} could not be read: ${e instanceof Error ? e.message : String(e)}`
+        )
+      })
+    )
+  }
+}
+
+/**
  * Resolves the policy. Pure and total over its input: anything not shaped like
- * `AgentToolSettings` / `PolicyContext` is a ParseError naming the path, never a throw.
+ * `AgentToolSettings` / `PolicyContext` — including values whose getters or Proxy traps throw —
+ * is a ParseError, never a throw.
  *
- * Rules: `disabled` → always disallowed; `internal` → never (unless pulled in by its pair group,
- * or interactive on a headless session); `conditional` → disallowed iff its condition is not true;
- * `user` → disallowed iff it or a group sibling is in `disabledTools`; a blocked member blocks its
- * whole pair group; blocked MCP tools leave `allowedTools`; unknown `mcp__…` names and wildcards
- * in `disabledTools` pass through; other unknown or non-`user` names there are ignored;
- * `headless` also blocks interactive tools.
+ * Rules (the design's, plus what claude 2.1.332 does with wildcards):
+ * - `disabled` → always disallowed; `internal` and `gated` → never (unless their pair group has
+ *   a `user` member that is blocked); `conditional` → disallowed iff its condition is not true.
+ * - An opt-out naming a `user` tool, or any member of a pair group with a `user` member
+ *   (`BashOutput`), blocks the whole group, internal members included.
+ * - `mcp__<server>` means `mcp__<server>__*`. `.` and `/` in `mcp__` names become `_`, as the CLI
+ *   renames MCP tools. Unknown names pass through to the disallow-list (stricter never hurts).
+ * - A `*` wildcard is matched against the registry: the tools it covers are blocked as if named
+ *   (pair groups included). If it covers no always-on tool it also passes through unchanged, so
+ *   tools the registry does not know are blocked too, and servers it covers entirely are not
+ *   mounted; otherwise it is expanded only and reported as `partly-applied` — a wildcard never
+ *   disallows or unmounts an always-on tool.
+ * - On a headless session, interactive tools are blocked unless `permissionMode` is
+ *   `bypassPermissions`.
+ * - Entries applied differently from how they are written are listed in `ignored`.
  *
  * @example
  * ```ts
@@ -86,20 +175,86 @@ export const resolveToolPolicy = (
   agent: unknown,
   ctx: unknown
 ): Either.Either<ToolPolicy, ParseResult.ParseError> => {
-  const a = decodeAgent(agent)
+  const a = fastAgent(agent) ?? safeDecode(decodeAgent, agent, "agent settings")
   if (Either.isLeft(a)) return Either.left(a.left)
-  const c = decodeContext(ctx)
+  const c = fastContext(ctx) ?? safeDecode(decodeContext, ctx, "policy context")
   if (Either.isLeft(c)) return Either.left(c.left)
   return Either.right(resolveValidated(registry, a.right, c.right))
 }
+
+const isPlainObject = (u: unknown): u is Record<string, unknown> => {
+  if (typeof u !== "object" || u === null || Array.isArray(u)) return false
+  const proto = Object.getPrototypeOf(u)
+  return proto === Object.prototype || proto === null
+}
+
+// Fast paths for plain, well-formed input: they accept a subset of what the schemas accept and
+// build the same value; anything else (including anything that throws) goes to the decoder.
+const fastAgent = (u: unknown): Either.Either<AgentToolSettings, never> | undefined => {
+  try {
+    if (!isPlainObject(u)) return undefined
+    const list = u.disabledTools
+    if (!Array.isArray(list)) return undefined
+    const copy: Array<string> = new Array(list.length)
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i]
+      if (typeof item !== "string") return undefined
+      copy[i] = item
+    }
+    return Either.right({ disabledTools: copy })
+  } catch {
+    return undefined
+  }
+}
+
+const fastContext = (u: unknown): Either.Either<PolicyContext, never> | undefined => {
+  try {
+    if (!isPlainObject(u) || typeof u.headless !== "boolean" || !isPlainObject(u.conditions)) return undefined
+    const conditions: Record<string, boolean> = {}
+    for (const key of Object.keys(u.conditions)) {
+      const value = u.conditions[key]
+      if (typeof value !== "boolean") return undefined
+      conditions[key] = value
+    }
+    const out: { -readonly [K in keyof PolicyContext]: PolicyContext[K] } = { conditions, headless: u.headless }
+    if ("permissionMode" in u) {
+      if (typeof u.permissionMode !== "string") return undefined
+      out.permissionMode = u.permissionMode
+    }
+    if ("mcpServers" in u) {
+      const servers = u.mcpServers
+      if (!Array.isArray(servers)) return undefined
+      const copy: Array<string> = []
+      for (const s of servers as ReadonlyArray<unknown>) {
+        if (typeof s !== "string" || s.length > 64 || !ServerPattern.test(s)) return undefined
+        copy.push(s)
+      }
+      out.mcpServers = copy
+    }
+    return Either.right(out)
+  } catch {
+    return undefined
+  }
+}
+const ServerPattern = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/
 
 /** What the policy reads from a registry, precomputed once per registry. */
 interface Plan {
   readonly disabled: ReadonlyArray<string>
   readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
   readonly interactive: ReadonlyArray<string>
-  readonly mcp: ReadonlyArray<readonly [name: string, server: string]>
+  /** Registry MCP tools that are auto-approved when enabled (every exposure but `gated`). */
+  readonly mcp: ReadonlyArray<readonly [name: string, server: string, autoApprove: boolean]>
   readonly groups: ReadonlyArray<ReadonlyArray<string>>
+  /** Tool → its pair group's members. */
+  readonly groupOf: ReadonlyMap<string, ReadonlyArray<string>>
+  /** Tools an opt-out can turn off: `user` and `disabled` ones, and members of a group with a `user` member. */
+  readonly toggleable: ReadonlySet<string>
+  /** Registry MCP servers with at least one tool an opt-out cannot turn off. */
+  readonly protectedServers: ReadonlySet<string>
+  readonly names: ReadonlyArray<string>
+  /** {@link baseBlocked} by session shape. */
+  readonly base: Map<string, ReadonlyArray<string>>
 }
 
 const plans = new WeakMap<Registry.Registry, Plan>()
@@ -108,16 +263,96 @@ const planOf = (registry: Registry.Registry): Plan => {
   const cached = plans.get(registry)
   if (cached !== undefined) return cached
   const groups = Array.from(registry.groups.values(), (members) => members.map((m) => m.name))
+  const groupOf = new Map<string, ReadonlyArray<string>>()
+  for (const members of groups) for (const n of members) groupOf.set(n, members)
   const ds = registry.descriptors
+  const toggleable = new Set<string>()
+  for (const d of ds) {
+    if (d.exposure === "user" || d.exposure === "disabled") toggleable.add(d.name)
+    if (d.exposure === "user" && d.pairGroup !== undefined) {
+      for (const m of registry.groups.get(d.pairGroup) ?? []) toggleable.add(m.name)
+    }
+  }
+  const protectedServers = new Set<string>()
+  for (const d of ds) if (d.mcpServer !== undefined && !toggleable.has(d.name)) protectedServers.add(d.mcpServer)
   const plan: Plan = {
     disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
     conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
     interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
-    mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!] as const),
-    groups
+    mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!, d.exposure !== "gated"] as const),
+    groups,
+    groupOf,
+    toggleable,
+    protectedServers,
+    names: ds.map((d) => d.name),
+    base: new Map()
   }
   plans.set(registry, plan)
   return plan
+}
+
+const globCache = new Map<string, { readonly full: RegExp; readonly prefix: RegExp; readonly literal: string }>()
+
+/** The CLI's wildcard: `*` matches any run of characters, anywhere in the name. */
+const globOf = (pattern: string) => {
+  const cached = globCache.get(pattern)
+  if (cached !== undefined) return cached
+  const body = pattern.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")
+  // `prefix` matches when the pattern minus its final `*` matches a prefix of a string, i.e. the
+  // pattern covers every name starting with that string (a whole server for `mcp__<server>__`).
+  const head = pattern.endsWith("*") ? pattern.slice(0, -1) : undefined
+  const prefixBody = head === undefined
+    ? "(?!)"
+    : head.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")
+  const compiled = {
+    full: new RegExp(`^${body}$`),
+    prefix: new RegExp(`^${prefixBody}`),
+    literal: pattern.slice(0, pattern.indexOf("*"))
+  }
+  if (globCache.size > 1_000) globCache.clear()
+  globCache.set(pattern, compiled)
+  return compiled
+}
+
+const entryCache = new Map<string, { readonly problem: string | undefined; readonly name: string }>()
+
+/** An entry's syntax verdict and its name as the CLI reads it; cached, agents repeat their lists. */
+const parseEntry = (entry: string) => {
+  const cached = entryCache.get(entry)
+  if (cached !== undefined) return cached
+  const problem = syntaxError(entry)
+  let name = problem === undefined ? runtimeName(entry) : entry
+  if (name.startsWith("mcp__") && !name.includes("*") && !name.includes("__", 5)) name = `${name}__*`
+  const parsed = { problem, name }
+  if (entryCache.size > 10_000) entryCache.clear()
+  entryCache.set(entry, parsed)
+  return parsed
+}
+
+/** `.` and `/` (valid in MCP tool names) as the CLI spells them in runtime names. */
+const runtimeName = (entry: string): string =>
+  entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
+
+/**
+ * What the registry and the session block before any opt-out (disabled tools, conditions that do
+ * not hold, interactive tools on a headless turn), closed over pair groups; cached per registry
+ * and session shape, since most agents share a handful of them.
+ */
+const baseBlocked = (plan: Plan, ctx: PolicyContext): ReadonlyArray<string> => {
+  const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
+  let key = responderOff ? "1" : "0"
+  for (const [, condition] of plan.conditional) key += ctx.conditions[condition] === true ? "1" : "0"
+  const cached = plan.base.get(key)
+  if (cached !== undefined) return cached
+  const blocked = new Set<string>(plan.disabled)
+  for (const [name, condition] of plan.conditional) if (ctx.conditions[condition] !== true) blocked.add(name)
+  if (responderOff) { for (const name of plan.interactive) blocked.add(name) }
+  for (const members of plan.groups) {
+    if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+  }
+  const base = Array.from(blocked)
+  plan.base.set(key, base)
+  return base
 }
 
 /** `resolveToolPolicy` for input already typed as the schemas' types (no decoding). */
@@ -127,38 +362,93 @@ export const resolveValidated = (
   ctx: PolicyContext
 ): ToolPolicy => {
   const plan = planOf(registry)
-  const blocked = new Set<string>(plan.disabled)
+  const blocked = new Set<string>(baseBlocked(plan, ctx))
   const passThrough = new Set<string>()
   const serversOff = new Set<string>()
-  const toolsOff = new Set<string>()
-  const { conditions, headless } = ctx
-
-  for (const [name, condition] of plan.conditional) if (conditions[condition] !== true) blocked.add(name)
-  if (headless) { for (const name of plan.interactive) blocked.add(name) }
-  for (const name of agent.disabledTools) {
-    const d = registry.byName.get(name)
+  const ignored: Array<IgnoredOptOut> = []
+  const extraServers = ctx.mcpServers ?? []
+  for (const entry of agent.disabledTools) {
+    const d = registry.byName.get(entry)
     if (d !== undefined) {
-      if (d.exposure === "user") blocked.add(name)
+      if (plan.toggleable.has(entry)) blocked.add(entry)
+      else ignored.push(alwaysOn(entry, d.exposure))
       continue
     }
-    const m = McpReference.exec(name)
-    if (m === null) continue
-    passThrough.add(name)
-    if (m[2] === undefined || m[2] === "*") serversOff.add(m[1]!)
-    else toolsOff.add(name)
+    const parsed = parseEntry(entry)
+    if (parsed.problem !== undefined) {
+      ignored.push({ entry, kind: "malformed", message: parsed.problem })
+      continue
+    }
+    const name = parsed.name
+    if (!name.includes("*")) {
+      const known = registry.byName.get(name)
+      if (known === undefined) passThrough.add(name)
+      else if (plan.toggleable.has(name)) blocked.add(name)
+      else ignored.push(alwaysOn(entry, known.exposure))
+      continue
+    }
+    const glob = globOf(name)
+    const applied: Array<string> = []
+    const keptOn: Array<string> = []
+    for (const n of plan.names) {
+      if (!n.startsWith(glob.literal) || !glob.full.test(n)) continue
+      if (plan.toggleable.has(n)) applied.push(n)
+      else keptOn.push(n)
+    }
+    for (const n of applied) blocked.add(n)
+    const coversServer = (server: string) => glob.prefix.test(`mcp__${server}__`)
+    if (keptOn.length === 0) {
+      passThrough.add(name)
+      for (const s of registry.mcpServers) if (coversServer(s)) serversOff.add(s)
+      for (const s of extraServers) if (coversServer(s)) serversOff.add(s)
+      continue
+    }
+    // The wildcard also covers always-on tools: expand it instead, server by server where possible.
+    for (const s of extraServers) {
+      if (!plan.protectedServers.has(s) && coversServer(s)) {
+        serversOff.add(s)
+        passThrough.add(`mcp__${s}__*`)
+        applied.push(`mcp__${s}__*`)
+      }
+    }
+    for (const s of registry.mcpServers) {
+      if (!plan.protectedServers.has(s) && coversServer(s)) {
+        serversOff.add(s)
+        passThrough.add(`mcp__${s}__*`)
+      }
+    }
+    ignored.push(
+      applied.length === 0
+        ? {
+          entry,
+          kind: "always-on",
+          message: `${entry} only matches tools that are always on (${keptOn.join(", ")}); it turns nothing off`
+        }
+        : {
+          entry,
+          kind: "partly-applied",
+          message: `${entry} also matches tools that are always on (${
+            keptOn.join(", ")
+          }); it turns off only ${applied.length} tool(s), and tools the registry does not know stay on`,
+          applied: [...applied].sort()
+        }
+    )
   }
-  // Pair-group atomicity: one blocked member blocks them all, internal members included.
-  for (const members of plan.groups) {
-    if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+  // Pair-group atomicity: one blocked member blocks them all, internal members included (the
+  // base set is already closed; only groups an opt-out reached need another look).
+  if (agent.disabledTools.length > 0) {
+    for (const members of plan.groups) {
+      if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
+    }
   }
 
   const allowed = new Set<string>()
   const mounted = new Set<string>()
-  for (const [name, server] of plan.mcp) {
-    if (!blocked.has(name) && !serversOff.has(server) && !toolsOff.has(name)) allowed.add(name)
+  for (const [name, server, autoApprove] of plan.mcp) {
+    if (autoApprove && !blocked.has(name) && !serversOff.has(server)) allowed.add(name)
   }
   for (const server of registry.mcpServers) if (!serversOff.has(server)) mounted.add(server)
-  for (const server of ctx.mcpServers ?? []) {
+  for (const server of extraServers) {
     if (serversOff.has(server)) continue
     mounted.add(server)
     allowed.add(`mcp__${server}__*`)
@@ -169,9 +459,31 @@ export const resolveValidated = (
     disallowedTools: sorted(blocked),
     allowedTools: sorted(allowed),
     mountedServers: sorted(mounted),
-    responderTools: sorted(new Set(responder))
+    responderTools: sorted(new Set(responder)),
+    ignored
   }
 }
+
+const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
+  entry,
+  kind: "always-on",
+  message: `${entry} is ${exposure === "conditional" ? "a conditional" : `an ${exposure}`} tool, which is always ${
+    exposure === "conditional" ? "decided by its condition" : "on"
+  }; remove it from the opt-outs`
+})
+
+/**
+ * Checks opt-outs against a registry: the entries `resolveToolPolicy` would not apply at all
+ * (`malformed` and `always-on`). A settings store refuses to save these; `partly-applied`
+ * wildcards are accepted (they turn off what they may).
+ */
+export const checkOptOuts = (
+  registry: Registry.Registry,
+  entries: ReadonlyArray<string>
+): ReadonlyArray<IgnoredOptOut> =>
+  resolveValidated(registry, { disabledTools: entries }, { conditions: {}, headless: false }).ignored.filter((i) =>
+    i.kind !== "partly-applied"
+  )
 
 /**
  * `claude` CLI arguments. Each list is one comma-joined argument, so a following positional
@@ -180,6 +492,133 @@ export const resolveValidated = (
 export const toCliFlags = (policy: ToolPolicy): ReadonlyArray<string> => [
   ...(policy.disallowedTools.length > 0 ? ["--disallowedTools", policy.disallowedTools.join(",")] : []),
   ...(policy.allowedTools.length > 0 ? ["--allowedTools", policy.allowedTools.join(",")] : [])
+]
+
+/**
+ * A policy too large for any command line and settings file the CLI accepts. Split the agent's
+ * opt-outs with wildcards (`mcp__<server>__*`) instead of naming every tool.
+ */
+export class PolicyTooLargeError extends Schema.TaggedError<PolicyTooLargeError>()("PolicyTooLargeError", {
+  /** Entries in the disallow- and allow-lists. */
+  entries: Schema.Number,
+  /** Bytes the lists need. */
+  bytes: Schema.Number,
+  /** Bytes that fit (settings file plus command line). */
+  limit: Schema.Number
+}) {
+  /** Says how large, and what to do. */
+  override get message(): string {
+    return `The tool policy has ${this.entries} entries (${this.bytes} bytes), more than the ${this.limit} bytes the ` +
+      "claude CLI can take in a settings file and on its command line; replace long lists of names with " +
+      "wildcards such as mcp__<server>__*"
+  }
+}
+
+/** Where long lists go; every limit is in bytes. */
+export interface ArgvBounds {
+  /** Largest single argument (Linux refuses arguments over 128 KiB with E2BIG). Default 96 KiB. */
+  readonly argBytes?: number
+  /** Largest total of the list arguments on the command line. Default 1 MiB. */
+  readonly inlineBytes?: number
+  /** Largest settings file (claude 2.1.332 refuses files over 2 MiB). Default 2,000,000. */
+  readonly settingsBytes?: number
+}
+
+/** Default {@link ArgvBounds}: 96 KiB per argument, 1 MiB in argv, 2,000,000 bytes in the settings file. */
+export const defaultArgvBounds: Required<ArgvBounds> = {
+  argBytes: 96 * 1024,
+  inlineBytes: 1024 * 1024,
+  settingsBytes: 2_000_000
+}
+
+/** A policy split between command-line arguments and a `--settings` file. */
+export interface BoundedPolicy {
+  /** `--disallowedTools` arguments, each at most `argBytes` when joined with commas. */
+  readonly disallowedChunks: ReadonlyArray<ReadonlyArray<string>>
+  /** The `--allowedTools` list (empty when it went to the settings file). */
+  readonly allowedTools: ReadonlyArray<string>
+  /** The settings the CLI reads with `--settings <file>` (`permissions.deny`/`allow`), when the lists are long. */
+  readonly settings: {
+    readonly permissions: { readonly deny: ReadonlyArray<string>; readonly allow: ReadonlyArray<string> }
+  } | undefined
+}
+
+const joinedBytes = (names: ReadonlyArray<string>): number => {
+  let n = names.length === 0 ? 0 : -1
+  for (const s of names) n += Buffer.byteLength(s) + 1
+  return n
+}
+
+/**
+ * Keeps the command line bounded however long the policy is: short lists stay arguments; when a
+ * list would not fit in one argument, the allow-list and as much of the disallow-list as fits go
+ * to a settings file (`permissions.allow` / `permissions.deny`, which the CLI merges with its
+ * flags), and the rest of the disallow-list follows in arguments of at most `argBytes`, up to
+ * `inlineBytes` in all. With the defaults that is about 3 MB of names (some 150,000 names of 18
+ * characters); beyond it a `PolicyTooLargeError`.
+ */
+export const boundPolicy = (
+  policy: ToolPolicy,
+  bounds: ArgvBounds = {}
+): Either.Either<BoundedPolicy, PolicyTooLargeError> => {
+  const { argBytes, inlineBytes, settingsBytes } = { ...defaultArgvBounds, ...bounds }
+  const deny = policy.disallowedTools
+  const allow = policy.allowedTools
+  const chunk = (names: ReadonlyArray<string>, budget: number) => {
+    const chunks: Array<Array<string>> = []
+    let current: Array<string> = []
+    let size = -1
+    let total = 0
+    for (const name of names) {
+      const bytes = Buffer.byteLength(name) + 1
+      if (current.length > 0 && size + bytes > argBytes) {
+        chunks.push(current)
+        current = []
+        size = -1
+      }
+      current.push(name)
+      size += bytes
+      total += bytes
+      if (size > argBytes || total > budget) return undefined
+    }
+    if (current.length > 0) chunks.push(current)
+    return chunks
+  }
+  if (joinedBytes(deny) <= argBytes && joinedBytes(allow) <= argBytes) {
+    return Either.right({ disallowedChunks: deny.length > 0 ? [deny] : [], allowedTools: allow, settings: undefined })
+  }
+  const tooLarge = () =>
+    Either.left(
+      new PolicyTooLargeError({
+        entries: deny.length + allow.length,
+        bytes: joinedBytes(deny) + joinedBytes(allow),
+        limit: settingsBytes + inlineBytes
+      })
+    )
+  // JSON overhead: the envelope, quotes, commas and escapes (names are plain ASCII after validation).
+  let used = 64 + joinedBytes(allow) + 2 * allow.length
+  if (used > settingsBytes) return tooLarge()
+  let inFile = 0
+  while (inFile < deny.length) {
+    const bytes = JSON.stringify(deny[inFile]).length + 1
+    if (used + bytes > settingsBytes) break
+    used += bytes
+    inFile++
+  }
+  const rest = chunk(deny.slice(inFile), inlineBytes)
+  if (rest === undefined) return tooLarge()
+  return Either.right({
+    disallowedChunks: rest,
+    allowedTools: [],
+    settings: { permissions: { deny: deny.slice(0, inFile), allow } }
+  })
+}
+
+/** The CLI arguments of a bounded policy; `settingsPath` is where its `settings` were written. */
+export const toBoundedCliFlags = (bounded: BoundedPolicy, settingsPath: string | undefined): ReadonlyArray<string> => [
+  ...(settingsPath === undefined ? [] : ["--settings", settingsPath]),
+  ...bounded.disallowedChunks.flatMap((names) => ["--disallowedTools", names.join(",")]),
+  ...(bounded.allowedTools.length > 0 ? ["--allowedTools", bounded.allowedTools.join(",")] : [])
 ]
 
 // The Agent SDK is an optional peer: these are structural copies of the slice of its types this

@@ -28,18 +28,26 @@ export const AgentId = Schema.String.pipe(
 )
 
 /**
- * One opt-out: a tool name (`Bash`, `mcp__notes__read`) or a whole MCP server (`mcp__notes`,
- * `mcp__notes__*`). Commas and spaces are refused because the CLI receives the list as one
- * comma-joined argument.
+ * One opt-out, as `ToolPolicy.OptOutEntry` spells it: a tool name (`Bash`, `mcp__notes__read`),
+ * a whole MCP server (`mcp__notes`, `mcp__notes__*`) or a `*` wildcard (`mcp__*`). Commas and
+ * spaces are refused because the CLI splits its lists on them. Beyond this syntax, writes also
+ * refuse entries the policy would not apply (see {@link PolicyRegistry}).
  */
-export const DisabledToolName = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z][A-Za-z0-9_-]*(?:__\*)?$/, {
-    message: (issue) =>
-      `${JSON.stringify(issue.actual)} is not a tool name (letters, digits, _ and -, optionally ending in __*)`
-  }),
-  Schema.maxLength(256),
-  Schema.annotations({ identifier: "DisabledToolName" })
-)
+export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotations({ identifier: "DisabledToolName" }))
+
+/**
+ * The registry writes are checked against: an opt-out that the policy would ignore for it (an
+ * `internal` tool, a wildcard that only matches always-on tools) is refused with an
+ * `InvalidSettingsInputError` naming the entry. Defaults to `ClaudeCodeCatalog.registry`; an
+ * application with its own MCP tools provides its registry, e.g.
+ * `Effect.provideService(AgentSettings.PolicyRegistry, registry)` or
+ * `Layer.succeed(AgentSettings.PolicyRegistry, registry)`.
+ */
+export class PolicyRegistry
+  extends Context.Reference<PolicyRegistry>()("effect-chat-bridge/AgentSettings/PolicyRegistry", {
+    defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry
+  })
+{}
 
 /** A list of opt-outs as given by callers: any order, duplicates allowed. */
 export const DisabledTools = Schema.Array(DisabledToolName)
@@ -101,7 +109,9 @@ export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSetting
   "InvalidSettingsInputError",
   {
     /** Which argument is invalid and why. */
-    message: Schema.String
+    message: Schema.String,
+    /** The refused opt-out entries, when the argument was a list of them. */
+    entries: Schema.optional(Schema.Array(Schema.String))
   }
 ) {}
 
@@ -176,7 +186,7 @@ export class AgentSettings extends Context.Tag("effect-chat-bridge/AgentSettings
 
 /** Options of `resolveToolPolicyFor`. */
 export interface ResolveOptions {
-  /** The registry the policy is computed from. Defaults to `ClaudeCodeCatalog.registry`. */
+  /** The registry the policy is computed from. Defaults to {@link PolicyRegistry}. */
   readonly registry?: Registry.Registry
 }
 
@@ -194,7 +204,7 @@ export const resolveToolPolicyFor: (
 )(function*(agentId: string, ctx: ToolPolicy.PolicyContext, options: ResolveOptions = {}) {
   const service = yield* AgentSettings
   const settings = yield* service.get(agentId)
-  const registry = options.registry ?? ClaudeCodeCatalog.registry
+  const registry = options.registry ?? (yield* PolicyRegistry)
   return yield* ToolPolicy.resolveToolPolicy(registry, settings, ctx).pipe(
     Effect.mapError((error) =>
       new InvalidSettingsInputError({

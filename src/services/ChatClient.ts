@@ -98,8 +98,13 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
   answer: Schema.String
 }) {}
 
-/** How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. */
+/**
+ * How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. `auth`:
+ * the provider refused the credentials (HTTP 401/403, or the `claude` CLI's invalid key / not
+ * logged in) — the message names the variable or command that fixes it, and retrying will not.
+ */
 export const ProviderErrorKind = Schema.Literal(
+  "auth",
   "http",
   "network",
   "timeout",
@@ -140,6 +145,23 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
   message: Schema.String
 }) {}
 
+/**
+ * A Claude Code run stopped at a bound the caller set (`maxTurns` or `maxBudgetUsd`). What the
+ * model had answered so far and what the run used are kept.
+ */
+export class RunLimitError extends Schema.TaggedError<RunLimitError>()("RunLimitError", {
+  /** The provider whose run stopped. */
+  provider: Schema.String,
+  /** Which bound was reached. */
+  limit: Schema.Literal("maxTurns", "maxBudgetUsd"),
+  /** The partial answer (may be empty). */
+  answer: Schema.String,
+  /** What the run used, cost included when known. */
+  usage: Usage,
+  /** Names the bound and how to raise it. */
+  message: Schema.String
+}) {}
+
 /** Errors a single provider can fail with (what `FallbackError` collects; nested chains are flattened). */
 export const ProviderFailure = Schema.Union(
   EmptyPromptError,
@@ -147,6 +169,7 @@ export const ProviderFailure = Schema.Union(
   StructuredOutputError,
   ProviderError,
   PermissionDeniedError,
+  RunLimitError,
   InvalidToolsError
 )
 /** The type of {@link ProviderFailure}. */
@@ -173,6 +196,7 @@ export type ChatError =
   | StructuredOutputError
   | ProviderError
   | PermissionDeniedError
+  | RunLimitError
   | InvalidToolsError
   | FallbackError
 
@@ -183,6 +207,7 @@ export const ChatError = Schema.Union(
   StructuredOutputError,
   ProviderError,
   PermissionDeniedError,
+  RunLimitError,
   InvalidToolsError,
   FallbackError
 )

@@ -7,9 +7,11 @@
  * @module
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import type { InvalidToolsError, Tool } from "./Tool.js"
 
 /** The server name used when none is given: tools appear to the CLI as `mcp__gtb__<tool>`. */
@@ -17,6 +19,15 @@ export const defaultServerName = "gtb"
 
 /** Default upper bound on a request body, the same as the MCP SDK's own (4 MiB). */
 export const defaultMaxBodyBytes = 4 * 1024 * 1024
+
+/**
+ * Default idle time after which a session is closed: no request for 30 minutes and no tool call
+ * in flight. Longer than a CLI run's default bound (10 minutes), so a live run is never cut.
+ */
+export const defaultIdleTimeout: Duration.Duration = Duration.minutes(30)
+
+/** Default bound on live sessions; past it an `initialize` gets a JSON-RPC error (HTTP 503). */
+export const defaultMaxSessions = 100
 
 /** Server names become part of `mcp__<server>__<tool>`, so they follow the tool-name rule. */
 export const ServerNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
@@ -66,7 +77,7 @@ export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(con
 
 /** The bridge could not start: bad options, or the loopback listener could not bind. */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
-  /** `InvalidOptions`: a bad server name or body limit; `BindFailed`: the listener could not start. */
+  /** `InvalidOptions`: a bad server name, body limit, session bound or idle timeout; `BindFailed`: the listener could not start. */
   reason: Schema.Literal("InvalidOptions", "BindFailed"),
   /** What was wrong. Never contains the token. */
   message: Schema.String
@@ -82,6 +93,33 @@ export interface McpBridgeOptions<R = never> {
   readonly implementation?: { readonly name: string; readonly version: string } | undefined
   /** Tools served from the start; their requirements are taken from the context that builds the bridge. */
   readonly tools?: ReadonlyArray<Tool<R>> | undefined
+  /**
+   * A session with no request for this long (and no tool call in flight) is closed; its client
+   * gets 404 and may initialize again. Default {@link defaultIdleTimeout} (30 minutes).
+   */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /**
+   * Bound on live sessions. Past it an `initialize` is answered with HTTP 503 and a JSON-RPC error
+   * naming the bound; open sessions are untouched. Default {@link defaultMaxSessions} (100).
+   */
+  readonly maxSessions?: number | undefined
+}
+
+/**
+ * One run's access to a bridge (see {@link McpBridgeService.openRun}): a bearer token of its own,
+ * valid until the run's scope closes. Sessions opened with it belong to the run, and the run's
+ * tool calls run in fibers of the run: closing the scope revokes the token, closes those sessions
+ * and interrupts those calls (their finalizers run) before it completes. The calls are forked
+ * from where `openRun` ran, so they carry its fiber state (log annotations, say); the handler's
+ * own services still come from the context that set the tools.
+ */
+export interface McpBridgeRun {
+  /** The run's bearer token (32 random bytes, base64url); refused once the run has ended. */
+  readonly token: Redacted.Redacted<string>
+  /** The config document for `claude --mcp-config`, carrying the run's token. */
+  readonly mcpConfig: McpConfig
+  /** Number of MCP sessions currently open with the run's token. */
+  readonly sessionCount: Effect.Effect<number>
 }
 
 /** A running bridge. It stops when the scope that built it closes. */
@@ -104,8 +142,16 @@ export interface McpBridgeService {
   readonly setTools: <R>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, InvalidToolsError, R>
   /** Names of the tools currently served. */
   readonly toolNames: Effect.Effect<ReadonlyArray<string>>
-  /** Number of MCP sessions currently open. */
+  /** Number of MCP sessions currently open (the bridge's own and every run's). */
   readonly sessionCount: Effect.Effect<number>
+  /**
+   * Opens a run in the current scope: a token that only lives as long as the scope, for one
+   * client process (such as one `claude -p` run). When the scope closes — success, failure,
+   * timeout or interruption — the token is revoked, the sessions opened with it are closed and
+   * every tool call they started is interrupted, awaited before the close completes. The bridge's
+   * own token, port and lifetime are unaffected.
+   */
+  readonly openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope>
 }
 
 /** The MCP bridge service. */

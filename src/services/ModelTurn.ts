@@ -78,9 +78,10 @@ export interface TurnResponse {
 /** A model: one request, one response. */
 export type ModelTurn = (request: TurnRequest) => Effect.Effect<TurnResponse, ProviderError>
 
-/** A streamed model turn: text deltas as they arrive, then exactly one `Done`. */
+/** A streamed model turn: text and reasoning deltas as they arrive, then exactly one `Done`. */
 export type TurnStreamEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
+  | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | { readonly _tag: "Done"; readonly response: TurnResponse }
 
 /** A model that can stream its turn. Tool-call arguments arrive complete in `Done`. */

@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
@@ -16,7 +16,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, describeWithClaude, type Sandbox, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {
@@ -84,7 +84,7 @@ const theOneProcess = (cwd: string) =>
 const secretFiles = (box: Sandbox) =>
   readdirSync(box.secrets, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
 
-describe("ClaudeLocal keepAlive: one real claude CLI per conversation", () => {
+describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation", () => {
   it.scopedLive("several turns on one process; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { providerFromEnv } from "../../examples/providers.js"
+import { providerFromEnv } from "../../examples/support/providers.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -10,7 +10,7 @@ import * as FakeOpenAi from "../support/FakeOpenAi.js"
 const scripted = { name: "scripted (offline)", layer: Scripted.layer({ script: [Scripted.text("offline")] }) }
 const pick = (env: Record<string, string>) => providerFromEnv({ scripted, env }).name
 
-describe("examples/providers.ts (providerFromEnv)", () => {
+describe("examples/support/providers.ts (providerFromEnv)", () => {
   it("prefers AI_PROVIDER, then credentials in order, then the offline fallback", () => {
     expect(pick({})).toBe("scripted (offline)")
     expect(pick({ GEMINI_API_KEY: "g", OPENAI_API_KEY: "o", ANTHROPIC_API_KEY: "a" })).toMatch(/^anthropic/)

@@ -56,5 +56,33 @@ describe("examples/tool-settings.ts", () => {
       assert.include(second, "created docs-writer: disabledTools = []")
       assert.strictEqual(second.split("\n").find((l) => l.startsWith("claude flags: ")), flagsLine)
       assert.isFalse(nodeFs.existsSync(path.join(folder, "xdg")), "the default data directory was not used")
+      assert.include(second, `database: ${file}\n`)
+    }))
+
+  it.scoped("without a file it says where the database is, and leaves nothing in the home directory", () =>
+    Effect.gen(function*() {
+      const folder = yield* testFolder
+      const tmp = path.join(folder, "tmp")
+      nodeFs.mkdirSync(tmp)
+      const home = path.join(folder, "home")
+      nodeFs.mkdirSync(home)
+      const env = { XDG_DATA_HOME: path.join(home, ".local", "share"), HOME: home, TMPDIR: tmp }
+      const output = execFileSync(process.execPath, ["--import", "tsx", "examples/tool-settings.ts"], {
+        env: { ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== "AGENT_SETTINGS_DB")), ...env },
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      const line = output.split("\n").find((l) => l.startsWith("database: "))
+      assert.isDefined(line)
+      assert.include(line!, tmp)
+      assert.include(line!, "temporary, removed on exit")
+      assert.include(output, "claude flags: ")
+      assert.deepStrictEqual(nodeFs.readdirSync(home), [], "nothing was written into HOME")
+      // (tsx keeps its own cache there.)
+      assert.deepStrictEqual(
+        nodeFs.readdirSync(tmp).filter((e) => e.startsWith("tool-settings-")),
+        [],
+        "the temporary database was removed"
+      )
     }))
 })

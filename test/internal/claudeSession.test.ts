@@ -4,9 +4,16 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { bounded, interpretRun, makeSessionClient, type RunInput } from "../../src/internal/claudeSession.js"
+import {
+  bounded,
+  earlyExit,
+  interpretRun,
+  isAuthFailure,
+  makeSessionClient,
+  type RunInput
+} from "../../src/internal/claudeSession.js"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
-import { ProviderError } from "../../src/services/ChatClient.js"
+import { ProviderError, Usage } from "../../src/services/ChatClient.js"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
 const init = (fields: Record<string, unknown>) =>
@@ -20,7 +27,7 @@ const base = {
   noResult: () =>
     new ProviderError({ provider: "claude-local", kind: "process", message: "no result", retryable: false }),
   allowPermissionDenials: false,
-  recordResult: () => Effect.void
+  recordResult: () => Effect.succeed(Usage.empty)
 }
 
 describe("claudeSession.bounded", () => {
@@ -32,7 +39,7 @@ describe("claudeSession.bounded", () => {
 })
 
 describe("claudeSession.interpretRun", () => {
-  it.effect("an error result with an API status is an http error, retryable for 429 and 5xx only", () =>
+  it.effect("an error result with an API status is an http error, retryable for 429 and 5xx only; 401 is auth", () =>
     Effect.gen(function*() {
       const run = (status: number) =>
         Effect.flip(interpretRun({
@@ -44,7 +51,7 @@ describe("claudeSession.interpretRun", () => {
       expect(e429.message).toContain("(success): rate limited")
       expect(yield* run(529)).toMatchObject({ kind: "http", status: 529, retryable: true })
       expect(yield* run(408)).toMatchObject({ retryable: true })
-      expect(yield* run(401)).toMatchObject({ kind: "http", status: 401, retryable: false })
+      expect(yield* run(401)).toMatchObject({ kind: "auth", status: 401, retryable: false })
     }))
 
   it.effect("a non-zero exit without subtype or status is a process error naming the exit code; long output is bounded", () =>
@@ -71,7 +78,7 @@ describe("claudeSession.interpretRun", () => {
       const seen: Array<unknown> = []
       yield* Effect.flip(interpretRun({
         ...base,
-        recordResult: (line) => Effect.sync(() => seen.push(line.total_cost_usd)),
+        recordResult: (line) => Effect.sync(() => (seen.push(line.total_cost_usd), Usage.empty)),
         result: result({ is_error: true, total_cost_usd: 0.5 })
       }))
       expect(seen).toEqual([0.5])
@@ -245,5 +252,40 @@ describe("claudeSession.makeSessionClient", () => {
       expect(events.map((e) => e._tag)).toEqual(["Usage", "Complete"])
       expect(events[0]).toMatchObject({ usage: { inputTokens: 2, outputTokens: 3 } })
       expect(events[1]).toMatchObject({ text: "done" })
+    }))
+})
+
+describe("claudeSession: how a run ended comes first", () => {
+  it("an exit before the init line is a process error with code and stderr, or auth for a login problem", () => {
+    const plain = earlyExit("p", 2, "  boom\n")
+    expect(plain).toMatchObject({ kind: "process", message: "The claude CLI exited with code 2 before starting: boom" })
+    expect(earlyExit("p", 1, "").message).toBe("The claude CLI exited with code 1 before starting")
+    const auth = earlyExit("p", 1, "Not logged in · Please run /login")
+    expect(auth).toMatchObject({ kind: "auth", retryable: false })
+    expect(auth.message).toContain("exit 1: Not logged in")
+    for (const said of ["Invalid API key · Please run /login", "OAuth token has expired", "authentication_error"]) {
+      expect(isAuthFailure(said)).toBe(true)
+    }
+    expect(isAuthFailure("rate limited")).toBe(false)
+  })
+
+  it.effect("interpretRun: a mounted tool server is not blamed for a CLI that never started", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(interpretRun({
+        provider: "p",
+        serverName: "gtb",
+        mounted: true,
+        init: undefined,
+        result: undefined,
+        exitCode: 1,
+        stderr: "segfault",
+        allowPermissionDenials: false,
+        recordResult: () => Effect.succeed(Usage.empty),
+        noResult: () => new ProviderError({ provider: "p", kind: "decode", message: "none", retryable: false })
+      }))
+      expect(error).toMatchObject({
+        kind: "process",
+        message: "The claude CLI exited with code 1 before starting: segfault"
+      })
     }))
 })

@@ -51,7 +51,7 @@ describe("claudeStreamJson.makeEventTranslator", () => {
     expect(translate(line({ type: "stream_event" }))).toEqual([])
   })
 
-  it("reports only the bridge's tools, with the prefix removed; a call without input has {}", () => {
+  it("the bridge's tools (prefix removed) are ToolCall events, every other tool an AgentTool event; no input is {}", () => {
     const translate = makeEventTranslator("mcp__gtb__")
     const out = translate(line({
       type: "assistant",
@@ -61,14 +61,57 @@ describe("claudeStreamJson.makeEventTranslator", () => {
           { type: "tool_use", id: "t1", name: "mcp__gtb__add", input: { a: 1 } },
           { type: "tool_use", id: "t2", name: "Bash", input: { command: "ls" } },
           { type: "tool_use", id: "t3", name: "mcp__gtb__ping" },
-          { type: "tool_use", id: "t4", name: 7 }
+          { type: "tool_use", id: "t4", name: 7 },
+          { type: "tool_use", id: "t5", name: "StructuredOutput", input: { answer: 1 } },
+          { type: "tool_use", id: "t6", name: "mcp__app__search" }
         ]
       }
     }))
     expect(out).toEqual([
       { _tag: "ToolCallStart", id: "t1", name: "add", arguments: { a: 1 } },
-      { _tag: "ToolCallStart", id: "t3", name: "ping", arguments: {} }
+      { _tag: "AgentToolStart", id: "t2", name: "Bash", input: { command: "ls" } },
+      { _tag: "ToolCallStart", id: "t3", name: "ping", arguments: {} },
+      { _tag: "AgentToolStart", id: "t6", name: "mcp__app__search", input: {} }
     ])
+    const ends = translate(line({
+      type: "user",
+      message: {
+        content: [
+          { type: "tool_result", tool_use_id: "t2", content: "file.txt", is_error: false },
+          { type: "tool_result", tool_use_id: "t6", content: "denied", is_error: true },
+          { type: "tool_result", tool_use_id: "t2", content: "again" }
+        ]
+      }
+    }))
+    expect(ends).toEqual([
+      { _tag: "AgentToolEnd", id: "t2", name: "Bash", result: "file.txt", isError: false },
+      { _tag: "AgentToolEnd", id: "t6", name: "mcp__app__search", result: "denied", isError: true }
+    ])
+    expect(ends.map(toChatEvent).map((e) => e._tag)).toEqual(["AgentToolEnd", "AgentToolEnd"])
+  })
+
+  it("thinking deltas are ReasoningDelta events, apart from the text", () => {
+    const translate = makeEventTranslator("mcp__gtb__")
+    const delta = (d: Record<string, unknown>) =>
+      translate(line({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: d } }))
+    expect(delta({ type: "thinking_delta", thinking: "Let me think" })).toEqual([
+      { _tag: "ReasoningDelta", text: "Let me think" }
+    ])
+    expect(delta({ type: "thinking_delta", thinking: "" })).toEqual([])
+    expect(delta({ type: "signature_delta", signature: "sig" })).toEqual([])
+    expect(toChatEvent({ _tag: "ReasoningDelta", text: "x" })._tag).toBe("ReasoningDelta")
+    expect(toChatEvent({ _tag: "AgentToolStart", id: "i", name: "Read", input: {} })._tag).toBe("AgentToolStart")
+  })
+
+  it("parseRun keeps the last assistant text, for a run stopped at a bound", () => {
+    const run = parseRun([
+      line({ type: "assistant", message: { content: [{ type: "text", text: "first" }] } }),
+      line({ type: "assistant", message: { content: [{ type: "tool_use", id: "x", name: "Bash" }] } }),
+      line({ type: "assistant", message: { content: [{ type: "text", text: "so " }, { type: "text", text: "far" }] } }),
+      line({ type: "result", subtype: "error_max_turns", is_error: true })
+    ].join("\n"))
+    expect(run.lastText).toBe("so far")
+    expect(run.result?.subtype).toBe("error_max_turns")
   })
 
   it("results end only started calls, once; content as text, as text blocks, or anything else as empty", () => {

@@ -278,14 +278,14 @@ describe("geminiWire.contentStream", () => {
     })
   })
 
-  it("thoughts and function calls are assembled but not shown; the last usage wins", () => {
+  it("thoughts and function calls are assembled; thoughts are shown only as reasoning; the last usage wins", () => {
     const s = Wire.contentStream()
     expect(
       s.push({
         candidates: [{ content: { parts: [{ text: "thinking", thought: true }, { functionCall: { name: "f" } }] } }],
         usageMetadata: { promptTokenCount: 1 }
       })
-    ).toEqual({ _tag: "Nothing" })
+    ).toEqual({ _tag: "Text", text: "", reasoning: "thinking" })
     s.push({ candidates: [{ finishReason: "STOP" }], usageMetadata: { promptTokenCount: 3, candidatesTokenCount: 2 } })
     const out = Wire.turnResponse(s.response()!, () => "gemini_local_1")
     expect(out).toMatchObject({ _tag: "Turn", turn: { text: "", usage: { inputTokens: 3, outputTokens: 2 } } })

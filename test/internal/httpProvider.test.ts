@@ -4,7 +4,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { parseRetryAfter, scrub, validateBaseUrl } from "../../src/internal/httpProvider.js"
+import { causeDetail, isAuthStatus, parseRetryAfter, scrub, validateBaseUrl } from "../../src/internal/httpProvider.js"
 
 describe("validateBaseUrl (shared by every HTTP provider)", () => {
   const table: ReadonlyArray<readonly [string, boolean, string | boolean]> = [
@@ -70,5 +70,23 @@ describe("scrub", () => {
   it("removes every occurrence of the secret", () => {
     expect(scrub("key sk-1 and sk-1 again", Redacted.make("sk-1"))).toBe("key [redacted] and [redacted] again")
     expect(scrub("nothing", undefined)).toBe("nothing")
+  })
+})
+
+describe("causeDetail", () => {
+  it("digs the useful part out of undici's \"fetch failed\"", () => {
+    const refused = Object.assign(new Error("connect ECONNREFUSED 127.0.0.1:1"), { code: "ECONNREFUSED" })
+    expect(causeDetail(new TypeError("fetch failed", { cause: refused }))).toBe("connect ECONNREFUSED 127.0.0.1:1")
+    // Happy eyeballs: an AggregateError with no message of its own, one error per address.
+    const aggregate = Object.assign(new AggregateError([refused], ""), { code: "ECONNREFUSED" })
+    expect(causeDetail(new TypeError("fetch failed", { cause: aggregate }))).toBe("connect ECONNREFUSED 127.0.0.1:1")
+    // Only a code.
+    expect(causeDetail({ code: "ENOTFOUND" })).toBe("ENOTFOUND")
+    expect(causeDetail(new TypeError("fetch failed"))).toBeUndefined()
+    expect(causeDetail(undefined)).toBeUndefined()
+  })
+
+  it("401 and 403 are authentication statuses; others are not", () => {
+    expect([401, 403, 400, 404, 429].map(isAuthStatus)).toEqual([true, true, false, false, false])
   })
 })

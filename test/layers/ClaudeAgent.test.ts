@@ -73,7 +73,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
     Effect.gen(function*() {
       Sdk.script(async function*({ spawn }) {
         yield init()
-        await spawn("process.stderr.write('fatal: not logged in\\n'); process.exit(1)")
+        await spawn("process.stderr.write('fatal: disk full\\n'); process.exit(1)")
         throw new Error("Claude Code process exited with code 1")
       })
       const chat = yield* client()
@@ -86,7 +86,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
         retryable: false
       })
       expect(error.message).toBe(
-        "The claude CLI failed: Claude Code process exited with code 1 (stderr: fatal: not logged in)"
+        "The claude CLI failed: Claude Code process exited with code 1 (stderr: fatal: disk full)"
       )
       // A throw that is not an Error is reported too, and the added text is still pending.
       Sdk.script(async function*() {

@@ -262,7 +262,7 @@ describe("ClaudeApi", () => {
       expect(api.messageRequests()).toHaveLength(3)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a 401 is not retried and is a typed, non-retryable ProviderError", () =>
+  it.scopedLive("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({
         status: 401,
@@ -273,10 +273,11 @@ describe("ClaudeApi", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "anthropic",
-        kind: "http",
+        kind: "auth",
         status: 401,
         retryable: false
       })
+      expect(error.message).toContain("check ANTHROPIC_API_KEY")
       expect(error.message).toContain("invalid x-api-key")
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))

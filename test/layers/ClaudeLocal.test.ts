@@ -61,7 +61,10 @@ const connected = [{ name: "gtb", status: "connected" }]
 
 type Script = (options: RunOptions, index: number) => Effect.Effect<RunResult, never>
 
-/** A client on the scripted Subprocess and the real (temp-dir) SecretFile. */
+/**
+ * A client on the scripted Subprocess and the real (temp-dir) SecretFile. The CLI version is given
+ * (no `--version` call in the scripts) unless the test sets `cliVersion` itself.
+ */
 const withClient = <A, E>(
   script: Script | ReadonlyArray<TestSubprocess.Scripted>,
   options: ClaudeLocal.Options,
@@ -69,7 +72,7 @@ const withClient = <A, E>(
 ) =>
   Effect.gen(function*() {
     const ctx = yield* Layer.build(
-      ClaudeLocal.layer(options).pipe(
+      ClaudeLocal.layer({ cliVersion: "2.1.332", ...options }).pipe(
         Layer.provideMerge(Layer.merge(TestSubprocess.layer(script), NodeSecretFile.layer()))
       )
     )
@@ -87,11 +90,12 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [call] = yield* calls
         expect(call!.command).toBe("/opt/claude")
         expect(call!.stdin).toBe("-rf looks like a flag")
-        expect(call!.args.slice(0, 5)).toEqual([
+        expect(call!.args.slice(0, 6)).toEqual([
           "-p",
           "--output-format",
           "stream-json",
           "--verbose",
+          "--setting-sources=",
           "--strict-mcp-config"
         ])
         expect(call!.args).not.toContain("--mcp-config")
@@ -146,7 +150,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const [first, second] = yield* calls
         for (const call of [first!, second!]) {
           expect(call.args).toContain("--strict-mcp-config")
-          expect(call.args[call.args.indexOf("--allowedTools") + 1]).toBe("mcp__gtb__*")
+          // The server form: claude 2.0.x does not match the wildcard `mcp__gtb__*`.
+          expect(call.args[call.args.indexOf("--allowedTools") + 1]).toBe("mcp__gtb")
           expect(call.args.join(" ")).not.toMatch(/Bearer/)
         }
         expect(first!.args).not.toContain("--resume")
@@ -158,8 +163,10 @@ describe("ClaudeLocal (scripted subprocess)", () => {
           expect(config.mcpServers.gtb).toMatchObject({ type: "http", alwaysLoad: true })
           expect(config.mcpServers.gtb.headers.Authorization).toMatch(/^Bearer [A-Za-z0-9_-]{43}$/)
         }
-        // Same bridge (port and token) on both runs.
-        expect(seen[0]!.contents).toBe(seen[1]!.contents)
+        // Same bridge (URL) on both runs, each with a token of its own (revoked when the run ends).
+        const [one, two] = seen.map((s) => JSON.parse(s.contents).mcpServers.gtb)
+        expect(one.url).toBe(two.url)
+        expect(one.headers.Authorization).not.toBe(two.headers.Authorization)
       }))
   })
 
@@ -287,7 +294,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const auth = yield* flipChat([
           ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])
         ])
-        expect(auth).toMatchObject({ status: 401, retryable: false })
+        expect(auth).toMatchObject({ kind: "auth", status: 401, retryable: false })
+        expect(auth.message).toContain("ANTHROPIC_API_KEY")
       }))
 
     it.live("permission denials → PermissionDeniedError keeping the answer, or the answer when allowed", () =>
@@ -380,7 +388,8 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
       expect(answer).toBe(`prompt=${secret} cfg=gtb`)
       const argvLog = lines.find((l) => l.includes("--mcp-config"))
       expect(argvLog).toBeDefined()
-      expect(argvLog).toContain("mcp__gtb__*")
+      // The server form of the allow-list: claude 2.0.x does not match `mcp__gtb__*`.
+      expect(argvLog).toContain(`"--allowedTools","mcp__gtb"`)
       for (const line of lines) {
         expect(line).not.toContain("Bearer")
         expect(line).not.toContain(secret)
@@ -438,7 +447,7 @@ describe("ClaudeLocal: more failure paths", () => {
       )
       const e = yield* Effect.gen(function*() {
         const ctx = yield* Layer.build(
-          ClaudeLocal.layer({}).pipe(
+          ClaudeLocal.layer({ cliVersion: "2.1.332" }).pipe(
             Layer.provideMerge(Layer.merge(TestSubprocess.layer([ok([init(connected), result()])]), failingSecrets))
           )
         )

@@ -77,8 +77,26 @@ describe("Fallback", () => {
       const a = recorded("a", [Scripted.fail(Scripted.httpError(401, "a"))])
       const b = recorded("b", [Scripted.text("from b")])
       const error = yield* Effect.flip(run(fallback([a, b]), (chat) => chat.chat("hi")))
-      expect(error).toMatchObject({ _tag: "ProviderError", status: 401 })
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "auth", status: 401 })
       expect(b.requests.length).toBe(0)
+    }))
+
+  it.effect("an auth error without a status (a CLI not logged in) is fatal too; a policy may fail over on it", () =>
+    Effect.gen(function*() {
+      const notLoggedIn = new ProviderError({ provider: "a", kind: "auth", message: "log in", retryable: false })
+      expect(Fallback.defaultPolicy(notLoggedIn)).toBe("fatal")
+      // Even with a status the default policy would otherwise fail over on.
+      expect(
+        Fallback.defaultPolicy(
+          new ProviderError({ provider: "a", kind: "auth", status: 503, message: "x", retryable: true })
+        )
+      ).toBe("fatal")
+      const a = recorded("a", [Scripted.fail(notLoggedIn)])
+      const b = recorded("b", [Scripted.text("from b")])
+      const lenient = fallback([a, b], {
+        policy: (e) => (e._tag === "ProviderError" && e.kind === "auth" ? "failover" : Fallback.defaultPolicy(e))
+      })
+      expect(yield* run(lenient, (chat) => chat.chat("hi"))).toBe("from b")
     }))
 
   it.effect("all exhausted: the error carries every provider's error, in order", () =>

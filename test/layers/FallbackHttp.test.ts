@@ -79,7 +79,13 @@ describe("Fallback over the HTTP providers", () => {
       )
       const before = openai.completionRequests().length
       const error = yield* Effect.flip(withHttp(via401, (chat) => chat.chat("hi")))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", status: 401, retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "anthropic",
+        kind: "auth",
+        status: 401,
+        retryable: false
+      })
       expect(openai.completionRequests().length).toBe(before)
     }))
 })

@@ -277,7 +277,7 @@ describe("Gemini", () => {
       expect(api.generateRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a 401 is not retried and is a typed, non-retryable ProviderError", () =>
+  it.scopedLive("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({
         status: 401,
@@ -288,10 +288,11 @@ describe("Gemini", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "gemini",
-        kind: "http",
+        kind: "auth",
         status: 401,
         retryable: false
       })
+      expect(error.message).toContain("check GEMINI_API_KEY")
       expect(error.message).toContain("API key not valid")
       expect(api.generateRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))

@@ -17,7 +17,7 @@ const client = (api: Fake.FakeGemini, options: Partial<Gemini.Options> = {}) =>
   })
 
 describe("Gemini.chatStream", () => {
-  it.scopedLive("deltas concatenate to the final text (thoughts not shown); Complete, usage and history equal chat's", () =>
+  it.scopedLive("deltas concatenate to the final text (thoughts as ReasoningDelta); Complete, usage and history equal chat's", () =>
     Effect.gen(function*() {
       const reply: Fake.FakeReply = {
         thought: "Let me think about this.",
@@ -29,10 +29,12 @@ describe("Gemini.chatStream", () => {
       const events = yield* collect(streaming.chatStream("hi"))
       const chatted = yield* Effect.flatMap(client(api), (c) => Effect.zip(c.chat("hi"), c.usage))
 
-      expect(tags(events)).toEqual(["TextDelta", "TextDelta", "Usage", "Complete"])
+      expect(tags(events)).toEqual(["ReasoningDelta", "TextDelta", "TextDelta", "Usage", "Complete"])
+      // The thought arrives as reasoning, apart from the answer's text.
+      expect(events[0]).toMatchObject({ _tag: "ReasoningDelta", text: "Let me think about this." })
       expect(deltas(events)).toBe(chatted[0])
       expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: chatted[0] })
-      expect(events[2]).toMatchObject({
+      expect(events[3]).toMatchObject({
         _tag: "Usage",
         usage: { inputTokens: 12, outputTokens: 10, reasoningTokens: 3 }
       })

@@ -459,11 +459,20 @@ describe("NodeMcpBridge", () => {
       Effect.provide(
         NodeMcpBridge.layerConfig({
           serverName: Config.string("BRIDGE_SERVER_NAME"),
-          maxBodyBytes: Config.integer("BRIDGE_MAX_BODY_BYTES")
+          maxBodyBytes: Config.integer("BRIDGE_MAX_BODY_BYTES"),
+          idleTimeout: Config.duration("BRIDGE_IDLE_TIMEOUT"),
+          maxSessions: Config.integer("BRIDGE_MAX_SESSIONS")
         }).pipe(
           Layer.provide(
             Layer.setConfigProvider(
-              ConfigProvider.fromMap(new Map([["BRIDGE_SERVER_NAME", "from_config"], ["BRIDGE_MAX_BODY_BYTES", "100"]]))
+              ConfigProvider.fromMap(
+                new Map([
+                  ["BRIDGE_SERVER_NAME", "from_config"],
+                  ["BRIDGE_MAX_BODY_BYTES", "100"],
+                  ["BRIDGE_IDLE_TIMEOUT", "5 minutes"],
+                  ["BRIDGE_MAX_SESSIONS", "3"]
+                ])
+              )
             )
           )
         )

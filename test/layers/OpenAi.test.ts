@@ -272,7 +272,7 @@ describe("OpenAi", () => {
       expect(api.completionRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a 401 is not retried and is a typed, non-retryable ProviderError", () =>
+  it.scopedLive("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({
         status: 401,
@@ -285,10 +285,11 @@ describe("OpenAi", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "openai",
-        kind: "http",
+        kind: "auth",
         status: 401,
         retryable: false
       })
+      expect(error.message).toContain("check OPENAI_API_KEY")
       expect(error.message).toContain("Incorrect API key provided")
       expect(api.completionRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))

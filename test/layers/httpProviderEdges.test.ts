@@ -41,15 +41,19 @@ const recordingClient = (reply: unknown) => {
 }
 
 describe("HTTP providers: default endpoints", () => {
-  it.scoped("OpenAI goes to api.openai.com/v1; without a key no authorization header is sent", () => {
+  it.scoped("OpenAI goes to api.openai.com/v1 with its key; a compatible server without a key gets no authorization", () => {
     const { layer, seen } = recordingClient({ choices: [{ message: { content: "hi" } }] })
     return Effect.gen(function*() {
-      const chat = yield* OpenAi.make({ model: "gpt-test" })
+      const chat = yield* OpenAi.make({ model: "gpt-test", apiKey: Redacted.make(SecretKey) })
       expect(yield* chat.chat("hello")).toBe("hi")
       expect(seen).toHaveLength(1)
       expect(seen[0]!.url).toBe("https://api.openai.com/v1/chat/completions")
-      expect(seen[0]!.headers.authorization).toBeUndefined()
+      expect(seen[0]!.headers.authorization).toBe(`Bearer ${SecretKey}`)
       expect(seen[0]!.body).toMatchObject({ model: "gpt-test", messages: [{ role: "user", content: "hello" }] })
+      const local = yield* OpenAi.make({ model: "gpt-test", baseUrl: "http://127.0.0.1:9/v1" })
+      expect(yield* local.chat("hello")).toBe("hi")
+      expect(seen[1]!.url).toBe("http://127.0.0.1:9/v1/chat/completions")
+      expect(seen[1]!.headers.authorization).toBeUndefined()
     }).pipe(Effect.provide(layer))
   })
 

@@ -129,3 +129,32 @@ describe("CatalogView.translate", () => {
     expect(CatalogView.translate("no.such.key", "fr", messages)).toBeUndefined()
   })
 })
+
+describe("CatalogView: wildcards and issues", () => {
+  const app = Registry.unsafeMake([
+    ...ClaudeCodeCatalog.descriptors,
+    Registry.mcpTool({ server: "notes", wireName: "read", category: "context" }),
+    Registry.mcpTool({ server: "notes", wireName: "write", category: "context" }),
+    Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" }),
+    Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
+  ])
+  const enabled = (disabledTools: ReadonlyArray<string>) =>
+    Object.fromEntries(
+      CatalogView.view(app, { disabledTools }).flatMap((s) => s.entries).map((e) => [e.id, e.enabled])
+    )
+
+  it("switches follow the CLI's wildcard reading of the opt-outs", () => {
+    expect(enabled(["mcp__notes__w*"])).toMatchObject({ mcp__notes__read: true, mcp__notes__write: false })
+    expect(enabled(["mcp__*"])).toMatchObject({ mcp__notes__read: false, mcp__notes__write: false, Read: true })
+    expect(enabled(["Wri*"])).toMatchObject({ Write: false, Read: true })
+    expect(enabled([])).toMatchObject({ Write: true, "group:bash": true })
+  })
+
+  it("gated and internal tools get no switch; issues lists what the policy does not apply", () => {
+    const ids = CatalogView.view(app, { disabledTools: [] }).flatMap((s) => s.entries).map((e) => e.id)
+    expect(ids).not.toContain("mcp__skills__install_skill")
+    expect(ids).not.toContain("mcp__skills__search_skills")
+    expect(CatalogView.issues(app, { disabledTools: ["Agent", "mcp__*", "a b", "Bash"] }).map((i) => [i.entry, i.kind]))
+      .toEqual([["Agent", "always-on"], ["mcp__*", "partly-applied"], ["a b", "malformed"]])
+  })
+})

@@ -26,14 +26,21 @@ describe("DriftGuard", () => {
       expect(report.sdkTools).toHaveLength(43)
       expect(report.sdkTools).toContain("ListMcpResourcesTool")
       expect(report.sdkTools).not.toContain("Mcp")
+      // The output union is read too: Bash's output type, not the legacy BashOutput tool.
+      expect(report.outputTools).toContain("Bash")
+      expect(report.outputTools).toContain("SetGoal")
+      expect(report.outputTools).not.toContain("Mcp")
+      expect(report.outputTools.length).toBeGreaterThan(40)
     }).pipe(Effect.provide(NodeContext.layer)))
 
   it.effect("reports an added and a removed tool against a drifted .d.ts", () =>
     Effect.gen(function*() {
       const report = yield* DriftGuard.check(ClaudeCodeCatalog.registry, { sdkToolsPath: fixture })
       expect(report.ok).toBe(false)
-      expect(report.missing).toEqual(["Teleport"])
+      // Teleport is new in the input union; Hologram only has an output type.
+      expect(report.missing).toEqual(["Hologram", "Teleport"])
       expect(report.stale).toEqual(["NotebookEdit"])
+      expect(report.outputTools).toEqual(["Bash", "Edit", "Hologram"])
       const text = DriftGuard.formatReport(report)
       expect(text).toContain("missing: SDK tool Teleport")
       expect(text).toContain("stale: registry entry NotebookEdit")
@@ -94,8 +101,13 @@ describe("DriftGuard.parseToolInputSchemas and the report", () => {
       ...ClaudeCodeCatalog.registry,
       descriptors: ClaudeCodeCatalog.registry.descriptors.filter((d) => ["Edit", "Bash"].includes(d.name))
     }
-    const report = DriftGuard.diff(registry, ["FileEditInput", "BashInput", "McpInput", "ToolOutputSchemas"])
-    expect(report).toEqual({ sdkTools: ["Bash", "Edit"], missing: [], stale: [], ok: true })
-    expect(DriftGuard.formatReport(report)).toBe("claude-agent-sdk tools: 2 typed tools, registry in sync")
+    const report = DriftGuard.diff(registry, ["FileEditInput", "BashInput", "McpInput", "ToolOutputSchemas"], [
+      "FileEditOutput",
+      "McpOutput"
+    ])
+    expect(report).toEqual({ sdkTools: ["Bash", "Edit"], outputTools: ["Edit"], missing: [], stale: [], ok: true })
+    expect(DriftGuard.formatReport(report)).toBe(
+      "claude-agent-sdk tools: 2 typed tools (1 with an output type), registry in sync"
+    )
   })
 })

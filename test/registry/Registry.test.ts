@@ -82,7 +82,7 @@ describe("Registry", () => {
   it("unknown pair groups and conditions fail unless declared", () => {
     expect(issues([sdk("A", { pairGroup: "mine" })])[0]).toMatchObject({ path: [0, "pairGroup"] })
     expect(
-      issues([sdk("A", { exposure: "conditional", condition: "agent-has-channel" })])[0]
+      issues([sdk("A", { exposure: "conditional", condition: "app-has-inbox" })])[0]
     ).toMatchObject({ path: [0, "condition"] })
     expect(
       Either.isRight(
@@ -90,11 +90,11 @@ describe("Registry", () => {
           sdk("A", {
             pairGroup: "mine",
             exposure: "conditional",
-            condition: "agent-has-channel"
+            condition: "app-has-inbox"
           }) as ToolDescriptorInput
         ], {
           pairGroups: ["mine"],
-          conditions: ["agent-has-channel"]
+          conditions: ["app-has-inbox"]
         })
       )
     ).toBe(true)
@@ -152,5 +152,22 @@ describe("Registry: more descriptor rules", () => {
     // Without the condition, a conditional tool is rejected.
     const { condition: _dropped, ...withoutCondition } = descriptor
     expect(issues([withoutCondition], { pairGroups: ["deploys"] })[0]!.path).toEqual([0, "condition"])
+  })
+})
+
+describe("Registry: conditions", () => {
+  it("agent-has-channel is known without declaring it; gated is an exposure", () => {
+    expect(Registry.knownConditions).toContain("agent-has-channel")
+    const r = Registry.makeEither([
+      Registry.mcpTool({
+        server: "chan",
+        wireName: "notify",
+        category: "context",
+        exposure: "conditional",
+        condition: "agent-has-channel"
+      }),
+      Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
+    ])
+    expect(Either.isRight(r)).toBe(true)
   })
 })

@@ -49,7 +49,8 @@ describe("resolveToolPolicy: rules", () => {
       ],
       allowedTools: ["mcp__memory__recall", "mcp__memory__remember", "mcp__skills__search_skills"],
       mountedServers: ["memory", "skills"],
-      responderTools: ["AskUserQuestion", "EnterPlanMode", "EnterWorktree", "ExitPlanMode"]
+      responderTools: ["AskUserQuestion", "EnterPlanMode", "EnterWorktree", "ExitPlanMode"],
+      ignored: []
     })
   })
 
@@ -77,6 +78,11 @@ describe("resolveToolPolicy: rules", () => {
     expect(policy.disallowedTools).not.toContain("ToolSearch")
     expect(policy.disallowedTools).not.toContain("mcp__skills__search_skills")
     expect(policy.allowedTools).toContain("mcp__skills__search_skills")
+    expect(policy.ignored.map((i) => [i.entry, i.kind])).toEqual([
+      ["Agent", "always-on"],
+      ["ToolSearch", "always-on"],
+      ["mcp__skills__search_skills", "always-on"]
+    ])
   })
 
   it("conditional: disallowed iff the condition is false or missing", () => {
@@ -122,10 +128,114 @@ describe("resolveToolPolicy: rules", () => {
     expect(policy.mountedServers).toEqual(["gtb", "memory", "skills"])
   })
 
-  it("names that are neither user tools nor mcp__ references are ignored", () => {
-    expect(resolve(["Nope", "Bash(rm:*)", "mcp__", "mcp__a b__c", "WebSearch"]).disallowedTools).toEqual(
-      resolve([]).disallowedTools
+  it("malformed entries are reported, never applied; unknown bare names pass through", () => {
+    const policy = resolve(["Nope", "Bash(rm:*)", "mcp__", "mcp__docs__", "mcp__a b__c", "a,b", "WebSearch"])
+    expect(policy.disallowedTools).toEqual([...resolve([]).disallowedTools, "Nope"].sort())
+    expect(policy.ignored.map((i) => [i.entry, i.kind])).toEqual([
+      ["Bash(rm:*)", "malformed"],
+      ["mcp__", "malformed"],
+      ["mcp__docs__", "malformed"],
+      ["mcp__a b__c", "malformed"],
+      ["a,b", "malformed"]
+    ])
+    for (const i of policy.ignored) expect(i.message).toContain(JSON.stringify(i.entry))
+  })
+
+  it("the forms the issue found dropped: each is passed through, expanded or reported", () => {
+    const long = `mcp__docs__${"t".repeat(70)}`
+    const policy = resolve(["mcp___x__read", long, "mcp__docs__x.y", "mcp__a.b__c/d", "mcp__docs__*x", "mcp__docs"])
+    expect(policy.disallowedTools).toEqual(
+      expect.arrayContaining([
+        "mcp___x__read",
+        long,
+        "mcp__docs__x_y",
+        "mcp__a_b__c_d",
+        "mcp__docs__*x",
+        "mcp__docs__*"
+      ])
     )
+    expect(policy.ignored).toEqual([])
+  })
+
+  it("mcp__* passes through when no MCP tool is always on; otherwise it is expanded and reported", () => {
+    const plain = Registry.unsafeMake([
+      ...ClaudeCodeCatalog.descriptors,
+      Registry.mcpTool({ server: "memory", wireName: "recall", category: "context" })
+    ])
+    const passed = Either.getOrThrow(
+      ToolPolicy.resolveToolPolicy(plain, { disabledTools: ["mcp__*"] }, {
+        conditions: {},
+        headless: true,
+        mcpServers: ["gtb"]
+      })
+    )
+    expect(passed.disallowedTools).toEqual(expect.arrayContaining(["mcp__*", "mcp__memory__recall"]))
+    expect(passed.mountedServers).toEqual([])
+    expect(passed.allowedTools).toEqual([])
+    expect(passed.ignored).toEqual([])
+
+    const expanded = resolve(["mcp__*"], { mcpServers: ["gtb"] })
+    expect(expanded.disallowedTools).not.toContain("mcp__*")
+    expect(expanded.disallowedTools).toEqual(
+      expect.arrayContaining(["mcp__memory__recall", "mcp__memory__remember", "mcp__memory__*", "mcp__gtb__*"])
+    )
+    expect(expanded.disallowedTools).not.toContain("mcp__skills__search_skills")
+    expect(expanded.allowedTools).toEqual(["mcp__skills__search_skills"])
+    expect(expanded.mountedServers).toEqual(["skills"])
+    expect(expanded.ignored).toEqual([
+      expect.objectContaining({
+        entry: "mcp__*",
+        kind: "partly-applied",
+        applied: expect.arrayContaining(["mcp__gtb__*"])
+      })
+    ])
+  })
+
+  it("server wildcards never unmount or disallow internal tools", () => {
+    for (const entry of ["mcp__skills__*", "mcp__skills", "mcp__sk*", "mcp__skills__search*"]) {
+      const policy = resolve([entry])
+      expect(policy.mountedServers).toContain("skills")
+      expect(policy.allowedTools).toContain("mcp__skills__search_skills")
+      expect(policy.disallowedTools.some((n) => n.startsWith("mcp__skills__") && n !== "mcp__skills__old_tool"))
+        .toBe(false)
+      expect(policy.ignored.map((i) => i.entry)).toEqual([entry])
+    }
+  })
+
+  it("wildcards respect pair groups, and an internal sibling of a user tool blocks its group", () => {
+    for (const entry of ["Bas*", "*Output", "BashOutput"]) {
+      expect(resolve([entry]).disallowedTools).toEqual(expect.arrayContaining(["Bash", "BashOutput"]))
+    }
+    // A wildcard that reaches always-on tools too is expanded: Task* matches the internal taskCluster.
+    const tasks = resolve(["Task*"])
+    expect(tasks.disallowedTools).not.toContain("TaskCreate")
+    expect(tasks.ignored).toEqual([expect.objectContaining({ entry: "Task*", kind: "always-on" })])
+    // `*` turns off every toggleable tool and keeps every always-on one.
+    const all = resolve(["*"], { conditions: { "workspace-has-git": true } })
+    expect(all.disallowedTools).toEqual(expect.arrayContaining(["Bash", "BashOutput", "Read", "Workflow"]))
+    expect(all.disallowedTools).not.toContain("Agent")
+    expect(all.disallowedTools).not.toContain("*")
+    expect(all.ignored[0]!.kind).toBe("partly-applied")
+  })
+
+  it("gated tools are on and never auto-approved; opting out of them is refused", () => {
+    const gated = Registry.unsafeMake([
+      ...ClaudeCodeCatalog.descriptors,
+      Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" }),
+      Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
+    ])
+    const policy = Either.getOrThrow(
+      ToolPolicy.resolveToolPolicy(gated, { disabledTools: ["mcp__skills__install_skill"] }, {
+        conditions: {},
+        headless: true
+      })
+    )
+    expect(policy.allowedTools).toEqual(["mcp__skills__search_skills"])
+    expect(policy.disallowedTools).not.toContain("mcp__skills__install_skill")
+    expect(policy.mountedServers).toEqual(["skills"])
+    expect(ToolPolicy.checkOptOuts(gated, ["mcp__skills__install_skill", "Bash"]).map((i) => i.entry)).toEqual([
+      "mcp__skills__install_skill"
+    ])
   })
 
   it("headless disallows the tools that need an interactive responder (and their pair siblings)", () => {
@@ -145,8 +255,15 @@ describe("resolveToolPolicy: rules", () => {
       "--allowedTools",
       "mcp__gtb__*,mcp__memory__recall,mcp__memory__remember,mcp__skills__search_skills"
     ])
-    expect(ToolPolicy.toCliFlags({ disallowedTools: [], allowedTools: [], mountedServers: [], responderTools: [] }))
-      .toEqual([])
+    expect(
+      ToolPolicy.toCliFlags({
+        disallowedTools: [],
+        allowedTools: [],
+        mountedServers: [],
+        responderTools: [],
+        ignored: []
+      })
+    ).toEqual([])
   })
 })
 
@@ -310,7 +427,9 @@ describe("resolveToolPolicy: properties", () => {
       for (const list of [p.disallowedTools, p.allowedTools, p.mountedServers, p.responderTools]) {
         expect([...new Set(list)].sort()).toEqual(list)
       }
-      expect(run({ disabledTools: [...agent.disabledTools].reverse() }, ctx)).toEqual(p)
+      const { ignored, ...lists } = run({ disabledTools: [...agent.disabledTools].reverse() }, ctx)
+      expect({ ...lists }).toEqual((({ ignored: _, ...rest }) => rest)(p))
+      expect([...ignored].reverse()).toEqual(p.ignored)
       const disallowed = new Set(p.disallowedTools)
       expect(p.allowedTools.filter((n) => disallowed.has(n))).toEqual([])
       expect(p.responderTools.filter((n) => disallowed.has(n))).toEqual([])
@@ -322,5 +441,295 @@ describe("resolveToolPolicy: properties", () => {
       const r = ToolPolicy.resolveToolPolicy(registry, agent, ctx)
       expect(Either.isEither(r)).toBe(true)
     }))
+  })
+})
+
+describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names, pair groups, internal tools)", () => {
+  // A registry with always-on MCP tools on one server, a toggleable server, a gated tool and an
+  // internal member of an app pair group whose other member is a user tool.
+  const app = Registry.unsafeMake([
+    ...ClaudeCodeCatalog.descriptors,
+    Registry.mcpTool({ server: "memory", wireName: "recall", category: "context" }),
+    Registry.mcpTool({ server: "memory", wireName: "remember", category: "context" }),
+    Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" }),
+    Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" }),
+    Registry.mcpTool({ server: "skills", wireName: "rate_skill", category: "context" }),
+    Registry.mcpTool({ server: "notes", wireName: "read", category: "context", pairGroup: "notes" }),
+    Registry.mcpTool({
+      server: "notes",
+      wireName: "index",
+      category: "context",
+      pairGroup: "notes",
+      exposure: "internal"
+    })
+  ], { pairGroups: ["notes"] })
+  const names = app.descriptors.map((d) => d.name)
+  const glob = (pattern: string) =>
+    new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")}$`)
+  // Tools no opt-out may turn off: internal/gated/conditional outside a group with a user member.
+  const toggleable = new Set<string>()
+  for (const d of app.descriptors) {
+    if (d.exposure === "user" || d.exposure === "disabled") toggleable.add(d.name)
+    if (d.exposure === "user" && d.pairGroup !== undefined) {
+      for (const m of app.groups.get(d.pairGroup)!) toggleable.add(m.name)
+    }
+  }
+  const alwaysOn = names.filter((n) => !toggleable.has(n))
+
+  const wildcardArb = fc.oneof(
+    fc.constantFrom(
+      "*",
+      "mcp__*",
+      "mcp__skills__*",
+      "mcp__skills",
+      "mcp__notes__*",
+      "mcp__memory",
+      "mcp__gtb__*",
+      "mcp__do*"
+    ),
+    fc.tuple(fc.constantFrom(...names), fc.nat(12)).map(([n, k]) => `${n.slice(0, k)}*`),
+    fc.tuple(fc.constantFrom(...names), fc.nat(6)).map(([n, k]) => `*${n.slice(n.length - k)}`),
+    fc.tuple(fc.constantFrom(...names), fc.nat(8), fc.nat(8)).map(([n, i, j]) =>
+      `${n.slice(0, i)}*${n.slice(Math.min(n.length, i + j))}`
+    )
+  )
+  const malformedArb = fc.oneof(
+    fc.constantFrom("", "mcp__", "mcp__x__", "a b", "Bash,Read", "Bash(rm:*)", "mcp__a b__c", "x".repeat(257), "é"),
+    fc.string().filter((x) => /[^A-Za-z0-9_./*-]/.test(x))
+  )
+  const mcpArb = fc.tuple(
+    fc.constantFrom("docs", "_x", "a.b", "gtb", "memory", "skills"),
+    fc.constantFrom("read", "x.y", "a/b", "t".repeat(70), "search_skills")
+  ).map(([server, tool]) => `mcp__${server}__${tool}`)
+  const entryArb = fc.oneof(fc.constantFrom(...names), wildcardArb, malformedArb, mcpArb, fc.constantFrom("Nope"))
+  const agentArb = fc.record({ disabledTools: fc.array(entryArb, { maxLength: 12 }) })
+  const ctxArb = fc.record({
+    conditions: fc.dictionary(fc.constantFrom("workspace-has-git", "agent-has-channel"), fc.boolean()),
+    headless: fc.boolean(),
+    permissionMode: fc.constantFrom("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"),
+    mcpServers: fc.array(fc.constantFrom("gtb", "docs"), { maxLength: 2 })
+  })
+  const run = (agent: { disabledTools: ReadonlyArray<string> }, ctx: ToolPolicy.PolicyContext) =>
+    Either.getOrThrow(ToolPolicy.resolveToolPolicy(app, agent, ctx))
+  const params = { numRuns: 300 }
+
+  it("opt-outs never turn off an always-on tool, and no disallow entry matches one the session keeps on", () => {
+    fc.assert(
+      fc.property(agentArb, ctxArb, (agent, ctx) => {
+        const base = new Set(run({ disabledTools: [] }, ctx).disallowedTools)
+        const p = run(agent, ctx)
+        const out = new Set(p.disallowedTools)
+        for (const n of alwaysOn) expect(out.has(n)).toBe(base.has(n))
+        // The CLI applies every disallow entry as a glob: none may reach a tool that stays on.
+        for (const entry of p.disallowedTools) {
+          if (!entry.includes("*")) continue
+          for (const n of alwaysOn) if (!base.has(n)) expect(glob(entry).test(n)).toBe(false)
+        }
+        // Servers with always-on tools stay mounted (notes has none: its internal tool pairs with a user one).
+        expect(p.mountedServers).toContain("skills")
+      }),
+      params
+    )
+  })
+
+  it("nothing is dropped silently: every entry is applied, reported, or passed through", () => {
+    fc.assert(
+      fc.property(agentArb, ctxArb, (agent, ctx) => {
+        const p = run(agent, ctx)
+        const out = new Set(p.disallowedTools)
+        const reported = new Map(p.ignored.map((i) => [i.entry, i]))
+        for (const entry of agent.disabledTools) {
+          const r = reported.get(entry)
+          if (r !== undefined) {
+            if (r.kind === "malformed") expect(out.has(entry)).toBe(false)
+            if (r.kind === "partly-applied") { for (const n of r.applied!) expect(out.has(n)).toBe(true) }
+            expect(r.message.length).toBeGreaterThan(0)
+            continue
+          }
+          // Applied: the entry itself (in the CLI's spelling) is disallowed, or a registry tool it names.
+          let name = entry.startsWith("mcp__") ? entry.replace(/[./]/g, "_") : entry
+          if (name.startsWith("mcp__") && !name.includes("*") && !name.includes("__", 5)) name = `${name}__*`
+          expect(out.has(name)).toBe(true)
+          // Everything toggleable it matches is off, with its whole pair group.
+          for (const n of names) if (toggleable.has(n) && glob(name).test(n)) expect(out.has(n)).toBe(true)
+        }
+      }),
+      params
+    )
+  })
+
+  it("pair groups stay all-or-nothing when reached through wildcards", () => {
+    fc.assert(
+      fc.property(fc.array(wildcardArb, { maxLength: 6 }), ctxArb, (entries, ctx) => {
+        const out = new Set(run({ disabledTools: entries }, ctx).disallowedTools)
+        for (const members of app.groups.values()) {
+          const blocked = members.filter((m) => out.has(m.name)).length
+          expect(blocked === 0 || blocked === members.length).toBe(true)
+        }
+      }),
+      params
+    )
+  })
+
+  it("malformed entries are reported as malformed and change nothing", () => {
+    fc.assert(
+      fc.property(agentArb, fc.array(malformedArb, { minLength: 1, maxLength: 4 }), ctxArb, (agent, bad, ctx) => {
+        const clean = run(agent, ctx)
+        const dirty = run({ disabledTools: [...agent.disabledTools, ...bad] }, ctx)
+        expect(dirty.disallowedTools).toEqual(clean.disallowedTools)
+        expect(dirty.allowedTools).toEqual(clean.allowedTools)
+        expect(dirty.mountedServers).toEqual(clean.mountedServers)
+        for (const b of bad) {
+          expect(dirty.ignored).toContainEqual(expect.objectContaining({ entry: b, kind: "malformed" }))
+        }
+      }),
+      params
+    )
+  })
+
+  it("gated tools are never auto-approved and never disallowed by opt-outs", () => {
+    fc.assert(
+      fc.property(agentArb, ctxArb, (agent, ctx) => {
+        const p = run(agent, ctx)
+        expect(p.allowedTools).not.toContain("mcp__skills__install_skill")
+        expect(p.disallowedTools).not.toContain("mcp__skills__install_skill")
+      }),
+      params
+    )
+  })
+
+  it("headless: interactive tools are blocked unless the permission mode is bypassPermissions, for every mode", () => {
+    fc.assert(
+      fc.property(agentArb, ctxArb, (agent, ctx) => {
+        const p = run(agent, { ...ctx, headless: true, conditions: { "workspace-has-git": true } })
+        const interactive = app.descriptors.filter((d) => d.interactive === true).map((d) => d.name)
+        const out = new Set(p.disallowedTools)
+        if (ctx.permissionMode !== "bypassPermissions") { for (const n of interactive) expect(out.has(n)).toBe(true) }
+        else {for (const n of interactive) {
+            expect(out.has(n)).toBe(
+              run(agent, { ...ctx, headless: false, conditions: { "workspace-has-git": true } }).disallowedTools
+                .includes(n)
+            )
+          }}
+      }),
+      params
+    )
+  })
+
+  it("checkOptOuts refuses exactly the malformed and always-on entries resolveToolPolicy reports", () => {
+    fc.assert(
+      fc.property(agentArb, (agent) => {
+        const refused = ToolPolicy.checkOptOuts(app, agent.disabledTools).map((i) => i.entry)
+        const reported = run(agent, { conditions: {}, headless: false }).ignored
+          .filter((i) => i.kind !== "partly-applied").map((i) => i.entry)
+        expect(refused).toEqual(reported)
+      }),
+      params
+    )
+  })
+
+  it("hostile inputs (throwing getters, Proxies) are ParseErrors, never throws", () => {
+    const throwing = Object.defineProperty({}, "disabledTools", {
+      enumerable: true,
+      get() {
+        throw new Error("boom")
+      }
+    })
+    const proxy = new Proxy({}, {
+      get() {
+        throw new Error("trap")
+      },
+      ownKeys() {
+        throw new Error("trap")
+      },
+      has() {
+        throw new Error("trap")
+      },
+      getOwnPropertyDescriptor() {
+        throw new Error("trap")
+      }
+    })
+    const listProxy = {
+      disabledTools: new Proxy(["Bash"], {
+        get() {
+          throw new Error("list trap")
+        }
+      })
+    }
+    const ctx = { conditions: {}, headless: false }
+    for (
+      const [agent, c] of [[throwing, ctx], [proxy, ctx], [listProxy, ctx], [{ disabledTools: [] }, proxy]] as const
+    ) {
+      const r = ToolPolicy.resolveToolPolicy(app, agent, c)
+      expect(Either.isLeft(r)).toBe(true)
+      if (Either.isLeft(r)) {
+        expect(ParseResult.isParseError(r.left)).toBe(true)
+        expect(ParseResult.TreeFormatter.formatErrorSync(r.left)).toMatch(/could not be read: (boom|trap|list trap)/)
+      }
+    }
+  })
+})
+
+describe("boundPolicy", () => {
+  const policyOf = (deny: ReadonlyArray<string>, allow: ReadonlyArray<string> = []): ToolPolicy.ToolPolicy => ({
+    disallowedTools: deny,
+    allowedTools: allow,
+    mountedServers: [],
+    responderTools: [],
+    ignored: []
+  })
+
+  it("short lists stay inline as one argument each, no settings file", () => {
+    const b = Either.getOrThrow(ToolPolicy.boundPolicy(policyOf(["Bash", "Write"], ["mcp__gtb__*"])))
+    expect(b).toEqual({ disallowedChunks: [["Bash", "Write"]], allowedTools: ["mcp__gtb__*"], settings: undefined })
+    expect(ToolPolicy.toBoundedCliFlags(b, undefined)).toEqual([
+      "--disallowedTools",
+      "Bash,Write",
+      "--allowedTools",
+      "mcp__gtb__*"
+    ])
+  })
+
+  it("property: every name lands exactly once, every argument and the file stay within their bounds", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.stringMatching(/^[A-Za-z][A-Za-z0-9_]{0,30}$/), { maxLength: 400 }),
+        fc.array(fc.stringMatching(/^mcp__[a-z]{1,8}__\*$/), { maxLength: 20 }),
+        fc.integer({ min: 40, max: 400 }),
+        (deny, allow, argBytes) => {
+          const bounds = { argBytes, inlineBytes: argBytes * 3, settingsBytes: 2_000 }
+          const r = ToolPolicy.boundPolicy(policyOf(deny, allow), bounds)
+          if (Either.isLeft(r)) {
+            expect(r.left.bytes).toBeGreaterThan(0)
+            expect(r.left.message).toContain("wildcards")
+            return
+          }
+          const b = r.right
+          const inFile = b.settings?.permissions.deny ?? []
+          expect([...inFile, ...b.disallowedChunks.flat()]).toEqual(deny)
+          expect([...(b.settings?.permissions.allow ?? []), ...b.allowedTools]).toEqual(allow)
+          for (const c of b.disallowedChunks) {
+            if (c.length > 1) expect(Buffer.byteLength(c.join(","))).toBeLessThanOrEqual(argBytes)
+          }
+          if (b.settings !== undefined) {
+            expect(Buffer.byteLength(JSON.stringify(b.settings))).toBeLessThanOrEqual(bounds.settingsBytes)
+          }
+          const inline = b.disallowedChunks.reduce((n, c) => n + Buffer.byteLength(c.join(",")), 0)
+          expect(inline).toBeLessThanOrEqual(bounds.inlineBytes)
+        }
+      ),
+      { numRuns: 200 }
+    )
+  })
+
+  it("beyond the bound: a PolicyTooLargeError that says what to do", () => {
+    const deny = Array.from({ length: 200_000 }, (_, i) => `mcp__server__tool_${i}`)
+    const r = ToolPolicy.boundPolicy(policyOf(deny))
+    expect(Either.isLeft(r)).toBe(true)
+    if (Either.isLeft(r)) {
+      expect(r.left._tag).toBe("PolicyTooLargeError")
+      expect(r.left.entries).toBe(200_000)
+      expect(r.left.message).toContain("mcp__<server>__*")
+    }
   })
 })

@@ -114,13 +114,56 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
           settings.disable("a", ["Read", "Bash,Write"]),
           settings.disable("a", ["Bash", ""]),
           settings.setDisabledTools("a", ["Grep", "has space"]),
-          settings.enable("a", ["Read", "mcp__x__*y"]),
+          settings.disable("a", ["Read", "mcp__docs__"]),
+          settings.disable("a", ["Read", "Agent"]),
+          settings.create("b", ["ToolSearch*"]),
           settings.toggle("a", { id: "empty", tools: [] }, false)
         ]
         for (const op of bad) {
           assert.instanceOf(failure(yield* Effect.exit(op)), AgentSettings.InvalidSettingsInputError)
         }
         assert.deepStrictEqual(yield* settings.list, [{ agentId: "a", disabledTools: ["Read"] }])
+      })))
+
+    it.scoped("entries the policy would drop are refused, naming them; wildcards and MCP names are kept", () =>
+      withFreshStore(Effect.gen(function*() {
+        const settings = yield* AgentSettings.AgentSettings
+        yield* settings.create("a")
+        const refused = failure(
+          yield* Effect.exit(settings.disable("a", ["Bash", "Agent", "mcp__x__", "EnterWorktree"]))
+        )
+        assert.instanceOf(refused, AgentSettings.InvalidSettingsInputError)
+        assert.deepStrictEqual(
+          (refused as AgentSettings.InvalidSettingsInputError).entries,
+          ["Agent", "mcp__x__", "EnterWorktree"]
+        )
+        // Accepted: wildcards (incl. the CLI's mid-name globs), `.` and `/` in MCP names, an
+        // internal pair-group sibling of a user tool, servers starting with `_`.
+        const kept = [
+          "mcp__*",
+          "mcp__docs__*x",
+          "mcp__docs__a.b/c",
+          "BashOutput",
+          "mcp___x__read",
+          `mcp__d__${"t".repeat(70)}`
+        ]
+        const after = yield* settings.disable("a", kept)
+        assert.deepStrictEqual(after.disabledTools, [...kept].sort())
+        // With an application registry, its internal MCP tools are refused too.
+        const registry = Registry.unsafeMake([
+          ...ClaudeCodeCatalog.descriptors,
+          Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" })
+        ])
+        const app = yield* Effect.exit(
+          settings.disable("a", ["mcp__skills__search_skills"]).pipe(
+            Effect.provideService(AgentSettings.PolicyRegistry, registry)
+          )
+        )
+        assert.deepStrictEqual((failure(app) as AgentSettings.InvalidSettingsInputError).entries, [
+          "mcp__skills__search_skills"
+        ])
+        // Removing is always possible.
+        assert.deepStrictEqual((yield* settings.enable("a", ["Agent", ...kept])).disabledTools, [])
       })))
 
     it.scoped("toggling a pair-group entry writes every member, and the policy blocks the whole group", () =>

@@ -2,13 +2,59 @@
  * Runs the pinned real `claude` binary in a sandbox of the test's own: a temporary HOME, config
  * dir, TMPDIR and working directory, the model pointed at a local fake API, no traffic elsewhere.
  */
+import { describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 
-export const claudeBinary = resolve("node_modules/@anthropic-ai/claude-agent-sdk-linux-x64/claude")
+/**
+ * The binary the Agent SDK would run on this platform: its per-platform package
+ * (`@anthropic-ai/claude-agent-sdk-<platform>-<arch>[-musl]`), found the way the SDK looks.
+ */
+const findClaudeBinary = (): string | undefined => {
+  const require = createRequire(resolve("package.json"))
+  const base = `@anthropic-ai/claude-agent-sdk-${
+    process.platform === "android" ? "linux" : process.platform
+  }-${process.arch}`
+  const candidates = process.platform === "linux" ? [base, `${base}-musl`] : [base]
+  for (const pkg of candidates) {
+    try {
+      const path = require.resolve(`${pkg}/claude${process.platform === "win32" ? ".exe" : ""}`)
+      if (existsSync(path)) return path
+    } catch {
+      // Not installed for this platform.
+    }
+  }
+  return undefined
+}
+
+const found = findClaudeBinary()
+
+/** The real `claude` binary for this platform ("" when there is none: see {@link describeWithClaude}). */
+export const claudeBinary = found ?? ""
+
+/** Why real-binary tests do not run here, or undefined when they do. */
+export const noClaudeBinary = found === undefined
+  ? `no @anthropic-ai/claude-agent-sdk binary package for ${process.platform}-${process.arch} is installed`
+  : undefined
+
+/** `describe` for real-binary tests: skipped, with the reason printed, where no binary exists. */
+export const describeWithClaude = (name: string, body: () => void) => {
+  if (noClaudeBinary !== undefined) console.warn(`Skipping "${name}": ${noClaudeBinary}`)
+  return describe.skipIf(noClaudeBinary !== undefined)(name, body)
+}
+
+/** The oldest CLI `ClaudeLocal` supports (2.0.0, a JS CLI), installed as the `claude-code-oldest` alias. */
+export const oldestClaudeBinary = resolve("node_modules/claude-code-oldest/cli.js")
+
+/** The CLIs the e2e suites run against: the oldest supported release and the pinned one. */
+export const claudeVersions = [
+  { version: "2.0.0", binary: oldestClaudeBinary, oldest: true },
+  { version: "2.1.332", binary: claudeBinary, oldest: false }
+] as const
 
 export interface Sandbox {
   readonly dir: string

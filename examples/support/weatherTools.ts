@@ -1,6 +1,9 @@
-/** The example application's tools, shared by the examples: plain Effects with Schema-typed parameters. */
+/**
+ * Not an example of its own: the example application's tools, shared by the runnable examples in
+ * `examples/`; plain Effects with Schema-typed parameters.
+ */
 import { Console, Effect, Schema } from "effect"
-import { Tool } from "../src/index.js"
+import { Tool } from "../../src/index.js"
 
 export class UnknownCity extends Schema.TaggedError<UnknownCity>()("UnknownCity", { message: Schema.String }) {}
 

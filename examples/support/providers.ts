@@ -1,4 +1,6 @@
 /**
+ * Not an example of its own: a helper the runnable examples in `examples/` share.
+ *
  * Picks a chat provider from the environment, for the examples:
  *
  * 1. `AI_PROVIDER` when set: `scripted`, `anthropic`, `openai`, `gemini`, `claude-local` or
@@ -13,10 +15,10 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import * as Layer from "effect/Layer"
-import * as ClaudeApi from "../src/layers/ClaudeApi.js"
-import * as Gemini from "../src/layers/Gemini.js"
-import * as OpenAi from "../src/layers/OpenAi.js"
-import type { ChatClient } from "../src/services/ChatClient.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
+import * as Gemini from "../../src/layers/Gemini.js"
+import * as OpenAi from "../../src/layers/OpenAi.js"
+import type { ChatClient } from "../../src/services/ChatClient.js"
 
 /** A provider the examples can run on, and how to say which one it is. */
 export interface ProviderChoice {

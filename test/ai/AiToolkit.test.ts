@@ -1,0 +1,195 @@
+import * as AiTool from "@effect/ai/Tool"
+import * as Toolkit from "@effect/ai/Toolkit"
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Schema from "effect/Schema"
+import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
+import * as Scripted from "../../src/layers/Scripted.js"
+import type { TurnRequest } from "../../src/services/ModelTurn.js"
+import { HttpLive } from "../layers/httpProviderSupport.js"
+import { connectClient } from "../layers/mcpBridgeSupport.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+import { makeHandlers, TestToolkit } from "./aiSupport.js"
+
+const toolResultsOf = (request: TurnRequest) => {
+  const last = request.history.at(-1)!
+  return last.role === "tool" ? last.results.map(({ content, isError, name }) => ({ name, content, isError })) : []
+}
+
+describe("AiToolkit.toTools", () => {
+  it.effect("on Scripted: the toolkit's schemas decode params and encode results; failureMode maps", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const requests = yield* Ref.make<ReadonlyArray<TurnRequest>>([])
+      const script = [
+        Scripted.toolCalls(
+          { name: "add", arguments: { a: 2, b: "40" } },
+          { name: "today" },
+          { name: "lookup", arguments: { city: "Lisbon" } },
+          { name: "lookup", arguments: { city: "Atlantis" } },
+          { name: "broken" },
+          { name: "add", arguments: { a: 2, b: 40 } }
+        ),
+        Scripted.text("done")
+      ]
+      const client = yield* Scripted.make({
+        respond: (request) =>
+          Ref.modify(requests, (rs) => [script[Math.min(rs.length, script.length - 1)]!, [...rs, request]])
+      })
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      expect(tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      // The JSON Schema the model sees is the encoded side of the toolkit's parameters.
+      expect(tools[0]!.inputSchema).toMatchObject({
+        type: "object",
+        required: ["a", "b"],
+        properties: { a: { type: "number" }, b: { type: "string" } }
+      })
+      expect(tools[1]!.inputSchema).toMatchObject({ type: "object", properties: {} })
+      yield* client.setTools(tools)
+      expect(yield* client.chat("go")).toBe("done")
+      const results = toolResultsOf((yield* Ref.get(requests))[1]!)
+      expect(results[0]).toEqual({ name: "add", content: "42", isError: false })
+      expect(results[1]).toEqual({ name: "today", content: "{\"date\":\"2026-01-02T03:04:05.000Z\"}", isError: false })
+      expect(results[2]).toEqual({ name: "lookup", content: "{\"population\":545000}", isError: false })
+      expect(results[3]).toEqual({
+        name: "lookup",
+        content: "Error: {\"reason\":\"unknown city Atlantis\"}",
+        isError: true
+      })
+      expect(results[4]).toEqual({ name: "broken", content: "Error: the database is on fire", isError: true })
+      // A number where the schema wants a numeric string: rejected before the handler runs.
+      expect(results[5]!.isError).toBe(true)
+      expect(results[5]!.content).toContain("Failed to decode tool call parameters for tool 'add'")
+      expect(results[5]!.content).toContain("Expected string, actual 40")
+      expect(calls).toEqual({ add: 1, today: 1, lookup: 2, broken: 1 })
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("rejects provider-defined tools and names providers cannot accept, naming them all", () =>
+    Effect.gen(function*() {
+      const WebSearch = AiTool.providerDefined({
+        id: "anthropic.web_search_20250305",
+        toolkitName: "WebSearch",
+        providerName: "web_search",
+        args: {}
+      })({})
+      const Spaced = AiTool.make("has space")
+      const Dotted = AiTool.make("a.b")
+      const toolkit = Toolkit.make(WebSearch, Spaced, Dotted)
+      const error = yield* Effect.flip(
+        AiToolkit.toTools(
+          yield* toolkit.pipe(Effect.provide(toolkit.toLayer({
+            "has space": () => Effect.void,
+            "a.b": () => Effect.void
+          })))
+        )
+      )
+      expect(error._tag).toBe("InvalidToolsError")
+      expect(error.message).toContain("provider-defined tools cannot run in-process (WebSearch)")
+      expect(error.message).toContain("\"has space\", \"a.b\"")
+      expect(error.message).toContain("rename them")
+    }))
+
+  it.scopedLive("on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0
+          ? {
+            toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: "2" } }, { id: "tu_2", name: "broken", input: {} }]
+          }
+          : { text: "3, and the database is on fire" }
+      )
+      const chat = yield* ClaudeApi.make({ apiKey: Redacted.make("sk-test"), model: "m", baseUrl: api.url })
+      yield* chat.setTools(yield* AiToolkit.fromToolkit(TestToolkit))
+      expect(yield* chat.chat("add 1 and 2")).toBe("3, and the database is on fire")
+      const [first, second] = api.messageRequests()
+      const sent = first!.body.tools!.find((t) => t.name === "add")!
+      expect(sent.description).toBe("Adds two numbers")
+      expect(sent.input_schema).toMatchObject({ type: "object", properties: { b: { type: "string" } } })
+      expect(Fake.toolResults(second!)).toEqual([
+        { tool_use_id: "tu_1", content: "3", is_error: false },
+        { tool_use_id: "tu_2", content: "Error: the database is on fire", is_error: true }
+      ])
+      expect(calls.add).toBe(1)
+      expect(calls.broken).toBe(1)
+    }).pipe(Effect.provide(layer), Effect.provide(HttpLive))
+  })
+
+  it.scopedLive("on the MCP bridge, through the MCP SDK's own client", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      const bridge = yield* NodeMcpBridge.make({ tools })
+      const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)
+      const listed = yield* Effect.promise(() => client.listTools())
+      expect(listed.tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      expect(listed.tools[0]!.inputSchema).toMatchObject({ type: "object", required: ["a", "b"] })
+      const added = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 40, b: "2" } }))
+      expect(added).toMatchObject({ content: [{ type: "text", text: "42" }] })
+      expect(added.isError).not.toBe(true)
+      const missing = yield* Effect.promise(() => client.callTool({ name: "lookup", arguments: { city: "Atlantis" } }))
+      expect(missing).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: "Error: {\"reason\":\"unknown city Atlantis\"}" }]
+      })
+      expect(calls).toMatchObject({ add: 1, lookup: 1 })
+    }).pipe(Effect.provide(layer))
+  })
+
+  it.effect("a toolkit whose schema needs a service gets it from where the tools are set", () =>
+    Effect.gen(function*() {
+      const Echo = AiTool.make("echo", { parameters: { text: Schema.String }, success: Schema.String })
+      const toolkit = Toolkit.make(Echo)
+      const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(
+        Effect.provide(toolkit.toLayer({ echo: ({ text }) => Effect.succeed(text.toUpperCase()) }))
+      )
+      expect(yield* tools[0]!.run("{\"text\":\"hi\"}")).toBe("\"HI\"")
+      const bad = yield* Effect.flip(tools[0]!.run("{not json"))
+      expect(bad.reason).toBe("InvalidArguments")
+      expect(yield* Effect.flip(tools[0]!.run(""))).toMatchObject({ reason: "InvalidArguments" })
+    }))
+
+  it.effect("handler outcomes: defects of the result and failures of every shape become clear error texts", () =>
+    Effect.gen(function*() {
+      const Wrong = AiTool.make("wrong", { success: Schema.Number })
+      const Big = AiTool.make("big", { success: Schema.Unknown })
+      const Nothing = AiTool.make("nothing")
+      const Fails = AiTool.make("fails", { parameters: { kind: Schema.String }, failure: Schema.Unknown })
+      const toolkit = Toolkit.make(Wrong, Big, Nothing, Fails)
+      const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        wrong: () => Effect.succeed("not a number" as unknown as number),
+        big: () => Effect.succeed(1n),
+        nothing: () => Effect.void,
+        fails: ({ kind }) =>
+          Effect.fail(
+            kind === "error"
+              ? new Error("plain error")
+              : kind === "object"
+              ? { code: 7 }
+              : kind === "bigint"
+              ? 2n
+              : kind
+          )
+      })))
+      const [wrong, big, nothing, fails] = tools
+      expect(yield* Effect.flip(wrong!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Failed to validate tool call result for tool 'wrong'")
+      })
+      expect(yield* Effect.flip(big!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool big returned a result that cannot be encoded as JSON")
+      })
+      expect(yield* nothing!.run(undefined)).toBe("null")
+      const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason, f.message])
+      expect(yield* failure("error")).toEqual(["HandlerFailed", "plain error"])
+      expect(yield* failure("object")).toEqual(["HandlerFailed", "{\"code\":7}"])
+      expect(yield* failure("bigint")).toEqual(["HandlerFailed", "2"])
+      expect(yield* failure("text")).toEqual(["HandlerFailed", "text"])
+    }))
+})
