@@ -6,14 +6,18 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { readdirSync, readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
+import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, describeWithClaude, type Sandbox, sandbox } from "../support/claudeCli.js"
@@ -43,7 +47,7 @@ const echoWithAdd = (req: Fake.FakeRequest): Fake.FakeReply => {
   return { text: `You said: ${last}`, usage }
 }
 
-const clientIn = (
+const contextIn = (
   box: Sandbox,
   scope: Scope.Scope,
   options: ClaudeLocal.Options = {},
@@ -67,7 +71,10 @@ const clientIn = (
       )
     ),
     scope
-  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+  )
+
+const clientIn = (...args: Parameters<typeof contextIn>) =>
+  Effect.map(contextIn(...args), (ctx) => Context.get(ctx, ChatClient))
 
 /** The claude processes in `cwd` once exactly one is left (a replaced one may take a moment to go). */
 const theOneProcess = (cwd: string) =>
@@ -340,5 +347,138 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
         expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
         expect(error.message).toContain("Install Claude Code")
       }
+    }))
+})
+
+describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the kept-alive CLI", () => {
+  it.scopedLive("appendSystemPrompt and canUseTool (deny, then allow with changed input) on one process", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) {
+          const command = lastLine(req).includes("deny") ? "mkdir denied && echo no" : "mkdir one && echo original"
+          return { toolUses: [{ name: "Bash", input: { command, description: "make a dir" } }] }
+        }
+        return { text: `Tool said: ${results[0]!.content}` }
+      })
+      const box = yield* sandbox(api.url)
+      const asked: Array<string> = []
+      const chat = yield* clientIn(box, yield* Effect.scope, {
+        cliVersion: "2.1.332",
+        appendSystemPrompt: "Always answer in Latin.",
+        canUseTool: (request) =>
+          Effect.sync(() => {
+            const command = String(request.input.command)
+            asked.push(command)
+            return command.includes("denied")
+              ? ClaudeCodeOptions.deny("Not in this workspace")
+              : ClaudeCodeOptions.allow({ ...request.input, command: "mkdir changed && echo changed" })
+          })
+      })
+      expect(yield* chat.chat("please deny")).toContain("Not in this workspace")
+      const pids = yield* theOneProcess(box.cwd)
+      expect(pids.length).toBe(1)
+      const argv = readFileSync(`/proc/${pids[0]}/cmdline`, "utf8").split("\0")
+      expect(argv).toContain("--input-format")
+      expect(argv).toContain("--setting-sources=")
+      expect(argv.some((a) => a.startsWith("--permission-prompt-tool"))).toBe(true)
+      expect(existsSync(join(box.cwd, "denied"))).toBe(false)
+      expect(yield* chat.chat("please allow")).toBe("Tool said: changed")
+      // The same process answered both turns.
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      expect(existsSync(join(box.cwd, "changed"))).toBe(true)
+      expect(existsSync(join(box.cwd, "one"))).toBe(false)
+      expect(asked).toEqual(["mkdir denied && echo no", "mkdir one && echo original"])
+      for (const req of api.messageRequests()) {
+        expect(JSON.stringify(req.body.system ?? "")).toContain("Always answer in Latin.")
+        expect(toolNames(req).filter((n) => n.includes("permission"))).toEqual([])
+      }
+    }))
+
+  it.scopedLive("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => ({ text: `echo ${lastLine(req)}` }))
+      const box = yield* sandbox(api.url)
+      const session = (ctx: Context.Context<ClaudeCodeOptions.ClaudeSession>) =>
+        Context.get(ctx, ClaudeCodeOptions.ClaudeSession).sessionId
+      const firstScope = yield* Scope.make()
+      const first = yield* contextIn(box, firstScope, { cliVersion: "2.1.332" })
+      yield* Context.get(first, ChatClient).chat("remember the word PELICAN")
+      const id = Option.getOrThrow(yield* session(first))
+      yield* Scope.close(firstScope, Exit.void)
+
+      const scope = yield* Scope.make()
+      const forked = yield* contextIn(box, scope, {
+        cliVersion: "2.1.332",
+        prewarm: true,
+        resume: id,
+        forkSession: true
+      })
+      const warm = (yield* theOneProcess(box.cwd)).filter((pid) =>
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("--fork-session")
+      )
+      expect(warm.length).toBe(1)
+      const chat = Context.get(forked, ChatClient)
+      expect(yield* chat.chat("which word?")).toBe("echo which word?")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("PELICAN")
+      const forkId = Option.getOrThrow(yield* session(forked))
+      expect(forkId).not.toBe(id)
+      yield* chat.chat("still there?")
+      expect(yield* session(forked)).toEqual(Option.some(forkId))
+      // The warm process answered both turns: the fork is not redone.
+      expect(claudeProcessesIn(box.cwd)).toEqual(warm)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("maxTurns fails the turn with RunLimitError; an app MCP server and the bridge serve the next one", () =>
+    Effect.gen(function*() {
+      const lookup = Tool.make("lookup", {
+        description: "Looks a city up",
+        parameters: { city: Schema.String },
+        handler: ({ city }) => Effect.succeed(`${city}: 545000 people`)
+      })
+      const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        // "loop" keeps calling add(1, 2) (its result is 3) until maxTurns stops the run.
+        if (
+          (results.length === 0 && lastLine(req).includes("loop")) || results.some((r) => r.content.startsWith("3"))
+        ) {
+          return { text: "Looking…", toolUses: [{ name: "mcp__gtb__add", input: { a: 1, b: 2 } }] }
+        }
+        if (results.length === 0 && toolNames(req).includes("mcp__app__lookup")) {
+          return {
+            toolUses: [
+              { name: "mcp__app__lookup", input: { city: "Lisbon" } },
+              { name: "mcp__gtb__add", input: { a: 2, b: 40 } }
+            ]
+          }
+        }
+        return { text: results.length === 0 ? "no tools" : results.map((r) => r.content).join(" | ") }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, {
+        cliVersion: "2.1.332",
+        maxTurns: 2,
+        mcpServers: {
+          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers.app!.headers, alwaysLoad: true }
+        }
+      })
+      yield* chat.setTools([add])
+      const error = yield* Effect.flip(chat.chat("loop forever"))
+      expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxTurns" })
+      if (error._tag === "RunLimitError") expect(error.answer).toContain("Looking")
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      expect(yield* chat.chat("Lisbon and 2+40")).toBe("Lisbon: 545000 people | 42")
+      const pids = yield* theOneProcess(box.cwd)
+      const config = secretFiles(box).map((e) => readFileSync(join(e.parentPath, e.name), "utf8")).join("\n")
+      expect(config).toContain("\"app\"")
+      expect(config).toContain("\"gtb\"")
+      expect(pids.length).toBe(1)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      expect(secretFiles(box)).toEqual([])
     }))
 })
