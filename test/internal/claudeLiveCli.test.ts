@@ -11,11 +11,13 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 
 /**
  * A stand-in for `claude -p --input-format stream-json`: per user message an init line and a
- * result naming the session (the `--resume` one, else its pid); `die` makes it exit 3 mid-turn.
+ * result naming the session (the `--resume` one, a new one with `--fork-session`, else its pid);
+ * `die` makes it exit 3 mid-turn.
  */
 const stub = `
 const resume = process.argv.indexOf("--resume")
-const session = resume > 0 ? process.argv[resume + 1] : "s" + process.pid
+const fork = process.argv.includes("--fork-session")
+const session = resume > 0 ? (fork ? "f" + process.pid : process.argv[resume + 1]) : "s" + process.pid
 require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
   const text = JSON.parse(line).message.content
   console.log(JSON.stringify({ type: "system", subtype: "init", session_id: session }))
@@ -29,10 +31,17 @@ const folder = Effect.acquireRelease(
   (dir) => Effect.sync(() => nodeFs.rmSync(dir, { recursive: true, force: true }))
 )
 
-const prepare = (extra: ReadonlyArray<string>) => (resume: Option.Option<string>) =>
+const prepare = (extra: ReadonlyArray<string>) => (resume: Option.Option<string>, fork = false) =>
   Effect.succeed({
     command: process.execPath,
-    args: ["-e", stub, "--", ...extra, ...Option.match(resume, { onNone: () => [], onSome: (id) => ["--resume", id] })]
+    args: [
+      "-e",
+      stub,
+      "--",
+      ...extra,
+      ...Option.match(resume, { onNone: () => [], onSome: (id) => ["--resume", id] }),
+      ...(fork ? ["--fork-session"] : [])
+    ]
   })
 
 const answer = (output: LiveCli.TurnOutput) => JSON.parse(output.lines.at(-1)!).result as string
@@ -73,6 +82,29 @@ describe("claudeLiveCli", () => {
       const after = yield* c.turn("late", noLines)
       assert.deepStrictEqual(after.lines, [])
       assert.isDefined(after.ended)
+    }))
+
+  it.scopedLive("a forking CLI serves the fork's first turn (a warm start), then the new session; a plain resume is not it", () =>
+    Effect.gen(function*() {
+      const slot = LiveCli.makeSlot(NodeSubprocess.make, yield* Effect.scope)
+      const old = Option.some("old")
+      const a = yield* slot.use("k", old, prepare([]), true)
+      assert.isTrue(a.forks())
+      assert.deepStrictEqual(a.sessionId(), old)
+      // Resuming the same session without forking needs a process started without --fork-session.
+      const b = yield* slot.use("k", old, prepare([]), false)
+      assert.notStrictEqual(b, a)
+      assert.isFalse(b.forks())
+      const c = yield* slot.use("k", old, prepare([]), true)
+      assert.notStrictEqual(c, b)
+      // The prewarmed fork is the one the first turn uses.
+      assert.strictEqual(yield* slot.use("k", old, prepare([]), true), c)
+      yield* c.turn("one", noLines)
+      assert.isFalse(c.forks())
+      const forked = c.sessionId()
+      assert.isTrue(Option.isSome(forked) && forked.value.startsWith("f"))
+      // Later turns continue the new session on the same process.
+      assert.strictEqual(yield* slot.use("k", forked, prepare([]), false), c)
     }))
 
   it.scopedLive("a process that dies mid-turn ends the turn with its exit code and stderr; the slot restarts it", () =>
