@@ -5,10 +5,14 @@
  * 2. Model round trips per tool-using turn with the real `claude` binary against a fake Messages
  *    API, with the bridge's `alwaysLoad` on (the library's setting) and off (tools deferred behind
  *    ToolSearch), and the wall time of such a turn.
+ * 3. `keepAlive` (one CLI per conversation, stream-json input) vs a fresh `claude -p --resume` per
+ *    turn, real binary against the fake API: a later plain turn, a later tool-using turn, the first
+ *    turn of a client built with `prewarm` vs a cold one, and the resident memory of a kept CLI.
  */
 import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
 import { spawn } from "node:child_process"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { readFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
@@ -18,7 +22,7 @@ import * as NodeSubprocess from "../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../src/services/ChatClient.js"
 import { SecretFile } from "../src/services/SecretFile.js"
 import * as Tool from "../src/services/Tool.js"
-import { claudeBinary, sandbox } from "../test/support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.js"
 import * as Fake from "../test/support/FakeMessagesApi.js"
 import { compare, median } from "./util.js"
 
@@ -111,7 +115,122 @@ const roundTrips = (alwaysLoad: boolean) =>
     return { trips: median(trips), ms: median(times), answer: answers.at(-1) }
   }))
 
+/** Resident memory (VmRSS, MiB) of the processes in `pids`. */
+const rssMiB = (pids: ReadonlyArray<number>) =>
+  pids.reduce((sum, pid) => {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+      return sum + Number(kb ?? 0) / 1024
+    } catch {
+      return sum
+    }
+  }, 0)
+
+/** CPU ticks (user + system) used so far by the processes in `pids`. */
+const cpuTicks = (pids: ReadonlyArray<number>) =>
+  pids.reduce((sum, pid) => {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      return sum + Number(fields[11]) + Number(fields[12])
+    } catch {
+      return sum
+    }
+  }, 0)
+
+/**
+ * Waits (at most 30 s) until the claude processes in `cwd` have used no CPU for half a second: a
+ * prewarmed CLI has then finished starting and waits for its first message. Without a process it
+ * waits the same half second.
+ */
+const untilIdle = (cwd: string) =>
+  Effect.gen(function*() {
+    let before = -1
+    for (let i = 0; i < 60; i++) {
+      yield* Effect.sleep("500 millis")
+      const now = cpuTicks(claudeProcessesIn(cwd))
+      if (now === before) return
+      before = now
+    }
+  })
+
+const keepAlive = Effect.scoped(Effect.gen(function*() {
+  // A tool call whenever the last message asks to add, then the answer.
+  const api = yield* Fake.make((req) => {
+    const results = Fake.toolResults(req)
+    if (results.length > 0) return { text: `The sum is ${results[0]!.content}.` }
+    if (Fake.lastUserText(req).includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+    return { text: `ok: ${Fake.lastUserText(req).slice(-20)}` }
+  })
+  const box = yield* sandbox(api.url)
+  const secretFile = NodeSecretFile.layer({ directory: box.secrets })
+  const base = { binary: claudeBinary, cwd: box.cwd, env: box.env }
+  // First turn: a client built with prewarm, once its CLI has finished starting (standing for the
+  // time between building the layer and the first prompt; not timed), vs a client whose CLI
+  // starts with the turn.
+  const firstTurn = (options: ClaudeLocal.Options) =>
+    Effect.gen(function*() {
+      const s = yield* Scope.make()
+      const client = yield* buildClient({ ...base, ...options }, s, secretFile)
+      yield* untilIdle(box.cwd)
+      const started = performance.now()
+      yield* client.chat("hello")
+      const ms = performance.now() - started
+      yield* Scope.close(s, Exit.void)
+      return ms
+    })
+  const warm: Array<number> = []
+  const cold: Array<number> = []
+  for (let i = 0; i < 5; i++) {
+    cold.push(yield* firstTurn({ keepAlive: true }))
+    warm.push(yield* firstTurn({ prewarm: true }))
+  }
+  const ratio = median(warm) / median(cold)
+  console.log(
+    `the first turn, ClaudeLocal prewarm vs cold start: ${median(warm).toFixed(0)} ms vs baseline ${
+      median(cold).toFixed(0)
+    } ms → ratio ${ratio.toFixed(2)}×  (target ≤ 0.3×: ${ratio <= 0.3 ? "met" : "MISSED"})`
+  )
+  const scope = yield* Scope.make()
+  const kept = yield* buildClient({ ...base, keepAlive: true }, scope, secretFile)
+  const fresh = yield* buildClient(base, scope, secretFile)
+  yield* kept.setTools([add])
+  yield* fresh.setTools([add])
+  let keptTurns = 0
+  const turn = (client: typeof kept, prompt: string) => () => {
+    if (client === kept) keptTurns++
+    return Effect.runPromise(client.chat(prompt))
+  }
+  // compare's warm-up turns include each client's first: the samples are later turns only.
+  yield* Effect.promise(() =>
+    compare(
+      "a later plain turn, ClaudeLocal keepAlive (one CLI, stream-json input) vs fresh CLI per turn (--resume)",
+      turn(kept, "hello again"),
+      turn(fresh, "hello again"),
+      { rounds: 3, perRound: 5, target: 0.10 }
+    )
+  )
+  yield* Effect.promise(() =>
+    compare(
+      "a later tool-using turn, ClaudeLocal keepAlive vs fresh CLI per turn",
+      turn(kept, "Please add 2 and 40"),
+      turn(fresh, "Please add 2 and 40"),
+      { rounds: 3, perRound: 4, target: 0.15 }
+    )
+  )
+  // Only the kept CLI runs now (the fresh client's ended with its turn).
+  const pids = claudeProcessesIn(box.cwd)
+  console.log(
+    `resident memory of a kept-alive claude CLI (after ${keptTurns} turns on it): ${
+      rssMiB(pids).toFixed(0)
+    } MiB over ${pids.length} process(es)`
+  )
+  yield* Scope.close(scope, Exit.void)
+
+}))
+
 const main = Effect.gen(function*() {
+  yield* keepAlive
   yield* overhead
   const on = yield* roundTrips(true)
   const off = yield* roundTrips(false)

@@ -37,6 +37,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -141,6 +142,13 @@ export interface Options extends ClaudeCodeOptions {
    * next turn starts a new one that resumes the session.
    */
   readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. It starts on the session to `resume` (forking it with
+   * `forkSession`), with every other option as a turn would. A `setTools` restarts it right away
+   * (resuming the session), not at the next turn. The CLI belongs to the layer's scope.
+   */
+  readonly prewarm?: boolean | undefined
   /**
    * Agent SDK options the library does not model, passed to `query` as given. The library's own
    * (abort controller, spawner, environment, tool servers, hooks) are set after them and win.
@@ -542,6 +550,11 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
      */
     const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
+        // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
+        if (
+          live !== undefined &&
+          (!Option.getEquivalence(Equal.equals)(lastSession, input.sessionId) || lastFork !== input.fork)
+        ) yield* dropLive
         const query = live ?? (yield* startLive(input.sessionId, input.fork))
         live = query
         query.send(userContent(input))
@@ -554,8 +567,30 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         })
       }).pipe(Effect.onError(() => dropLive))
 
+    // The session of the last successful turn (at first, the one to resume, and whether the first
+    // turn forks it): a warm start (prewarm) continues it as the next turn would.
+    let lastSession = Option.fromNullable(options.resume)
+    let lastFork = options.resume !== undefined && options.forkSession === true
+    const warm = Effect.suspend(() => startLive(lastSession, lastFork)).pipe(
+      Effect.tap((query) => {
+        live = query
+      }),
+      Effect.catchAll((error) =>
+        Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+          Effect.annotateLogs({ error: error.message })
+        )
+      )
+    )
+    const keepAlive = options.keepAlive === true || options.prewarm === true
+
     const runTurn = (input: RunInput) =>
-      options.keepAlive !== true
+      Effect.tap(dispatchTurn(input), (outcome) => {
+        if (outcome.sessionId !== undefined) lastSession = Option.some(outcome.sessionId)
+        lastFork = false
+      })
+
+    const dispatchTurn = (input: RunInput) =>
+      !keepAlive
         ? freshTurn(input)
         : input.responseFormat === undefined
         ? liveTurn(input)
@@ -573,7 +608,12 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
 
     // Read at the start of each query: every query gets a fresh server built from this set; a
     // kept-alive query was built from the old one, so it ends.
-    const setTools = (set: Tool.ToolSet) => Effect.zipRight(Ref.set(tools, set), dropLive)
+    const setTools = (set: Tool.ToolSet) =>
+      Effect.zipRight(Ref.set(tools, set), dropLive).pipe(
+        Effect.zipRight(options.prewarm === true ? warm : Effect.void)
+      )
+
+    if (options.prewarm === true) yield* warm
 
     return yield* makeSessionClient({
       provider,

@@ -18,6 +18,10 @@
  * `--input-format stream-json` user message with image/document blocks (base64 only, Messages API
  * limits); a tool's images reach the model as MCP image content.
  *
+ * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
+ * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
+ * files, its bridge credential) then lives as long as that process does.
+ *
  * @since 0.1.0
  * @module
  */
@@ -40,6 +44,7 @@ import {
   permissionTool,
   PermissionToolName
 } from "../internal/claudeCodeRun.js"
+import * as LiveCli from "../internal/claudeLiveCli.js"
 import * as MediaInput from "../internal/claudeMediaInput.js"
 import {
   bounded,
@@ -135,6 +140,23 @@ export interface Options extends ClaudeCodeOptions {
    * after the library's own flags.
    */
   readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
+  /**
+   * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
+   * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
+   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the README's numbers).
+   * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
+   * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
+   * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other
+   * option applies as to a fresh run; the process, its config files and its bridge credential
+   * live in the client's scope.
+   */
+  readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. A `setTools` that changes the tools restarts it right
+   * away (not at the next turn), so the warm start survives the usual build → setTools → chat.
+   */
+  readonly prewarm?: boolean | undefined
 }
 
 /** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
@@ -175,6 +197,11 @@ export interface Turn {
   readonly fork?: boolean | undefined
   /** The `mcp__<server>__<tool>` that answers permission prompts (`canUseTool`); hidden from the model. */
   readonly permissionPromptTool?: string | undefined
+  /**
+   * A kept-alive CLI: prompts come as stream-json user messages on stdin, with partial messages
+   * always on (chat and chatStream turns share the process).
+   */
+  readonly streamInput?: boolean | undefined
 }
 
 /**
@@ -203,6 +230,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   "--output-format",
   "stream-json",
   "--verbose",
+  ...(turn.streamInput === true ? ["--input-format", "stream-json", "--include-partial-messages"] : []),
   ...(options.systemPrompt === undefined ? [] : ["--system-prompt", options.systemPrompt]),
   ...(options.model === undefined ? [] : ["--model", options.model]),
   ...(options.permissionMode === undefined ? [] : ["--permission-mode", options.permissionMode]),
@@ -359,8 +387,13 @@ export const make = (
         return ToolPolicy.toBoundedCliFlags(bounded, settingsPath)
       })
 
-    const run = (input: RunInput) =>
-      Effect.scoped(Effect.gen(function*() {
+    /**
+     * What a run needs that holds no resource: the CLI's version (and the features an option
+     * needs of it), the resolved policy, the tools, the permission bridge. A kept-alive CLI is
+     * reused while this stays the same (see `liveKey`).
+     */
+    const planRun = (responseFormat: RunInput["responseFormat"]) =>
+      Effect.gen(function*() {
         const cli = yield* cliVersion
         if (options.permissionMode === "dontAsk" && !CliVersion.supports(cli, "dontAskMode")) {
           return yield* CliVersion.unsupported(provider, cli, "dontAskMode")
@@ -380,10 +413,39 @@ export const make = (
         const permissionPromptTool = permissions === undefined
           ? undefined
           : `mcp__${permissionServer}__${PermissionToolName}`
+        const schema = responseFormat === undefined ? undefined : JSON.stringify(responseFormat.schema)
+        const structured = CliVersion.supports(cli, "jsonSchema")
+        return {
+          cli,
+          toolSet,
+          running,
+          policy,
+          mounted,
+          permissions,
+          permissionPromptTool,
+          jsonSchema: structured ? schema : undefined,
+          // For a CLI without `--json-schema` the schema goes in the prompt.
+          prompt: (text: string) => schema === undefined || structured ? text : schemaInPrompt(text, schema),
+          schemaText: schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
+        }
+      })
+    type RunPlan = Effect.Effect.Success<ReturnType<typeof planRun>>
+
+    /**
+     * The run's command, argv and environment. What it acquires lives in the current scope: the
+     * policy's settings file, the run's own bridge token (`openRun`: when the scope closes the
+     * bridge closes the run's sessions and interrupts the tool calls it started) and the 0600 MCP
+     * config. The scope is one run's, or a kept-alive CLI's.
+     */
+    const prepareRun = (
+      plan: RunPlan,
+      turn: { readonly sessionId: Option.Option<string>; readonly fork: boolean; readonly streamInput: boolean }
+    ) =>
+      Effect.gen(function*() {
+        const { permissionPromptTool, permissions, policy, running } = plan
         const policyArgs = yield* policyArguments(serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
-        // The run's own token: when this scope closes (however the run ended) the bridge closes
-        // the run's sessions and interrupts the tool calls it started. The file goes first.
-        const runAccess = mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
+        // The file goes first (finalizers run in reverse), then the run's token.
+        const runAccess = plan.mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
         // One 0600 file for every server: the bridge's token and the application's headers and
         // env stay out of argv.
         const servers: Record<string, unknown> = {
@@ -400,38 +462,46 @@ export const make = (
             )
           )
           : undefined
-        const schema = input.responseFormat === undefined ? undefined : JSON.stringify(input.responseFormat.schema)
-        const structured = CliVersion.supports(cli, "jsonSchema")
-        const args = buildArgs(options, {
-          sessionId: input.sessionId,
-          mcpConfigPath,
-          policy,
-          policyArgs,
-          jsonSchema: structured ? schema : undefined,
-          fork: input.fork,
-          permissionPromptTool
-        })
-        const schemaText = schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
-        const runOptions = {
+        return {
           command: binary,
-          // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
-          args: input.parts === undefined ? args : [...args, ...MediaInput.streamJsonInputFlags],
-          stdin: input.parts !== undefined
-            ? MediaInput.userMessageLine(input.parts, schemaText)
-            : schema === undefined || structured
-            ? input.prompt
-            : schemaInPrompt(input.prompt, schema),
-          timeout,
-          // Read at each run: the allow-list of the environment of now.
-          env: asChanges(process.env, cliEnvironment(process.env, options)),
+          args: buildArgs(options, {
+            sessionId: turn.sessionId,
+            mcpConfigPath,
+            policy,
+            policyArgs,
+            jsonSchema: plan.jsonSchema,
+            fork: turn.fork,
+            permissionPromptTool,
+            streamInput: turn.streamInput
+          }),
+          // Read at each start: the allow-list of the environment of now.
+          env: runEnv(),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-        }
+        } satisfies RunOptions
+      })
+    const runEnv = () => asChanges(process.env, cliEnvironment(process.env, options))
+
+    const run = (input: RunInput) =>
+      Effect.scoped(Effect.gen(function*() {
+        const plan = yield* planRun(input.responseFormat)
+        const { mounted } = plan
+        const prepared = yield* prepareRun(plan, { sessionId: input.sessionId, fork: input.fork, streamInput: false })
+        // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
+        const runOptions = input.parts === undefined
+          ? { ...prepared, stdin: plan.prompt(input.prompt), timeout }
+          : {
+            ...prepared,
+            args: [...prepared.args, ...MediaInput.streamJsonInputFlags],
+            stdin: MediaInput.userMessageLine(input.parts, plan.schemaText),
+            timeout
+          }
         const execute = input.emit === undefined
           ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
           : streamRun(runOptions, input.emit, mounted)
         // The bridge's tool calls during this run become children of the run's span.
-        const result = yield* (mounted && Option.isSome(running) ? running.value.withRunSpan(execute) : execute)
+        const result =
+          yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(execute) : execute)
         const parsed = parseRun(result.stdout)
         const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
         return yield* interpretRun({
@@ -483,11 +553,133 @@ export const make = (
         yield* Ref.set(tools, set)
       })
 
+    // keepAlive: one CLI per conversation, replaced when a turn needs another plan (its key).
+    const keepAlive = options.keepAlive === true || options.prewarm === true
+    const slot = LiveCli.makeSlot(subprocess, scope)
+
+    /**
+     * Everything a process is started with but the session and the files' paths: options are
+     * fixed for the client, so the plan's varying parts (the tools, the policy, `--json-schema`)
+     * and the environment of now stand for its argv; the bridge's tools stand for its config.
+     */
+    const liveKey = (plan: RunPlan) =>
+      JSON.stringify([
+        plan.cli,
+        plan.policy,
+        plan.mounted ? plan.toolSet.tools.map((t) => [t.name, t.description, t.inputSchema]) : [],
+        plan.permissionPromptTool ?? null,
+        plan.jsonSchema ?? null,
+        runEnv()
+      ])
+
+    /** The live CLI for a turn, started (in a scope of its own, with `prepareRun`) if need be. */
+    const liveCli = (sessionId: Option.Option<string>, fork: boolean, responseFormat: RunInput["responseFormat"]) =>
+      Effect.gen(function*() {
+        const plan = yield* planRun(responseFormat)
+        const cli = yield* slot.use(
+          liveKey(plan),
+          sessionId,
+          (resume, forking) => prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
+          fork
+        )
+        return { cli, plan }
+      })
+
+    /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
+    const liveRun = (input: RunInput) =>
+      Effect.gen(function*() {
+        const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat)
+        const { mounted } = plan
+        const translate = makeEventTranslator(`mcp__${serverName}__`)
+        let checked = !mounted
+        const message = input.parts === undefined
+          ? plan.prompt(input.prompt)
+          : { line: MediaInput.userMessageLine(input.parts, plan.schemaText) }
+        const turn = cli.turn(message, (line) =>
+          Effect.gen(function*() {
+            if (!checked) {
+              // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
+              const init = parseRun(line).init
+              checked = init !== undefined
+              const status = serverStatus(init, serverName)
+              if (init !== undefined && status !== "connected") {
+                return yield* toolServerFailure(provider, serverName, status)
+              }
+            }
+            if (input.emit !== undefined) { for (const event of translate(line)) yield* input.emit(toChatEvent(event)) }
+          })).pipe(
+            Effect.timeoutFail({
+              duration: timeout,
+              onTimeout: () =>
+                new ProviderError({
+                  provider,
+                  kind: "timeout",
+                  message: `The claude CLI did not finish the turn within ${Duration.format(Duration.decode(timeout))}`,
+                  retryable: true
+                })
+            })
+          )
+        // The bridge's tool calls during this turn become children of the turn's span.
+        const output = yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(turn) : turn)
+        const parsed = parseRun(output.lines.join("\n"))
+        const activity = agentActivity(output.lines, `mcp__${serverName}__`)
+        const ended = output.ended
+        return yield* interpretRun({
+          provider,
+          serverName,
+          mounted,
+          init: parsed.init,
+          result: parsed.result,
+          exitCode: ended?.exitCode ?? 0,
+          stderr: ended?.stderr ?? "",
+          allowPermissionDenials: options.allowPermissionDenials === true,
+          recordResult: input.recordResult,
+          toolUses: parsed.toolUses,
+          lastText: parsed.lastText,
+          decidedDenials,
+          noResult: () => {
+            if (ended?.error !== undefined && ended.error._tag !== "SubprocessExitError") {
+              return fromSubprocess(binary)(ended.error)
+            }
+            const stderr = bounded((ended?.stderr ?? "").trim(), 1_000)
+            return new ProviderError({
+              provider,
+              kind: "process",
+              message: `The kept-alive claude CLI ended before the turn's result (${
+                ended?.exitCode === undefined ? "stopped" : `exit code ${ended.exitCode}`
+              })${stderr === "" ? "" : `: ${stderr}`}; the next turn starts a new one`,
+              retryable: false
+            })
+          }
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
+      }).pipe(Effect.onError(() => slot.drop))
+
+    const liveSetTools = (set: Tool.ToolSet) =>
+      Effect.gen(function*() {
+        yield* setTools(set)
+        const current = slot.current()
+        // A warm start stays warm: a process started with the old tools is replaced now.
+        if (options.prewarm === true && current !== undefined) {
+          yield* liveCli(current.sessionId(), current.forks(), undefined).pipe(Effect.catchAll(warmFailed))
+        }
+      })
+
+    const warmFailed = (error: ProviderError) =>
+      Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+        Effect.annotateLogs({ error: error.message })
+      )
+
+    if (options.prewarm === true) {
+      // The first turn's session: the one to resume (and fork), if any.
+      const resume = Option.fromNullable(options.resume)
+      yield* liveCli(resume, options.forkSession === true, undefined).pipe(Effect.catchAll(warmFailed))
+    }
+
     return yield* makeSessionClient({
       provider,
       model: options.model,
-      run,
-      setTools,
+      run: keepAlive ? liveRun : run,
+      setTools: keepAlive ? liveSetTools : setTools,
       media: Media.claudeCode(provider),
       resume: options.resume,
       forkSession: options.forkSession

@@ -21,6 +21,7 @@ import * as Stream from "effect/Stream"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
+import type { Writable } from "node:stream"
 import {
   checkExit,
   redactArgv,
@@ -236,7 +237,7 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
         cwd: options.cwd,
         env: childEnv(options.env),
         detached: true,
-        stdio: [options.stdin === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+        stdio: [options.stdin === undefined && options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
         windowsHide: true
       })
     } catch (error) {
@@ -336,6 +337,25 @@ const run = (options: RunOptions): Effect.Effect<RunResult, SubprocessError> =>
     })
   ).pipe(Effect.withSpan("NodeSubprocess.run", { attributes: { command: options.command } }))
 
+/**
+ * Writes `input` to the child's stdin in the stream's scope, one string after the previous one was
+ * flushed, and closes stdin when `input` ends. A child that stopped reading (EPIPE) is left to the
+ * exit check: the write just completes.
+ */
+const feed = (stdin: Writable, input: Stream.Stream<string>) => {
+  stdin.on("error", () => {})
+  return input.pipe(
+    Stream.runForEach((text) =>
+      Effect.async<void>((resume) => {
+        if (!stdin.writable) return resume(Effect.void)
+        stdin.write(text, () => resume(Effect.void))
+      })
+    ),
+    Effect.ensuring(Effect.sync(() => stdin.end())),
+    Effect.forkScoped
+  )
+}
+
 const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
   Stream.unwrapScoped(
     Effect.gen(function*() {
@@ -348,6 +368,9 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
           Effect.dieMessage("Subprocess: spawn failed without an error"))
       }
       const childStdout = child.stdout
+      if (options.input !== undefined && child.stdin !== null) {
+        yield* feed(child.stdin, options.input)
+      }
       const maxBytes = options.maxOutputBytes ?? Infinity
       let bytes = 0
       const stdout = NodeStream.fromReadable<SubprocessError, Uint8Array>(

@@ -28,6 +28,12 @@ export interface RunOptions {
   /** Written to the child's stdin, which is then closed. Without it stdin is `/dev/null`. */
   readonly stdin?: string
   /**
+   * For `stream` only, instead of `stdin`: written to the child's stdin as it arrives (each
+   * string waits for the previous one to be flushed); stdin is closed when this stream ends. For
+   * a long-lived process fed one request at a time, such as a CLI reading JSON lines.
+   */
+  readonly input?: Stream.Stream<string>
+  /**
    * Wall-clock limit for the whole run (a real process does not follow a `TestClock`). On expiry
    * the process group is terminated and `SubprocessTimeoutError` is raised. No limit by default.
    */

@@ -6,6 +6,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -14,6 +15,7 @@ import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
+import { ClaudeSession } from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
 import {
   claudeBinary,
@@ -468,6 +470,78 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       expect(yield* chat.chat("now add 2 and 40")).toBe("The sum is 42.")
       expect(toolNames(api.messageRequests().at(-2)!)).toContain("mcp__gtb__add")
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+})
+
+describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", () => {
+  it.scopedLive("the first turn runs on the CLI started at build; setTools swaps it at once; the scope owns it", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const sum = Fake.toolResults(req).map((r) => /^\d+/.exec(r.content)?.[0]).find((n) => n !== undefined)
+        if (sum !== undefined) return { text: `The sum is ${sum}.` }
+        const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+        if (last.includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+        return { text: `You said: ${last}` }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* clientIn(box, scope, { prewarm: true })
+      let warm = claudeProcessesIn(box.cwd)
+      for (let i = 0; i < 100 && warm.length === 0; i++) {
+        yield* Effect.sleep("50 millis")
+        warm = claudeProcessesIn(box.cwd)
+      }
+      expect(warm.length).toBeGreaterThan(0)
+      expect(api.messageRequests()).toEqual([])
+      expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
+      expect(claudeProcessesIn(box.cwd)).toEqual(warm)
+      yield* chat.setTools([add])
+      let rewarmed = claudeProcessesIn(box.cwd)
+      for (let i = 0; i < 100 && rewarmed.length === 0; i++) {
+        yield* Effect.sleep("50 millis")
+        rewarmed = claudeProcessesIn(box.cwd)
+      }
+      expect(rewarmed.length).toBeGreaterThan(0)
+      expect(rewarmed.filter((pid) => warm.includes(pid))).toEqual([])
+      expect(yield* chat.chat("Please add 2 and 40")).toBe("The sum is 42.")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("pineapple")
+      expect(claudeProcessesIn(box.cwd)).toEqual(rewarmed)
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+  it.scopedLive("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => ({ text: `echo ${Fake.lastUserText(req).split("\n").at(-1)}` }))
+      const box = yield* sandbox(api.url)
+      const sessionIn = (scope: Scope.Scope, options: ClaudeAgent.Options) =>
+        Layer.buildWithScope(
+          ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }),
+          scope
+        ).pipe(Effect.map((ctx) => ({ chat: Context.get(ctx, ChatClient), session: Context.get(ctx, ClaudeSession) })))
+      const firstScope = yield* Scope.make()
+      const first = yield* sessionIn(firstScope, {})
+      yield* first.chat.chat("remember the word PELICAN")
+      const id = Option.getOrThrow(yield* first.session.sessionId)
+      yield* Scope.close(firstScope, Exit.void)
+
+      const scope = yield* Scope.make()
+      const forked = yield* sessionIn(scope, { prewarm: true, resume: id, forkSession: true })
+      let warm = claudeProcessesIn(box.cwd)
+      for (let i = 0; i < 100 && warm.length === 0; i++) {
+        yield* Effect.sleep("50 millis")
+        warm = claudeProcessesIn(box.cwd)
+      }
+      expect(warm.length).toBeGreaterThan(0)
+      expect(yield* forked.chat.chat("which word?")).toBe("echo which word?")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("PELICAN")
+      const forkId = Option.getOrThrow(yield* forked.session.sessionId)
+      expect(forkId).not.toBe(id)
+      yield* forked.chat.chat("still there?")
+      expect(yield* forked.session.sessionId).toEqual(Option.some(forkId))
+      // The warm CLI answered both turns: it was started forking, and is not replaced after.
+      expect(claudeProcessesIn(box.cwd)).toEqual(warm)
       yield* Scope.close(scope, Exit.void)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))

@@ -5,6 +5,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Logger from "effect/Logger"
 import * as LogLevel from "effect/LogLevel"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
@@ -378,5 +379,27 @@ describe("NodeSubprocess edge cases", () => {
       }
       // Nothing past the bound is ever emitted (the first line may or may not have been read first).
       assert.isTrue(seen.every((line) => line === "first"), seen.join(","))
+    }))
+})
+
+describe("NodeSubprocess stream with an input stream", () => {
+  it.live("feeds stdin as input arrives, answer by answer, and closes it when the input ends", () =>
+    Effect.gen(function*() {
+      const input = yield* Queue.unbounded<string>()
+      const lines = yield* Queue.unbounded<string>()
+      const script = "require('readline').createInterface({ input: process.stdin })" +
+        ".on('line', (l) => console.log('got ' + l)).on('close', () => console.log('stdin closed'))"
+      const fiber = yield* stream(node(script, { input: Stream.fromQueue(input) })).pipe(
+        Stream.runForEach((line) => Queue.offer(lines, line)),
+        Effect.fork
+      )
+      // The second line is written only after the first answer came back: a live conversation.
+      yield* Queue.offer(input, "one\n")
+      assert.strictEqual(yield* Queue.take(lines), "got one")
+      yield* Queue.offer(input, "two\n")
+      assert.strictEqual(yield* Queue.take(lines), "got two")
+      yield* Queue.shutdown(input)
+      assert.strictEqual(yield* Queue.take(lines), "stdin closed")
+      assert.isTrue(Exit.isSuccess(yield* Fiber.await(fiber)))
     }))
 })
