@@ -8,7 +8,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Content from "../../src/services/Content.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeVersions, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, claudeVersions, sandbox } from "../support/claudeCli.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
@@ -112,4 +112,43 @@ describe.each(claudeVersions)("ClaudeLocal media with the real claude $version",
       const big = yield* Effect.flip(chat.chat([Content.image(new Uint8Array(6 * 1024 * 1024), "image/png")]))
       expect(big).toMatchObject({ _tag: "UnsupportedContentError", reason: "TooLarge" })
     }).pipe(Effect.scoped))
+})
+
+describe("ClaudeLocal media on a kept-alive CLI (real claude binary)", () => {
+  it.scopedLive(
+    "an image turn and a text turn share one kept-alive process; the image reaches the API as an image block",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(() => ({ text: "A red pixel." }))
+        const box = yield* sandbox(api.url)
+        const ctx = yield* Layer.build(
+          ClaudeLocal.layer({
+            binary: claudeBinary,
+            cwd: box.cwd,
+            env: box.env,
+            requestTimeout: "60 seconds",
+            keepAlive: true
+          }).pipe(
+            Layer.provide(NodeSubprocess.layer),
+            Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
+          )
+        )
+        const chat = Context.get(ctx, ChatClient)
+        expect(yield* chat.chat("Hello")).toBe("A red pixel.")
+        const first = claudeProcessesIn(box.cwd)
+        expect(first).toHaveLength(1)
+        const answer = yield* chat.chat([Content.text("What is in this image?"), Content.image(pngBytes, "image/png")])
+        expect(answer).toBe("A red pixel.")
+        const turns = modelTurns(api)
+        expect(lastUserBlocks(turns[turns.length - 1]!)).toContainEqual(
+          expect.objectContaining({
+            type: "image",
+            source: { type: "base64", media_type: "image/png", data: pngBase64 }
+          })
+        )
+        // Still the same process: media did not cost a restart.
+        expect(claudeProcessesIn(box.cwd)).toEqual(first)
+      }),
+    { timeout: 120_000 }
+  )
 })
