@@ -226,7 +226,6 @@ const keepAlive = Effect.scoped(Effect.gen(function*() {
     } MiB over ${pids.length} process(es)`
   )
   yield* Scope.close(scope, Exit.void)
-
 }))
 
 const main = Effect.gen(function*() {
