@@ -125,10 +125,15 @@ typecheck "README example" main.ts
 step "(b) every entry point type-checks once its optional peer is installed"
 # Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.
 npm install --no-audit --no-fund --loglevel=error --ignore-scripts --omit=optional \
-  @effect/sql-sqlite-node@^0.53.0 @anthropic-ai/claude-agent-sdk@0.3.332 typescript@~5.9.3
+  @effect/sql-sqlite-node@^0.53.0 @anthropic-ai/claude-agent-sdk@0.3.332 typescript@~5.9.3 @effect/ai@^0.37.0
 cp entries.mjs entries.ts
+cat > ai.ts <<'TS'
+import { AiToolkit, ChatLanguageModel } from "effect-chat-bridge/effect-ai"
+console.log(`effect-ai entry: ${typeof AiToolkit.fromToolkit}, ${typeof ChatLanguageModel.layer}`)
+TS
+cp ai.ts ai.mjs && node ai.mjs
 sed -i 's/const failure = async (effect) =>/const failure = async (effect: Effect.Effect<unknown, unknown>) =>/; s/const expect = (text, needle) =>/const expect = (text: string, needle: string) =>/' entries.ts
-typecheck "all entry points" entries.ts
+typecheck "all entry points" entries.ts ai.ts
 
 step "(d) the check-claude-tools bin under plain node"
 mv node_modules/typescript "$work/typescript-aside"
