@@ -15,6 +15,7 @@ peers=(effect@^3.22.4 @effect/platform@^0.97.2 @effect/platform-node@^0.108.2 @e
 
 step "pack"
 cd "$root"
+npm run -s build
 npm pack --dry-run --json --ignore-scripts 2>/dev/null > "$work/files.json"
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[0].files.map((f) => f.path)
@@ -27,7 +28,7 @@ node -e '
   }
   console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file`)
 ' "$work/files.json"
-tarball=$(npm pack --pack-destination "$work" --silent | tail -n 1)
+tarball=$(npm pack --ignore-scripts --pack-destination "$work" --silent | tail -n 1)
 tarball="$work/$tarball"
 echo "tarball: $(basename "$tarball"), $(du -k "$tarball" | cut -f1) KiB packed, $(tar -tzf "$tarball" | wc -l) files"
 
