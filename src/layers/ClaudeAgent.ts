@@ -60,6 +60,7 @@ import type { Emit } from "../internal/loopClient.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, type ChatError, ProviderError } from "../services/ChatClient.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -141,6 +142,8 @@ interface Started {
 interface LiveQuery extends Started {
   readonly scope: Scope.CloseableScope
   readonly send: (text: string) => void
+  /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
+  readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
 }
@@ -375,6 +378,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     // keepAlive: the query kept between turns. Turns (and setTools) are serialised by the session
     // shell, so only one of them touches it at a time.
     const clientScope = yield* Effect.scope
+    const pool = yield* Effect.serviceOption(Pool.ClaudeProcessPool)
     let live: LiveQuery | undefined
 
     /** Ends the kept-alive query and its CLI; the next turn starts a new one. */
@@ -387,6 +391,18 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const startLive = (resume: Option.Option<string>) =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(clientScope, ExecutionStrategy.sequential)
+        // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
+        const permit = yield* Pool.acquireFrom(
+          pool,
+          Effect.suspend(() => {
+            if (live?.scope === scope) live = undefined
+            return Scope.close(scope, Exit.void)
+          })
+        ).pipe(
+          Scope.extend(scope),
+          Effect.onError(() => Scope.close(scope, Exit.void)),
+          Effect.mapError(Pool.toProviderError(provider))
+        )
         const inbox = makeInbox()
         const started = yield* start({
           prompt: inbox.iterable,
@@ -397,7 +413,7 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
           .pipe(Scope.extend(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
         // Runs first on close: the SDK sees the end of its input, then the query is closed.
         yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
-        return { ...started, scope, send: inbox.push, init: undefined } satisfies LiveQuery
+        return { ...started, scope, send: inbox.push, permit, init: undefined } satisfies LiveQuery
       })
 
     /**
@@ -407,11 +423,16 @@ export const make = (options: Options = {}): Effect.Effect<ChatClientService, ne
     const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
         // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
-        if (live !== undefined && !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId)) yield* dropLive
+        if (
+          live !== undefined &&
+          (live.permit.evicted() || !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId))
+        ) yield* dropLive
         const query = live ?? (yield* startLive(input.sessionId))
         live = query
-        query.send(input.prompt)
-        const transcript = yield* consume(query, input.emit, true)
+        const transcript = yield* query.permit.busy(Effect.suspend(() => {
+          query.send(input.prompt)
+          return consume(query, input.emit, true)
+        }))
         if (transcript.init !== undefined) query.init = transcript.init
         return yield* interpret(input, query, { init: query.init, result: transcript.result })
       }).pipe(Effect.onError(() => dropLive))

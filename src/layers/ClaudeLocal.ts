@@ -40,6 +40,7 @@ import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ChatClient, type ChatClientService, ProviderError } from "../services/ChatClient.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
 import { type McpBridgeService, renderMcpConfig } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
@@ -305,7 +306,7 @@ export const make = (
 
     // keepAlive: one CLI per conversation, replaced when a turn needs other flags (its key).
     const keepAlive = options.keepAlive === true || options.prewarm === true
-    const slot = LiveCli.makeSlot(subprocess, scope)
+    const slot = LiveCli.makeSlot(subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool))
 
     /** The live CLI for a turn with `jsonSchema` under the current tools, started if need be. */
     const liveCli = (sessionId: Option.Option<string>, jsonSchema: string | undefined) =>
@@ -345,7 +346,7 @@ export const make = (
               ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
               ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
             }
-          }))
+          })).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
         return { cli, mounted }
       })
 

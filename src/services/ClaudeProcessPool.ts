@@ -34,6 +34,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { ProviderError } from "./ChatClient.js"
 
 /** No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn. */
 export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeoutError>()(
@@ -257,6 +258,10 @@ export const acquireFrom = (
   evict: Effect.Effect<void>
 ): Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope> =>
   Option.isSome(pool) ? pool.value.acquire(evict) : Effect.succeed(unbounded)
+
+/** How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice. */
+export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutError): ProviderError =>
+  new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
 
 /** A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it. */
 export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
