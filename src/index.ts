@@ -19,6 +19,7 @@ export * as OpenAi from "./layers/OpenAi.js"
 export * as Scripted from "./layers/Scripted.js"
 export * as ChatClient from "./services/ChatClient.js"
 export * as ChatEvent from "./services/ChatEvent.js"
+export * as ClaudeProcessPool from "./services/ClaudeProcessPool.js"
 export * as ModelTurn from "./services/ModelTurn.js"
 export * as Tool from "./services/Tool.js"
 

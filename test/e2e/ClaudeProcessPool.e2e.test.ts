@@ -6,6 +6,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
@@ -156,4 +157,41 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       expect(yield* pool.stats).toMatchObject({ live: 0, waiting: 0 })
     }), 120_000)
+})
+
+describe("ClaudeProcessPool with the Agent SDK's real claude CLI (ClaudeAgent keepAlive)", () => {
+  const agentIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPoolService) =>
+    Layer.buildWithScope(
+      ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "120 seconds", keepAlive: true }).pipe(
+        Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
+      ),
+      scope
+    ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+
+  it.scopedLive(
+    "a kept query holds a permit; evicted, the next turn resumes with its history; a waiter is bounded",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(echo)
+        const box = yield* sandbox(api.url)
+        const pool = yield* Pool.make({ maxLiveProcesses: 1, idleTimeout: "1 second", acquireTimeout: "300 millis" })
+        const scope = yield* Scope.make()
+        const chat = yield* agentIn(box, scope, pool)
+        const other = yield* agentIn(box, scope, pool)
+        expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
+        expect((yield* pool.stats).live).toBe(1)
+        // The one permit is held by a CLI idle for less than reclaimAfter: the other turn times out.
+        const refused = yield* Effect.flip(other.chat("me too"))
+        expect(refused).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+        expect(refused.message).toContain("maxLiveProcesses")
+        yield* until(() => claudeProcessesIn(box.cwd).length === 0 && Effect.runSync(pool.stats).live === 0)
+        expect((yield* pool.stats).evictions).toBe(1)
+        expect(yield* chat.chat("What was the word?")).toBe("You said: What was the word?")
+        expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("pineapple")
+        yield* Scope.close(scope, Exit.void)
+        expect(claudeProcessesIn(box.cwd)).toEqual([])
+        expect((yield* pool.stats).live).toBe(0)
+      }),
+    120_000
+  )
 })
