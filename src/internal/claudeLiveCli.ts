@@ -14,6 +14,7 @@ import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as Pool from "../services/ClaudeProcessPool.js"
 import type { RunOptions, SubprocessError, SubprocessService } from "../services/Subprocess.js"
 
 /** How the process's output ended: its exit code, or the error that ended the stream. */
@@ -54,6 +55,8 @@ export interface LiveCli {
   ) => Effect.Effect<TurnOutput, E>
   /** Stops the process (SIGTERM, then SIGKILL after the grace) and releases what its scope holds. */
   readonly close: Effect.Effect<void>
+  /** Restarts its idle clock in the process pool (if any) before it is handed out for a turn. */
+  readonly touch: Effect.Effect<void>
 }
 
 /** The stream-json user message the CLI reads from stdin, one per line. */
@@ -94,10 +97,16 @@ export const start = <E>(params: {
   /** Whether the process was started with `--fork-session` (its first result names the new session). */
   readonly fork?: boolean | undefined
   readonly prepare: Effect.Effect<RunOptions, E, Scope.Scope>
-}): Effect.Effect<LiveCli, E> =>
+  readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
+}): Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError> =>
   Effect.gen(function*() {
     const scope = yield* Scope.fork(params.parent, ExecutionStrategy.sequential)
     const close = Scope.close(scope, Exit.void)
+    // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
+    const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
+      Scope.extend(scope),
+      Effect.onError(() => close)
+    )
     const runOptions = yield* params.prepare.pipe(Scope.extend(scope), Effect.onError(() => close))
     const input = yield* Queue.unbounded<string>()
     const output = yield* Queue.unbounded<string | Ended>()
@@ -135,7 +144,7 @@ export const start = <E>(params: {
     yield* Scope.addFinalizer(scope, Queue.shutdown(input))
 
     const turn = <E2>(prompt: string | { readonly line: string }, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      Effect.gen(function*() {
+      permit.busy(Effect.gen(function*() {
         const lines: Array<string> = []
         if (ended !== undefined) return { lines, ended } satisfies TurnOutput
         yield* Queue.offer(input, typeof prompt === "string" ? userMessage(prompt) : `${prompt.line}\n`)
@@ -151,15 +160,16 @@ export const start = <E>(params: {
             return { lines, ended: undefined } satisfies TurnOutput
           }
         }
-      })
+      }))
 
     return {
       key: params.key,
       sessionId: () => session,
       forks: () => forking,
-      alive: () => ended === undefined,
+      alive: () => ended === undefined && !permit.evicted(),
       turn,
-      close
+      close,
+      touch: permit.touch
     } satisfies LiveCli
   })
 
@@ -175,15 +185,19 @@ export interface LiveSlot {
     sessionId: Option.Option<string>,
     prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<RunOptions, E, Scope.Scope>,
     fork?: boolean
-  ) => Effect.Effect<LiveCli, E>
+  ) => Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError>
   /** The current live CLI, if any. */
   readonly current: () => LiveCli | undefined
   /** Stops the current live CLI; the next `use` starts a new one. */
   readonly drop: Effect.Effect<void>
 }
 
-/** A slot whose processes live in `parent` (closing it stops them). */
-export const makeSlot = (subprocess: SubprocessService, parent: Scope.Scope): LiveSlot => {
+/** A slot whose processes live in `parent` (closing it stops them), each holding a permit of `pool` if given. */
+export const makeSlot = (
+  subprocess: SubprocessService,
+  parent: Scope.Scope,
+  pool: Option.Option<Pool.ClaudeProcessPoolService> = Option.none()
+): LiveSlot => {
   let current: LiveCli | undefined
   const drop = Effect.suspend(() => {
     const ending = current
@@ -202,7 +216,7 @@ export const makeSlot = (subprocess: SubprocessService, parent: Scope.Scope): Li
       if (
         cli !== undefined && cli.alive() && cli.key === key && cli.forks() === forking &&
         Option.getEquivalence<string>((a, b) => a === b)(cli.sessionId(), sessionId)
-      ) return cli
+      ) return yield* Effect.as(cli.touch, cli)
       yield* drop
       const started = yield* start({
         subprocess,
@@ -210,7 +224,8 @@ export const makeSlot = (subprocess: SubprocessService, parent: Scope.Scope): Li
         key,
         resume: sessionId,
         fork: forking,
-        prepare: prepare(sessionId, forking)
+        prepare: prepare(sessionId, forking),
+        pool
       })
       current = started
       return started

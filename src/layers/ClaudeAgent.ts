@@ -92,6 +92,7 @@ import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { type ChatClient, type ChatError, ProviderError } from "../services/ChatClient.js"
 import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -185,6 +186,8 @@ interface Started {
 interface LiveQuery extends Started {
   readonly scope: Scope.CloseableScope
   readonly send: (content: AgentSdk.SDKUserMessage["message"]["content"]) => void
+  /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
+  readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
 }
@@ -518,6 +521,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     // keepAlive: the query kept between turns. Turns (and setTools) are serialised by the session
     // shell, so only one of them touches it at a time.
     const clientScope = yield* Effect.scope
+    const pool = yield* Effect.serviceOption(Pool.ClaudeProcessPool)
     let live: LiveQuery | undefined
 
     /** Ends the kept-alive query and its CLI; the next turn starts a new one. */
@@ -530,6 +534,18 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     const startLive = (resume: Option.Option<string>, fork: boolean) =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(clientScope, ExecutionStrategy.sequential)
+        // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
+        const permit = yield* Pool.acquireFrom(
+          pool,
+          Effect.suspend(() => {
+            if (live?.scope === scope) live = undefined
+            return Scope.close(scope, Exit.void)
+          })
+        ).pipe(
+          Scope.extend(scope),
+          Effect.onError(() => Scope.close(scope, Exit.void)),
+          Effect.mapError(Pool.toProviderError(provider))
+        )
         const inbox = makeInbox()
         const started = yield* start({
           prompt: inbox.iterable,
@@ -541,7 +557,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
           .pipe(Scope.extend(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
         // Runs first on close: the SDK sees the end of its input, then the query is closed.
         yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
-        return { ...started, scope, send: inbox.push, init: undefined } satisfies LiveQuery
+        return { ...started, scope, send: inbox.push, permit, init: undefined } satisfies LiveQuery
       })
 
     /**
@@ -553,12 +569,15 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
         if (
           live !== undefined &&
-          (!Option.getEquivalence(Equal.equals)(lastSession, input.sessionId) || lastFork !== input.fork)
+          (live.permit.evicted() || !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId) ||
+            lastFork !== input.fork)
         ) yield* dropLive
         const query = live ?? (yield* startLive(input.sessionId, input.fork))
         live = query
-        query.send(userContent(input))
-        const transcript = yield* consume(query, input.emit, true)
+        const transcript = yield* query.permit.busy(Effect.suspend(() => {
+          query.send(userContent(input))
+          return consume(query, input.emit, true)
+        }))
         if (transcript.init !== undefined) query.init = transcript.init
         return yield* interpret(input, query, {
           init: query.init,

@@ -65,6 +65,7 @@ import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { type ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
 import type { McpBridgeService } from "../services/McpBridge.js"
 import { SecretFile } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError } from "../services/Subprocess.js"
@@ -555,7 +556,7 @@ export const make = (
 
     // keepAlive: one CLI per conversation, replaced when a turn needs another plan (its key).
     const keepAlive = options.keepAlive === true || options.prewarm === true
-    const slot = LiveCli.makeSlot(subprocess, scope)
+    const slot = LiveCli.makeSlot(subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool))
 
     /**
      * Everything a process is started with but the session and the files' paths: options are
@@ -581,7 +582,7 @@ export const make = (
           sessionId,
           (resume, forking) => prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
           fork
-        )
+        ).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
         return { cli, plan }
       })
 

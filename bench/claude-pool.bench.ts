@@ -1,0 +1,166 @@
+/**
+ * Many conversations on one machine: N concurrent ClaudeLocal conversations × T tool-using turns
+ * each, real `claude` binary against the fake Messages API, with `keepAlive` and a shared
+ * ClaudeProcessPool (at most M live CLIs) vs one fresh CLI per turn (keepAlive off, no pool).
+ * Reports turns/s of both and their ratio (target ≥ 5×), and the peak resident memory of the CLIs
+ * against M × the RSS of one kept CLI × 1.2.
+ *
+ * Scale: POOL_BENCH_CONVERSATIONS (16), POOL_BENCH_TURNS (3), POOL_BENCH_MAX_LIVE (4).
+ */
+import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import { readFileSync } from "node:fs"
+import { performance } from "node:perf_hooks"
+import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
+import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
+import * as NodeSubprocess from "../src/layers/NodeSubprocess.js"
+import { ChatClient, type ChatClientService } from "../src/services/ChatClient.js"
+import * as Pool from "../src/services/ClaudeProcessPool.js"
+import * as Tool from "../src/services/Tool.js"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../test/support/claudeCli.js"
+import * as Fake from "../test/support/FakeMessagesApi.js"
+
+const intFromEnv = (name: string, fallback: number) => {
+  const n = Number(process.env[name])
+  return Number.isInteger(n) && n > 0 ? n : fallback
+}
+const conversations = intFromEnv("POOL_BENCH_CONVERSATIONS", 16)
+const turnsEach = intFromEnv("POOL_BENCH_TURNS", 3)
+const maxLive = intFromEnv("POOL_BENCH_MAX_LIVE", 4)
+
+const add = Tool.make("add", {
+  description: "Adds two numbers",
+  parameters: { a: Schema.Number, b: Schema.Number },
+  handler: ({ a, b }) => Effect.succeed(a + b)
+})
+
+/** Resident memory (VmRSS, MiB) of the processes in `pids`. */
+const rssMiB = (pids: ReadonlyArray<number>) =>
+  pids.reduce((sum, pid) => {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+      return sum + Number(kb ?? 0) / 1024
+    } catch {
+      return sum
+    }
+  }, 0)
+
+const client = (
+  box: Sandbox,
+  scope: Scope.Scope,
+  keepAlive: boolean,
+  pool: Pool.ClaudeProcessPoolService | undefined
+) =>
+  Layer.buildWithScope(
+    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, keepAlive, requestTimeout: "10 minutes" })
+      .pipe(
+        Layer.provide(NodeSubprocess.layer),
+        Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
+        Layer.provide(pool === undefined ? Layer.empty : Layer.succeed(Pool.ClaudeProcessPool, pool))
+      ),
+    scope
+  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+
+/** Runs every conversation's turns, all conversations at once; wall time, peak CLI count and RSS. */
+const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolService | undefined) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const clients: Array<ChatClientService> = []
+    for (let i = 0; i < conversations; i++) {
+      const chat = yield* client(box, scope, keepAlive, pool)
+      yield* chat.setTools([add])
+      clients.push(chat)
+    }
+    let peakRss = 0
+    let peakCount = 0
+    const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(
+      Effect.sync(() => {
+        const pids = claudeProcessesIn(box.cwd)
+        peakCount = Math.max(peakCount, pids.length)
+        peakRss = Math.max(peakRss, rssMiB(pids))
+      }),
+      Effect.sleep("100 millis")
+    )))
+    let done = 0
+    const progress = yield* Effect.fork(Effect.forever(Effect.zipRight(
+      Effect.sleep("10 seconds"),
+      Effect.flatMap(
+        pool === undefined ? Effect.succeed(undefined) : pool.stats,
+        (stats) =>
+          Effect.sync(() =>
+            console.error(
+              `  … ${done}/${conversations * turnsEach} turns, ${claudeProcessesIn(box.cwd).length} CLIs${
+                stats === undefined ? "" : `, pool ${JSON.stringify(stats)}`
+              }`
+            )
+          )
+      )
+    )))
+    const started = performance.now()
+    const answers = yield* Effect.forEach(clients, (chat) =>
+      Effect.forEach(
+        Array.from({ length: turnsEach }, (_, t) => t),
+        (t) =>
+          Effect.tap(chat.chat(`Turn ${t}: please add 2 and 40`), () => {
+            done++
+          })
+      ), { concurrency: "unbounded" })
+    const seconds = (performance.now() - started) / 1000
+    yield* Fiber.interrupt(sampler)
+    yield* Fiber.interrupt(progress)
+    yield* Scope.close(scope, Exit.void)
+    // Reported, not thrown: one odd answer under load should not hide the measurement.
+    const wrong = answers.flat().filter((a) => a !== "The sum is 42.")
+    if (wrong.length > 0) {
+      console.error(`  ${wrong.length} turn(s) answered otherwise, e.g. ${JSON.stringify(wrong[0])}`)
+    }
+    return { seconds, turnsPerSecond: (conversations * turnsEach) / seconds, peakRss, peakCount, wrong: wrong.length }
+  })
+
+const main = Effect.scoped(Effect.gen(function*() {
+  const api = yield* Fake.make((req) => {
+    const results = Fake.toolResults(req)
+    if (results.length > 0) return { text: `The sum is ${results[0]!.content}.` }
+    return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+  })
+  const box = yield* sandbox(api.url)
+  // One kept CLI after a turn: the unit of memory.
+  const single = yield* Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    const chat = yield* client(box, scope, true, undefined)
+    yield* chat.setTools([add])
+    yield* chat.chat("please add 2 and 40")
+    yield* chat.chat("please add 2 and 40")
+    const rss = rssMiB(claudeProcessesIn(box.cwd))
+    yield* Scope.close(scope, Exit.void)
+    return rss
+  })
+  const pool = yield* Pool.make({ maxLiveProcesses: maxLive, reclaimAfter: "200 millis", acquireTimeout: "10 minutes" })
+  const pooled = yield* run(box, true, pool)
+  console.error(`  pooled: ${JSON.stringify(pooled)}`)
+  const fresh = yield* run(box, false, undefined)
+  const ratio = pooled.turnsPerSecond / fresh.turnsPerSecond
+  const bound = maxLive * single * 1.2
+  const stats = yield* pool.stats
+  console.log(
+    `${conversations} concurrent conversations × ${turnsEach} tool-using turns, keepAlive + ClaudeProcessPool(max ${maxLive}) vs one CLI per turn: ` +
+      `${pooled.turnsPerSecond.toFixed(2)} turns/s (${pooled.seconds.toFixed(1)} s) vs baseline ${
+        fresh.turnsPerSecond.toFixed(2)
+      } turns/s (${fresh.seconds.toFixed(1)} s) → ratio ${ratio.toFixed(2)}×  (target ≥ 5×: ${
+        ratio >= 5 ? "met" : "MISSED"
+      }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong}`
+  )
+  console.log(
+    `peak RSS of the CLIs: pooled ${
+      pooled.peakRss.toFixed(0)
+    } MiB over at most ${pooled.peakCount} CLIs vs one CLI per turn ${
+      fresh.peakRss.toFixed(0)
+    } MiB over at most ${fresh.peakCount}; bound ${maxLive} × ${single.toFixed(0)} MiB (one kept CLI) × 1.2 = ${
+      bound.toFixed(0)
+    } MiB  (${pooled.peakRss <= bound ? "met" : "MISSED"})`
+  )
+}))
+
+Effect.runPromise(main).catch((e) => {
+  console.error(e)
+  process.exit(1)
+})
