@@ -27,7 +27,10 @@ const clientIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPool
       cwd: box.cwd,
       env: box.env,
       requestTimeout: "120 seconds",
-      keepAlive: true
+      keepAlive: true,
+      // The pool bounds live CLIs; a client's one-off `claude --version` probe is not one, but it
+      // runs in the same folder and would be counted by the process sampling below.
+      cliVersion: "2.1.332"
     })
       .pipe(
         Layer.provide(NodeSubprocess.layer),
