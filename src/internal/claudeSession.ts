@@ -5,6 +5,7 @@
  * how a run is started.
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
@@ -69,6 +70,26 @@ export const toolServerFailure = (provider: string, serverName: string, status: 
     }); refusing an answer given without tools`,
     retryable: false
   })
+
+/**
+ * A turn that outlived `requestTimeout`: retryable (its CLI is stopped, and the next turn resumes
+ * the session), naming the bound and the option that sets it.
+ */
+export const turnTimeout = (provider: string, timeout: Duration.DurationInput) =>
+  new ProviderError({
+    provider,
+    kind: "timeout",
+    message: `The claude CLI did not finish the turn within ${
+      Duration.format(Duration.decode(timeout))
+    } and was stopped; raise the requestTimeout option if turns need longer`,
+    retryable: true
+  })
+
+/** Bounds a turn by `requestTimeout`, failing with {@link turnTimeout}. */
+export const withTurnTimeout =
+  (provider: string, timeout: Duration.DurationInput) =>
+  <A, E, R>(turn: Effect.Effect<A, E, R>): Effect.Effect<A, E | ProviderError, R> =>
+    Effect.timeoutFail(turn, { duration: timeout, onTimeout: () => turnTimeout(provider, timeout) })
 
 /** What the CLI says when its credentials are missing or refused. */
 const AuthFailure =

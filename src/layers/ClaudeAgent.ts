@@ -72,7 +72,8 @@ import {
   type RunInput,
   type RunOutcome,
   type SessionClient,
-  sessionContext
+  sessionContext,
+  withTurnTimeout
 } from "../internal/claudeSession.js"
 import {
   assistantText,
@@ -377,18 +378,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
               retryable: false
             })
           }
-        })).pipe(
-          Effect.timeoutFail({
-            duration: timeout,
-            onTimeout: () =>
-              new ProviderError({
-                provider,
-                kind: "timeout",
-                message: `The claude CLI did not finish within ${Duration.format(timeout)}`,
-                retryable: true
-              })
-          })
-        )
+        })).pipe(withTurnTimeout(provider, timeout))
 
     /**
      * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and

@@ -54,7 +54,9 @@ import {
   serverStatus,
   type SessionClient,
   sessionContext,
-  toolServerFailure
+  toolServerFailure,
+  turnTimeout,
+  withTurnTimeout
 } from "../internal/claudeSession.js"
 import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
@@ -270,6 +272,9 @@ export const make = (
       given: options.toolPolicy?.conditions
     })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
+    // A fresh run that outlives `requestTimeout` fails as a kept-alive turn does.
+    const fromTurnSubprocess = (error: SubprocessError) =>
+      error._tag === "SubprocessTimeoutError" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
 
     const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
     const bridge = yield* Ref.make(Option.fromNullable(options.bridge))
@@ -369,7 +374,7 @@ export const make = (
               "SubprocessExitError",
               (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })
             ),
-            Effect.mapError((e) => (e._tag === "ProviderError" ? e : fromSubprocess(binary)(e)))
+            Effect.mapError((e) => (e._tag === "ProviderError" ? e : fromTurnSubprocess(e)))
           )
         return { ...outcome, stdout: lines.join("\n") }
       })
@@ -498,7 +503,7 @@ export const make = (
             timeout
           }
         const execute = input.emit === undefined
-          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromSubprocess(binary)))
+          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromTurnSubprocess))
           : streamRun(runOptions, input.emit, mounted)
         // The bridge's tool calls during this run become children of the run's span.
         const result =
@@ -608,18 +613,7 @@ export const make = (
               }
             }
             if (input.emit !== undefined) { for (const event of translate(line)) yield* input.emit(toChatEvent(event)) }
-          })).pipe(
-            Effect.timeoutFail({
-              duration: timeout,
-              onTimeout: () =>
-                new ProviderError({
-                  provider,
-                  kind: "timeout",
-                  message: `The claude CLI did not finish the turn within ${Duration.format(Duration.decode(timeout))}`,
-                  retryable: true
-                })
-            })
-          )
+          })).pipe(withTurnTimeout(provider, timeout))
         // The bridge's tool calls during this turn become children of the turn's span.
         const output = yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(turn) : turn)
         const parsed = parseRun(output.lines.join("\n"))

@@ -322,6 +322,9 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(yield* chat.chat("hello")).toBe("You said: hello")
       const error = yield* Effect.flip(chat.chat("be slow"))
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error.message).toMatch(
+        /did not finish the turn within 20s and was stopped; raise the requestTimeout option/
+      )
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       yield* Scope.close(scope, Exit.void)
       // The config carries a wrong token: the bridge answers the CLI with 401.

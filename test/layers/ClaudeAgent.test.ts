@@ -137,7 +137,10 @@ describe("ClaudeAgent (scripted SDK)", () => {
       const chat = yield* client({ requestTimeout: "300 millis" })
       const error = yield* Effect.flip(chat.chat("hi"))
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
-      expect(error.message).toContain("did not finish within")
+      expect(error.message).toBe(
+        "The claude CLI did not finish the turn within 300ms and was stopped; " +
+          "raise the requestTimeout option if turns need longer"
+      )
       expect(Sdk.closed()).toBe(1)
     }))
 

@@ -268,12 +268,16 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         expect(e.message).toMatch(/Install Claude Code.*log in/)
       }))
 
-    it.live("timeout → retryable timeout error", () =>
+    it.live("timeout → retryable timeout error naming requestTimeout, as for a kept-alive turn", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([
           new SubprocessTimeoutError({ command: "claude", timeoutMillis: 5, stderrTail: "", message: "timed out" })
-        ])
+        ], { requestTimeout: "90 seconds" })
         expect(e).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+        expect(e.message).toBe(
+          "The claude CLI did not finish the turn within 1m 30s and was stopped; " +
+            "raise the requestTimeout option if turns need longer"
+        )
       }))
 
     it.live("is_error result → error carrying the message and api_error_status", () =>
