@@ -1,6 +1,8 @@
 /**
  * The parts of `claude -p --output-format stream-json --verbose` output the library reads: the
- * `system/init` line (MCP server status) and the final `result` line. Unknown fields are ignored.
+ * `system/init` line (MCP server status), the final `result` line, the assistant's text and the
+ * tool calls (`tool_use` / `tool_result` blocks), read in one pass by `makeRunReader`. Unknown
+ * fields are ignored.
  */
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
@@ -66,8 +68,10 @@ export interface ParsedRun {
   readonly garbage: ReadonlyArray<string>
   /** The text of the last assistant message that had text. */
   readonly lastText: string | undefined
-  /** The tools the CLI ran, in order, for the turn span's events. */
+  /** Every tool the CLI ran, the bridge's included, in order: for the turn span's events. */
   readonly toolUses: ReadonlyArray<ToolUse>
+  /** The agent runtime's own tool calls (not the bridge's, not the library's), as chat events. */
+  readonly activity: ReadonlyArray<AgentToolStart | AgentToolEnd>
 }
 
 /** The text blocks of an assistant message line, joined; undefined when it has none. */
@@ -86,86 +90,91 @@ export interface ToolUse {
   readonly isError: boolean | undefined
 }
 
-/**
- * Collects tool uses from stream-json messages: `tool_use` blocks of assistant messages, with
- * `is_error` from the matching `tool_result` of the next user message. One instance per run.
- */
-export const makeToolUseCollector = () => {
-  const uses: Array<{ id: string; name: string; isError: boolean | undefined }> = []
-  const byId = new Map<string, { isError: boolean | undefined }>()
-  const push = (json: unknown): void => {
-    if (typeof json !== "object" || json === null) return
-    const msg = json as { type?: unknown; message?: { content?: unknown } }
-    if (msg.type !== "assistant" && msg.type !== "user") return
-    const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
-    for (const block of content) {
-      if (msg.type === "assistant" && block.type === "tool_use" && typeof block.name === "string") {
-        const use = { id: String(block.id), name: block.name, isError: undefined }
-        uses.push(use)
-        byId.set(use.id, use)
-      } else if (msg.type === "user" && block.type === "tool_result") {
-        const use = byId.get(String(block.tool_use_id))
-        if (use !== undefined) use.isError = block.is_error === true
-      }
-    }
-  }
-  return { push, uses: (): ReadonlyArray<ToolUse> => uses }
+/** Tools the library itself puts in a run (`ask`'s answer channel): not agent activity. */
+const InternalTools = new Set(["StructuredOutput"])
+
+/** A `tool_result`'s content as text: a string, or the text of its text blocks. */
+const resultText = (content: unknown): string =>
+  typeof content === "string"
+    ? content
+    : Array.isArray(content)
+    ? (content as Array<{ text?: unknown }>).map((c) => (typeof c.text === "string" ? c.text : "")).join("")
+    : ""
+
+/** A `tool_use` seen in the run, until (and after) its result. */
+interface OpenUse {
+  readonly use: { readonly id: string; readonly name: string; isError: boolean | undefined }
+  /** `bridge`: the caller's tool (ToolCall events); `agent`: the runtime's (AgentTool events); `internal`: none. */
+  readonly kind: "bridge" | "agent" | "internal"
+  /** The name its events carry: without the bridge's prefix for the caller's tools. */
+  readonly name: string
+  /** Whether its end event is still due: a call ends once, at its first result. */
+  pending: boolean
 }
 
-/** Reads the init and result lines out of the CLI's stdout. */
-export const parseRun = (stdout: string): ParsedRun => {
+/**
+ * Reads one run's stream-json output, line by line (the CLI) or message by message (the Agent
+ * SDK), in a single pass: each message gives its chat events as they happen (text and thinking
+ * deltas with `--include-partial-messages`; the bridge's tools as ToolCallStart / ToolCallEnd;
+ * every other tool — built-in ones, application MCP servers — as AgentToolStart / AgentToolEnd),
+ * and `done` gives what the provider reads afterwards (init and result lines, last text, every
+ * tool use with its error flag for the turn span, the agent's activity). One instance per run.
+ */
+export const makeRunReader = (toolPrefix: string) => {
   let init: InitLine | undefined
   let result: ResultLine | undefined
   let lastText: string | undefined
   const garbage: Array<string> = []
-  const toolUses = makeToolUseCollector()
-  for (const line of stdout.split("\n")) {
-    const trimmed = line.trim()
-    if (trimmed === "") continue
-    let json: unknown
-    try {
-      json = JSON.parse(trimmed)
-    } catch {
-      garbage.push(trimmed)
-      continue
-    }
-    toolUses.push(json)
-    if (init === undefined) {
-      const i = decodeInit(json)
-      if (Either.isRight(i)) {
-        init = i.right
-        continue
+  const uses: Array<OpenUse["use"]> = []
+  const byId = new Map<string, OpenUse>()
+  const activity: Array<AgentToolStart | AgentToolEnd> = []
+
+  const toolEvents = (type: unknown, content: ReadonlyArray<Record<string, unknown>>) => {
+    const out: Array<TranslatedEvent> = []
+    for (const block of content) {
+      if (type === "assistant" && block.type === "tool_use" && typeof block.name === "string") {
+        const id = String(block.id)
+        const bridged = block.name.startsWith(toolPrefix)
+        const kind = bridged ? "bridge" : InternalTools.has(block.name) ? "internal" : "agent"
+        const open: OpenUse = {
+          use: { id, name: block.name, isError: undefined },
+          kind,
+          name: bridged ? block.name.slice(toolPrefix.length) : block.name,
+          pending: kind !== "internal"
+        }
+        uses.push(open.use)
+        byId.set(id, open)
+        if (kind === "bridge") out.push({ _tag: "ToolCallStart", id, name: open.name, arguments: block.input ?? {} })
+        else if (kind === "agent") {
+          const event = { _tag: "AgentToolStart", id, name: open.name, input: block.input ?? {} } as const
+          activity.push(new AgentToolStart(event))
+          out.push(event)
+        }
+      } else if (type === "user" && block.type === "tool_result") {
+        const id = String(block.tool_use_id)
+        const open = byId.get(id)
+        if (open === undefined) continue
+        const isError = block.is_error === true
+        open.use.isError = isError
+        if (!open.pending) continue
+        open.pending = false
+        const end = { id, name: open.name, result: resultText(block.content), isError }
+        if (open.kind === "bridge") out.push({ _tag: "ToolCallEnd", ...end })
+        else {
+          const event = { _tag: "AgentToolEnd", ...end } as const
+          activity.push(new AgentToolEnd(event))
+          out.push(event)
+        }
       }
     }
-    lastText = assistantText(json) ?? lastText
-    const r = decodeResult(json)
-    if (Either.isRight(r)) result = r.right
+    return out
   }
-  return { init, result, garbage, lastText, toolUses: toolUses.uses() }
-}
 
-/** Tools the library itself puts in a run (`ask`'s answer channel): not agent activity. */
-const InternalTools = new Set(["StructuredOutput"])
-
-/**
- * Translates stream-json lines (with `--include-partial-messages`) into chat events: text and
- * thinking deltas, calls to the bridge's tools as ToolCallStart / ToolCallEnd, and calls to every
- * other tool (built-in ones, application MCP servers) as AgentToolStart / AgentToolEnd. Stateful:
- * one instance per run.
- */
-export const makeEventTranslator = (toolPrefix: string) => {
-  const started = new Map<string, string>()
-  const agentStarted = new Map<string, string>()
-  return (line: string): ReadonlyArray<TranslatedEvent> => {
-    let json: unknown
-    try {
-      json = JSON.parse(line)
-    } catch {
-      return []
-    }
+  /** One parsed message: its chat events; the init, result and text are kept for `done`. */
+  const message = (json: unknown): ReadonlyArray<TranslatedEvent> => {
     if (typeof json !== "object" || json === null) return []
     const msg = json as {
-      type?: string
+      type?: unknown
       event?: { type?: string; delta?: { type?: string; text?: string; thinking?: string } }
       message?: { content?: unknown }
     }
@@ -178,45 +187,57 @@ export const makeEventTranslator = (toolPrefix: string) => {
         ? [{ _tag: "TextDelta", text: delta.text }]
         : []
     }
-    const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
-    const out: Array<TranslatedEvent> = []
-    if (msg.type === "assistant") {
-      for (const block of content) {
-        if (block.type !== "tool_use" || typeof block.name !== "string") continue
-        if (!block.name.startsWith(toolPrefix)) {
-          if (InternalTools.has(block.name)) continue
-          agentStarted.set(String(block.id), block.name)
-          out.push({ _tag: "AgentToolStart", id: String(block.id), name: block.name, input: block.input ?? {} })
-          continue
-        }
-        const id = String(block.id)
-        const name = block.name.slice(toolPrefix.length)
-        started.set(id, name)
-        out.push({ _tag: "ToolCallStart", id, name, arguments: block.input ?? {} })
-      }
-    } else if (msg.type === "user") {
-      for (const block of content) {
-        if (block.type !== "tool_result") continue
-        const id = String(block.tool_use_id)
-        const result = typeof block.content === "string"
-          ? block.content
-          : Array.isArray(block.content)
-          ? (block.content as Array<{ text?: unknown }>).map((c) => (typeof c.text === "string" ? c.text : "")).join("")
-          : ""
-        const agentName = agentStarted.get(id)
-        if (agentName !== undefined) {
-          agentStarted.delete(id)
-          out.push({ _tag: "AgentToolEnd", id, name: agentName, result, isError: block.is_error === true })
-          continue
-        }
-        const name = started.get(id)
-        if (name === undefined) continue
-        started.delete(id)
-        out.push({ _tag: "ToolCallEnd", id, name, result, isError: block.is_error === true })
+    const events = msg.type === "assistant" || msg.type === "user"
+      ? toolEvents(
+        msg.type,
+        Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+      )
+      : []
+    if (init === undefined && msg.type === "system") {
+      const i = decodeInit(json)
+      if (Either.isRight(i)) {
+        init = i.right
+        return events
       }
     }
-    return out
+    lastText = assistantText(json) ?? lastText
+    if (msg.type === "result") {
+      const r = decodeResult(json)
+      if (Either.isRight(r)) result = r.right
+    }
+    return events
   }
+
+  /** One stdout line; a line that is not JSON is kept as garbage. */
+  const line = (text: string): ReadonlyArray<TranslatedEvent> => {
+    const trimmed = text.trim()
+    if (trimmed === "") return []
+    let json: unknown
+    try {
+      json = JSON.parse(trimmed)
+    } catch {
+      garbage.push(trimmed)
+      return []
+    }
+    return message(json)
+  }
+
+  return {
+    line,
+    message,
+    /** The init line read so far (the first one). */
+    init: (): InitLine | undefined => init,
+    /** The result line read so far (the last one). */
+    result: (): ResultLine | undefined => result,
+    done: (): ParsedRun => ({ init, result, garbage, lastText, toolUses: uses, activity })
+  }
+}
+
+/** Reads a whole run's stdout (see {@link makeRunReader}). */
+export const parseRun = (stdout: string, toolPrefix: string): ParsedRun => {
+  const reader = makeRunReader(toolPrefix)
+  for (const line of stdout.split("\n")) reader.line(line)
+  return reader.done()
 }
 
 export type TranslatedEvent =
@@ -238,19 +259,6 @@ export type TranslatedEvent =
     readonly result: string
     readonly isError: boolean
   }
-
-/** The agent runtime's own tool calls in a run's stdout lines. */
-export const agentActivity = (lines: ReadonlyArray<string>, toolPrefix: string) => {
-  const translate = makeEventTranslator(toolPrefix)
-  const out: Array<AgentToolStart | AgentToolEnd> = []
-  for (const line of lines) {
-    for (const event of translate(line)) {
-      if (event._tag === "AgentToolStart") out.push(new AgentToolStart(event))
-      else if (event._tag === "AgentToolEnd") out.push(new AgentToolEnd(event))
-    }
-  }
-  return out
-}
 
 /** The chat event for a translated line event. */
 export const toChatEvent = (event: TranslatedEvent): ChatEvent => {

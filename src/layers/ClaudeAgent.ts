@@ -36,7 +36,6 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Equal from "effect/Equal"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
@@ -46,7 +45,6 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
-import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
@@ -76,11 +74,9 @@ import {
   withTurnTimeout
 } from "../internal/claudeSession.js"
 import {
-  assistantText,
-  InitLine,
-  makeEventTranslator,
-  makeToolUseCollector,
-  ResultLine,
+  type InitLine,
+  makeRunReader,
+  type ResultLine,
   toChatEvent,
   type ToolUse
 } from "../internal/claudeStreamJson.js"
@@ -162,9 +158,6 @@ export interface Options extends ClaudeCodeOptions {
 
 /** The default bound on one turn (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
-
-const decodeInit = Schema.decodeUnknownEither(InitLine)
-const decodeResult = Schema.decodeUnknownEither(ResultLine)
 
 /** What the CLI printed during one query (or one turn of a kept-alive query) that the provider reads. */
 interface Transcript {
@@ -330,42 +323,23 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       Effect.flatMap(Effect.runtime<never>(), (runtime) =>
         Effect.tryPromise({
           try: async (signal) => {
-            const translate = makeEventTranslator(`mcp__${serverName}__`)
-            const activity: Array<AgentToolStart | AgentToolEnd> = []
+            const reader = makeRunReader(`mcp__${serverName}__`)
             const runEmit = Runtime.runPromise(runtime)
             signal.addEventListener("abort", () => controller.abort(), { once: true })
-            let init: InitLine | undefined
-            let result: ResultLine | undefined
-            let lastText: string | undefined
-            const toolUses = makeToolUseCollector()
             try {
               for (;;) {
                 const step = await next()
                 if (step.done === true) break
-                const message = step.value
-                toolUses.push(message)
-                if (init === undefined) {
-                  const i = decodeInit(message)
-                  if (Either.isRight(i)) {
-                    init = i.right
-                    continue
-                  }
-                }
-                lastText = assistantText(message) ?? lastText
-                const r = decodeResult(message)
-                if (Either.isRight(r)) result = r.right
-                for (const event of translate(JSON.stringify(message))) {
-                  const chatEvent = toChatEvent(event)
-                  if (chatEvent._tag === "AgentToolStart" || chatEvent._tag === "AgentToolEnd") activity.push(chatEvent)
-                  if (emit !== undefined) await runEmit(emit(chatEvent))
-                }
-                if (untilResult && result !== undefined) break
+                const events = reader.message(step.value)
+                if (emit !== undefined) { for (const event of events) await runEmit(emit(toChatEvent(event))) }
+                if (untilResult && reader.result() !== undefined) break
               }
             } catch (e) {
               // The SDK throws after an error result; the result line says more (status, subtype).
-              if (result === undefined) throw e
+              if (reader.result() === undefined) throw e
             }
-            return { init, result, lastText, activity, toolUses: toolUses.uses() } satisfies Transcript
+            const { activity, init, lastText, result, toolUses } = reader.done()
+            return { init, result, lastText, activity, toolUses } satisfies Transcript
           },
           catch: (e) => {
             const stderr = bounded((cli()?.stderr() ?? "").trim(), 1_000)

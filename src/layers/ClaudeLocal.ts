@@ -58,7 +58,7 @@ import {
   turnTimeout,
   withTurnTimeout
 } from "../internal/claudeSession.js"
-import { agentActivity, makeEventTranslator, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import { makeRunReader, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -272,6 +272,7 @@ export const make = (
       given: options.toolPolicy?.conditions
     })
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
+    const toolPrefix = `mcp__${serverName}__`
     // A fresh run that outlives `requestTimeout` fails as a kept-alive turn does.
     const fromTurnSubprocess = (error: SubprocessError) =>
       error._tag === "SubprocessTimeoutError" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
@@ -349,8 +350,8 @@ export const make = (
      */
     const streamRun = (runOptions: RunOptions, emit: Emit, mounted: boolean) =>
       Effect.gen(function*() {
-        const lines: Array<string> = []
-        const translate = makeEventTranslator(`mcp__${serverName}__`)
+        const reader = makeRunReader(toolPrefix)
+        let first = true
         const outcome = yield* subprocess.stream({
           ...runOptions,
           args: [...runOptions.args, "--include-partial-messages"]
@@ -358,15 +359,16 @@ export const make = (
           .pipe(
             Stream.runForEach((line) =>
               Effect.gen(function*() {
-                lines.push(line)
-                if (mounted && lines.length === 1) {
-                  const init = parseRun(line).init
+                const events = reader.line(line)
+                if (mounted && first) {
+                  const init = reader.init()
                   const status = serverStatus(init, serverName)
                   if (init !== undefined && status !== "connected") {
                     return yield* toolServerFailure(provider, serverName, status)
                   }
                 }
-                for (const event of translate(line)) yield* emit(toChatEvent(event))
+                first = false
+                for (const event of events) yield* emit(toChatEvent(event))
               })
             ),
             Effect.as({ exitCode: 0, stderr: "" }),
@@ -376,7 +378,7 @@ export const make = (
             ),
             Effect.mapError((e) => (e._tag === "ProviderError" ? e : fromTurnSubprocess(e)))
           )
-        return { ...outcome, stdout: lines.join("\n") }
+        return { ...outcome, parsed: reader.done() }
       })
 
     /** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
@@ -503,13 +505,15 @@ export const make = (
             timeout
           }
         const execute = input.emit === undefined
-          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(Effect.mapError(fromTurnSubprocess))
+          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
+            Effect.map((done) => ({ ...done, parsed: parseRun(done.stdout, toolPrefix) })),
+            Effect.mapError(fromTurnSubprocess)
+          )
           : streamRun(runOptions, input.emit, mounted)
         // The bridge's tool calls during this run become children of the run's span.
         const result =
           yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(execute) : execute)
-        const parsed = parseRun(result.stdout)
-        const activity = agentActivity(result.stdout.split("\n"), `mcp__${serverName}__`)
+        const { parsed } = result
         return yield* interpretRun({
           provider,
           serverName,
@@ -536,7 +540,7 @@ export const make = (
               retryable: false
             })
           }
-        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity: parsed.activity })))
       }))
 
     const setTools = (set: Tool.ToolSet) =>
@@ -596,28 +600,28 @@ export const make = (
       Effect.gen(function*() {
         const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat)
         const { mounted } = plan
-        const translate = makeEventTranslator(`mcp__${serverName}__`)
+        const reader = makeRunReader(toolPrefix)
         let checked = !mounted
         const message = input.parts === undefined
           ? plan.prompt(input.prompt)
           : { line: MediaInput.userMessageLine(input.parts, plan.schemaText) }
         const turn = cli.turn(message, (line) =>
           Effect.gen(function*() {
+            const events = reader.line(line)
             if (!checked) {
               // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
-              const init = parseRun(line).init
+              const init = reader.init()
               checked = init !== undefined
               const status = serverStatus(init, serverName)
               if (init !== undefined && status !== "connected") {
                 return yield* toolServerFailure(provider, serverName, status)
               }
             }
-            if (input.emit !== undefined) { for (const event of translate(line)) yield* input.emit(toChatEvent(event)) }
+            if (input.emit !== undefined) { for (const event of events) yield* input.emit(toChatEvent(event)) }
           })).pipe(withTurnTimeout(provider, timeout))
         // The bridge's tool calls during this turn become children of the turn's span.
         const output = yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(turn) : turn)
-        const parsed = parseRun(output.lines.join("\n"))
-        const activity = agentActivity(output.lines, `mcp__${serverName}__`)
+        const parsed = reader.done()
         const ended = output.ended
         return yield* interpretRun({
           provider,
@@ -646,7 +650,7 @@ export const make = (
               retryable: false
             })
           }
-        }).pipe(Effect.map((outcome) => ({ ...outcome, activity })))
+        }).pipe(Effect.map((outcome) => ({ ...outcome, activity: parsed.activity })))
       }).pipe(Effect.onError(() => slot.drop))
 
     const liveSetTools = (set: Tool.ToolSet) =>

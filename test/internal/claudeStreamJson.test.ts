@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { makeEventTranslator, parseRun, toChatEvent } from "../../src/internal/claudeStreamJson.js"
+import { makeRunReader, parseRun, toChatEvent } from "../../src/internal/claudeStreamJson.js"
 import { TextDelta, ToolCallEnd, ToolCallStart } from "../../src/services/ChatEvent.js"
 
 const line = (u: unknown) => JSON.stringify(u)
@@ -16,31 +16,34 @@ describe("claudeStreamJson.parseRun", () => {
       line({ type: "result", subtype: "success", result: "last", total_cost_usd: 0.1 }),
       "   {not json   "
     ].join("\n")
-    const run = parseRun(stdout)
+    const run = parseRun(stdout, "mcp__gtb__")
     expect(run.init).toMatchObject({ session_id: "s1", mcp_servers: [{ name: "gtb", status: "connected" }] })
     expect(run.result).toMatchObject({ result: "last", total_cost_usd: 0.1, is_error: false, permission_denials: [] })
     expect(run.garbage).toEqual(["Warning: something odd", "{not json"])
   })
 
   it("a result line of the wrong shape is not a result; an init without servers has none", () => {
-    const run = parseRun([
-      line({ type: "system", subtype: "init" }),
-      line({ type: "result", is_error: "yes" })
-    ].join("\n"))
+    const run = parseRun(
+      [
+        line({ type: "system", subtype: "init" }),
+        line({ type: "result", is_error: "yes" })
+      ].join("\n"),
+      "mcp__gtb__"
+    )
     expect(run.init?.mcp_servers).toEqual([])
     expect(run.result).toBeUndefined()
     expect(run.garbage).toEqual([])
   })
 })
 
-describe("claudeStreamJson.makeEventTranslator", () => {
+describe("claudeStreamJson.makeRunReader events", () => {
   it("ignores lines that are not JSON objects", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     for (const l of ["not json", "42", "null", "\"text\"", "[1,2]"]) expect(translate(l)).toEqual([])
   })
 
   it("text deltas only from non-empty content_block_delta text deltas", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     const ev = (event: unknown) => translate(line({ type: "stream_event", event }))
     expect(ev({ type: "content_block_delta", delta: { type: "text_delta", text: "Hi" } })).toEqual([
       { _tag: "TextDelta", text: "Hi" }
@@ -52,7 +55,7 @@ describe("claudeStreamJson.makeEventTranslator", () => {
   })
 
   it("the bridge's tools (prefix removed) are ToolCall events, every other tool an AgentTool event; no input is {}", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     const out = translate(line({
       type: "assistant",
       message: {
@@ -91,7 +94,7 @@ describe("claudeStreamJson.makeEventTranslator", () => {
   })
 
   it("thinking deltas are ReasoningDelta events, apart from the text", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     const delta = (d: Record<string, unknown>) =>
       translate(line({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: d } }))
     expect(delta({ type: "thinking_delta", thinking: "Let me think" })).toEqual([
@@ -104,18 +107,24 @@ describe("claudeStreamJson.makeEventTranslator", () => {
   })
 
   it("parseRun keeps the last assistant text, for a run stopped at a bound", () => {
-    const run = parseRun([
-      line({ type: "assistant", message: { content: [{ type: "text", text: "first" }] } }),
-      line({ type: "assistant", message: { content: [{ type: "tool_use", id: "x", name: "Bash" }] } }),
-      line({ type: "assistant", message: { content: [{ type: "text", text: "so " }, { type: "text", text: "far" }] } }),
-      line({ type: "result", subtype: "error_max_turns", is_error: true })
-    ].join("\n"))
+    const run = parseRun(
+      [
+        line({ type: "assistant", message: { content: [{ type: "text", text: "first" }] } }),
+        line({ type: "assistant", message: { content: [{ type: "tool_use", id: "x", name: "Bash" }] } }),
+        line({
+          type: "assistant",
+          message: { content: [{ type: "text", text: "so " }, { type: "text", text: "far" }] }
+        }),
+        line({ type: "result", subtype: "error_max_turns", is_error: true })
+      ].join("\n"),
+      "mcp__gtb__"
+    )
     expect(run.lastText).toBe("so far")
     expect(run.result?.subtype).toBe("error_max_turns")
   })
 
   it("results end only started calls, once; content as text, as text blocks, or anything else as empty", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     translate(line({
       type: "assistant",
       message: {
@@ -148,11 +157,81 @@ describe("claudeStreamJson.makeEventTranslator", () => {
   })
 
   it("messages without a content array, and other message types, translate to nothing", () => {
-    const translate = makeEventTranslator("mcp__gtb__")
+    const translate = makeRunReader("mcp__gtb__").line
     expect(translate(line({ type: "assistant", message: { content: "text" } }))).toEqual([])
     expect(translate(line({ type: "user" }))).toEqual([])
     expect(translate(line({ type: "result", message: { content: [{ type: "tool_use", name: "mcp__gtb__a" }] } })))
       .toEqual([])
+  })
+})
+
+describe("claudeStreamJson.makeRunReader, one pass", () => {
+  it("the events it reports, the tool uses for the span and the agent's activity come from the same walk", () => {
+    const reader = makeRunReader("mcp__gtb__")
+    const emitted = [
+      line({ type: "system", subtype: "init", session_id: "s1", mcp_servers: [{ name: "gtb", status: "connected" }] }),
+      line({
+        type: "assistant",
+        message: {
+          content: [
+            { type: "text", text: "looking" },
+            { type: "tool_use", id: "b1", name: "mcp__gtb__add", input: { a: 1 } },
+            { type: "tool_use", id: "g1", name: "Glob", input: { pattern: "*" } },
+            { type: "tool_use", id: "s1", name: "StructuredOutput", input: { n: 1 } }
+          ]
+        }
+      }),
+      "not json",
+      line({
+        type: "user",
+        message: {
+          content: [
+            { type: "tool_result", tool_use_id: "b1", content: "2" },
+            { type: "tool_result", tool_use_id: "g1", content: "denied", is_error: true },
+            { type: "tool_result", tool_use_id: "s1", content: "ok" }
+          ]
+        }
+      }),
+      line({ type: "result", subtype: "success", result: "done", session_id: "s1" })
+    ].flatMap((l) => reader.line(l))
+    expect(emitted.map((e) => [e._tag, "id" in e ? e.id : ""])).toEqual([
+      ["ToolCallStart", "b1"],
+      ["AgentToolStart", "g1"],
+      ["ToolCallEnd", "b1"],
+      ["AgentToolEnd", "g1"]
+    ])
+    expect(reader.init()?.session_id).toBe("s1")
+    expect(reader.result()?.result).toBe("done")
+    const run = reader.done()
+    // Every tool, the bridge's and the library's included, with the error flag of its result.
+    expect(run.toolUses).toEqual([
+      { id: "b1", name: "mcp__gtb__add", isError: false },
+      { id: "g1", name: "Glob", isError: true },
+      { id: "s1", name: "StructuredOutput", isError: false }
+    ])
+    // Only the agent runtime's own tools, as the chat events the stream reported.
+    expect(run.activity.map((e) => e._tag)).toEqual(["AgentToolStart", "AgentToolEnd"])
+    expect(run.activity[1]).toMatchObject({ id: "g1", name: "Glob", result: "denied", isError: true })
+    expect(run.activity.map((e) => toChatEvent(e))).toEqual(
+      emitted.filter((e) => "id" in e && e.id === "g1").map(toChatEvent)
+    )
+    expect(run.lastText).toBe("looking")
+    expect(run.garbage).toEqual(["not json"])
+  })
+
+  it("the SDK's messages go in as objects, with the same reading as lines", () => {
+    const messages = [
+      { type: "assistant", message: { content: [{ type: "tool_use", id: "r", name: "Read", input: {} }] } },
+      { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "r", content: [{ text: "x" }] }] } },
+      { type: "result", subtype: "success", result: "ok" }
+    ]
+    const fromObjects = makeRunReader("mcp__gtb__")
+    const fromLines = makeRunReader("mcp__gtb__")
+    expect(messages.flatMap((m) => fromObjects.message(m))).toEqual(
+      messages.flatMap((m) => fromLines.line(JSON.stringify(m)))
+    )
+    expect(fromObjects.done()).toEqual(fromLines.done())
+    expect(fromObjects.done().toolUses).toEqual([{ id: "r", name: "Read", isError: false }])
   })
 })
 

@@ -270,7 +270,7 @@ describe("telemetry helpers", () => {
       { type: "user", message: { content: "plain" } },
       { type: "result", result: "done" }
     ].map((l) => JSON.stringify(l)).join("\n")
-    expect(parseRun(`${lines}\nnot json\n`).toolUses).toEqual([
+    expect(parseRun(`${lines}\nnot json\n`, "mcp__gtb__").toolUses).toEqual([
       { id: "a", name: "Bash", isError: true },
       { id: "b", name: "Glob", isError: undefined }
     ])
