@@ -10,6 +10,7 @@
 import * as Effect from "effect/Effect"
 import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
+import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
@@ -59,6 +60,15 @@ export interface LiveCli {
   readonly touch: Effect.Effect<void>
 }
 
+/**
+ * What a live CLI is started with: its run options and, optionally, what each of its turns runs
+ * inside — the bridge run's `withRunSpan`, so that a turn's tool calls join that turn's trace
+ * rather than the one the process was started in.
+ */
+export interface LiveRunOptions extends RunOptions {
+  readonly aroundTurn?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+}
+
 /** The stream-json user message the CLI reads from stdin, one per line. */
 export const userMessage = (prompt: string): string =>
   `${JSON.stringify({ type: "user", message: { role: "user", content: prompt } })}\n`
@@ -86,8 +96,9 @@ const sessionOf = (line: string): string | undefined => {
 /**
  * Starts a live CLI in a scope of its own, forked from `parent`. `prepare` runs in that scope, so
  * what it acquires (the MCP config's secret file) lives exactly as long as the process; it returns
- * the run options (`input` is supplied here). The process is spawned by a fiber of that scope,
- * without waiting for it: its start-up overlaps whatever the caller does next.
+ * the run options (`input` is supplied here) and what each turn runs inside. The process is
+ * spawned by a fiber of that scope, without waiting for it: its start-up overlaps whatever the
+ * caller does next.
  */
 export const start = <E>(params: {
   readonly subprocess: SubprocessService
@@ -96,7 +107,7 @@ export const start = <E>(params: {
   readonly resume: Option.Option<string>
   /** Whether the process was started with `--fork-session` (its first result names the new session). */
   readonly fork?: boolean | undefined
-  readonly prepare: Effect.Effect<RunOptions, E, Scope.Scope>
+  readonly prepare: Effect.Effect<LiveRunOptions, E, Scope.Scope>
   readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
 }): Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError> =>
   Effect.gen(function*() {
@@ -107,7 +118,10 @@ export const start = <E>(params: {
       Scope.extend(scope),
       Effect.onError(() => close)
     )
-    const runOptions = yield* params.prepare.pipe(Scope.extend(scope), Effect.onError(() => close))
+    const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
+      Scope.extend(scope),
+      Effect.onError(() => close)
+    )
     const input = yield* Queue.unbounded<string>()
     const output = yield* Queue.unbounded<string | Ended>()
     let session = params.resume
@@ -144,7 +158,7 @@ export const start = <E>(params: {
     yield* Scope.addFinalizer(scope, Queue.shutdown(input))
 
     const turn = <E2>(prompt: string | { readonly line: string }, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      permit.busy(Effect.gen(function*() {
+      permit.busy(aroundTurn(Effect.gen(function*() {
         const lines: Array<string> = []
         if (ended !== undefined) return { lines, ended } satisfies TurnOutput
         yield* Queue.offer(input, typeof prompt === "string" ? userMessage(prompt) : `${prompt.line}\n`)
@@ -160,7 +174,7 @@ export const start = <E>(params: {
             return { lines, ended: undefined } satisfies TurnOutput
           }
         }
-      }))
+      })))
 
     return {
       key: params.key,
@@ -183,7 +197,7 @@ export interface LiveSlot {
   readonly use: <E>(
     key: string,
     sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<RunOptions, E, Scope.Scope>,
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
     fork?: boolean
   ) => Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError>
   /** The current live CLI, if any. */
@@ -207,7 +221,7 @@ export const makeSlot = (
   const use = <E>(
     key: string,
     sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<RunOptions, E, Scope.Scope>,
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
     fork = false
   ) =>
     Effect.gen(function*() {

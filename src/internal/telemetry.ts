@@ -188,7 +188,8 @@ interface RunContext {
  * Where a server that runs tool calls outside the chat fiber (the MCP bridge, the Agent SDK's tool
  * server) finds the run those calls belong to. The run marks itself with `within`; the server
  * wraps each call with `apply`, parenting its span to the run's span and giving it the run's
- * metric labels. Runs of one client are serialised, so one slot per server is enough.
+ * metric labels. `within` calls on one slot must not overlap (the last one wins): use one slot
+ * per run whose turns are serialised — one per client of the Agent SDK, one per bridge run.
  */
 export interface RunSlot {
   readonly within: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>

@@ -440,10 +440,11 @@ export const make = (
     type RunPlan = Effect.Effect.Success<ReturnType<typeof planRun>>
 
     /**
-     * The run's command, argv and environment. What it acquires lives in the current scope: the
-     * policy's settings file, the run's own bridge token (`openRun`: when the scope closes the
-     * bridge closes the run's sessions and interrupts the tool calls it started) and the 0600 MCP
-     * config. The scope is one run's, or a kept-alive CLI's.
+     * The run's command, argv and environment, and its bridge run if the tools are mounted. What
+     * it acquires lives in the current scope: the policy's settings file, the run's own bridge
+     * token (`openRun`: when the scope closes the bridge closes the run's sessions and interrupts
+     * the tool calls it started; until then they are traced under the span current here) and the
+     * 0600 MCP config. The scope is one run's, or a kept-alive CLI's.
      */
     const prepareRun = (
       plan: RunPlan,
@@ -470,7 +471,7 @@ export const make = (
             )
           )
           : undefined
-        return {
+        const runOptions: RunOptions = {
           command: binary,
           args: buildArgs(options, {
             sessionId: turn.sessionId,
@@ -486,7 +487,8 @@ export const make = (
           env: runEnv(),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
           ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-        } satisfies RunOptions
+        }
+        return { runOptions, bridgeRun: runAccess }
       })
     const runEnv = () => asChanges(process.env, cliEnvironment(process.env, options))
 
@@ -494,7 +496,11 @@ export const make = (
       Effect.scoped(Effect.gen(function*() {
         const plan = yield* planRun(input.responseFormat)
         const { mounted } = plan
-        const prepared = yield* prepareRun(plan, { sessionId: input.sessionId, fork: input.fork, streamInput: false })
+        const { runOptions: prepared } = yield* prepareRun(plan, {
+          sessionId: input.sessionId,
+          fork: input.fork,
+          streamInput: false
+        })
         // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
         const runOptions = input.parts === undefined
           ? { ...prepared, stdin: plan.prompt(input.prompt), timeout }
@@ -504,15 +510,14 @@ export const make = (
             stdin: MediaInput.userMessageLine(input.parts, plan.schemaText),
             timeout
           }
-        const execute = input.emit === undefined
-          ? subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
+        // The bridge's tool calls during this run are children of the span the run's token was
+        // opened in (prepareRun, inside this turn's span).
+        const result = input.emit === undefined
+          ? yield* subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
             Effect.map((done) => ({ ...done, parsed: parseRun(done.stdout, toolPrefix) })),
             Effect.mapError(fromTurnSubprocess)
           )
-          : streamRun(runOptions, input.emit, mounted)
-        // The bridge's tool calls during this run become children of the run's span.
-        const result =
-          yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(execute) : execute)
+          : yield* streamRun(runOptions, input.emit, mounted)
         const { parsed } = result
         return yield* interpretRun({
           provider,
@@ -589,7 +594,12 @@ export const make = (
         const cli = yield* slot.use(
           liveKey(plan),
           sessionId,
-          (resume, forking) => prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
+          (resume, forking) =>
+            Effect.map(
+              prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
+              // The process outlives the turn that started it: each turn re-points the run's span.
+              ({ bridgeRun, runOptions }) => ({ ...runOptions, aroundTurn: bridgeRun?.withRunSpan })
+            ),
           fork
         ).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
         return { cli, plan }
@@ -605,7 +615,8 @@ export const make = (
         const message = input.parts === undefined
           ? plan.prompt(input.prompt)
           : { line: MediaInput.userMessageLine(input.parts, plan.schemaText) }
-        const turn = cli.turn(message, (line) =>
+        // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
+        const output = yield* cli.turn(message, (line) =>
           Effect.gen(function*() {
             const events = reader.line(line)
             if (!checked) {
@@ -619,8 +630,6 @@ export const make = (
             }
             if (input.emit !== undefined) { for (const event of events) yield* input.emit(toChatEvent(event)) }
           })).pipe(withTurnTimeout(provider, timeout))
-        // The bridge's tool calls during this turn become children of the turn's span.
-        const output = yield* (mounted && Option.isSome(plan.running) ? plan.running.value.withRunSpan(turn) : turn)
         const parsed = reader.done()
         const ended = output.ended
         return yield* interpretRun({

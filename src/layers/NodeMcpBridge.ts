@@ -67,6 +67,13 @@ interface Owner {
   readonly isAuthorized: (authorization: string | undefined) => boolean
   /** Forks a tool call into the owner's fibers: the bridge's scope, or the run's. */
   readonly runFork: RunFork
+  /**
+   * Where the owner's tool calls find the span they are children of. A call is forked from where
+   * the owner was made (the bridge's `make`, or the run's `openRun`), so by default it joins that
+   * trace; a run re-points it with `withRunSpan`. One per owner: runs sharing a bridge never see
+   * each other's spans.
+   */
+  readonly trace: Telemetry.RunSlot
   readonly sessions: Set<Session>
 }
 
@@ -203,6 +210,7 @@ export const make: <R = never>(
   const own: Owner = {
     isAuthorized: makeBearerCheck(Redacted.value(token)),
     runFork: yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>(),
+    trace: Telemetry.makeRunSlot(),
     sessions: new Set()
   }
   // Live runs; few at a time (one per running CLI), so a linear scan of the checks is enough.
@@ -218,8 +226,6 @@ export const make: <R = never>(
       concurrency: "unbounded",
       discard: true
     }).pipe(Effect.interruptible, Effect.timeout("2 seconds"), Effect.ignore)
-  // Handlers run from HTTP requests, outside the chat fiber: this is how they find the run's span.
-  const runSlot = Telemetry.makeRunSlot()
 
   const callTool = (
     session: Session,
@@ -228,7 +234,8 @@ export const make: <R = never>(
     extra: { readonly requestId: string | number; readonly signal: AbortSignal }
   ): Promise<CallToolResult> => {
     const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
-    const fiber = session.owner.runFork(runSlot.apply(Tool.executeTool(served.set, call)))
+    // Handlers run from HTTP requests, outside the chat fiber: the session's owner knows its span.
+    const fiber = session.owner.runFork(session.owner.trace.apply(Tool.executeTool(served.set, call)))
     // Cancelled by the client (`notifications/cancelled`) or its HTTP connection closed early.
     const signals = [extra.signal, session.dropped.get(extra.requestId)?.signal].filter((s) => s !== undefined)
     const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
@@ -431,10 +438,16 @@ export const make: <R = never>(
   const openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope> = Effect.gen(function*() {
     // Acquired first, so released last: after the token is revoked and the sessions are closed,
     // the run's tool calls are interrupted and awaited. Forked from here, so they carry the run's
-    // fiber state (log annotations), which is how a call can be told apart by run.
+    // fiber state (log annotations, current span, metric labels), which is how a call can be told
+    // apart by run.
     const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
     const runToken = newToken()
-    const owner: Owner = { isAuthorized: makeBearerCheck(Redacted.value(runToken)), runFork, sessions: new Set() }
+    const owner: Owner = {
+      isAuthorized: makeBearerCheck(Redacted.value(runToken)),
+      runFork,
+      trace: Telemetry.makeRunSlot(),
+      sessions: new Set()
+    }
     yield* Effect.acquireRelease(
       Effect.sync(() => runs.add(owner)),
       () =>
@@ -446,7 +459,8 @@ export const make: <R = never>(
     return {
       token: runToken,
       mcpConfig: makeMcpConfig({ serverName, url, token: runToken }),
-      sessionCount: Effect.sync(() => owner.sessions.size)
+      sessionCount: Effect.sync(() => owner.sessions.size),
+      withRunSpan: owner.trace.within
     } satisfies McpBridgeRun
   })
 
@@ -459,8 +473,7 @@ export const make: <R = never>(
     setTools,
     toolNames: Effect.sync(() => served.set.tools.map((tool) => tool.name)),
     sessionCount: Effect.sync(() => sessions.size),
-    openRun,
-    withRunSpan: runSlot.within
+    openRun
   }
   return service
 })

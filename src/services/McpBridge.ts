@@ -110,8 +110,9 @@ export interface McpBridgeOptions<R = never> {
  * valid until the run's scope closes. Sessions opened with it belong to the run, and the run's
  * tool calls run in fibers of the run: closing the scope revokes the token, closes those sessions
  * and interrupts those calls (their finalizers run) before it completes. The calls are forked
- * from where `openRun` ran, so they carry its fiber state (log annotations, say); the handler's
- * own services still come from the context that set the tools.
+ * from where `openRun` ran, so they carry its fiber state (log annotations, say) and are traced
+ * as children of the span current there, with its metric labels; the handler's own services
+ * still come from the context that set the tools. Runs sharing one bridge never share a span.
  */
 export interface McpBridgeRun {
   /** The run's bearer token (32 random bytes, base64url); refused once the run has ended. */
@@ -120,6 +121,12 @@ export interface McpBridgeRun {
   readonly mcpConfig: McpConfig
   /** Number of MCP sessions currently open with the run's token. */
   readonly sessionCount: Effect.Effect<number>
+  /**
+   * Runs `effect` so that this run's tool calls served meanwhile are traced as children of its
+   * current span and measured with its metric labels, instead of under the span `openRun` ran in:
+   * for a run that outlives that span, such as a kept-alive CLI answering turn after turn.
+   */
+  readonly withRunSpan: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** A running bridge. It stops when the scope that built it closes. */
@@ -149,15 +156,11 @@ export interface McpBridgeService {
    * client process (such as one `claude -p` run). When the scope closes — success, failure,
    * timeout or interruption — the token is revoked, the sessions opened with it are closed and
    * every tool call they started is interrupted, awaited before the close completes. The bridge's
-   * own token, port and lifetime are unaffected.
+   * own token, port and lifetime are unaffected. The run's tool calls are traced under the span
+   * current here (see {@link McpBridgeRun.withRunSpan}); calls made with the bridge's own token
+   * stay under the span that built the bridge.
    */
   readonly openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope>
-  /**
-   * Runs `effect` (a run of the CLI) so that the tool calls served meanwhile are traced as children
-   * of its current span and measured with its metric labels, instead of under the span that
-   * started the bridge. Calls outside any such run keep the bridge's own context.
-   */
-  readonly withRunSpan: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** The MCP bridge service. */

@@ -132,6 +132,49 @@ describe("telemetry with the real claude binary", () => {
     }), { timeout: 120_000 })
 
   it.scopedLive(
+    "ClaudeLocal prewarm: each turn's tool call is a child of that turn, not of where the CLI started",
+    () =>
+      Effect.gen(function*() {
+        const recorder = makeRecorder()
+        // Fresh tool-use ids on every request: the CLI keeps one transcript across both turns.
+        const api = yield* Fake.make((req, index) => {
+          const results = Fake.toolResults(req)
+          if (results.length === 0) {
+            return { toolUses: [{ id: `toolu_${index}`, name: "mcp__gtb__add", input: { a: 1, b: index } }] }
+          }
+          return { text: `The sum is ${results[0]!.content}.` }
+        })
+        const box = yield* sandbox(api.url)
+        yield* Effect.gen(function*() {
+          const ctx = yield* Layer.build(
+            ClaudeLocal.layer({
+              binary: claudeBinary,
+              cwd: box.cwd,
+              env: box.env,
+              requestTimeout: "60 seconds",
+              prewarm: true
+            }).pipe(
+              Layer.provide(NodeSubprocess.layer),
+              Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
+            )
+          )
+          const chat = Context.get(ctx, ChatClient)
+          // Restarts the warm CLI (its bridge run opened here, under the setTools span).
+          yield* chat.setTools([add])
+          yield* chat.chat("What is 1 + 0? Use the add tool.")
+          yield* chat.chat("And again?")
+        }).pipe(Effect.withTracer(recorder.tracer))
+        const turns = recorder.find((s) => s.attributes.get(A.operationName) === "chat")
+        const tools = recorder.find("Tool.executeTool")
+        expect(turns).toHaveLength(2)
+        expect(tools).toHaveLength(2)
+        // Which turn each call's parent is (-1: neither, e.g. the setTools span that started the CLI).
+        expect(tools.map((t) => turns.indexOf(recorder.ancestors(t)[0]!))).toEqual([0, 1])
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.scopedLive(
     "ClaudeAgent: the in-process tool span is a child of the run, under chat; no span holds the key",
     () =>
       Effect.gen(function*() {

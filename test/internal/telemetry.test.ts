@@ -1,8 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { parseRun } from "../../src/internal/claudeStreamJson.js"
@@ -335,20 +337,86 @@ describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
 })
 
 describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
-  it.scopedLive("calls during withRunSpan are children of the run's span; others stay under the bridge", () =>
+  const bearer = (token: Redacted.Redacted<string>) => `Bearer ${Redacted.value(token)}`
+  type McpClient = Effect.Effect.Success<ReturnType<typeof connectClient>>
+  const callAdd = (client: McpClient) =>
+    Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))
+
+  it.scopedLive("a run's calls are children of the span it was opened in, or of withRunSpan's; the bridge's own token's stay under the bridge", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       yield* Effect.gen(function*() {
         const bridge = yield* NodeMcpBridge.make({ tools: [add] })
-        const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)
-        const call = Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))
-        yield* Effect.withSpan(bridge.withRunSpan(call), "run")
-        yield* call
+        const run = yield* Effect.withSpan(bridge.openRun, "opened")
+        const runClient = yield* connectClient(bridge.url, bearer(run.token))
+        const ownClient = yield* connectClient(bridge.url, bearer(bridge.token))
+        yield* callAdd(runClient)
+        yield* Effect.withSpan(run.withRunSpan(callAdd(runClient)), "turn")
+        yield* callAdd(runClient)
+        // Another credential's calls are not the run's, whatever span the run is in.
+        yield* Effect.withSpan(run.withRunSpan(callAdd(ownClient)), "busy")
         expect(recorder.dump()).not.toContain(Redacted.value(bridge.token))
+        expect(recorder.dump()).not.toContain(Redacted.value(run.token))
       }).pipe(Effect.withTracer(recorder.tracer))
-      const [run] = recorder.find("run")
-      const [during, after] = recorder.find("Tool.executeTool")
-      expect(recorder.ancestors(during!)[0]).toBe(run)
-      expect(recorder.ancestors(after!)).not.toContain(run)
+      const parents = recorder.find("Tool.executeTool").map((span) => recorder.ancestors(span)[0]?.name)
+      expect(parents).toEqual(["opened", "turn", "opened", "McpBridge.make"])
+    }))
+
+  it.scopedLive("two runs sharing a bridge: concurrent calls are each parented to their own run's span", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      // Both calls are in flight at once: each waits until the other has started.
+      const arrived = yield* Ref.make(0)
+      const bothIn = yield* Deferred.make<void>()
+      const meet = Tool.make("meet", {
+        description: "Returns once two calls are in flight",
+        parameters: { run: Schema.String },
+        handler: ({ run }) =>
+          Ref.updateAndGet(arrived, (n) => n + 1).pipe(
+            Effect.flatMap((n) => (n === 2 ? Deferred.succeed(bothIn, undefined) : Effect.void)),
+            Effect.zipRight(Deferred.await(bothIn)),
+            Effect.as(run)
+          )
+      })
+      const duration = (run: string) =>
+        Metric.tagged(ChatTelemetry.toolDuration, A.toolName, "meet").pipe(Metric.tagged("run", run))
+      const before = yield* Effect.all([Metric.value(duration("a")), Metric.value(duration("b"))])
+      yield* Effect.gen(function*() {
+        const bridge = yield* NodeMcpBridge.make({ tools: [meet] })
+        const runA = yield* bridge.openRun
+        const runB = yield* bridge.openRun
+        const clientA = yield* connectClient(bridge.url, bearer(runA.token))
+        const clientB = yield* connectClient(bridge.url, bearer(runB.token))
+        // Both runs are inside withRunSpan before either call is made.
+        const inA = yield* Deferred.make<void>()
+        const inB = yield* Deferred.make<void>()
+        const turn = (
+          run: typeof runA,
+          client: McpClient,
+          name: string,
+          mine: Deferred.Deferred<void>,
+          other: Deferred.Deferred<void>
+        ) =>
+          run.withRunSpan(
+            Deferred.succeed(mine, undefined).pipe(
+              Effect.zipRight(Deferred.await(other)),
+              Effect.zipRight(Effect.promise(() => client.callTool({ name: "meet", arguments: { run: name } })))
+            )
+          ).pipe(Effect.withSpan(`run ${name}`), Effect.tagMetrics("run", name))
+        const [a, b] = yield* Effect.all([
+          turn(runA, clientA, "a", inA, inB),
+          turn(runB, clientB, "b", inB, inA)
+        ], { concurrency: 2 })
+        expect([a.content, b.content]).toEqual([[{ type: "text", text: "a" }], [{ type: "text", text: "b" }]])
+      }).pipe(Effect.provideService(ChatTelemetry.RecordContent, true), Effect.withTracer(recorder.tracer))
+      // Which run made a call is in its arguments (recorded with RecordContent); its parent must agree.
+      const parentByCaller = recorder.find("Tool.executeTool").map((span) => [
+        JSON.parse(String(span.attributes.get(A.toolCallArguments))).run,
+        recorder.ancestors(span)[0]?.name
+      ])
+      expect(parentByCaller.sort()).toEqual([["a", "run a"], ["b", "run b"]])
+      // Each run's call carries that run's metric labels.
+      const after = yield* Effect.all([Metric.value(duration("a")), Metric.value(duration("b"))])
+      expect([after[0].count - before[0].count, after[1].count - before[1].count]).toEqual([1, 1])
     }))
 })
