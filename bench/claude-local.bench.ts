@@ -24,7 +24,7 @@ import { SecretFile } from "../src/services/SecretFile.js"
 import * as Tool from "../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.js"
 import * as Fake from "../test/support/FakeMessagesApi.js"
-import { compare, median } from "./util.js"
+import { compare, median, rssMiB, untilIdle } from "./util.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ecb-bench-"))
 const stub = join(dir, "claude")
@@ -115,43 +115,57 @@ const roundTrips = (alwaysLoad: boolean) =>
     return { trips: median(trips), ms: median(times), answer: answers.at(-1) }
   }))
 
-/** Resident memory (VmRSS, MiB) of the processes in `pids`. */
-const rssMiB = (pids: ReadonlyArray<number>) =>
-  pids.reduce((sum, pid) => {
-    try {
-      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
-      return sum + Number(kb ?? 0) / 1024
-    } catch {
-      return sum
-    }
-  }, 0)
-
-/** CPU ticks (user + system) used so far by the processes in `pids`. */
-const cpuTicks = (pids: ReadonlyArray<number>) =>
-  pids.reduce((sum, pid) => {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      return sum + Number(fields[11]) + Number(fields[12])
-    } catch {
-      return sum
-    }
-  }, 0)
+const untilIdleIn = (cwd: string) => Effect.promise(() => untilIdle(() => claudeProcessesIn(cwd)))
 
 /**
- * Waits (at most 30 s) until the claude processes in `cwd` have used no CPU for half a second: a
- * prewarmed CLI has then finished starting and waits for its first message. Without a process it
- * waits the same half second.
+ * The CLI's own share of a first turn, without the library: the argv and environment of a CLI the
+ * library prewarmed, run directly with node:child_process, the first message written once it is
+ * idle vs right after spawning it. A wrapper cannot beat this ratio.
  */
-const untilIdle = (cwd: string) =>
+const cliFloor = (cwd: string, client: (options: ClaudeLocal.Options) => Effect.Effect<unknown, never, Scope.Scope>) =>
   Effect.gen(function*() {
-    let before = -1
-    for (let i = 0; i < 60; i++) {
-      yield* Effect.sleep("500 millis")
-      const now = cpuTicks(claudeProcessesIn(cwd))
-      if (now === before) return
-      before = now
+    const { argv, env } = yield* Effect.scoped(Effect.gen(function*() {
+      yield* client({ prewarm: true })
+      yield* untilIdleIn(cwd)
+      const pid = claudeProcessesIn(cwd)[0]!
+      const read = (file: string) => readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0").filter((s) => s !== "")
+      return {
+        argv: read("cmdline"),
+        env: Object.fromEntries(
+          read("environ").map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])
+        )
+      }
+    }))
+    const firstTurn = (warm: boolean) =>
+      Effect.promise(async () => {
+        const child = spawn(argv[0]!, argv.slice(1), { cwd, env, stdio: ["pipe", "pipe", "ignore"] })
+        let out = ""
+        const result = new Promise<void>((resolve, reject) => {
+          child.stdout.on("data", (c: Buffer) => {
+            out += c.toString()
+            if (out.includes("\"type\":\"result\"")) resolve()
+          })
+          child.on("exit", () => reject(new Error(`claude exited before its result: ${out.slice(-500)}`)))
+        })
+        if (warm) await untilIdle(() => (child.pid === undefined ? [] : [child.pid]))
+        const started = performance.now()
+        child.stdin.write(`${JSON.stringify({ type: "user", message: { role: "user", content: "hello" } })}\n`)
+        await result
+        const ms = performance.now() - started
+        child.removeAllListeners("exit")
+        const exited = new Promise((resolve) => child.once("exit", resolve))
+        child.stdin.end()
+        child.kill()
+        await exited
+        return ms
+      })
+    const warm: Array<number> = []
+    const cold: Array<number> = []
+    for (let i = 0; i < 5; i++) {
+      cold.push(yield* firstTurn(false))
+      warm.push(yield* firstTurn(true))
     }
+    return { warm: median(warm), cold: median(cold) }
   })
 
 const keepAlive = Effect.scoped(Effect.gen(function*() {
@@ -172,7 +186,7 @@ const keepAlive = Effect.scoped(Effect.gen(function*() {
     Effect.gen(function*() {
       const s = yield* Scope.make()
       const client = yield* buildClient({ ...base, ...options }, s, secretFile)
-      yield* untilIdle(box.cwd)
+      yield* untilIdleIn(box.cwd)
       const started = performance.now()
       yield* client.chat("hello")
       const ms = performance.now() - started
@@ -190,6 +204,17 @@ const keepAlive = Effect.scoped(Effect.gen(function*() {
     `the first turn, ClaudeLocal prewarm vs cold start: ${median(warm).toFixed(0)} ms vs baseline ${
       median(cold).toFixed(0)
     } ms → ratio ${ratio.toFixed(2)}×  (target ≤ 0.3×: ${ratio <= 0.3 ? "met" : "MISSED"})`
+  )
+  const floor = yield* cliFloor(
+    box.cwd,
+    (options) => Effect.flatMap(Scope.Scope, (s) => buildClient({ ...base, ...options }, s, secretFile))
+  )
+  console.log(
+    `the first turn, the CLI alone (the library's argv and environment, node:child_process) started ahead vs with the message: ${
+      floor.warm.toFixed(0)
+    } ms vs baseline ${floor.cold.toFixed(0)} ms → ratio ${
+      (floor.warm / floor.cold).toFixed(2)
+    }×; library share of the prewarmed first turn ${(median(warm) - floor.warm).toFixed(0)} ms`
   )
   const scope = yield* Scope.make()
   const kept = yield* buildClient({ ...base, keepAlive: true }, scope, secretFile)

@@ -5,10 +5,15 @@
  * Reports turns/s of both and their ratio (target ≥ 5×), and the peak resident memory of the CLIs
  * against M × the RSS of one kept CLI × 1.2.
  *
+ * Both runs are CPU-bound on a small machine, so it also reports the CPU (this process and every
+ * CLI) per turn of both, the CLIs each started, and the ceiling this shape allows: every
+ * conversation needs at least one CLI of its own, so even a pool that never restarts one cannot
+ * beat the CPU of a T-turn conversation on fresh CLIs over that of one on a single kept CLI
+ * (both measured alone, one after the other, in the same run).
+ *
  * Scale: POOL_BENCH_CONVERSATIONS (16), POOL_BENCH_TURNS (3), POOL_BENCH_MAX_LIVE (4).
  */
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
-import { readFileSync } from "node:fs"
 import { performance } from "node:perf_hooks"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
@@ -18,6 +23,7 @@ import * as Pool from "../src/services/ClaudeProcessPool.js"
 import * as Tool from "../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../test/support/claudeCli.js"
 import * as Fake from "../test/support/FakeMessagesApi.js"
+import { cpuMillis, median, rssMiB } from "./util.js"
 
 const intFromEnv = (name: string, fallback: number) => {
   const n = Number(process.env[name])
@@ -32,17 +38,6 @@ const add = Tool.make("add", {
   parameters: { a: Schema.Number, b: Schema.Number },
   handler: ({ a, b }) => Effect.succeed(a + b)
 })
-
-/** Resident memory (VmRSS, MiB) of the processes in `pids`. */
-const rssMiB = (pids: ReadonlyArray<number>) =>
-  pids.reduce((sum, pid) => {
-    try {
-      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
-      return sum + Number(kb ?? 0) / 1024
-    } catch {
-      return sum
-    }
-  }, 0)
 
 const client = (
   box: Sandbox,
@@ -95,6 +90,7 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
           )
       )
     )))
+    const cpuBefore = cpuMillis(() => claudeProcessesIn(box.cwd))
     const started = performance.now()
     const answers = yield* Effect.forEach(clients, (chat) =>
       Effect.forEach(
@@ -108,12 +104,21 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
     yield* Fiber.interrupt(sampler)
     yield* Fiber.interrupt(progress)
     yield* Scope.close(scope, Exit.void)
+    // After the close every CLI has exited and been reaped: its CPU is in this process's cutime.
+    const cpuPerTurn = (cpuMillis(() => claudeProcessesIn(box.cwd)) - cpuBefore) / (conversations * turnsEach)
     // Reported, not thrown: one odd answer under load should not hide the measurement.
     const wrong = answers.flat().filter((a) => a !== "The sum is 42.")
     if (wrong.length > 0) {
       console.error(`  ${wrong.length} turn(s) answered otherwise, e.g. ${JSON.stringify(wrong[0])}`)
     }
-    return { seconds, turnsPerSecond: (conversations * turnsEach) / seconds, peakRss, peakCount, wrong: wrong.length }
+    return {
+      seconds,
+      turnsPerSecond: (conversations * turnsEach) / seconds,
+      cpuPerTurn,
+      peakRss,
+      peakCount,
+      wrong: wrong.length
+    }
   })
 
 const main = Effect.scoped(Effect.gen(function*() {
@@ -134,8 +139,35 @@ const main = Effect.scoped(Effect.gen(function*() {
     yield* Scope.close(scope, Exit.void)
     return rss
   })
+  // The ceiling: CPU of one T-turn conversation alone, on fresh CLIs vs on one kept CLI.
+  const conversationCpu = (keepAlive: boolean) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const chat = yield* client(box, scope, keepAlive, undefined)
+      yield* chat.setTools([add])
+      const before = cpuMillis(() => claudeProcessesIn(box.cwd))
+      for (let t = 0; t < turnsEach; t++) yield* chat.chat(`Turn ${t}: please add 2 and 40`)
+      yield* Scope.close(scope, Exit.void)
+      return cpuMillis(() => claudeProcessesIn(box.cwd)) - before
+    })
+  const alone = { fresh: [] as Array<number>, kept: [] as Array<number> }
+  for (let i = 0; i < 3; i++) {
+    alone.fresh.push(yield* conversationCpu(false))
+    alone.kept.push(yield* conversationCpu(true))
+  }
+  const ceiling = median(alone.fresh) / median(alone.kept)
   const pool = yield* Pool.make({ maxLiveProcesses: maxLive, reclaimAfter: "200 millis", acquireTimeout: "10 minutes" })
-  const pooled = yield* run(box, true, pool)
+  // Every CLI the pool lets start takes a permit: counting the acquisitions counts the starts.
+  let starts = 0
+  const counted: Pool.ClaudeProcessPoolService = {
+    ...pool,
+    acquire: (evict) =>
+      Effect.suspend(() => {
+        starts++
+        return pool.acquire(evict)
+      })
+  }
+  const pooled = yield* run(box, true, counted)
   console.error(`  pooled: ${JSON.stringify(pooled)}`)
   const fresh = yield* run(box, false, undefined)
   const ratio = pooled.turnsPerSecond / fresh.turnsPerSecond
@@ -148,6 +180,17 @@ const main = Effect.scoped(Effect.gen(function*() {
       } turns/s (${fresh.seconds.toFixed(1)} s) → ratio ${ratio.toFixed(2)}×  (target ≥ 5×: ${
         ratio >= 5 ? "met" : "MISSED"
       }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong}`
+  )
+  console.log(
+    `CPU per turn (this process + every CLI): pooled ${pooled.cpuPerTurn.toFixed(0)} ms vs one CLI per turn ${
+      fresh.cpuPerTurn.toFixed(0)
+    } ms → ${
+      (fresh.cpuPerTurn / pooled.cpuPerTurn).toFixed(2)
+    }× less; CLIs started: pooled ${starts} for ${conversations} conversations vs ${
+      conversations * turnsEach
+    }; ceiling for ${turnsEach} turns per conversation (CPU of a conversation alone on fresh CLIs vs on one kept CLI: ${
+      median(alone.fresh).toFixed(0)
+    } vs ${median(alone.kept).toFixed(0)} ms) ${ceiling.toFixed(2)}×`
   )
   console.log(
     `peak RSS of the CLIs: pooled ${

@@ -1,4 +1,5 @@
 /** Small helpers shared by the benchmarks: timing, medians and the ratio line every bench prints. */
+import { readFileSync } from "node:fs"
 import { performance } from "node:perf_hooks"
 
 export const median = (xs: ReadonlyArray<number>): number => {
@@ -59,4 +60,63 @@ export const compare = async (
     : `  (target ≤ ${options.target}×: ${ratio <= options.target ? "met" : "MISSED"})`
   console.log(`${label}: ${f(mc)} vs baseline ${f(mb)} → ratio ${ratio.toFixed(2)}×${target}`)
   return ratio
+}
+
+/** Resident memory (VmRSS, MiB) of the processes in `pids`. */
+export const rssMiB = (pids: ReadonlyArray<number>): number =>
+  pids.reduce((sum, pid) => {
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]
+      return sum + Number(kb ?? 0) / 1024
+    } catch {
+      return sum
+    }
+  }, 0)
+
+/** Fields of /proc/<pid>/stat after the command name (the name may contain spaces). */
+const statFields = (pid: number | "self"): Array<string> | undefined => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+  } catch {
+    return undefined
+  }
+}
+
+/** CPU ticks (user + system) used so far by the live processes in `pids`. */
+export const cpuTicks = (pids: ReadonlyArray<number>): number =>
+  pids.reduce((sum, pid) => {
+    const fields = statFields(pid)
+    return fields === undefined ? sum : sum + Number(fields[11]) + Number(fields[12])
+  }, 0)
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ: 100 on Linux). */
+const ticksPerSecond = 100
+
+/**
+ * CPU milliseconds used so far by this process and every child process: its own time, the time
+ * of children it has reaped (cutime + cstime) and that of the live processes in `live()`. A
+ * child's time moves from the live sum to the reaped one when it exits, so differences of two
+ * readings count every CLI that ran in between.
+ */
+export const cpuMillis = (live: () => ReadonlyArray<number>): number => {
+  const self = process.cpuUsage()
+  const fields = statFields("self")
+  const reaped = fields === undefined ? 0 : Number(fields[13]) + Number(fields[14])
+  return (self.user + self.system) / 1000 + ((reaped + cpuTicks(live())) * 1000) / ticksPerSecond
+}
+
+/**
+ * Resolves once the processes in `pids()` have used no CPU for half a second (at most 30 s): a
+ * CLI started ahead of its first message has then finished starting. Without a process it waits
+ * the same half second.
+ */
+export const untilIdle = async (pids: () => ReadonlyArray<number>): Promise<void> => {
+  let before = -1
+  for (let i = 0; i < 60; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    const now = cpuTicks(pids())
+    if (now === before) return
+    before = now
+  }
 }

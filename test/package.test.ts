@@ -3,6 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentSdkPackage } from "../src/internal/claudeAgentSdk.js"
 import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
+import { packagesReachedFrom } from "./support/importGraph.js"
 
 // What ships: entry points, peers and the README's install line agree, and the main entry's
 // import graph reaches no optional peer. (The tarball itself is exercised by scripts/consumer-test.sh.)
@@ -19,37 +20,6 @@ const requiredPeers = Object.entries(pkg.peerDependencies).filter(([name]) =>
   pkg.peerDependenciesMeta[name]?.optional !== true
 )
 const optionalPeers = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional)
-
-/** Value imports (not `import type`) and re-exports of a source file, as written. */
-const valueImports = (file: string): Array<string> => {
-  // Comments go first: TSDoc examples import from the package itself.
-  const source = fs.readFileSync(file, "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/^\s*\/\/.*$/gm, "")
-  const specifiers: Array<string> = []
-  for (const match of source.matchAll(/^(?:import|export)\s+(?!type\s)[^;]*?from\s+"([^"]+)"/gms)) {
-    specifiers.push(match[1]!)
-  }
-  for (const match of source.matchAll(/\bimport\(\s*"([^"]+)"\s*\)/g)) specifiers.push(match[1]!)
-  return specifiers
-}
-
-/** Every package a source entry reaches through value imports, following relative ones. */
-const packagesReachedFrom = (entry: string): Set<string> => {
-  const seen = new Set<string>()
-  const packages = new Set<string>()
-  const visit = (file: string) => {
-    if (seen.has(file)) return
-    seen.add(file)
-    for (const specifier of valueImports(file)) {
-      if (specifier.startsWith(".")) visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")))
-      else if (!specifier.startsWith("node:")) {
-        const parts = specifier.split("/")
-        packages.add(specifier.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!)
-      }
-    }
-  }
-  visit(path.join(root, entry))
-  return packages
-}
 
 describe("package", () => {
   it("every export points at dist and has a source entry", () => {
@@ -76,15 +46,24 @@ describe("package", () => {
   })
 
   it("the main entry reaches no optional peer", () => {
-    const reached = packagesReachedFrom("src/index.ts")
+    const reached = packagesReachedFrom(path.join(root, "src/index.ts"))
     for (const optional of [...optionalPeers, "better-sqlite3", "@effect/ai"]) expect(reached).not.toContain(optional)
     // Everything it does reach is installed with the required peers or as a dependency.
     const installed = new Set([...requiredPeers.map(([name]) => name), ...Object.keys(pkg.dependencies)])
     expect([...reached].filter((name) => !installed.has(name))).toEqual([])
   })
 
+  it("the benchmarks reach no test runner (they run under plain tsx)", () => {
+    const benches = fs.readdirSync(path.join(root, "bench")).filter((f) => f.endsWith(".ts"))
+    expect(benches).toContain("claude-pool.bench.ts")
+    for (const bench of benches) {
+      const reached = packagesReachedFrom(path.join(root, "bench", bench))
+      expect([...reached].filter((name) => name.includes("vitest")), bench).toEqual([])
+    }
+  })
+
   it("each optional entry reaches its own peer", () => {
-    expect(packagesReachedFrom("src/drift-guard.ts")).toContain("typescript")
+    expect(packagesReachedFrom(path.join(root, "src/drift-guard.ts"))).toContain("typescript")
     // These two are loaded at run time from a computed specifier, so that a missing peer is a typed error.
     expect(optionalPeers).toContain(AgentSettingsSqlite.peer)
     expect(optionalPeers).toContain(AgentSdkPackage)

@@ -20,12 +20,12 @@ import * as Tool from "../../src/services/Tool.js"
 import {
   claudeBinary,
   claudeProcessesIn,
-  describeWithClaude,
   listeningSockets,
   type Sandbox,
   sandbox,
   socketInodesOf
 } from "../support/claudeCli.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {

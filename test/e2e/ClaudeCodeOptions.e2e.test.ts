@@ -22,7 +22,8 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, describeWithClaude, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {

@@ -18,14 +18,8 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import {
-  claudeBinary,
-  claudeProcessesIn,
-  claudeVersions,
-  describeWithClaude,
-  type Sandbox,
-  sandbox
-} from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {

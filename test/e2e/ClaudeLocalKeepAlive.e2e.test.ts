@@ -20,7 +20,8 @@ import { ChatClient } from "../../src/services/ChatClient.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, describeWithClaude, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const add = Tool.make("add", {

@@ -1,8 +1,8 @@
 /**
  * Runs the pinned real `claude` binary in a sandbox of the test's own: a temporary HOME, config
  * dir, TMPDIR and working directory, the model pointed at a local fake API, no traffic elsewhere.
+ * It imports no test runner, because the benchmarks use it too (`describeWithClaude` has its own module).
  */
-import { describe } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
@@ -33,19 +33,13 @@ const findClaudeBinary = (): string | undefined => {
 
 const found = findClaudeBinary()
 
-/** The real `claude` binary for this platform ("" when there is none: see {@link describeWithClaude}). */
+/** The real `claude` binary for this platform ("" when there is none: real-binary suites use `describeWithClaude`). */
 export const claudeBinary = found ?? ""
 
 /** Why real-binary tests do not run here, or undefined when they do. */
 export const noClaudeBinary = found === undefined
   ? `no @anthropic-ai/claude-agent-sdk binary package for ${process.platform}-${process.arch} is installed`
   : undefined
-
-/** `describe` for real-binary tests: skipped, with the reason printed, where no binary exists. */
-export const describeWithClaude = (name: string, body: () => void) => {
-  if (noClaudeBinary !== undefined) console.warn(`Skipping "${name}": ${noClaudeBinary}`)
-  return describe.skipIf(noClaudeBinary !== undefined)(name, body)
-}
 
 /** The oldest CLI `ClaudeLocal` supports (2.0.0, a JS CLI), installed as the `claude-code-oldest` alias. */
 export const oldestClaudeBinary = resolve("node_modules/claude-code-oldest/cli.js")
