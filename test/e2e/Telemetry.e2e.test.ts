@@ -112,19 +112,7 @@ describe("telemetry with the real claude binary", () => {
         })
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
-          const ctx = yield* Layer.build(
-            ClaudeLocal.layer({
-              binary: claudeBinary,
-              cwd: box.cwd,
-              env: box.env,
-              requestTimeout: "60 seconds",
-              prewarm: true
-            }).pipe(
-              Layer.provide(NodeSubprocess.layer),
-              Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
-            )
-          )
-          const chat = Context.get(ctx, ChatClient)
+          const chat = yield* localClient(box, { prewarm: true })
           // Restarts the warm CLI (its bridge run opened here, under the setTools span).
           yield* chat.setTools([add])
           yield* chat.chat("What is 1 + 0? Use the add tool.")
