@@ -2,15 +2,15 @@ import * as AiLanguageModel from "@effect/ai/LanguageModel"
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { readdirSync } from "node:fs"
 import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.js"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { makeHandlers, TestToolkit } from "../ai/aiSupport.js"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { localServices } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 /** The model: call add once (b as the numeric string the toolkit's schema expects), then answer. */
@@ -25,6 +25,7 @@ const addOnce = (req: Fake.FakeRequest): Fake.FakeReply => {
 /** Claude Code (the CLI) as the LanguageModel, in the test's sandbox. */
 const layerIn = (box: Sandbox) =>
   ChatLanguageModel.layerClaudeLocal({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds" })
+    .pipe(Layer.provide(localServices(box)))
 
 describe("ChatLanguageModel on the real claude binary", () => {
   it.scopedLive("ClaudeLocal: generateText runs the toolkit once through the CLI; parts are provider-executed", () => {
@@ -36,9 +37,7 @@ describe("ChatLanguageModel on the real claude binary", () => {
         prompt: [{ role: "system", content: "Use the tools." }, { role: "user", content: "What is 2 + 40?" }],
         toolkit: TestToolkit
       }).pipe(
-        Effect.provide(layerIn(box)),
-        Effect.provide(NodeSubprocess.layer),
-        Effect.provide(NodeSecretFile.layer({ directory: box.secrets }))
+        Effect.provide(layerIn(box))
       )
       expect(handlers.calls.add).toBe(1)
       expect(response.toolCalls).toMatchObject([
@@ -74,9 +73,7 @@ describe("ChatLanguageModel on the real claude binary", () => {
       const box = yield* sandbox(api.url)
       const City = Schema.Struct({ city: Schema.String, founded: Schema.Date })
       const response = yield* AiLanguageModel.generateObject({ prompt: "Capital of Portugal?", schema: City }).pipe(
-        Effect.provide(layerIn(box)),
-        Effect.provide(NodeSubprocess.layer),
-        Effect.provide(NodeSecretFile.layer({ directory: box.secrets }))
+        Effect.provide(layerIn(box))
       )
       expect(response.value.city).toBe("Lisbon")
       expect(response.value.founded).toBeInstanceOf(Date)
@@ -92,9 +89,7 @@ describe("ChatLanguageModel on the real claude binary", () => {
       const box = yield* sandbox(api.url)
       const parts = Chunk.toReadonlyArray(
         yield* Stream.runCollect(AiLanguageModel.streamText({ prompt: "What is 2 + 40?", toolkit: TestToolkit })).pipe(
-          Effect.provide(layerIn(box)),
-          Effect.provide(NodeSubprocess.layer),
-          Effect.provide(NodeSecretFile.layer({ directory: box.secrets }))
+          Effect.provide(layerIn(box))
         )
       )
       const types = parts.map((p) => p.type)

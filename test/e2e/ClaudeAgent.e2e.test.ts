@@ -1,30 +1,19 @@
 import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { readlinkSync } from "node:fs"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import { ClaudeSession } from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import {
-  claudeBinary,
-  claudeProcessesIn,
-  listeningSockets,
-  type Sandbox,
-  sandbox,
-  socketInodesOf
-} from "../support/claudeCli.js"
+import { claudeBinary, claudeProcessesIn, listeningSockets, sandbox, socketInodesOf } from "../support/claudeCli.js"
+import { agentClient, agentSession } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -41,13 +30,6 @@ const broken = Tool.make("broken", {
 
 const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
 
-/** A ChatClient on the Agent SDK and its real binary inside `box`, built in `scope`. */
-const clientIn = (box: Sandbox, scope: Scope.Scope, options: ClaudeAgent.Options = {}) =>
-  Layer.buildWithScope(
-    ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }),
-    scope
-  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
-
 describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
   it.scopedLive("the model calls an in-process tool over the control channel; its result reaches the model", () =>
     Effect.gen(function*() {
@@ -58,7 +40,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
         return { text: `The sum is ${results[0]!.content}.` }
       })
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       const watched = Tool.make("add", {
         description: "Adds two numbers",
         parameters: { a: Schema.Number, b: Schema.Number },
@@ -96,7 +78,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
         return { text: `The sum is ${results[0]!.content}.` }
       })
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       yield* chat.setTools([add])
       const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("add 1 and 2")))
       const tags = events.map((e) => e._tag)
@@ -117,7 +99,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
         return { text: `Tool said: ${results[0]!.content}` }
       })
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       yield* chat.setTools([add, broken])
       const answer = yield* chat.chat("Try the broken tool")
       const result = Fake.toolResults(api.messageRequests()[1]!)[0]!
@@ -134,7 +116,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       }))
       const box = yield* sandbox(api.url)
       // A model the CLI has prices for, so it reports a cost.
-      const chat = yield* clientIn(box, yield* Effect.scope, { model: "claude-sonnet-4-5" })
+      const chat = yield* agentClient(box, { model: "claude-sonnet-4-5" })
       yield* chat.add("Remember the word: pineapple.")
       expect(yield* chat.chat("First question")).toBe("You said: First question")
       expect(Fake.lastUserText(api.messageRequests()[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
@@ -159,7 +141,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
           : { text: `Got: ${Fake.lastUserText(req)}` }
       )
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       yield* chat.add("Context line.")
       const error = yield* Effect.flip(chat.chat("First try"))
       expect(error._tag).toBe("ProviderError")
@@ -181,7 +163,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
           : { text: "no schema was offered" }
       )
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
       expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
       const schemaSent = api.messageRequests()[0]!.body.tools!.find((t) => t.name === "StructuredOutput")!.input_schema
@@ -193,7 +175,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "ok" }))
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope, {
+      const chat = yield* agentClient(box, {
         toolPolicy: { disabledTools: ["Bash", "mcp__gtb__broken"] }
       })
       yield* chat.setTools([add, broken])
@@ -227,7 +209,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       })
       // The default permission mode needs a responder: the tool is disallowed up front (the
       // PreToolUse hook only matters when a session's mode leaves bypassPermissions mid-run).
-      const chat = yield* clientIn(box, yield* Effect.scope, { toolPolicy: { registry } })
+      const chat = yield* agentClient(box, { toolPolicy: { registry } })
       yield* chat.setTools([confirm, add])
       const answer = yield* chat.chat("Confirm with the user")
       const [first, second] = api.messageRequests()
@@ -246,7 +228,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
         Fake.toolResults(req).length === 0 ? { toolUses: [{ name: "mcp__gtb__probe", input: {} }] } : { text: "done" }
       )
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope)
+      const chat = yield* agentClient(box)
       const before = listeningSockets()
       const probe = Tool.make("probe", {
         description: "Looks at the sockets",
@@ -285,7 +267,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { killGrace: "500 millis" })
+      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
@@ -319,7 +301,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { killGrace: "500 millis" })
+      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
@@ -339,12 +321,11 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "unreachable" }))
       const box = yield* sandbox(api.url)
-      const scope = yield* Effect.scope
-      const noSdk = yield* clientIn(box, scope, { sdkSpecifier: "@anthropic-ai/claude-agent-sdk-not-installed" })
+      const noSdk = yield* agentClient(box, { sdkSpecifier: "@anthropic-ai/claude-agent-sdk-not-installed" })
       const e1 = yield* Effect.flip(noSdk.chat("hi"))
       expect(e1).toMatchObject({ _tag: "ProviderError", kind: "config" })
       expect(e1.message).toContain("npm install @anthropic-ai/claude-agent-sdk")
-      const noBinary = yield* clientIn(box, scope, { pathToClaudeCodeExecutable: `${box.dir}/no-such-claude` })
+      const noBinary = yield* agentClient(box, { pathToClaudeCodeExecutable: `${box.dir}/no-such-claude` })
       yield* noBinary.add("kept")
       const e2 = yield* Effect.flip(noBinary.chat("hi"))
       expect(e2).toMatchObject({ _tag: "ProviderError", kind: "config" })
@@ -371,7 +352,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { keepAlive: true, model: "claude-sonnet-4-5" })
+      const chat = yield* agentClient(box, { keepAlive: true, model: "claude-sonnet-4-5" }).pipe(Scope.extend(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const first = yield* chat.usage
@@ -412,7 +393,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { keepAlive: true, killGrace: "500 millis" })
+      const chat = yield* agentClient(box, { keepAlive: true, killGrace: "500 millis" }).pipe(Scope.extend(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
@@ -451,7 +432,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { keepAlive: true })
+      const chat = yield* agentClient(box, { keepAlive: true }).pipe(Scope.extend(scope))
       expect(yield* chat.chat("First")).toBe("You said: First")
       const a = claudeProcessesIn(box.cwd)
       expect(a.length).toBeGreaterThan(0)
@@ -487,7 +468,7 @@ describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", ()
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { prewarm: true })
+      const chat = yield* agentClient(box, { prewarm: true }).pipe(Scope.extend(scope))
       let warm = claudeProcessesIn(box.cwd)
       for (let i = 0; i < 100 && warm.length === 0; i++) {
         yield* Effect.sleep("50 millis")
@@ -515,19 +496,16 @@ describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", ()
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => ({ text: `echo ${Fake.lastUserText(req).split("\n").at(-1)}` }))
       const box = yield* sandbox(api.url)
-      const sessionIn = (scope: Scope.Scope, options: ClaudeAgent.Options) =>
-        Layer.buildWithScope(
-          ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }),
-          scope
-        ).pipe(Effect.map((ctx) => ({ chat: Context.get(ctx, ChatClient), session: Context.get(ctx, ClaudeSession) })))
       const firstScope = yield* Scope.make()
-      const first = yield* sessionIn(firstScope, {})
+      const first = yield* agentSession(box).pipe(Scope.extend(firstScope))
       yield* first.chat.chat("remember the word PELICAN")
       const id = Option.getOrThrow(yield* first.session.sessionId)
       yield* Scope.close(firstScope, Exit.void)
 
       const scope = yield* Scope.make()
-      const forked = yield* sessionIn(scope, { prewarm: true, resume: id, forkSession: true })
+      const forked = yield* agentSession(box, { prewarm: true, resume: id, forkSession: true }).pipe(
+        Scope.extend(scope)
+      )
       let warm = claudeProcessesIn(box.cwd)
       for (let i = 0; i < 100 && warm.length === 0; i++) {
         yield* Effect.sleep("50 millis")

@@ -1,12 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Content from "../../src/services/Content.js"
 import * as Tool from "../../src/services/Tool.js"
-import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { sandbox } from "../support/claudeCli.js"
+import { agentClient } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
@@ -17,11 +14,6 @@ const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unk
   return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Record<string, unknown>>) : []
 }
 
-const clientIn = (box: Sandbox, options: ClaudeAgent.Options = {}) =>
-  Layer.build(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })).pipe(
-    Effect.map((ctx) => Context.get(ctx, ChatClient))
-  )
-
 describe("ClaudeAgent media with the SDK's real claude binary", () => {
   for (const keepAlive of [false, true]) {
     it.scopedLive(
@@ -30,7 +22,7 @@ describe("ClaudeAgent media with the SDK's real claude binary", () => {
         Effect.gen(function*() {
           const api = yield* Fake.make(() => ({ text: "A red pixel." }))
           const box = yield* sandbox(api.url)
-          const chat = yield* clientIn(box, { keepAlive })
+          const chat = yield* agentClient(box, { keepAlive })
           const answer = yield* chat.chat([
             Content.text("What is in this image?"),
             Content.image(pngBytes, "image/png"),
@@ -65,7 +57,7 @@ describe("ClaudeAgent media with the SDK's real claude binary", () => {
           : { toolUses: [{ name: "mcp__gtb__screenshot", input: {} }] }
       )
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box)
+      const chat = yield* agentClient(box)
       yield* chat.setTools([screenshot])
       expect(yield* chat.chat("Take a screenshot")).toBe("I see it.")
       const result = lastUserBlocks(modelTurns(api)[1]!).find((b) => b.type === "tool_result")!

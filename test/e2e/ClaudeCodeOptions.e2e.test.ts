@@ -5,24 +5,18 @@
  */
 import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { agentSession, localSession } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -38,27 +32,8 @@ type Kind = "local" | "agent"
 const clientIn = (
   kind: Kind,
   box: Sandbox,
-  scope: Scope.Scope,
   options: ClaudeCodeOptions.ClaudeCodeOptions & { readonly toolPolicy?: ClaudeLocal.ToolPolicyInput } = {}
-) =>
-  Layer.buildWithScope(
-    kind === "local"
-      ? ClaudeLocal.layer({
-        binary: claudeBinary,
-        cwd: box.cwd,
-        env: box.env,
-        requestTimeout: "60 seconds",
-        ...options
-      })
-        .pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
-      : ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options }),
-    scope
-  ).pipe(
-    Effect.map((ctx) => ({
-      chat: Context.get(ctx, ChatClient),
-      session: Context.get(ctx, ClaudeCodeOptions.ClaudeSession)
-    }))
-  )
+) => kind === "local" ? localSession(box, options) : agentSession(box, options)
 
 const systemText = (req: Fake.FakeRequest) => JSON.stringify(req.body.system ?? "")
 const allUserText = (req: Fake.FakeRequest) => JSON.stringify(req.body.messages ?? [])
@@ -75,10 +50,10 @@ for (const kind of ["local", "agent"] as const) {
           join(box.env.CLAUDE_CONFIG_DIR!, "settings.json"),
           JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [hook] }] } })
         )
-        const isolated = yield* clientIn(kind, box, yield* Effect.scope)
+        const isolated = yield* clientIn(kind, box)
         expect(yield* isolated.chat.chat("hello")).toBe("hi")
         expect(existsSync(marker)).toBe(false)
-        const opted = yield* clientIn(kind, box, yield* Effect.scope, { settingSources: ["user"] })
+        const opted = yield* clientIn(kind, box, { settingSources: ["user"] })
         expect(yield* opted.chat.chat("hello")).toBe("hi")
         expect(existsSync(marker)).toBe(true)
       }))
@@ -87,18 +62,18 @@ for (const kind of ["local", "agent"] as const) {
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => ({ text: `echo ${Fake.lastUserText(req).split("\n").at(-1)}` }))
         const box = yield* sandbox(api.url)
-        const first = yield* clientIn(kind, box, yield* Effect.scope)
+        const first = yield* clientIn(kind, box)
         expect(yield* first.session.sessionId).toEqual(Option.none())
         yield* first.chat.chat("remember the word PELICAN")
         const id = Option.getOrThrow(yield* first.session.sessionId)
 
-        const resumed = yield* clientIn(kind, box, yield* Effect.scope, { resume: id })
+        const resumed = yield* clientIn(kind, box, { resume: id })
         expect(yield* resumed.session.sessionId).toEqual(Option.some(id))
         yield* resumed.chat.chat("which word?")
         expect(allUserText(api.messageRequests().at(-1)!)).toContain("PELICAN")
         expect(yield* resumed.session.sessionId).toEqual(Option.some(id))
 
-        const forked = yield* clientIn(kind, box, yield* Effect.scope, { resume: id, forkSession: true })
+        const forked = yield* clientIn(kind, box, { resume: id, forkSession: true })
         yield* forked.chat.chat("and now?")
         expect(allUserText(api.messageRequests().at(-1)!)).toContain("PELICAN")
         const forkId = Option.getOrThrow(yield* forked.session.sessionId)
@@ -115,7 +90,7 @@ for (const kind of ["local", "agent"] as const) {
           toolUses: [{ name: "Bash", input: { command: "echo again", description: "loop" } }]
         }))
         const box = yield* sandbox(api.url)
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope, { maxTurns: 1 })
+        const { chat } = yield* clientIn(kind, box, { maxTurns: 1 })
         const error = yield* Effect.flip(chat.chat("loop forever"))
         expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxTurns" })
         if (error._tag === "RunLimitError") {
@@ -130,7 +105,7 @@ for (const kind of ["local", "agent"] as const) {
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope, {
+        const { chat } = yield* clientIn(kind, box, {
           appendSystemPrompt: "Always answer in Latin."
         })
         yield* chat.chat("hi")
@@ -153,7 +128,7 @@ for (const kind of ["local", "agent"] as const) {
         })
         const box = yield* sandbox(api.url)
         const asked: Array<ClaudeCodeOptions.PermissionRequest> = []
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope, {
+        const { chat } = yield* clientIn(kind, box, {
           canUseTool: (request) =>
             Effect.sync(() => {
               asked.push(request)
@@ -202,10 +177,10 @@ for (const kind of ["local", "agent"] as const) {
           return { text: results.length === 0 ? "no tools" : results.map((r) => r.content).join(" | ") }
         })
         const box = yield* sandbox(api.url)
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope, { mcpServers: { app: appServer } })
+        const { chat } = yield* clientIn(kind, box, { mcpServers: { app: appServer } })
         yield* chat.setTools([add])
         expect(yield* chat.chat("Lisbon and 2+40")).toBe("Lisbon: 545000 people | 42")
-        const off = yield* clientIn(kind, box, yield* Effect.scope, {
+        const off = yield* clientIn(kind, box, {
           mcpServers: { app: appServer },
           toolPolicy: { disabledTools: ["mcp__app__*"] }
         })
@@ -227,7 +202,7 @@ for (const kind of ["local", "agent"] as const) {
           return { text: "done" }
         })
         const box = yield* sandbox(api.url)
-        const { chat, session } = yield* clientIn(kind, box, yield* Effect.scope)
+        const { chat, session } = yield* clientIn(kind, box)
         yield* chat.setTools([add])
         const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("run both")))
         const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")
@@ -266,7 +241,7 @@ for (const kind of ["local", "agent"] as const) {
             : { text: "no schema" }
         )
         const box = yield* sandbox(api.url)
-        const { chat } = yield* clientIn(kind, box, yield* Effect.scope)
+        const { chat } = yield* clientIn(kind, box)
         const ticket = yield* chat.ask("The latest ticket?", Ticket)
         expect(ticket.id).toBe(id)
         expect(ticket.opened.toISOString()).toBe("2024-05-01T10:00:00.000Z")

@@ -1,24 +1,19 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { readdirSync } from "node:fs"
 import { connect } from "node:net"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { localClient, type LocalWiring, recordingSecretFile } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -38,41 +33,6 @@ const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t
 /** The conversation's requests: claude 2.0.x also sends a one-token probe that counts the MCP tools' tokens. */
 const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body.max_tokens !== 1)
 
-/**
- * Real secret files in the sandbox, with every config written kept for the test to read (and
- * optionally altered before it is written).
- */
-const recordingSecretFile = (box: Sandbox, alter: (contents: string) => string = (c) => c) => {
-  const written: Array<string> = []
-  const layer = Layer.effect(
-    SecretFile,
-    Effect.map(SecretFile, (real) => ({
-      writeScoped: (contents: string) => {
-        written.push(contents)
-        return real.writeScoped(alter(contents))
-      }
-    }))
-  ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
-  return { layer, written }
-}
-
-/** A ChatClient on the real CLI (`binary`) inside `box`, built in `scope` so a test can close it itself. */
-const clientOn = (binary: string) =>
-(
-  box: Sandbox,
-  scope: Scope.Scope,
-  options: ClaudeLocal.Options = {},
-  secretFile: Layer.Layer<SecretFile> = recordingSecretFile(box).layer
-) =>
-  Layer.buildWithScope(
-    ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds", ...options })
-      .pipe(
-        Layer.provide(NodeSubprocess.layer),
-        Layer.provide(secretFile)
-      ),
-    scope
-  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
-
 const portRefuses = (port: number) =>
   Effect.async<boolean>((resume) => {
     const socket = connect(port, "127.0.0.1")
@@ -85,7 +45,8 @@ const portRefuses = (port: number) =>
 
 describeWithClaude("ClaudeLocal with the real claude binary", () => {
   describe.each(claudeVersions)("claude $version", ({ binary, oldest }) => {
-    const clientIn = clientOn(binary)
+    const clientIn = (box: Sandbox, options: ClaudeLocal.Options = {}, wiring?: LocalWiring) =>
+      localClient(box, { binary, ...options }, wiring)
 
     it.scopedLive("the model calls an in-process tool through the bridge; no tool-search round trip", () =>
       Effect.gen(function*() {
@@ -95,7 +56,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
           return { text: `The sum is ${results[0]!.content}.` }
         })
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope)
+        const chat = yield* clientIn(box)
         yield* chat.setTools([add])
         const answer = yield* chat.chat("What is 2 + 40? Use the add tool.")
         expect(answer).toBe("The sum is 42.")
@@ -127,7 +88,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
             : { text: "fine" }
         )
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope, { toolPolicy: { disabledTools: ["mcp__gtb__broken"] } })
+        const chat = yield* clientIn(box, { toolPolicy: { disabledTools: ["mcp__gtb__broken"] } })
         yield* chat.setTools([add, broken])
         const outcome = yield* Effect.either(chat.chat("hello"))
         const [first, second] = modelTurns(api)
@@ -157,7 +118,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
           return { text: `Tool said: ${results[0]!.content}` }
         })
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope)
+        const chat = yield* clientIn(box)
         yield* chat.setTools([add, broken])
         const answer = yield* chat.chat("Try the broken tool")
         const result = Fake.toolResults(modelTurns(api)[1]!)[0]!
@@ -170,7 +131,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => ({ text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}` }))
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope)
+        const chat = yield* clientIn(box)
         yield* chat.add("Remember the word: pineapple.")
         expect(yield* chat.chat("First question")).toBe("You said: First question")
         expect(Fake.lastUserText(modelTurns(api)[0]!)).toContain("Remember the word: pineapple.\n\nFirst question")
@@ -194,7 +155,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
               : { text: "no schema was offered" }
           )
           const box = yield* sandbox(api.url)
-          const chat = yield* clientIn(box, yield* Effect.scope)
+          const chat = yield* clientIn(box)
           const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
           expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual(answer)
           const first = modelTurns(api)[0]!
@@ -222,7 +183,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
         const box = yield* sandbox(api.url)
         // The config file carries a wrong token: the real bridge answers the CLI with 401.
         const tampering = recordingSecretFile(box, (c) => c.replace(/Bearer [A-Za-z0-9_-]+/, "Bearer wrong"))
-        const chat = yield* clientIn(box, yield* Effect.scope, {}, tampering.layer)
+        const chat = yield* clientIn(box, {}, { secretFile: tampering.layer })
         yield* chat.setTools([add])
         const error = yield* Effect.flip(chat.chat("add 1 and 2"))
         expect(error._tag).toBe("ProviderError")
@@ -239,7 +200,9 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
         const box = yield* sandbox(api.url)
         const scope = yield* Scope.make()
         const secrets = recordingSecretFile(box)
-        const chat = yield* clientIn(box, scope, { killGrace: "500 millis" }, secrets.layer)
+        const chat = yield* clientIn(box, { killGrace: "500 millis" }, { secretFile: secrets.layer }).pipe(
+          Scope.extend(scope)
+        )
         const probe = Tool.make("probe", {
           description: "Reports nothing",
           parameters: {},
@@ -271,7 +234,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
           return { text: `The sum is ${results[0]!.content}, as computed.` }
         })
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope)
+        const chat = yield* clientIn(box)
         yield* chat.setTools([add])
         const events = Chunk.toArray(yield* Stream.runCollect(chat.chatStream("add 20 and 22")))
         const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
@@ -300,7 +263,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
           return { text: "too late", delayMs: 30_000 }
         })
         const box = yield* sandbox(api.url)
-        const chat = yield* clientIn(box, yield* Effect.scope, { killGrace: "500 millis" })
+        const chat = yield* clientIn(box, { killGrace: "500 millis" })
         const fiber = yield* Effect.fork(Stream.runDrain(chat.chatStream("take your time")))
         yield* Deferred.await(reached)
         const pids = claudeProcessesIn(box.cwd)
@@ -312,12 +275,11 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
 })
 
 describeWithClaude("ClaudeLocal: each run owns its bridge sessions and tool calls (real claude binary)", () => {
-  const clientIn = clientOn(claudeBinary)
   /** A client on a bridge the test watches. */
   const clientOnBridge = (box: Sandbox, options: ClaudeLocal.Options = {}) =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make()
-      const chat = yield* clientIn(box, yield* Effect.scope, { bridge, ...options })
+      const chat = yield* localClient(box, { bridge, ...options })
       return { bridge, chat }
     })
 

@@ -1,26 +1,21 @@
 import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
-import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
-import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { localSession, recordingSecretFile } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -48,34 +43,11 @@ const echoWithAdd = (req: Fake.FakeRequest): Fake.FakeReply => {
   return { text: `You said: ${last}`, usage }
 }
 
-const contextIn = (
-  box: Sandbox,
-  scope: Scope.Scope,
-  options: ClaudeLocal.Options = {},
-  alter: (contents: string) => string = (c) => c
-) =>
-  Layer.buildWithScope(
-    ClaudeLocal.layer({
-      binary: claudeBinary,
-      cwd: box.cwd,
-      env: box.env,
-      requestTimeout: "60 seconds",
-      keepAlive: true,
-      ...options
-    }).pipe(
-      Layer.provide(NodeSubprocess.layer),
-      Layer.provide(
-        Layer.effect(
-          SecretFile,
-          Effect.map(SecretFile, (real) => ({ writeScoped: (contents: string) => real.writeScoped(alter(contents)) }))
-        ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
-      )
-    ),
-    scope
-  )
+/** A kept-alive client (unless `options` says otherwise); `alter` rewrites each config it writes. */
+const sessionIn = (box: Sandbox, options: ClaudeLocal.Options = {}, alter?: (contents: string) => string) =>
+  localSession(box, { keepAlive: true, ...options }, { secretFile: recordingSecretFile(box, alter).layer })
 
-const clientIn = (...args: Parameters<typeof contextIn>) =>
-  Effect.map(contextIn(...args), (ctx) => Context.get(ctx, ChatClient))
+const clientIn = (...args: Parameters<typeof sessionIn>) => Effect.map(sessionIn(...args), ({ chat }) => chat)
 
 /** The claude processes in `cwd` once exactly one is left (a replaced one may take a moment to go). */
 const theOneProcess = (cwd: string) =>
@@ -98,7 +70,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { model: "claude-sonnet-4-5" })
+      const chat = yield* clientIn(box, { model: "claude-sonnet-4-5" }).pipe(Scope.extend(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const first = yield* chat.usage
@@ -132,7 +104,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope)
+      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const [pid] = claudeProcessesIn(box.cwd)
       process.kill(pid!, "SIGKILL")
@@ -160,7 +132,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope)
+      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
@@ -191,7 +163,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { killGrace: "500 millis" })
+      const chat = yield* clientIn(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
       const slow = Tool.make("slow", {
         description: "Takes a while",
         parameters: {},
@@ -234,7 +206,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope)
+      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Please add 2 and 40")).toBe("Result 42.")
       const a = claudeProcessesIn(box.cwd)
@@ -272,7 +244,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope)
+      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
       expect(yield* chat.chat("First")).toBe("You said: First")
       const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
       expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
@@ -295,7 +267,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { keepAlive: false, prewarm: true })
+      const chat = yield* clientIn(box, { keepAlive: false, prewarm: true }).pipe(Scope.extend(scope))
       const warm = yield* theOneProcess(box.cwd)
       expect(warm.length).toBe(1)
       expect(api.messageRequests()).toEqual([])
@@ -319,7 +291,9 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, { requestTimeout: "20 seconds", killGrace: "500 millis" })
+      const chat = yield* clientIn(box, { requestTimeout: "20 seconds", killGrace: "500 millis" }).pipe(
+        Scope.extend(scope)
+      )
       expect(yield* chat.chat("hello")).toBe("You said: hello")
       const error = yield* Effect.flip(chat.chat("be slow"))
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
@@ -331,7 +305,6 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       // The config carries a wrong token: the bridge answers the CLI with 401.
       const tampered = yield* clientIn(
         box,
-        yield* Effect.scope,
         { requestTimeout: "30 seconds" },
         (c) => c.replace(/Bearer [A-Za-z0-9_-]+/, "Bearer wrong")
       )
@@ -345,7 +318,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
-      const chat = yield* clientIn(box, yield* Effect.scope, { binary: "/no/such/claude" })
+      const chat = yield* clientIn(box, { binary: "/no/such/claude" })
       for (const prompt of ["one", "two"]) {
         const error = yield* Effect.flip(chat.chat(prompt))
         expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
@@ -367,7 +340,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       })
       const box = yield* sandbox(api.url)
       const asked: Array<string> = []
-      const chat = yield* clientIn(box, yield* Effect.scope, {
+      const chat = yield* clientIn(box, {
         cliVersion: "2.1.332",
         appendSystemPrompt: "Always answer in Latin.",
         canUseTool: (request) =>
@@ -403,32 +376,30 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => ({ text: `echo ${lastLine(req)}` }))
       const box = yield* sandbox(api.url)
-      const session = (ctx: Context.Context<ClaudeCodeOptions.ClaudeSession>) =>
-        Context.get(ctx, ClaudeCodeOptions.ClaudeSession).sessionId
       const firstScope = yield* Scope.make()
-      const first = yield* contextIn(box, firstScope, { cliVersion: "2.1.332" })
-      yield* Context.get(first, ChatClient).chat("remember the word PELICAN")
-      const id = Option.getOrThrow(yield* session(first))
+      const first = yield* sessionIn(box, { cliVersion: "2.1.332" }).pipe(Scope.extend(firstScope))
+      yield* first.chat.chat("remember the word PELICAN")
+      const id = Option.getOrThrow(yield* first.session.sessionId)
       yield* Scope.close(firstScope, Exit.void)
 
       const scope = yield* Scope.make()
-      const forked = yield* contextIn(box, scope, {
+      const forked = yield* sessionIn(box, {
         cliVersion: "2.1.332",
         prewarm: true,
         resume: id,
         forkSession: true
-      })
+      }).pipe(Scope.extend(scope))
       const warm = (yield* theOneProcess(box.cwd)).filter((pid) =>
         readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("--fork-session")
       )
       expect(warm.length).toBe(1)
-      const chat = Context.get(forked, ChatClient)
+      const chat = forked.chat
       expect(yield* chat.chat("which word?")).toBe("echo which word?")
       expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("PELICAN")
-      const forkId = Option.getOrThrow(yield* session(forked))
+      const forkId = Option.getOrThrow(yield* forked.session.sessionId)
       expect(forkId).not.toBe(id)
       yield* chat.chat("still there?")
-      expect(yield* session(forked)).toEqual(Option.some(forkId))
+      expect(yield* forked.session.sessionId).toEqual(Option.some(forkId))
       // The warm process answered both turns: the fork is not redone.
       expect(claudeProcessesIn(box.cwd)).toEqual(warm)
       yield* Scope.close(scope, Exit.void)
@@ -463,13 +434,13 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, scope, {
+      const chat = yield* clientIn(box, {
         cliVersion: "2.1.332",
         maxTurns: 2,
         mcpServers: {
           app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers.app!.headers, alwaysLoad: true }
         }
-      })
+      }).pipe(Scope.extend(scope))
       yield* chat.setTools([add])
       const error = yield* Effect.flip(chat.chat("loop forever"))
       expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxTurns" })

@@ -1,14 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Content from "../../src/services/Content.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, claudeVersions, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, claudeVersions, sandbox } from "../support/claudeCli.js"
+import { type ClientBox, localClient } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
@@ -20,19 +15,8 @@ const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unk
   return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Record<string, unknown>>) : []
 }
 
-const clientOn = (binary: string) =>
-(
-  box: { readonly cwd: string; readonly env: Record<string, string | undefined>; readonly secrets: string }
-) =>
-  Layer.build(
-    ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout: "60 seconds" }).pipe(
-      Layer.provide(NodeSubprocess.layer),
-      Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
-    )
-  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
-
 describe.each(claudeVersions)("ClaudeLocal media with the real claude $version", ({ binary }) => {
-  const clientIn = clientOn(binary)
+  const clientIn = (box: ClientBox) => localClient(box, { binary })
   it.scopedLive(
     "an image and a PDF in the prompt reach the Messages API as image and document blocks",
     () =>
@@ -121,19 +105,7 @@ describe("ClaudeLocal media on a kept-alive CLI (real claude binary)", () => {
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "A red pixel." }))
         const box = yield* sandbox(api.url)
-        const ctx = yield* Layer.build(
-          ClaudeLocal.layer({
-            binary: claudeBinary,
-            cwd: box.cwd,
-            env: box.env,
-            requestTimeout: "60 seconds",
-            keepAlive: true
-          }).pipe(
-            Layer.provide(NodeSubprocess.layer),
-            Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
-          )
-        )
-        const chat = Context.get(ctx, ChatClient)
+        const chat = yield* localClient(box, { keepAlive: true })
         expect(yield* chat.chat("Hello")).toBe("A red pixel.")
         const first = claudeProcessesIn(box.cwd)
         expect(first).toHaveLength(1)

@@ -1,18 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as Layer from "effect/Layer"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as Pool from "../../src/services/ClaudeProcessPool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { agentClient, localClient } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 /** The user's own words: the last line of the last user message (the CLI may prepend reminders). */
@@ -21,24 +15,13 @@ const echo = (req: Fake.FakeRequest): Fake.FakeReply => ({ text: `You said: ${sa
 
 /** A keepAlive ClaudeLocal client in `scope` sharing `pool`. */
 const clientIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPoolService) =>
-  Layer.buildWithScope(
-    ClaudeLocal.layer({
-      binary: claudeBinary,
-      cwd: box.cwd,
-      env: box.env,
-      requestTimeout: "120 seconds",
-      keepAlive: true,
-      // The pool bounds live CLIs; a client's one-off `claude --version` probe is not one, but it
-      // runs in the same folder and would be counted by the process sampling below.
-      cliVersion: "2.1.332"
-    })
-      .pipe(
-        Layer.provide(NodeSubprocess.layer),
-        Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
-        Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
-      ),
-    scope
-  ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+  localClient(box, {
+    requestTimeout: "120 seconds",
+    keepAlive: true,
+    // The pool bounds live CLIs; a client's one-off `claude --version` probe is not one, but it
+    // runs in the same folder and would be counted by the process sampling below.
+    cliVersion: "2.1.332"
+  }, { pool }).pipe(Scope.extend(scope))
 
 const until = (condition: () => boolean) =>
   Effect.gen(function*() {
@@ -164,12 +147,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
 
 describe("ClaudeProcessPool with the Agent SDK's real claude CLI (ClaudeAgent keepAlive)", () => {
   const agentIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPoolService) =>
-    Layer.buildWithScope(
-      ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout: "120 seconds", keepAlive: true }).pipe(
-        Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
-      ),
-      scope
-    ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+    agentClient(box, { requestTimeout: "120 seconds", keepAlive: true }, { pool }).pipe(Scope.extend(scope))
 
   it.scopedLive(
     "a kept query holds a permit; evicted, the next turn resumes with its history; a waiter is bounded",

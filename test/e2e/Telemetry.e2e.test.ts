@@ -1,18 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
 import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
-import { SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { makeRecorder, type Recorder } from "../support/recordingTracer.js"
 
@@ -74,27 +67,9 @@ describe("telemetry with the real claude binary", () => {
         const recorder = makeRecorder()
         const api = yield* Fake.make(script)
         const box: Sandbox = yield* sandbox(api.url)
-        const written: Array<string> = []
-        const secretFile = Layer.effect(
-          SecretFile,
-          Effect.map(SecretFile, (real) => ({
-            writeScoped: (contents: string) => {
-              written.push(contents)
-              return real.writeScoped(contents)
-            }
-          }))
-        ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
+        const { layer: secretFile, written } = recordingSecretFile(box)
         yield* Effect.gen(function*() {
-          const ctx = yield* Layer.build(
-            ClaudeLocal.layer({
-              binary: claudeBinary,
-              cwd: box.cwd,
-              env: box.env,
-              requestTimeout: "60 seconds",
-              allowPermissionDenials: true
-            }).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secretFile))
-          )
-          const chat = Context.get(ctx, ChatClient)
+          const chat = yield* localClient(box, { allowPermissionDenials: true }, { secretFile })
           yield* chat.setTools([add])
           expect(yield* chat.chat("What is 2 + 40? Use the add tool.")).toBe("The sum is 42.")
         }).pipe(Effect.withTracer(recorder.tracer))
@@ -115,16 +90,7 @@ describe("telemetry with the real claude binary", () => {
       const api = yield* Fake.make(script)
       const box = yield* sandbox(api.url)
       yield* Effect.gen(function*() {
-        const ctx = yield* Layer.build(
-          ClaudeLocal.layer({
-            binary: claudeBinary,
-            cwd: box.cwd,
-            env: box.env,
-            requestTimeout: "60 seconds",
-            allowPermissionDenials: true
-          }).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
-        )
-        const chat = Context.get(ctx, ChatClient)
+        const chat = yield* localClient(box, { allowPermissionDenials: true })
         yield* chat.setTools([add])
         yield* Stream.runDrain(chat.chatStream("What is 2 + 40? Use the add tool."))
       }).pipe(Effect.withTracer(recorder.tracer))
@@ -146,19 +112,7 @@ describe("telemetry with the real claude binary", () => {
         })
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
-          const ctx = yield* Layer.build(
-            ClaudeLocal.layer({
-              binary: claudeBinary,
-              cwd: box.cwd,
-              env: box.env,
-              requestTimeout: "60 seconds",
-              prewarm: true
-            }).pipe(
-              Layer.provide(NodeSubprocess.layer),
-              Layer.provide(NodeSecretFile.layer({ directory: box.secrets }))
-            )
-          )
-          const chat = Context.get(ctx, ChatClient)
+          const chat = yield* localClient(box, { prewarm: true })
           // Restarts the warm CLI (its bridge run opened here, under the setTools span).
           yield* chat.setTools([add])
           yield* chat.chat("What is 1 + 0? Use the add tool.")
@@ -182,15 +136,7 @@ describe("telemetry with the real claude binary", () => {
         const api = yield* Fake.make(script)
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
-          const ctx = yield* Layer.build(
-            ClaudeAgent.layer({
-              cwd: box.cwd,
-              env: box.env,
-              requestTimeout: "60 seconds",
-              allowPermissionDenials: true
-            })
-          )
-          const chat = Context.get(ctx, ChatClient)
+          const chat = yield* agentClient(box, { allowPermissionDenials: true })
           yield* chat.setTools([add])
           expect(yield* chat.chat("What is 2 + 40? Use the add tool.")).toBe("The sum is 42.")
         }).pipe(Effect.withTracer(recorder.tracer))
@@ -215,15 +161,7 @@ describe("telemetry with the real claude binary", () => {
         })
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
-          const ctx = yield* Layer.build(
-            ClaudeAgent.layer({
-              cwd: box.cwd,
-              env: box.env,
-              requestTimeout: "60 seconds",
-              keepAlive: true
-            })
-          )
-          const chat = Context.get(ctx, ChatClient)
+          const chat = yield* agentClient(box, { keepAlive: true })
           yield* chat.setTools([add])
           yield* chat.chat("What is 2 + 40? Use the add tool.")
           yield* chat.chat("And again?")

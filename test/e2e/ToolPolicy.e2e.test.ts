@@ -3,19 +3,16 @@
  * `claude` binary against the local fake Messages API: what the model is offered is the proof.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
+import type * as Layer from "effect/Layer"
 import { readdirSync } from "node:fs"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
+import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import { SecretFile } from "../../src/services/SecretFile.js"
+import { type SecretFile } from "../../src/services/SecretFile.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { localClient, recordingSecretFile } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
 const tool = (name: string) =>
@@ -23,33 +20,8 @@ const tool = (name: string) =>
 
 const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
 
-const recordingSecrets = (box: Sandbox) => {
-  const written: Array<string> = []
-  const layer = Layer.effect(
-    SecretFile,
-    Effect.map(SecretFile, (real) => ({
-      writeScoped: (contents: string) => {
-        written.push(contents)
-        return real.writeScoped(contents)
-      }
-    }))
-  ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
-  return { layer, written }
-}
-
-const clientIn = (box: Sandbox, options: ClaudeLocal.Options, secrets: Layer.Layer<SecretFile>) =>
-  Effect.flatMap(Effect.scope, (scope) =>
-    Layer.buildWithScope(
-      ClaudeLocal.layer({
-        binary: claudeBinary,
-        cwd: box.cwd,
-        env: box.env,
-        requestTimeout: "120 seconds",
-        allowPermissionDenials: true,
-        ...options
-      }).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secrets)),
-      scope
-    )).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+const clientIn = (box: Sandbox, options: ClaudeLocal.Options, secretFile: Layer.Layer<SecretFile>) =>
+  localClient(box, { requestTimeout: "120 seconds", allowPermissionDenials: true, ...options }, { secretFile })
 
 describe("ToolPolicy with the real claude binary", () => {
   it.scopedLive(
@@ -58,7 +30,7 @@ describe("ToolPolicy with the real claude binary", () => {
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
-        const secrets = recordingSecrets(box)
+        const secrets = recordingSecretFile(box)
         const chat = yield* clientIn(box, { toolPolicy: { disabledTools: ["mcp__*"] } }, secrets.layer)
         yield* chat.setTools([tool("lookup"), tool("write_note")])
         expect(yield* chat.chat("hi")).toBe("ok")
@@ -82,7 +54,7 @@ describe("ToolPolicy with the real claude binary", () => {
         ])
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
-        const secrets = recordingSecrets(box)
+        const secrets = recordingSecretFile(box)
         const chat = yield* clientIn(
           box,
           { toolPolicy: { registry, disabledTools: ["mcp__*", "mcp__gtb__*"] } },
@@ -107,7 +79,7 @@ describe("ToolPolicy with the real claude binary", () => {
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
-        const secrets = recordingSecrets(box)
+        const secrets = recordingSecretFile(box)
         // 100,000 unknown MCP names (pass-through; about 2.6 MB, beyond the 2 MiB settings file
         // limit, so argv carries the rest), plus two that matter: Write, which sorts first and lands
         // in the settings file, and a bridge tool of server `zz`, which sorts last and lands in argv.
