@@ -64,7 +64,11 @@ const buildClient = (options: ClaudeLocal.Options, scope: Scope.Scope, secretFil
 
 const overhead = Effect.gen(function*() {
   const scope = yield* Scope.make()
-  const chat = yield* buildClient({ binary: stub, cwd: dir }, scope, NodeSecretFile.layer({ directory: dir }))
+  const chat = yield* buildClient(
+    { binary: stub, cwd: dir, cliVersion: "2.1.332" },
+    scope,
+    NodeSecretFile.layer({ directory: dir })
+  )
   yield* Effect.promise(() =>
     compare(
       "ClaudeLocal turn with a stub claude vs spawning the stub directly",

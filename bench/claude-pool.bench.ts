@@ -23,7 +23,7 @@ import * as Pool from "../src/services/ClaudeProcessPool.js"
 import * as Tool from "../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../test/support/claudeCli.js"
 import * as Fake from "../test/support/FakeMessagesApi.js"
-import { cpuMillis, median, rssMiB } from "./util.js"
+import { cpuMillis, cpuSince, median, rssMiB } from "./util.js"
 
 const intFromEnv = (name: string, fallback: number) => {
   const n = Number(process.env[name])
@@ -105,7 +105,9 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
     yield* Fiber.interrupt(progress)
     yield* Scope.close(scope, Exit.void)
     // After the close every CLI has exited and been reaped: its CPU is in this process's cutime.
-    const cpuPerTurn = (cpuMillis(() => claudeProcessesIn(box.cwd)) - cpuBefore) / (conversations * turnsEach)
+    const cpu = cpuSince(cpuBefore, cpuMillis(() => claudeProcessesIn(box.cwd)))
+    const cpuPerTurn = cpu.total / (conversations * turnsEach)
+    const selfPerTurn = cpu.self / (conversations * turnsEach)
     // Reported, not thrown: one odd answer under load should not hide the measurement.
     const wrong = answers.flat().filter((a) => a !== "The sum is 42.")
     if (wrong.length > 0) {
@@ -115,6 +117,7 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       seconds,
       turnsPerSecond: (conversations * turnsEach) / seconds,
       cpuPerTurn,
+      selfPerTurn,
       peakRss,
       peakCount,
       wrong: wrong.length
@@ -148,7 +151,7 @@ const main = Effect.scoped(Effect.gen(function*() {
       const before = cpuMillis(() => claudeProcessesIn(box.cwd))
       for (let t = 0; t < turnsEach; t++) yield* chat.chat(`Turn ${t}: please add 2 and 40`)
       yield* Scope.close(scope, Exit.void)
-      return cpuMillis(() => claudeProcessesIn(box.cwd)) - before
+      return cpuSince(before, cpuMillis(() => claudeProcessesIn(box.cwd))).total
     })
   const alone = { fresh: [] as Array<number>, kept: [] as Array<number> }
   for (let i = 0; i < 3; i++) {
@@ -182,9 +185,9 @@ const main = Effect.scoped(Effect.gen(function*() {
       }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong}`
   )
   console.log(
-    `CPU per turn (this process + every CLI): pooled ${pooled.cpuPerTurn.toFixed(0)} ms vs one CLI per turn ${
-      fresh.cpuPerTurn.toFixed(0)
-    } ms → ${
+    `CPU per turn (this process + every CLI): pooled ${pooled.cpuPerTurn.toFixed(0)} ms (${
+      pooled.selfPerTurn.toFixed(0)
+    } in this process) vs one CLI per turn ${fresh.cpuPerTurn.toFixed(0)} ms (${fresh.selfPerTurn.toFixed(0)}) → ${
       (fresh.cpuPerTurn / pooled.cpuPerTurn).toFixed(2)
     }× less; CLIs started: pooled ${starts} for ${conversations} conversations vs ${
       conversations * turnsEach

@@ -94,17 +94,27 @@ export const cpuTicks = (pids: ReadonlyArray<number>): number =>
 const ticksPerSecond = 100
 
 /**
- * CPU milliseconds used so far by this process and every child process: its own time, the time
+ * CPU milliseconds used so far by this process (`self`) and every child process (`children`): its own time, the time
  * of children it has reaped (cutime + cstime) and that of the live processes in `live()`. A
  * child's time moves from the live sum to the reaped one when it exits, so differences of two
  * readings count every CLI that ran in between.
  */
-export const cpuMillis = (live: () => ReadonlyArray<number>): number => {
+export const cpuMillis = (live: () => ReadonlyArray<number>): { readonly self: number; readonly children: number } => {
   const self = process.cpuUsage()
   const fields = statFields("self")
   const reaped = fields === undefined ? 0 : Number(fields[13]) + Number(fields[14])
-  return (self.user + self.system) / 1000 + ((reaped + cpuTicks(live())) * 1000) / ticksPerSecond
+  return { self: (self.user + self.system) / 1000, children: ((reaped + cpuTicks(live())) * 1000) / ticksPerSecond }
 }
+
+/** CPU milliseconds between two {@link cpuMillis} readings. */
+export const cpuSince = (
+  before: { readonly self: number; readonly children: number },
+  after: { readonly self: number; readonly children: number }
+): { readonly self: number; readonly children: number; readonly total: number } => ({
+  self: after.self - before.self,
+  children: after.children - before.children,
+  total: after.self - before.self + after.children - before.children
+})
 
 /**
  * Resolves once the processes in `pids()` have used no CPU for half a second (at most 30 s): a

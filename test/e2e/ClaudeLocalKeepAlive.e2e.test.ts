@@ -14,7 +14,7 @@ import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
 import { localSession, recordingSecretFile } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
@@ -405,6 +405,24 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       yield* Scope.close(scope, Exit.void)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
+
+  // --max-turns is fixed in a kept process's argv: it must bound each turn, not the process's life
+  // (2.0.0 reports num_turns summed over the process, yet still limits each turn on its own).
+  for (const cli of claudeVersions) {
+    it.scopedLive(`maxTurns bounds each turn of a kept CLI, not its life (claude ${cli.version})`, () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(echoWithAdd)
+        const box = yield* sandbox(api.url)
+        const chat = yield* clientIn(box, { binary: cli.binary, cliVersion: cli.version, maxTurns: 2 })
+        yield* chat.setTools([add])
+        // Each tool-using turn takes two model turns: three of them are six on one process.
+        for (let i = 0; i < 3; i++) expect(yield* chat.chat(`Please add, round ${i}`)).toBe("The sum is 42.")
+        expect(yield* chat.chat("and now just talk")).toBe("You said: and now just talk")
+        expect(claudeProcessesIn(box.cwd).length).toBe(1)
+        // Three tool results went back to the model, one per tool-using turn (2.0.0 adds calls of its own).
+        expect(api.messageRequests().filter((req) => Fake.toolResults(req).length > 0).length).toBe(3)
+      }))
+  }
 
   it.scopedLive("maxTurns fails the turn with RunLimitError; an app MCP server and the bridge serve the next one", () =>
     Effect.gen(function*() {
