@@ -543,11 +543,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
           return consume(query, input.emit, true)
         }))
         if (transcript.init !== undefined) query.init = transcript.init
-        return yield* interpret(input, query, {
-          init: query.init,
-          result: transcript.result,
-          toolUses: transcript.toolUses
-        })
+        // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
+        return yield* interpret(input, query, { ...transcript, init: query.init })
       }).pipe(Effect.onError(() => dropLive))
 
     // The session of the last successful turn (at first, the one to resume, and whether the first

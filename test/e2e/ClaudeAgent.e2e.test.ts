@@ -423,6 +423,71 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
+  it.scopedLive("a kept-alive turn stopped at maxTurns is a RunLimitError carrying the model's last text", () =>
+    Effect.gen(function*() {
+      // "loop" keeps calling add with a new text each model call, until maxTurns stops the run; the
+      // model moves on once the test has seen the error (the resumed session ends in a tool result).
+      const texts: Array<string> = []
+      let stopped = false
+      const api = yield* Fake.make((req) => {
+        const looping = !stopped &&
+          (Fake.toolResults(req).length > 0 || Fake.lastUserText(req).split("\n").at(-1) === "loop")
+        if (!looping) return { text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}` }
+        texts.push(`Looking, step ${texts.length + 1}…`)
+        return { text: texts.at(-1)!, toolUses: [{ name: "mcp__gtb__add", input: { a: 1, b: 2 } }] }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* agentClient(box, { keepAlive: true, maxTurns: 2 }).pipe(Scope.extend(scope))
+      yield* chat.setTools([add])
+      expect(yield* chat.chat("First")).toBe("You said: First")
+      const error = yield* Effect.flip(chat.chat("loop"))
+      stopped = true
+      expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxTurns" })
+      expect(texts.length).toBeGreaterThan(1)
+      if (error._tag === "RunLimitError") {
+        expect(error.answer).toBe(texts.at(-1))
+        expect(error.usage.outputTokens).toBeGreaterThan(0)
+      }
+      // The failed turn ended the kept-alive CLI; the next turn resumes the session on a new one.
+      expect(yield* chat.chat("Again")).toBe("You said: Again")
+      expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("You said: First")
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("kept-alive turns report the agent's tool activity, with chat and with chatStream", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        if (Fake.toolResults(req).length > 0) return { text: "done" }
+        const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+        return last.startsWith("run")
+          ? { toolUses: [{ name: "Bash", input: { command: `echo ${last.slice(4)}`, description: "echo" } }] }
+          : { text: `You said: ${last}` }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const { chat, session } = yield* agentSession(box, { keepAlive: true }).pipe(Scope.extend(scope))
+      expect(yield* chat.chat("run from-chat")).toBe("done")
+      const pids = claudeProcessesIn(box.cwd)
+      expect(pids.length).toBeGreaterThan(0)
+      const first = yield* session.lastActivity
+      expect(first.map((e) => `${e._tag}:${e.name}`)).toEqual(["AgentToolStart:Bash", "AgentToolEnd:Bash"])
+      expect(first[0]).toMatchObject({ input: { command: "echo from-chat" } })
+      expect(first[1]).toMatchObject({ result: "from-chat", isError: false })
+      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("run from-stream")))
+      const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")
+      expect(streamed.map((e) => e._tag)).toEqual(["AgentToolStart", "AgentToolEnd"])
+      expect(yield* session.lastActivity).toEqual(streamed)
+      expect(streamed[1]).toMatchObject({ name: "Bash", result: "from-stream" })
+      // Both turns ran on the one kept-alive CLI; a turn without tools reports none.
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      expect(yield* chat.chat("Quiet")).toBe("You said: Quiet")
+      expect(yield* session.lastActivity).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
   it.scopedLive("ask and setTools run on a fresh CLI; the kept-alive one restarts on the next turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
