@@ -103,7 +103,12 @@ export type PermissionMode = AgentSdk.PermissionMode
  * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
  */
 export interface Options extends ClaudeCodeOptions {
-  /** The `claude` executable. Default: the binary shipped with the Agent SDK. */
+  /**
+   * The `claude` executable. Default: the binary shipped with the Agent SDK. `mcpServers` reach it
+   * over stdin, which needs a Claude Code at least as new as that binary (an older one fails the turn
+   * with an error naming `mcpServersDelivery`); for an older one pass
+   * `extraOptions: { mcpServersDelivery: "argv" }`, which puts their headers and env on its command line.
+   */
   readonly pathToClaudeCodeExecutable?: string | undefined
   /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
   readonly model?: string | undefined
@@ -149,7 +154,8 @@ export interface Options extends ClaudeCodeOptions {
   readonly prewarm?: boolean | undefined
   /**
    * Agent SDK options the library does not model, passed to `query` as given. The library's own
-   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win.
+   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win; its
+   * default `mcpServersDelivery: "initialize"` is set before them.
    */
   readonly extraOptions?: Partial<AgentSdk.Options> | undefined
   /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
@@ -409,6 +415,10 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         const query = module.query({
           prompt: params.prompt,
           options: {
+            // The application's MCP servers go to the CLI over stdin (its initialize request), so
+            // their headers and env (bearer tokens) never reach argv, where other users can read
+            // them; it also ends the SDK's deprecation warning for the argv default.
+            mcpServersDelivery: "initialize",
             ...options.extraOptions,
             ...fromPolicy,
             ...(settingsPath === undefined ? {} : {

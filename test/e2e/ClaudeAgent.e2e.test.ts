@@ -5,10 +5,12 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { readlinkSync } from "node:fs"
+import { readFileSync, readlinkSync } from "node:fs"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
 import * as Tool from "../../src/services/Tool.js"
@@ -484,6 +486,49 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual(pids)
       expect(yield* chat.chat("Quiet")).toBe("You said: Quiet")
       expect(yield* session.lastActivity).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+    }))
+
+  it.scopedLive("an application MCP server, sent over stdin, serves every kept-alive turn and the restarted CLI", () =>
+    Effect.gen(function*() {
+      const cmdlines: Array<string> = []
+      const lookup = Tool.make("lookup", {
+        description: "Looks a city up",
+        parameters: { city: Schema.String },
+        handler: ({ city }) =>
+          Effect.sync(() => {
+            for (const pid of claudeProcessesIn(box.cwd)) {
+              cmdlines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "))
+            }
+            return `${city}: found`
+          })
+      })
+      const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length > 0) return { text: results.map((r) => r.content.split("\n")[0]).join(" | ") }
+        const last = Fake.lastUserText(req).split("\n").at(-1) ?? ""
+        return { toolUses: [{ name: "mcp__app__lookup", input: { city: last } }] }
+      })
+      const box = yield* sandbox(api.url)
+      const scope = yield* Scope.make()
+      const chat = yield* agentClient(box, {
+        keepAlive: true,
+        mcpServers: {
+          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers.app!.headers, alwaysLoad: true }
+        }
+      }).pipe(Scope.extend(scope))
+      expect(yield* chat.chat("Lisbon")).toBe("Lisbon: found")
+      const pids = claudeProcessesIn(box.cwd)
+      expect(yield* chat.chat("Porto")).toBe("Porto: found")
+      expect(claudeProcessesIn(box.cwd)).toEqual(pids)
+      // setTools ends the kept-alive CLI: the next one gets the server again.
+      yield* chat.setTools([add])
+      expect(yield* chat.chat("Faro")).toBe("Faro: found")
+      expect(claudeProcessesIn(box.cwd).filter((pid) => pids.includes(pid))).toEqual([])
+      expect(cmdlines.length).toBeGreaterThanOrEqual(3)
+      for (const cmdline of cmdlines) expect(cmdline).not.toContain(Redacted.value(app.token))
       yield* Scope.close(scope, Exit.void)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))

@@ -7,15 +7,16 @@ import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { existsSync, writeFileSync } from "node:fs"
+import { existsSync, readFileSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
 import { agentSession, localSession } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
@@ -152,10 +153,22 @@ for (const kind of ["local", "agent"] as const) {
 
     it.scopedLive("an application MCP server is mounted and called next to the bridge; the policy can unmount it", () =>
       Effect.gen(function*() {
+        // What the CLI's command line says while it calls the application's server.
+        const cmdlines: Array<string> = []
+        const warnings: Array<string> = []
+        const onWarning = (warning: Error & { code?: string }) => warnings.push(warning.code ?? warning.name)
+        process.on("warning", onWarning)
+        yield* Effect.addFinalizer(() => Effect.sync(() => process.off("warning", onWarning)))
         const lookup = Tool.make("lookup", {
           description: "Looks a city up",
           parameters: { city: Schema.String },
-          handler: ({ city }) => Effect.succeed(`${city}: 545000 people`)
+          handler: ({ city }) =>
+            Effect.sync(() => {
+              for (const pid of claudeProcessesIn(box.cwd)) {
+                cmdlines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "))
+              }
+              return `${city}: 545000 people`
+            })
         })
         const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
         const appServer = {
@@ -180,6 +193,12 @@ for (const kind of ["local", "agent"] as const) {
         const { chat } = yield* clientIn(kind, box, { mcpServers: { app: appServer } })
         yield* chat.setTools([add])
         expect(yield* chat.chat("Lisbon and 2+40")).toBe("Lisbon: 545000 people | 42")
+        // The server's bearer token never was on the CLI's command line, where other users can read it.
+        expect(cmdlines.length).toBeGreaterThan(0)
+        for (const cmdline of cmdlines) expect(cmdline).not.toContain(Redacted.value(app.token))
+        // The Agent SDK does not warn about a deprecated way of passing the servers.
+        yield* Effect.sleep("10 millis")
+        expect(warnings.filter((code) => code.startsWith("CLAUDE_SDK_"))).toEqual([])
         const off = yield* clientIn(kind, box, {
           mcpServers: { app: appServer },
           toolPolicy: { disabledTools: ["mcp__app__*"] }

@@ -69,6 +69,20 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.closed()).toBe(2)
     }))
 
+  it.scoped("application MCP servers go over stdin (initialize) unless extraOptions says argv", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield result()
+      })
+      const app = { type: "http" as const, url: "http://127.0.0.1:1/mcp", headers: { authorization: "Bearer t" } }
+      yield* (yield* client({ mcpServers: { app } })).chat("hi")
+      yield* (yield* client({ mcpServers: { app }, extraOptions: { mcpServersDelivery: "argv" } })).chat("hi")
+      const [byDefault, overridden] = Sdk.calls()
+      expect(byDefault!.options).toMatchObject({ mcpServersDelivery: "initialize", mcpServers: { app } })
+      expect(overridden!.options).toMatchObject({ mcpServersDelivery: "argv", mcpServers: { app } })
+    }))
+
   it.scoped("an SDK that throws before any result is a process error carrying the CLI's stderr", () =>
     Effect.gen(function*() {
       Sdk.script(async function*({ spawn }) {
