@@ -21,6 +21,7 @@
  */
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as HttpRouter from "@effect/platform/HttpRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -29,7 +30,6 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as fs from "node:fs"
@@ -226,13 +226,63 @@ const fromSettingsError = (
   }
 }
 
+/** Small JSON bodies only: a settings request is a few dozen bytes. */
+const maxBodySize = 16 * 1024
+
+const tooLarge = `the body is over ${maxBodySize} bytes; a settings request is a few dozen`
+
+/**
+ * The body as text, up to `maxBodySize` bytes, with or without a Content-Length (chunked). Past
+ * the bound it fails with a 413 and lets the rest drain until the answer closes the connection:
+ * the platform's own bound (`withMaxBodySize`) destroys the request, which resets the connection
+ * before the client can read any answer.
+ */
+const bodyText = Effect.flatMap(
+  HttpServerRequest.HttpServerRequest,
+  (request) =>
+    Effect.async<string, ApiError>((resume) => {
+      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
+      const chunks: Array<Buffer> = []
+      let size = 0
+      const stop = () => {
+        incoming.off("data", onData).off("end", onEnd).off("error", onError)
+      }
+      const onData = (chunk: Buffer) => {
+        size += chunk.length
+        if (size <= maxBodySize) return void chunks.push(chunk)
+        stop()
+        incoming.resume()
+        resume(Effect.fail(new ApiError({ status: 413, message: tooLarge })))
+      }
+      const onEnd = () => {
+        stop()
+        resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+      }
+      const onError = (error: Error) => {
+        stop()
+        resume(Effect.fail(badRequest(`the body could not be read: ${error.message}`)))
+      }
+      incoming.on("data", onData).once("end", onEnd).once("error", onError)
+      return Effect.sync(stop)
+    })
+)
+
 /** Decodes the JSON body strictly: not JSON, a wrong type or an unknown field is a 400. */
 const body = <A, I>(schema: Schema.Schema<A, I>) =>
-  HttpServerRequest.schemaBodyJson(schema, { onExcessProperty: "error" }).pipe(
-    Effect.catchTags({
-      RequestError: (e) => Effect.fail(badRequest(`the body is not JSON: ${e.message}`)),
-      ParseError: (e) => Effect.fail(badRequest(`invalid body: ${ParseResult.TreeFormatter.formatErrorSync(e)}`))
-    })
+  bodyText.pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        // An empty body reads as null, as the platform's own JSON body does.
+        try: (): unknown => text === "" ? null : JSON.parse(text),
+        catch: (e) => badRequest(`the body is not JSON: ${e instanceof Error ? e.message : String(e)}`)
+      })
+    ),
+    Effect.flatMap((json) =>
+      Effect.mapError(
+        Schema.decodeUnknown(schema, { onExcessProperty: "error" })(json),
+        (e) => badRequest(`invalid body: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
+      )
+    )
   )
 
 const locales = Object.keys(CatalogView.locales) as Array<CatalogView.Locale>
@@ -248,6 +298,15 @@ const localeParam = Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params
 const pathParam = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
 const json = (value: unknown, status = 200) => HttpServerResponse.unsafeJson(value, { status })
+
+/**
+ * An error answer. A 413 also ends the connection: the rest of that body is not read, and on a
+ * kept-alive connection the server would have to take it all in first.
+ */
+const errorJson = (status: number, error: string) =>
+  status === 413
+    ? HttpServerResponse.unsafeJson({ error }, { status, headers: { connection: "close" } })
+    : json({ error }, status)
 
 // --- The app. ---
 
@@ -317,9 +376,7 @@ const app = (registry: Registry.Registry, conditions: Conditions.Conditions) =>
         RouteNotFound: (e) =>
           Effect.fail(new ApiError({ status: 404, message: `no route ${e.request.method} ${e.request.url}` }))
       }),
-      Effect.catchTag("ApiError", (e) => Effect.succeed(json({ error: e.message }, e.status))),
-      // Also bounds bodies sent without a Content-Length (chunked).
-      HttpServerRequest.withMaxBodySize(Option.some(maxBodySize)),
+      Effect.catchTag("ApiError", (e) => Effect.succeed(errorJson(e.status, e.message))),
       guardLoopback
     )
   })
@@ -350,9 +407,6 @@ const unknownSwitch = (registry: Registry.Registry, switchId: string) => {
   )
 }
 
-/** Small JSON bodies only: a settings request is a few dozen bytes. */
-const maxBodySize = 16 * 1024
-
 /**
  * A loopback server is still reachable from web pages the user opens: refuse other hosts
  * (DNS rebinding), other origins, and writes that are not JSON (which a cross-site form could
@@ -375,9 +429,8 @@ const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRes
       if (!(request.headers["content-type"] ?? "").startsWith("application/json")) {
         return json({ error: "send the body as JSON with Content-Type: application/json" }, 415)
       }
-      if (Number(request.headers["content-length"] ?? 0) > maxBodySize) {
-        return json({ error: `the body is over ${maxBodySize} bytes; a settings request is a few dozen` }, 413)
-      }
+      // A declared size is refused before reading; a chunked body is bounded as it is read (`body`).
+      if (Number(request.headers["content-length"] ?? 0) > maxBodySize) return errorJson(413, tooLarge)
     }
     return yield* app
   })

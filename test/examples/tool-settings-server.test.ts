@@ -91,6 +91,8 @@ describe("examples/tool-settings-server.ts API", () => {
   })
 
   describe("bad input gets a 4xx with a clear message and changes nothing", () => {
+    /** A valid switch request padded to 64 KiB, in 4 KiB pieces. */
+    const oversized = JSON.stringify({ enabled: false, pad: "x".repeat(64 * 1024) }).match(/[\s\S]{1,4096}/g)!
     const put = (agent: string, id: string, body: string, headers = { "content-type": "application/json" }) =>
       request(server.url, "PUT", `/api/agents/${agent}/switches/${encodeURIComponent(id)}`, { body, headers })
 
@@ -99,6 +101,8 @@ describe("examples/tool-settings-server.ts API", () => {
       readonly run: () => ReturnType<typeof request>
       readonly status: number
       readonly message: RegExp
+      /** The server ends the connection after this answer. */
+      readonly closes?: boolean
     }> = [
       {
         name: "unknown agent",
@@ -131,6 +135,12 @@ describe("examples/tool-settings-server.ts API", () => {
         message: /the body is not JSON/
       },
       {
+        name: "an empty body",
+        run: () => put("assistant", "Read", ""),
+        status: 400,
+        message: /invalid body: [\s\S]*actual null/
+      },
+      {
         name: "a body of the wrong type",
         run: () => put("assistant", "Read", "{\"enabled\":\"no\"}"),
         status: 400,
@@ -152,7 +162,19 @@ describe("examples/tool-settings-server.ts API", () => {
         name: "a body over the size limit",
         run: () => put("assistant", "Read", JSON.stringify({ enabled: false, pad: "x".repeat(64 * 1024) })),
         status: 413,
-        message: /the body is over 16384 bytes/
+        message: /the body is over 16384 bytes/,
+        closes: true
+      },
+      {
+        name: "a chunked body over the size limit (no Content-Length)",
+        run: () =>
+          request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+            chunks: oversized,
+            headers: { "content-type": "application/json" }
+          }),
+        status: 413,
+        message: /the body is over 16384 bytes/,
+        closes: true
       },
       {
         name: "an unknown locale",
@@ -203,9 +225,28 @@ describe("examples/tool-settings-server.ts API", () => {
         expect(reply.status, reply.text).toBe(c.status)
         expect(reply.contentType).toMatch(/^application\/json/)
         expect((reply.json as { error: string }).error).toMatch(c.message)
+        if (c.closes === true) expect(reply.connection).toBe("close")
         expect((await send(server.url, "GET", "/api/agents")).json).toEqual(before.json)
       })
     }
+
+    it("a chunked body that would not end is answered 413 before the client is done sending", async () => {
+      // 4 MiB in 4 KiB pieces: the server answers once it has seen more than 16 KiB.
+      const reply = await request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+        chunks: Array.from({ length: 1024 }, () => "x".repeat(4096)),
+        headers: { "content-type": "application/json" }
+      })
+      expect(reply.status, reply.text).toBe(413)
+      expect(reply.connection).toBe("close")
+      expect(reply.unsent).toBeGreaterThan(0)
+      // A body within the limit still works, chunked too.
+      const small = await request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+        chunks: ["{\"enabled\":", "true}"],
+        headers: { "content-type": "application/json" }
+      })
+      expect(small.status, small.text).toBe(200)
+      expect((small.json as Screen).disabledTools).toEqual([])
+    })
   })
 })
 

@@ -43,32 +43,62 @@ export const startServer = async (filename: string, port = 0): Promise<RunningSe
 export interface Reply {
   readonly status: number
   readonly contentType: string
+  /** The `Connection` header: `close` when the server ends the connection after this answer. */
+  readonly connection: string | undefined
   readonly text: string
   readonly json: unknown
+  /** With `chunks`: how many were not sent because the answer came first. */
+  readonly unsent: number
 }
 
+/**
+ * Sends a request: `body` in one piece with a Content-Length, or `chunks` with chunked encoding,
+ * one after the other and no more once the answer has begun (as a client does that reads while
+ * it uploads). A failed write after the answer came (the server closed) is not an error.
+ */
 export const request = (
   url: string,
   method: string,
   path: string,
-  options: { readonly body?: string; readonly headers?: Record<string, string> } = {}
+  options: {
+    readonly body?: string
+    readonly chunks?: ReadonlyArray<string>
+    readonly headers?: Record<string, string>
+  } = {}
 ): Promise<Reply> =>
   new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, url), { method, headers: options.headers ?? {} }, (res) => {
+    let answered = false
+    let next = 0
+    const chunks = options.chunks ?? []
+    const headers = { ...options.headers, ...(options.chunks === undefined ? {} : { "transfer-encoding": "chunked" }) }
+    const req = http.request(new URL(path, url), { method, headers }, (res) => {
+      answered = true
       let text = ""
       res.setEncoding("utf8").on("data", (chunk: string) => (text += chunk))
+      res.on("error", reject)
       res.on("end", () => {
         const contentType = res.headers["content-type"] ?? ""
         resolve({
           status: res.statusCode ?? 0,
           contentType,
+          connection: res.headers.connection,
           text,
-          json: contentType.startsWith("application/json") ? JSON.parse(text) : undefined
+          json: contentType.startsWith("application/json") ? JSON.parse(text) : undefined,
+          unsent: chunks.length - next
         })
       })
     })
-    req.on("error", reject)
-    req.end(options.body)
+    req.on("error", (error) => {
+      if (!answered) reject(error)
+    })
+    if (options.chunks === undefined) return void req.end(options.body)
+    const write = () => {
+      if (answered) return
+      if (next === chunks.length) return void req.end()
+      // Each chunk once the previous one is flushed, so the server sees the body arrive in pieces.
+      req.write(chunks[next++]!, () => setImmediate(write))
+    }
+    write()
   })
 
 /** A JSON request as the page sends it. */
