@@ -9,13 +9,13 @@ import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { readFileSync, readlinkSync } from "node:fs"
+import { readlinkSync } from "node:fs"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../../src/registry/Registry.js"
 import * as Tool from "../../src/services/Tool.js"
 import { claudeBinary, claudeProcessesIn, listeningSockets, sandbox, socketInodesOf } from "../support/claudeCli.js"
-import { agentClient, agentSession } from "../support/claudeClients.js"
+import { agentClient, agentSession, cmdlineRecordingLookup } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -492,18 +492,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
 
   it.scopedLive("an application MCP server, sent over stdin, serves every kept-alive turn and the restarted CLI", () =>
     Effect.gen(function*() {
-      const cmdlines: Array<string> = []
-      const lookup = Tool.make("lookup", {
-        description: "Looks a city up",
-        parameters: { city: Schema.String },
-        handler: ({ city }) =>
-          Effect.sync(() => {
-            for (const pid of claudeProcessesIn(box.cwd)) {
-              cmdlines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "))
-            }
-            return `${city}: found`
-          })
-      })
+      const { cmdlines, tool: lookup } = cmdlineRecordingLookup(() => box.cwd, (city) => `${city}: found`)
       const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
       const api = yield* Fake.make((req) => {
         const results = Fake.toolResults(req)

@@ -10,14 +10,14 @@ import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { existsSync, readFileSync, writeFileSync } from "node:fs"
+import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
 import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { agentSession, localSession } from "../support/claudeClients.js"
+import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { agentSession, cmdlineRecordingLookup, localSession } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -153,23 +153,12 @@ for (const kind of ["local", "agent"] as const) {
 
     it.scopedLive("an application MCP server is mounted and called next to the bridge; the policy can unmount it", () =>
       Effect.gen(function*() {
-        // What the CLI's command line says while it calls the application's server.
-        const cmdlines: Array<string> = []
         const warnings: Array<string> = []
         const onWarning = (warning: Error & { code?: string }) => warnings.push(warning.code ?? warning.name)
         process.on("warning", onWarning)
         yield* Effect.addFinalizer(() => Effect.sync(() => process.off("warning", onWarning)))
-        const lookup = Tool.make("lookup", {
-          description: "Looks a city up",
-          parameters: { city: Schema.String },
-          handler: ({ city }) =>
-            Effect.sync(() => {
-              for (const pid of claudeProcessesIn(box.cwd)) {
-                cmdlines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "))
-              }
-              return `${city}: 545000 people`
-            })
-        })
+        // What the CLI's command line says while it calls the application's server.
+        const { cmdlines, tool: lookup } = cmdlineRecordingLookup(() => box.cwd, (city) => `${city}: 545000 people`)
         const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
         const appServer = {
           type: "http" as const,

@@ -59,6 +59,15 @@ const expectTrace = (recorder: Recorder, root: string, provider: string) => {
   ])
 }
 
+/** Calls add with a fresh tool-use id on every request (the CLI keeps one transcript across turns), then answers. */
+const addWithFreshIds = (req: Fake.FakeRequest, index: number): Fake.FakeReply => {
+  const results = Fake.toolResults(req)
+  if (results.length === 0) {
+    return { toolUses: [{ id: `toolu_${index}`, name: "mcp__gtb__add", input: { a: 1, b: index } }] }
+  }
+  return { text: `The sum is ${results[0]!.content}.` }
+}
+
 describe("telemetry with the real claude binary", () => {
   it.scopedLive(
     "ClaudeLocal: the bridge's tool span is a child of the run, under chat; no span holds the token or key",
@@ -102,14 +111,7 @@ describe("telemetry with the real claude binary", () => {
     () =>
       Effect.gen(function*() {
         const recorder = makeRecorder()
-        // Fresh tool-use ids on every request: the CLI keeps one transcript across both turns.
-        const api = yield* Fake.make((req, index) => {
-          const results = Fake.toolResults(req)
-          if (results.length === 0) {
-            return { toolUses: [{ id: `toolu_${index}`, name: "mcp__gtb__add", input: { a: 1, b: index } }] }
-          }
-          return { text: `The sum is ${results[0]!.content}.` }
-        })
+        const api = yield* Fake.make(addWithFreshIds)
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
           const chat = yield* localClient(box, { prewarm: true })
@@ -151,14 +153,7 @@ describe("telemetry with the real claude binary", () => {
     () =>
       Effect.gen(function*() {
         const recorder = makeRecorder()
-        // Fresh tool-use ids on every request: the CLI keeps one transcript across both turns.
-        const api = yield* Fake.make((req, index) => {
-          const results = Fake.toolResults(req)
-          if (results.length === 0) {
-            return { toolUses: [{ id: `toolu_${index}`, name: "mcp__gtb__add", input: { a: 1, b: index } }] }
-          }
-          return { text: `The sum is ${results[0]!.content}.` }
-        })
+        const api = yield* Fake.make(addWithFreshIds)
         const box = yield* sandbox(api.url)
         yield* Effect.gen(function*() {
           const chat = yield* agentClient(box, { keepAlive: true })

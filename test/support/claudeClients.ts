@@ -7,7 +7,9 @@
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { readFileSync } from "node:fs"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
@@ -17,7 +19,8 @@ import { ClaudeSession, type ClaudeSessionService } from "../../src/services/Cla
 import * as Pool from "../../src/services/ClaudeProcessPool.js"
 import { SecretFile } from "../../src/services/SecretFile.js"
 import type { Subprocess } from "../../src/services/Subprocess.js"
-import { claudeBinary, type Sandbox } from "./claudeCli.js"
+import * as Tool from "../../src/services/Tool.js"
+import { claudeBinary, claudeProcessesIn, type Sandbox } from "./claudeCli.js"
 
 /** The parts of a sandbox a client runs in (a test that never starts the CLI may pass made-up ones). */
 export type ClientBox = Pick<Sandbox, "cwd" | "env" | "secrets">
@@ -118,3 +121,23 @@ export const localClient = (...args: Parameters<typeof localSession>) => chatOf(
 
 /** {@link agentSession}'s ChatClient. */
 export const agentClient = (...args: Parameters<typeof agentSession>) => chatOf(agentSession(...args))
+
+/**
+ * An application tool `lookup` that, whenever it runs, records the command lines of the claude
+ * processes then in `cwd()` (to check what a running CLI's argv shows); it answers `answer(city)`.
+ */
+export const cmdlineRecordingLookup = (cwd: () => string, answer: (city: string) => string) => {
+  const cmdlines: Array<string> = []
+  const tool = Tool.make("lookup", {
+    description: "Looks a city up",
+    parameters: { city: Schema.String },
+    handler: ({ city }) =>
+      Effect.sync(() => {
+        for (const pid of claudeProcessesIn(cwd())) {
+          cmdlines.push(readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " "))
+        }
+        return answer(city)
+      })
+  })
+  return { tool, cmdlines }
+}
