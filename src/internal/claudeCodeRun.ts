@@ -44,14 +44,16 @@ const agentsJson = (agents: NonNullable<ClaudeCodeOptions["agents"]>) => JSON.st
 
 /**
  * CLI flags for the shared options. `=` joins a value to its flag, so a value starting with `-`
- * is never read as a flag and a variadic flag never swallows the next one.
+ * is never read as a flag and a variadic flag never swallows the next one. `budgetUsd` is the
+ * run's budget (`RunInput.budgetUsd`), not `options.maxBudgetUsd`: the CLI counts only its own
+ * process's spend, so it is given what the conversation has left.
  */
-export const cliFlags = (options: ClaudeCodeOptions): ReadonlyArray<string> => [
+export const cliFlags = (options: ClaudeCodeOptions, budgetUsd: number | undefined): ReadonlyArray<string> => [
   `--setting-sources=${(options.settingSources ?? []).join(",")}`,
   ...(options.appendSystemPrompt === undefined ? [] : [`--append-system-prompt=${options.appendSystemPrompt}`]),
   ...(options.fallbackModel === undefined ? [] : [`--fallback-model=${options.fallbackModel}`]),
   ...(options.maxTurns === undefined ? [] : [`--max-turns=${options.maxTurns}`]),
-  ...(options.maxBudgetUsd === undefined ? [] : [`--max-budget-usd=${options.maxBudgetUsd}`]),
+  ...(budgetUsd === undefined ? [] : [`--max-budget-usd=${budgetUsd}`]),
   ...(options.addDirs ?? []).map((dir) => `--add-dir=${dir}`),
   ...(options.effort === undefined ? [] : [`--effort=${options.effort}`]),
   ...(options.agents === undefined ? [] : [`--agents=${agentsJson(options.agents)}`])
@@ -127,9 +129,13 @@ export const permissionTool = (canUseTool: CanUseTool, onDeny: (toolUseId: strin
 
 /**
  * Agent SDK options for the shared options (the SDK's own names). `appendSystemPrompt` uses the
- * Claude Code preset, or is appended to a replacing `systemPrompt`.
+ * Claude Code preset, or is appended to a replacing `systemPrompt`. `budgetUsd` is the query's
+ * budget, as for {@link cliFlags}.
  */
-export const sdkOptions = (options: ClaudeCodeOptions & { readonly systemPrompt?: string | undefined }) => {
+export const sdkOptions = (
+  options: ClaudeCodeOptions & { readonly systemPrompt?: string | undefined },
+  budgetUsd: number | undefined
+) => {
   const { appendSystemPrompt: append, systemPrompt } = options
   return {
     settingSources: [...(options.settingSources ?? [])],
@@ -140,7 +146,7 @@ export const sdkOptions = (options: ClaudeCodeOptions & { readonly systemPrompt?
       : { systemPrompt: append === undefined ? systemPrompt : `${systemPrompt}\n\n${append}` }),
     ...(options.fallbackModel === undefined ? {} : { fallbackModel: options.fallbackModel }),
     ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
-    ...(options.maxBudgetUsd === undefined ? {} : { maxBudgetUsd: options.maxBudgetUsd }),
+    ...(budgetUsd === undefined ? {} : { maxBudgetUsd: budgetUsd }),
     ...(options.addDirs === undefined ? {} : { additionalDirectories: [...options.addDirs] }),
     ...(options.effort === undefined ? {} : { effort: options.effort }),
     ...(options.agents === undefined ? {} : {

@@ -54,9 +54,41 @@ export interface RunInput {
   readonly fork: boolean
   /** Set for `chatStream`: report events as they happen. */
   readonly emit: Emit | undefined
+  /**
+   * What the run may spend in USD (`--max-budget-usd`): what is left of the conversation's
+   * `maxBudgetUsd`, always more than 0; `undefined` when the conversation has no budget.
+   */
+  readonly budgetUsd: number | undefined
   /** Counts the run's usage (and cost) from its result line, and reports it when streaming. */
   readonly recordResult: (line: ResultLine) => Effect.Effect<Usage>
 }
+
+/**
+ * What is left of `maxBudgetUsd` once `spentUsd` is spent: `undefined` without a budget, 0 when
+ * nothing is left. The spend is a sum of differences of the CLI's running totals: rounding to a
+ * billionth of a dollar drops their float noise (0.05 - 0.02 is 0.030000000000000002), so a
+ * conversation that spent exactly its budget has nothing left.
+ */
+export const remainingBudget = (maxBudgetUsd: number | undefined, spentUsd: number | undefined): number | undefined => {
+  if (maxBudgetUsd === undefined) return undefined
+  const left = Math.round((maxBudgetUsd - (spentUsd ?? 0)) * 1e9) / 1e9
+  return left > 0 ? left : 0
+}
+
+/** Dollars without the float noise of summed totals. */
+const usd = (amount: number) => `$${Number(amount.toPrecision(6))}`
+
+/** A turn refused before it ran: the conversation has spent its `maxBudgetUsd`. */
+export const budgetSpent = (provider: string, maxBudgetUsd: number, spentUsd: number | undefined) =>
+  new RunLimitError({
+    provider,
+    limit: "maxBudgetUsd",
+    answer: "",
+    usage: Usage.empty,
+    message:
+      `The conversation has spent ${usd(spentUsd ?? 0)} of its maxBudgetUsd (${usd(maxBudgetUsd)}), so the turn ` +
+      "did not run; raise maxBudgetUsd or start a new conversation"
+  })
 
 export const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
 
@@ -237,14 +269,22 @@ export const makeSessionClient = (params: {
   /** The configured model, for spans and metrics. */
   readonly model?: string | undefined
   readonly run: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
-  /** Applies a validated tool set (already holding the caller's context). */
-  readonly setTools: (set: Tool.ToolSet) => Effect.Effect<void, ChatError>
+  /**
+   * Applies a validated tool set (already holding the caller's context). `budgetUsd` is what a
+   * CLI started now may spend (as `RunInput.budgetUsd`, but 0 when nothing is left).
+   */
+  readonly setTools: (set: Tool.ToolSet, budgetUsd: number | undefined) => Effect.Effect<void, ChatError>
   /** What media the runtime takes; prompts are checked against it before any run. Default: text only. */
   readonly media?: MediaSupport | undefined
   /** The session the first turn continues. */
   readonly resume?: string | undefined
   /** With `resume`: the first successful turn continues it in a new session. */
   readonly forkSession?: boolean | undefined
+  /**
+   * Bound on the conversation's cost (the client's `usage`) in USD. Each run may spend what is
+   * left; a turn with nothing left fails with `RunLimitError` without running.
+   */
+  readonly maxBudgetUsd?: number | undefined
 }): Effect.Effect<SessionClient> =>
   Effect.gen(function*() {
     const { provider } = params
@@ -284,6 +324,10 @@ export const makeSessionClient = (params: {
         return runUsage
       })
 
+    // Every run gets what is left, so a kept-alive CLI (whose own count starts at its start) and
+    // fresh CLIs (each counting only itself) stop at the same total.
+    const budgetLeft = Effect.map(Ref.get(usage), (spent) => remainingBudget(params.maxBudgetUsd, spent.costUsd))
+
     const converse = <A>(
       prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
@@ -291,6 +335,10 @@ export const makeSessionClient = (params: {
       emit?: Emit
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
+        const budgetUsd = yield* budgetLeft
+        if (budgetUsd === 0) {
+          return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, (yield* Ref.get(usage)).costUsd)
+        }
         const buffered = yield* Ref.get(pending)
         const user = userMessage([...buffered, prompt])
         yield* Telemetry.recordPrompt(user.content)
@@ -304,6 +352,7 @@ export const makeSessionClient = (params: {
             sessionId: yield* Ref.get(sessionId),
             fork: yield* Ref.get(fork),
             emit,
+            budgetUsd,
             recordResult: recordResult(emit)
           })
         )
@@ -351,7 +400,7 @@ export const makeSessionClient = (params: {
 
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
       const set = yield* Tool.capture(list)
-      yield* lock.withPermits(1)(params.setTools(set))
+      yield* lock.withPermits(1)(Effect.flatMap(budgetLeft, (budgetUsd) => params.setTools(set, budgetUsd)))
     })
 
     return {

@@ -67,6 +67,7 @@ import {
   interpretRun,
   isAuthFailure,
   makeSessionClient,
+  remainingBudget,
   type RunInput,
   type RunOutcome,
   type SessionClient,
@@ -142,7 +143,8 @@ export interface Options extends ClaudeCodeOptions {
    * fresh CLI per turn with `resume`. Default `false`. Turns after the first skip the CLI's
    * start-up; the CLI lives in the client's scope until it closes. A failed or interrupted turn,
    * `setTools` and `ask` end it (an `ask` runs on its own fresh CLI, as without this option); the
-   * next turn starts a new one that resumes the session.
+   * next turn starts a new one that resumes the session. `maxTurns` bounds each turn and
+   * `maxBudgetUsd` the whole conversation, as without this option.
    */
   readonly keepAlive?: boolean | undefined
   /**
@@ -370,6 +372,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       readonly fork: boolean
       readonly responseFormat: RunInput["responseFormat"]
       readonly partialMessages: boolean
+      /** What the query's CLI may spend (its `maxBudgetUsd`): what the conversation has left now. */
+      readonly budgetUsd: number | undefined
     }) =>
       Effect.gen(function*() {
         const module: AgentSdkModule = yield* sdk(specifier)
@@ -426,7 +430,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
               allowedTools: [...bounded.allowedTools],
               settings: settingsPath
             }),
-            ...sdkOptions(options),
+            ...sdkOptions(options, params.budgetUsd),
             ...(canUseTool === undefined ? {} : { canUseTool }),
             ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
             strictMcpConfig: true,
@@ -487,7 +491,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
           resume: input.sessionId,
           fork: input.fork,
           responseFormat: input.responseFormat,
-          partialMessages: input.emit !== undefined
+          partialMessages: input.emit !== undefined,
+          budgetUsd: input.budgetUsd
         })
         return yield* interpret(input, started, yield* consume(started, input.emit, false))
       }))
@@ -505,7 +510,11 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       return ending === undefined ? Effect.void : Scope.close(ending.scope, Exit.void)
     })
 
-    const startLive = (resume: Option.Option<string>, fork: boolean) =>
+    /**
+     * Starts the kept-alive query. Its CLI counts its own spend from its start, so it gets what the
+     * conversation has left then, and stops when the conversation's total reaches the bound.
+     */
+    const startLive = (resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) =>
       Effect.gen(function*() {
         const scope = yield* Scope.fork(clientScope, ExecutionStrategy.sequential)
         // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
@@ -526,7 +535,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
           resume,
           fork,
           responseFormat: undefined,
-          partialMessages: true
+          partialMessages: true,
+          budgetUsd
         })
           .pipe(Scope.extend(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
         // Runs first on close: the SDK sees the end of its input, then the query is closed.
@@ -546,7 +556,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
           (live.permit.evicted() || !Option.getEquivalence(Equal.equals)(lastSession, input.sessionId) ||
             lastFork !== input.fork)
         ) yield* dropLive
-        const query = live ?? (yield* startLive(input.sessionId, input.fork))
+        const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
         live = query
         const transcript = yield* query.permit.busy(Effect.suspend(() => {
           query.send(userContent(input))
@@ -561,16 +571,18 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     // turn forks it): a warm start (prewarm) continues it as the next turn would.
     let lastSession = Option.fromNullable(options.resume)
     let lastFork = options.resume !== undefined && options.forkSession === true
-    const warm = Effect.suspend(() => startLive(lastSession, lastFork)).pipe(
-      Effect.tap((query) => {
-        live = query
-      }),
-      Effect.catchAll((error) =>
-        Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
-          Effect.annotateLogs({ error: error.message })
+    // With the budget spent the next turn fails without a CLI, so none is started.
+    const warm = (budgetUsd: number | undefined) =>
+      budgetUsd === 0 ? Effect.void : Effect.suspend(() => startLive(lastSession, lastFork, budgetUsd)).pipe(
+        Effect.tap((query) => {
+          live = query
+        }),
+        Effect.catchAll((error) =>
+          Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+            Effect.annotateLogs({ error: error.message })
+          )
         )
       )
-    )
     const keepAlive = options.keepAlive === true || options.prewarm === true
 
     const runTurn = (input: RunInput) =>
@@ -598,12 +610,13 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
 
     // Read at the start of each query: every query gets a fresh server built from this set; a
     // kept-alive query was built from the old one, so it ends.
-    const setTools = (set: Tool.ToolSet) =>
+    const setTools = (set: Tool.ToolSet, budgetUsd: number | undefined) =>
       Effect.zipRight(Ref.set(tools, set), dropLive).pipe(
-        Effect.zipRight(options.prewarm === true ? warm : Effect.void)
+        Effect.zipRight(options.prewarm === true ? warm(budgetUsd) : Effect.void)
       )
 
-    if (options.prewarm === true) yield* warm
+    // Nothing is spent before the first turn.
+    if (options.prewarm === true) yield* warm(remainingBudget(options.maxBudgetUsd, 0))
 
     return yield* makeSessionClient({
       provider,
@@ -612,7 +625,8 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       setTools,
       media: Media.claudeCode(provider),
       resume: options.resume,
-      forkSession: options.forkSession
+      forkSession: options.forkSession,
+      maxBudgetUsd: options.maxBudgetUsd
     })
   })
 

@@ -50,6 +50,7 @@ import {
   bounded,
   interpretRun,
   makeSessionClient,
+  remainingBudget,
   type RunInput,
   serverStatus,
   type SessionClient,
@@ -150,8 +151,9 @@ export interface Options extends ClaudeCodeOptions {
    * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
    * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
    * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other
-   * option applies as to a fresh run; the process, its config files and its bridge credential
-   * live in the client's scope.
+   * option applies as to a fresh run (`maxTurns` bounds each turn, `maxBudgetUsd` the whole
+   * conversation); the process, its config files and its bridge credential live in the client's
+   * scope.
    */
   readonly keepAlive?: boolean | undefined
   /**
@@ -205,6 +207,12 @@ export interface Turn {
    * always on (chat and chatStream turns share the process).
    */
   readonly streamInput?: boolean | undefined
+  /**
+   * What the process may spend (`--max-budget-usd`): what is left of the conversation's
+   * `maxBudgetUsd` when it starts (the option itself is not passed: the CLI counts only its own
+   * process's spend).
+   */
+  readonly budgetUsd?: number | undefined
 }
 
 /**
@@ -241,7 +249,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
     onNone: () => [],
     onSome: (id) => ["--resume", id, ...(turn.fork === true ? ["--fork-session"] : [])]
   }),
-  ...cliFlags(options),
+  ...cliFlags(options, turn.budgetUsd),
   // Always strict: never load a stray .mcp.json from the working directory.
   "--strict-mcp-config",
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
@@ -448,7 +456,12 @@ export const make = (
      */
     const prepareRun = (
       plan: RunPlan,
-      turn: { readonly sessionId: Option.Option<string>; readonly fork: boolean; readonly streamInput: boolean }
+      turn: {
+        readonly sessionId: Option.Option<string>
+        readonly fork: boolean
+        readonly streamInput: boolean
+        readonly budgetUsd: number | undefined
+      }
     ) =>
       Effect.gen(function*() {
         const { permissionPromptTool, permissions, policy, running } = plan
@@ -481,7 +494,8 @@ export const make = (
             jsonSchema: plan.jsonSchema,
             fork: turn.fork,
             permissionPromptTool,
-            streamInput: turn.streamInput
+            streamInput: turn.streamInput,
+            budgetUsd: turn.budgetUsd
           }),
           // Read at each start: the allow-list of the environment of now.
           env: runEnv(),
@@ -499,7 +513,8 @@ export const make = (
         const { runOptions: prepared } = yield* prepareRun(plan, {
           sessionId: input.sessionId,
           fork: input.fork,
-          streamInput: false
+          streamInput: false,
+          budgetUsd: input.budgetUsd
         })
         // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
         const runOptions = input.parts === undefined
@@ -573,9 +588,11 @@ export const make = (
     const slot = LiveCli.makeSlot(subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool))
 
     /**
-     * Everything a process is started with but the session and the files' paths: options are
-     * fixed for the client, so the plan's varying parts (the tools, the policy, `--json-schema`)
-     * and the environment of now stand for its argv; the bridge's tools stand for its config.
+     * Everything a process is started with but the session, the files' paths and its budget:
+     * options are fixed for the client, so the plan's varying parts (the tools, the policy,
+     * `--json-schema`) and the environment of now stand for its argv; the bridge's tools stand for
+     * its config. The budget stays out: what the conversation has left shrinks every turn, and a
+     * process given the rest at its start, counting its own spend, already stops at the same total.
      */
     const liveKey = (plan: RunPlan) =>
       JSON.stringify([
@@ -587,8 +604,16 @@ export const make = (
         runEnv()
       ])
 
-    /** The live CLI for a turn, started (in a scope of its own, with `prepareRun`) if need be. */
-    const liveCli = (sessionId: Option.Option<string>, fork: boolean, responseFormat: RunInput["responseFormat"]) =>
+    /**
+     * The live CLI for a turn, started (in a scope of its own, with `prepareRun`) if need be; a new
+     * one may spend `budgetUsd`.
+     */
+    const liveCli = (
+      sessionId: Option.Option<string>,
+      fork: boolean,
+      responseFormat: RunInput["responseFormat"],
+      budgetUsd: number | undefined
+    ) =>
       Effect.gen(function*() {
         const plan = yield* planRun(responseFormat)
         const cli = yield* slot.use(
@@ -596,7 +621,7 @@ export const make = (
           sessionId,
           (resume, forking) =>
             Effect.map(
-              prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true }),
+              prepareRun(plan, { sessionId: resume, fork: forking, streamInput: true, budgetUsd }),
               // The process outlives the turn that started it: each turn re-points the run's span.
               ({ bridgeRun, runOptions }) => ({ ...runOptions, aroundTurn: bridgeRun?.withRunSpan })
             ),
@@ -608,7 +633,7 @@ export const make = (
     /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
     const liveRun = (input: RunInput) =>
       Effect.gen(function*() {
-        const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat)
+        const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
         const { mounted } = plan
         const reader = makeRunReader(toolPrefix)
         let checked = !mounted
@@ -662,14 +687,15 @@ export const make = (
         }).pipe(Effect.map((outcome) => ({ ...outcome, activity: parsed.activity })))
       }).pipe(Effect.onError(() => slot.drop))
 
-    const liveSetTools = (set: Tool.ToolSet) =>
+    const liveSetTools = (set: Tool.ToolSet, budgetUsd: number | undefined) =>
       Effect.gen(function*() {
         yield* setTools(set)
         const current = slot.current()
-        // A warm start stays warm: a process started with the old tools is replaced now.
-        if (options.prewarm === true && current !== undefined) {
-          yield* liveCli(current.sessionId(), current.forks(), undefined).pipe(Effect.catchAll(warmFailed))
-        }
+        if (options.prewarm !== true || current === undefined) return
+        // A warm start stays warm: a process started with the old tools is replaced now (unless
+        // the budget is spent: the next turn fails without a CLI).
+        if (budgetUsd === 0) return yield* slot.drop
+        yield* liveCli(current.sessionId(), current.forks(), undefined, budgetUsd).pipe(Effect.catchAll(warmFailed))
       })
 
     const warmFailed = (error: ProviderError) =>
@@ -677,10 +703,12 @@ export const make = (
         Effect.annotateLogs({ error: error.message })
       )
 
-    if (options.prewarm === true) {
+    // Nothing is spent before the first turn.
+    const budgetUsd = remainingBudget(options.maxBudgetUsd, 0)
+    if (options.prewarm === true && budgetUsd !== 0) {
       // The first turn's session: the one to resume (and fork), if any.
       const resume = Option.fromNullable(options.resume)
-      yield* liveCli(resume, options.forkSession === true, undefined).pipe(Effect.catchAll(warmFailed))
+      yield* liveCli(resume, options.forkSession === true, undefined, budgetUsd).pipe(Effect.catchAll(warmFailed))
     }
 
     return yield* makeSessionClient({
@@ -690,7 +718,8 @@ export const make = (
       setTools: keepAlive ? liveSetTools : setTools,
       media: Media.claudeCode(provider),
       resume: options.resume,
-      forkSession: options.forkSession
+      forkSession: options.forkSession,
+      maxBudgetUsd: options.maxBudgetUsd
     })
   })
 

@@ -120,7 +120,13 @@ export interface ClaudeCodeOptions {
   readonly forkSession?: boolean | undefined
   /** Bound on the model turns of one run; reaching it fails with `RunLimitError`. */
   readonly maxTurns?: number | undefined
-  /** Bound on the cost of one run in USD; exceeding it fails with `RunLimitError`. */
+  /**
+   * Bound in USD on the conversation's total cost (the client's `usage.costUsd`) across turns,
+   * kept-alive or not: each run may spend what is left, and the run that reaches the bound fails
+   * with `RunLimitError` (the CLI checks after each model call, so the total can pass the bound by
+   * that call's cost). A turn that would start with nothing left fails with `RunLimitError`
+   * (empty answer, zero usage) without running.
+   */
   readonly maxBudgetUsd?: number | undefined
   /** Appended to Claude Code's default system prompt (unlike `systemPrompt`, which replaces it). */
   readonly appendSystemPrompt?: string | undefined

@@ -1,14 +1,17 @@
 /**
  * The shared Claude Code options against the real `claude` binary and the fake Messages API, on
- * both providers: isolation from user settings, resume and fork, maxTurns, appendSystemPrompt,
+ * both providers: isolation from user settings, resume and fork, maxTurns, maxBudgetUsd (kept-alive
+ * or not), appendSystemPrompt,
  * canUseTool, an application MCP server next to the bridge, agent tool events, `ask` with a UUID.
  */
 import { expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { existsSync, writeFileSync } from "node:fs"
 import { join } from "node:path"
@@ -16,7 +19,7 @@ import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
 import * as Tool from "../../src/services/Tool.js"
-import { type Sandbox, sandbox } from "../support/claudeCli.js"
+import { claudeProcessesIn, loggingBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
 import { agentSession, cmdlineRecordingLookup, localSession } from "../support/claudeClients.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
@@ -29,12 +32,25 @@ const add = Tool.make("add", {
 
 type Kind = "local" | "agent"
 
+type ClientOptions = ClaudeCodeOptions.ClaudeCodeOptions & {
+  readonly toolPolicy?: ClaudeLocal.ToolPolicyInput
+  readonly keepAlive?: boolean
+  /** The claude executable to start (a `loggingBinary`); default: the pinned binary. */
+  readonly executable?: string
+}
+
 /** A client on `kind` in `box`, with its session. */
-const clientIn = (
-  kind: Kind,
-  box: Sandbox,
-  options: ClaudeCodeOptions.ClaudeCodeOptions & { readonly toolPolicy?: ClaudeLocal.ToolPolicyInput } = {}
-) => kind === "local" ? localSession(box, options) : agentSession(box, options)
+const clientIn = (kind: Kind, box: Sandbox, { executable, ...options }: ClientOptions = {}) =>
+  kind === "local"
+    // The version is given, so that the only starts of `executable` are runs.
+    ? localSession(box, executable === undefined ? options : { ...options, binary: executable, cliVersion: "2.1.332" })
+    : agentSession(box, executable === undefined ? options : { ...options, pathToClaudeCodeExecutable: executable })
+
+/** The `--max-budget-usd` a CLI was started with (`=value` from ClaudeLocal, a separate argument from the SDK). */
+const budgetOf = (start: string) => {
+  const value = /--max-budget-usd[= ](\S+)/.exec(start)?.[1]
+  return value === undefined ? undefined : Number(value)
+}
 
 const systemText = (req: Fake.FakeRequest) => JSON.stringify(req.body.system ?? "")
 const allUserText = (req: Fake.FakeRequest) => JSON.stringify(req.body.messages ?? [])
@@ -101,6 +117,53 @@ for (const kind of ["local", "agent"] as const) {
         }
         expect((yield* chat.usage).outputTokens).toBeGreaterThan(0)
       }))
+
+    // The CLI counts only its own process's spend: a kept CLI used to run on over turns (its
+    // total) and a fresh one per turn started from 0 each time. Both must bound the conversation.
+    for (const keepAlive of [false, true]) {
+      it.scopedLive(`maxBudgetUsd bounds the conversation's total cost (keepAlive: ${keepAlive})`, () =>
+        Effect.gen(function*() {
+          const api = yield* Fake.make((req) => ({
+            text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}`,
+            usage: { input_tokens: 1000, output_tokens: 500 }
+          }))
+          const box = yield* sandbox(api.url)
+          // One plain turn's cost, as a client without a budget counts it.
+          const probeScope = yield* Scope.make()
+          const probe = yield* clientIn(kind, box, { keepAlive }).pipe(Scope.extend(probeScope))
+          expect(yield* probe.chat.chat("measure")).toBe("You said: measure")
+          const turnCost = (yield* probe.chat.usage).costUsd!
+          expect(turnCost).toBeGreaterThan(0)
+          yield* Scope.close(probeScope, Exit.void)
+
+          const cli = loggingBinary(box)
+          const { chat } = yield* clientIn(kind, box, {
+            keepAlive,
+            maxBudgetUsd: 2.5 * turnCost,
+            executable: cli.path
+          })
+          expect(yield* chat.chat("one")).toBe("You said: one")
+          expect(yield* chat.chat("two")).toBe("You said: two")
+          const third = yield* Effect.flip(chat.chat("three"))
+          expect(third).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd" })
+          expect((yield* chat.usage).costUsd).toBeCloseTo(3 * turnCost, 9)
+          // The budget each CLI got: a kept one the whole budget once (not restarted as it shrank),
+          // fresh ones what was left at each turn.
+          const budgets = cli.starts().map(budgetOf)
+          expect(budgets.length).toBe(keepAlive ? 1 : 3)
+          for (const [i, budget] of budgets.entries()) expect(budget).toBeCloseTo((2.5 - i) * turnCost, 9)
+
+          const requests = api.messageRequests().length
+          const fourth = yield* Effect.flip(chat.chat("four"))
+          expect(fourth).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd", answer: "" })
+          if (fourth._tag === "RunLimitError") expect(fourth.usage.known).toBe(false)
+          // Refused before running: no CLI started, no model request, nothing more spent.
+          expect(cli.starts().length).toBe(budgets.length)
+          expect(api.messageRequests().length).toBe(requests)
+          expect(claudeProcessesIn(box.cwd)).toEqual([])
+          expect((yield* chat.usage).costUsd).toBeCloseTo(3 * turnCost, 9)
+        }))
+    }
 
     it.scopedLive("appendSystemPrompt reaches the request, after Claude Code's own prompt", () =>
       Effect.gen(function*() {

@@ -10,6 +10,7 @@ import {
   interpretRun,
   isAuthFailure,
   makeSessionClient,
+  remainingBudget,
   type RunInput
 } from "../../src/internal/claudeSession.js"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
@@ -126,14 +127,16 @@ describe("claudeSession.interpretRun", () => {
     }))
 })
 
-/** A session client whose runs answer from `lines` in turn, recording each input. */
-const scripted = (lines: ReadonlyArray<ReturnType<typeof result> | "fail">) =>
+/** A session client whose runs answer from `lines` in turn, recording each input (and each setTools' budget). */
+const scripted = (lines: ReadonlyArray<ReturnType<typeof result> | "fail">, maxBudgetUsd?: number) =>
   Effect.gen(function*() {
     const inputs: Array<RunInput> = []
+    const toolBudgets: Array<number | undefined> = []
     let i = 0
     const client = yield* makeSessionClient({
       provider: "test",
-      setTools: () => Effect.void,
+      maxBudgetUsd,
+      setTools: (_, budgetUsd) => Effect.sync(() => void toolBudgets.push(budgetUsd)),
       run: (input) =>
         Effect.gen(function*() {
           inputs.push(input)
@@ -145,7 +148,7 @@ const scripted = (lines: ReadonlyArray<ReturnType<typeof result> | "fail">) =>
           return { text: line.result, structured: line.structured_output, sessionId: line.session_id }
         })
     })
-    return { client, inputs }
+    return { client, inputs, toolBudgets }
   })
 
 describe("claudeSession.makeSessionClient", () => {
@@ -243,6 +246,57 @@ describe("claudeSession.makeSessionClient", () => {
       // The session moves only on a decoded answer.
       expect(Option.getOrUndefined(inputs[1]!.sessionId)).toBeUndefined()
       expect(inputs[0]!.responseFormat?.schema).toMatchObject({ type: "object" })
+    }))
+
+  it("remainingBudget: the budget less the spend, nothing without a budget, 0 once spent, without float noise", () => {
+    expect(remainingBudget(undefined, 5)).toBeUndefined()
+    expect(remainingBudget(0.05, undefined)).toBe(0.05)
+    expect(remainingBudget(0.05, 0.02)).toBe(0.03)
+    expect(remainingBudget(0.042, 0.014 + 0.014 + 0.014)).toBe(0)
+    expect(remainingBudget(0.04, 0.042)).toBe(0)
+    expect(remainingBudget(0, 0)).toBe(0)
+  })
+
+  it.effect("maxBudgetUsd: each run gets what the conversation has left; with nothing left a turn fails without running", () =>
+    Effect.gen(function*() {
+      // A resumed session's cumulative totals: each run costs 0.02.
+      const { client, inputs, toolBudgets } = yield* scripted([
+        result({ result: "a", session_id: "s1", total_cost_usd: 0.02 }),
+        result({ result: "b", session_id: "s1", total_cost_usd: 0.04 }),
+        result({ result: "c", session_id: "s1", total_cost_usd: 0.06 })
+      ], 0.05)
+      yield* client.setTools([])
+      yield* client.chat("one")
+      yield* client.chat("two")
+      yield* client.setTools([])
+      yield* client.chat("three")
+      expect(inputs.map((i) => i.budgetUsd)).toEqual([0.05, 0.03, 0.01])
+      expect(toolBudgets).toEqual([0.05, 0.01])
+      yield* client.add("kept")
+      const error = yield* Effect.flip(client.chat("four"))
+      expect(error).toMatchObject({ _tag: "RunLimitError", provider: "test", limit: "maxBudgetUsd", answer: "" })
+      if (error._tag === "RunLimitError") {
+        expect(error.usage).toEqual(Usage.empty)
+        expect(error.message).toContain("spent $0.06 of its maxBudgetUsd ($0.05)")
+      }
+      expect(inputs).toHaveLength(3)
+      expect((yield* client.usage).costUsd).toBeCloseTo(0.06)
+      yield* client.setTools([])
+      expect(toolBudgets.at(-1)).toBe(0)
+      // Still nothing left: no run.
+      expect((yield* Effect.flip(client.chat("five")))._tag).toBe("RunLimitError")
+      expect(inputs).toHaveLength(3)
+    }))
+
+  it.effect("without maxBudgetUsd runs get no budget", () =>
+    Effect.gen(function*() {
+      const { client, inputs } = yield* scripted([
+        result({ result: "a", total_cost_usd: 100 }),
+        result({ result: "b" })
+      ])
+      yield* client.chat("one")
+      yield* client.chat("two")
+      expect(inputs.map((i) => i.budgetUsd)).toEqual([undefined, undefined])
     }))
 
   it.effect("chatStream reports the run's usage, then completes with the text", () =>

@@ -160,6 +160,8 @@ describe("ClaudeLocal flags for the shared options (scripted subprocess)", () =>
       ]))
       // The fork happened on the first turn; the next one continues the new session.
       expect(second!.args).not.toContain("--fork-session")
+      // The budget bounds the conversation: the second run may spend what the first one left.
+      expect(second!.args).toContain("--max-budget-usd=0.48")
       expect(second!.args[second!.args.indexOf("--resume") + 1]).toBe("s-2")
       expect(yield* session.sessionId).toEqual(Option.some("s-2"))
     }))
@@ -257,6 +259,103 @@ describe("ClaudeAgent options for the shared options (scripted SDK)", () => {
     }))
 })
 
+/** The `--max-budget-usd` of a run's argv, as a number. */
+const budgetFlag = (args: ReadonlyArray<string>) => {
+  const flag = args.find((a) => a.startsWith("--max-budget-usd="))
+  return flag === undefined ? undefined : Number(flag.slice("--max-budget-usd=".length))
+}
+
+describe("maxBudgetUsd bounds the conversation (scripted)", () => {
+  it.scoped("ClaudeLocal: each fresh run may spend what is left; a turn with nothing left starts no CLI", () =>
+    Effect.gen(function*() {
+      // Like the real CLI on a resumed session: the total runs on, 0.02 a run.
+      const ctx = yield* Layer.build(
+        ClaudeLocal.layer({ cliVersion: "2.1.332", maxBudgetUsd: 0.05 }).pipe(
+          Layer.provideMerge(Layer.merge(
+            TestSubprocess.layer((_, index) =>
+              Effect.succeed({
+                exitCode: 0,
+                stdout: stdout([init, resultLine({ total_cost_usd: 0.02 * (index + 1) })]),
+                stderr: ""
+              })
+            ),
+            NodeSecretFile.layer()
+          ))
+        )
+      )
+      const chat = Context.get(ctx, ChatClient)
+      for (const prompt of ["one", "two", "three"]) expect(yield* chat.chat(prompt)).toBe("ok")
+      const error = yield* Effect.flip(chat.chat("four"))
+      expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd", answer: "" })
+      const calls = yield* Context.get(ctx, TestSubprocess.TestSubprocess).calls
+      expect(calls.map((c) => budgetFlag(c.args))).toEqual([0.05, 0.03, 0.01])
+    }))
+
+  it.scoped("ClaudeAgent: each fresh query may spend what is left; a turn with nothing left starts no query", () =>
+    Effect.gen(function*() {
+      let total = 0
+      Sdk.script(async function*() {
+        total += 0.02
+        yield init
+        yield resultLine({ total_cost_usd: total })
+      })
+      const chat = yield* ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis", maxBudgetUsd: 0.05 })
+      for (const prompt of ["one", "two", "three"]) expect(yield* chat.chat(prompt)).toBe("ok")
+      const error = yield* Effect.flip(chat.chat("four"))
+      expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd", answer: "" })
+      expect(Sdk.calls().map((c) => c.options.maxBudgetUsd)).toEqual([0.05, 0.03, 0.01])
+    }))
+
+  it.scoped("ClaudeAgent keepAlive: one query with the whole budget; after it stops at the bound, no new one starts", () =>
+    Effect.gen(function*() {
+      // Like the real CLI: the total runs on over the query, which stops once it reaches its budget.
+      Sdk.script(async function*({ options, prompt }) {
+        let total = 0
+        yield init
+        for await (const _ of prompt as AsyncIterable<unknown>) {
+          total += 0.02
+          yield total >= (options.maxBudgetUsd as number)
+            ? resultLine({ subtype: "error_max_budget_usd", is_error: true, result: "", total_cost_usd: total })
+            : resultLine({ total_cost_usd: total })
+        }
+      })
+      const chat = yield* ClaudeAgent.make({
+        sdkSpecifier: Sdk.specifier,
+        killGrace: "100 millis",
+        keepAlive: true,
+        maxBudgetUsd: 0.05
+      })
+      expect(yield* chat.chat("one")).toBe("ok")
+      expect(yield* chat.chat("two")).toBe("ok")
+      expect(yield* Effect.flip(chat.chat("three"))).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd" })
+      expect(Sdk.closed()).toBe(1)
+      const error = yield* Effect.flip(chat.chat("four"))
+      expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd", answer: "" })
+      expect(Sdk.calls().map((c) => c.options.maxBudgetUsd)).toEqual([0.05])
+    }))
+  it.scoped("ClaudeAgent prewarm: the warm query gets the budget, and one restarted by setTools what is left", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*({ prompt }) {
+        let total = 0
+        yield init
+        for await (const _ of prompt as AsyncIterable<unknown>) {
+          total += 0.02
+          yield resultLine({ total_cost_usd: total })
+        }
+      })
+      const chat = yield* ClaudeAgent.make({
+        sdkSpecifier: Sdk.specifier,
+        killGrace: "100 millis",
+        prewarm: true,
+        maxBudgetUsd: 0.05
+      })
+      expect(yield* chat.chat("one")).toBe("ok")
+      yield* chat.setTools([])
+      expect(yield* chat.chat("two")).toBe("ok")
+      expect(Sdk.calls().map((c) => c.options.maxBudgetUsd)).toEqual([0.05, 0.03])
+    }))
+})
+
 describe("claudeCodeRun helpers", () => {
   it("the environment is an allow-list, changes apply last, and asChanges removes the rest", () => {
     const base = { PATH: "/bin", HOME: "/h", MY_APP_SECRET: "s", AWS_REGION: "eu", CLAUDECODE: "1", LC_ALL: "C" }
@@ -278,20 +377,22 @@ describe("claudeCodeRun helpers", () => {
   it("extraFlags, sdkOptions and permission answers", () => {
     expect(extraFlags(undefined)).toEqual([])
     expect(extraFlags({ verbose: null, "max-x": "2" })).toEqual(["--verbose", "--max-x=2"])
-    expect(sdkOptions({})).toEqual({ settingSources: [] })
-    expect(sdkOptions({ systemPrompt: "Mine", appendSystemPrompt: "More" })).toMatchObject({
+    expect(sdkOptions({}, undefined)).toEqual({ settingSources: [] })
+    expect(sdkOptions({ systemPrompt: "Mine", appendSystemPrompt: "More" }, undefined)).toMatchObject({
       systemPrompt: "Mine\n\nMore"
     })
-    expect(sdkOptions({ systemPrompt: "Mine" })).toMatchObject({ systemPrompt: "Mine" })
+    expect(sdkOptions({ systemPrompt: "Mine" }, undefined)).toMatchObject({ systemPrompt: "Mine" })
+    // The query's budget is what the conversation has left, not the option.
+    expect(sdkOptions({ maxBudgetUsd: 1 }, undefined)).toEqual({ settingSources: [] })
     expect(sdkOptions({
       fallbackModel: "haiku",
       maxBudgetUsd: 1,
       addDirs: ["/d"],
       effort: "low",
       agents: { a: { description: "d", prompt: "p", disallowedTools: ["Bash"], model: "haiku" } }
-    })).toMatchObject({
+    }, 0.25)).toMatchObject({
       fallbackModel: "haiku",
-      maxBudgetUsd: 1,
+      maxBudgetUsd: 0.25,
       additionalDirectories: ["/d"],
       effort: "low",
       agents: { a: { description: "d", prompt: "p", disallowedTools: ["Bash"], model: "haiku" } }

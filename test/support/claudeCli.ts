@@ -5,7 +5,16 @@
  */
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  writeFileSync
+} from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -83,6 +92,28 @@ export const sandbox = (apiUrl: string): Effect.Effect<Sandbox, never, Scope.Sco
     }),
     ({ dir }) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
   )
+
+/** A wrapper of a `claude` binary that logs how it was started. */
+export interface LoggingBinary {
+  /** The wrapper's path: pass it as `binary` (ClaudeLocal) or `pathToClaudeCodeExecutable` (ClaudeAgent). */
+  readonly path: string
+  /** The arguments of each start so far, one string per start (joined by spaces). */
+  readonly starts: () => ReadonlyArray<string>
+}
+
+/**
+ * A shell wrapper in `box` that appends each start's arguments to a log, then `exec`s `binary`
+ * (same pid, same working directory): how a test tells which CLIs a client started, and with what.
+ */
+export const loggingBinary = (box: Sandbox, binary: string = claudeBinary): LoggingBinary => {
+  const log = join(box.dir, `starts-${Math.random().toString(36).slice(2)}.log`)
+  const path = `${log}.sh`
+  writeFileSync(path, `#!/bin/sh\nprintf '%s\\n' "$*" >> '${log}'\nexec '${binary}' "$@"\n`, { mode: 0o755 })
+  return {
+    path,
+    starts: () => existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((line) => line !== "") : []
+  }
+}
 
 /** Pids of live processes running the claude binary whose working directory is `cwd`. */
 export const claudeProcessesIn = (cwd: string): Array<number> => {
