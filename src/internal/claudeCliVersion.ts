@@ -54,7 +54,11 @@ export const Features = {
   /** `--tools`: restrict the built-in tool set to the listed tools. */
   toolsFlag: { since: "2.0.31", what: "--tools" },
   /** `--permission-mode dontAsk`: deny whatever is not allowed instead of asking. */
-  dontAskMode: { since: "2.0.44", what: "--permission-mode dontAsk" }
+  dontAskMode: { since: "2.0.44", what: "--permission-mode dontAsk" },
+  /** `--max-budget-usd`: stop a run once it has spent this much (the `maxBudgetUsd` option). */
+  maxBudgetFlag: { since: "2.0.30", what: "--max-budget-usd (the maxBudgetUsd option)" },
+  /** `--effort <level>`: how much effort the model spends (the `effort` option). */
+  effortFlag: { since: "2.1.38", what: "--effort (the effort option)" }
 } as const
 
 /** A feature of {@link Features}. */

@@ -414,6 +414,12 @@ export const make = (
         if (options.permissionMode === "dontAsk" && !CliVersion.supports(cli, "dontAskMode")) {
           return yield* CliVersion.unsupported(provider, cli, "dontAskMode")
         }
+        if (options.maxBudgetUsd !== undefined && !CliVersion.supports(cli, "maxBudgetFlag")) {
+          return yield* CliVersion.unsupported(provider, cli, "maxBudgetFlag")
+        }
+        if (options.effort !== undefined && !CliVersion.supports(cli, "effortFlag")) {
+          return yield* CliVersion.unsupported(provider, cli, "effortFlag")
+        }
         const toolSet = yield* Ref.get(tools)
         const running = yield* Ref.get(bridge)
         const serving = toolSet.tools.length > 0 && Option.isSome(running)

@@ -48,6 +48,24 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
     const clientIn = (box: Sandbox, options: ClaudeLocal.Options = {}, wiring?: LocalWiring) =>
       localClient(box, { binary, ...options }, wiring)
 
+    // The version gates agree with the binary: 2.0.0 lacks both flags, 2.1.332 runs with them.
+    it.scopedLive("maxBudgetUsd and effort: a config error before any model call on 2.0.0, accepted on 2.1.332", () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(() => ({ text: "fine" }))
+        const box = yield* sandbox(api.url)
+        for (const option of [{ maxBudgetUsd: 1 }, { effort: "low" as const }]) {
+          const chat = yield* clientIn(box, option)
+          if (oldest) {
+            const error = yield* Effect.flip(chat.chat("hi"))
+            expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+            expect(error.message).toContain("needs claude 2.")
+          } else {
+            expect(yield* chat.chat("hi")).toBe("fine")
+          }
+        }
+        expect(api.messageRequests().length).toBe(oldest ? 0 : 2)
+      }))
+
     it.scopedLive("the model calls an in-process tool through the bridge; no tool-search round trip", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => {

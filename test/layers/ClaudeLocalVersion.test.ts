@@ -125,6 +125,34 @@ describe("claude CLI versions", () => {
         expect((yield* calls).length).toBe(1)
       })))
 
+  it.live("maxBudgetUsd on a CLI before 2.0.30 is a config error before any run", () =>
+    withClient([version("2.0.29")], { maxBudgetUsd: 1 }, (chat, calls) =>
+      Effect.gen(function*() {
+        const error = yield* Effect.flip(chat.chat("hi"))
+        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+        expect(error.message).toBe(
+          "--max-budget-usd (the maxBudgetUsd option) needs claude 2.0.30 or newer; the installed claude is 2.0.29. " +
+            "Upgrade it with `npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."
+        )
+        // Only the version probe ran.
+        expect((yield* calls).length).toBe(1)
+      })))
+
+  it.live("effort on a CLI before 2.1.38 is a config error; on 2.1.38 it is passed", () =>
+    Effect.gen(function*() {
+      yield* withClient([version("2.1.37")], { effort: "high" }, (chat) =>
+        Effect.gen(function*() {
+          const error = yield* Effect.flip(chat.chat("hi"))
+          expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+          expect(error.message).toContain("--effort (the effort option) needs claude 2.1.38 or newer")
+        }))
+      yield* withClient([version("2.1.38"), ok()], { effort: "high" }, (chat, calls) =>
+        Effect.gen(function*() {
+          expect(yield* chat.chat("hi")).toBe("ok")
+          expect((yield* calls)[1]!.args).toContain("--effort=high")
+        }))
+    }))
+
   it.live("an unreadable --version output logs a warning and runs with the newest features", () => {
     const warnings: Array<string> = []
     const capture = Logger.replace(
