@@ -28,12 +28,12 @@ const add = Tool.make("add", {
 const scope = Effect.runSync(Scope.make())
 const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
 
-// A tool call whenever the last message is the user's question, then the answer.
+// A tool call whenever the prompt asks to add, then the answer.
 const api = await inScope(Fake.make((req) => {
   const results = Fake.toolResults(req)
   if (results.length > 0) return { text: `The sum is ${results[0]!.content}.` }
-  if (Fake.lastUserText(req).includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
-  return { text: `ok: ${Fake.lastUserText(req).slice(-20)}` }
+  if (Fake.lastUserLine(req).includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+  return { text: `ok: ${Fake.lastUserLine(req).slice(-20)}` }
 }))
 const box = await inScope(sandbox(api.url))
 

@@ -173,27 +173,32 @@ const cliFloor = (cwd: string, client: (options: ClaudeLocal.Options) => Effect.
   })
 
 const keepAlive = Effect.scoped(Effect.gen(function*() {
-  // A tool call whenever the last message asks to add, then the answer.
+  // A tool call whenever the prompt asks to add, then the answer.
   const api = yield* Fake.make((req) => {
     const results = Fake.toolResults(req)
     if (results.length > 0) return { text: `The sum is ${results[0]!.content}.` }
-    if (Fake.lastUserText(req).includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
-    return { text: `ok: ${Fake.lastUserText(req).slice(-20)}` }
+    if (Fake.lastUserLine(req).includes("add")) return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
+    return { text: `ok: ${Fake.lastUserLine(req).slice(-20)}` }
   })
   const box = yield* sandbox(api.url)
   const secretFile = NodeSecretFile.layer({ directory: box.secrets })
   const base = { binary: claudeBinary, cwd: box.cwd, env: box.env }
   // First turn: a client built with prewarm, once its CLI has finished starting (standing for the
   // time between building the layer and the first prompt; not timed), vs a client whose CLI
-  // starts with the turn.
+  // starts with the turn. Both know the CLI's version, so neither runs `claude --version`.
   const firstTurn = (options: ClaudeLocal.Options) =>
     Effect.gen(function*() {
       const s = yield* Scope.make()
-      const client = yield* buildClient({ ...base, ...options }, s, secretFile)
+      const client = yield* buildClient({ ...base, cliVersion: "2.1.332", ...options }, s, secretFile)
       yield* untilIdleIn(box.cwd)
+      const calls = api.messageRequests().length
       const started = performance.now()
       yield* client.chat("hello")
       const ms = performance.now() - started
+      // One model call, or the sample measures something else (a script matching the CLI's reminders).
+      if (api.messageRequests().length !== calls + 1) {
+        return yield* Effect.dieMessage(`a first turn made ${api.messageRequests().length - calls} model calls, not 1`)
+      }
       yield* Scope.close(s, Exit.void)
       return ms
     })

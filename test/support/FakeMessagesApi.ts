@@ -92,6 +92,12 @@ export const lastUserText = (req: FakeRequest): string => {
     .join("\n")
 }
 
+/**
+ * The last line of {@link lastUserText}: the prompt itself, even on a first turn, where the CLI
+ * puts its reminders (skill lists and the like, whose words a script must not match) before it.
+ */
+export const lastUserLine = (req: FakeRequest): string => lastUserText(req).split("\n").at(-1) ?? ""
+
 let counter = 0
 
 const message = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
