@@ -5,6 +5,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
@@ -74,30 +75,58 @@ export const recordAnswer = (answer: string): Effect.Effect<void> =>
       : Effect.void)
 
 /**
+ * What a client's turns share: the span's name and attributes and the metrics already tagged with
+ * its provider and model. Built once per {@link TurnInfo} (each client keeps one), because a tagged
+ * metric is a new key whose hash is computed on every `Metric.tagged`, on the path of every turn.
+ */
+interface Prepared {
+  readonly spanName: string
+  readonly attributes: Record<string, unknown>
+  readonly tokens: { readonly input: typeof tokenUsage; readonly output: typeof tokenUsage }
+  readonly cost: typeof costUsd
+  readonly duration: typeof turnDuration
+  /** The duration metric with `error.type`, per error type seen. */
+  readonly failed: Map<string, typeof turnDuration>
+}
+
+const prepared = new WeakMap<TurnInfo, Prepared>()
+
+const prepare = (info: TurnInfo): Prepared => {
+  const known = prepared.get(info)
+  if (known !== undefined) return known
+  const tokens = (type: string) => {
+    const tagged = Metric.tagged(Metric.tagged(tokenUsage, A.provider, info.provider), A.tokenType, type)
+    return info.model === undefined ? tagged : Metric.tagged(tagged, A.requestModel, info.model)
+  }
+  const made: Prepared = {
+    spanName: info.model === undefined ? "chat" : `chat ${info.model}`,
+    attributes: baseAttributes(info, "chat"),
+    tokens: { input: tokens("input"), output: tokens("output") },
+    cost: Metric.tagged(costUsd, A.provider, info.provider),
+    duration: Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat"),
+    failed: new Map()
+  }
+  prepared.set(info, made)
+  return made
+}
+
+/**
  * Puts a turn's usage on the current span (the turn span) and into the token and cost metrics.
  * Unknown usage adds nothing: a zero would read as a real count.
  */
 export const recordUsage = (info: TurnInfo, usage: Usage): Effect.Effect<void> => {
   if (!usage.known && usage.costUsd === undefined) return Effect.void
-  const model = info.model === undefined ? [] : [[A.requestModel, info.model] as const]
-  const tokens = (type: string, n: number) =>
-    Metric.update(
-      [[A.tokenType, type] as const, ...model].reduce(
-        (m, [k, v]) => Metric.tagged(m, k, v),
-        Metric.tagged(tokenUsage, A.provider, info.provider)
-      ),
-      n
-    )
+  const { cost, tokens } = prepare(info)
   return Effect.all([
     usage.known
       ? Effect.zipRight(
         Effect.annotateCurrentSpan({ [A.inputTokens]: usage.inputTokens, [A.outputTokens]: usage.outputTokens }),
-        Effect.zipRight(tokens("input", usage.inputTokens), tokens("output", usage.outputTokens))
+        Effect.zipRight(Metric.update(tokens.input, usage.inputTokens), Metric.update(tokens.output, usage.outputTokens))
       )
       : Effect.void,
     usage.costUsd === undefined ? Effect.void : Effect.zipRight(
       Effect.annotateCurrentSpan(A.costUsd, usage.costUsd),
-      Metric.update(Metric.tagged(costUsd, A.provider, info.provider), usage.costUsd)
+      Metric.update(cost, usage.costUsd)
     )
   ], { discard: true })
 }
@@ -128,30 +157,47 @@ export const turnSpan = <A, E, R>(
   info: TurnInfo,
   effect: Effect.Effect<A, E, R>,
   usageOf?: (a: A) => { readonly usage: Usage; readonly finishReason?: string | undefined }
-): Effect.Effect<A, E, R> =>
-  Effect.flatMap(Clock.currentTimeNanos, (start) =>
-    effect.pipe(
-      Effect.tap((a) => {
-        if (usageOf === undefined) return Effect.void
-        const { finishReason, usage } = usageOf(a)
-        return Effect.zipRight(recordUsage(info, usage), recordFinishReason(finishReason))
-      }),
-      Effect.onExit((exit) =>
-        Effect.flatMap(Clock.currentTimeNanos, (end) => {
-          const seconds = Number(end - start) / 1e9
-          const metric = Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat")
-          return Metric.update(
-            Exit.isFailure(exit) ? Metric.tagged(metric, A.errorType, errorTypeOf(exit.cause)) : metric,
-            seconds
-          )
-        })
-      ),
-      Effect.withSpan(info.model === undefined ? "chat" : `chat ${info.model}`, {
-        kind: "client",
-        captureStackTrace: false,
-        attributes: baseAttributes(info, "chat")
-      })
-    ))
+): Effect.Effect<A, E, R> => {
+  const turn = prepare(info)
+  // One step at the end records everything (span attributes, usage, duration): this wraps every
+  // model turn, and each extra effect step shows in the HTTP providers' per-request overhead.
+  const finish = (span: Tracer.Span, exit: Exit.Exit<A, E>) =>
+    Effect.withFiberRuntime<void>((fiber) => {
+      const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
+      if (Exit.isSuccess(exit) && usageOf !== undefined) {
+        const { finishReason, usage } = usageOf(exit.value)
+        if (usage.known) {
+          span.attribute(A.inputTokens, usage.inputTokens)
+          span.attribute(A.outputTokens, usage.outputTokens)
+          turn.tokens.input.unsafeUpdate(usage.inputTokens, labels)
+          turn.tokens.output.unsafeUpdate(usage.outputTokens, labels)
+        }
+        if (usage.costUsd !== undefined) {
+          span.attribute(A.costUsd, usage.costUsd)
+          turn.cost.unsafeUpdate(usage.costUsd, labels)
+        }
+        if (finishReason !== undefined && finishReason !== "") span.attribute(A.finishReasons, [finishReason])
+      }
+      durationOf(exit).unsafeUpdate(Number(now - span.status.startTime) / 1e9, labels)
+      return Effect.void
+    })
+  const durationOf = (exit: Exit.Exit<A, E>) => {
+    if (Exit.isSuccess(exit)) return turn.duration
+    const type = errorTypeOf(exit.cause)
+    let metric = turn.failed.get(type)
+    if (metric === undefined) {
+      metric = Metric.tagged(turn.duration, A.errorType, type)
+      turn.failed.set(type, metric)
+    }
+    return metric
+  }
+  return Effect.useSpan(
+    turn.spanName,
+    { kind: "client", captureStackTrace: false, attributes: turn.attributes },
+    (span) => Effect.withParentSpan(Effect.onExit(effect, (exit) => finish(span, exit)), span)
+  )
+}
 
 /** A built-in tool the CLI ran, seen in its output. */
 export interface BuiltinToolUse {
