@@ -113,45 +113,51 @@ describe("claude CLI versions", () => {
         })
     ))
 
-  it.live("permission mode dontAsk on a CLI before 2.0.44 is a config error naming both versions", () =>
-    withClient([version("2.0.42")], { permissionMode: "dontAsk" }, (chat, calls) =>
+  // Each option that needs a newer CLI: refused on the release before, with both versions named and
+  // only the version probe run; passed on the first release that has it.
+  const gated = [
+    {
+      what: "--permission-mode dontAsk",
+      since: "2.0.44",
+      before: "2.0.42",
+      options: { permissionMode: "dontAsk" },
+      arg: "dontAsk"
+    },
+    {
+      what: "--max-budget-usd (the maxBudgetUsd option)",
+      since: "2.0.30",
+      before: "2.0.29",
+      options: { maxBudgetUsd: 1 },
+      arg: "--max-budget-usd=1"
+    },
+    {
+      what: "--effort (the effort option)",
+      since: "2.1.38",
+      before: "2.1.37",
+      options: { effort: "high" },
+      arg: "--effort=high"
+    }
+  ] as const
+  for (const gate of gated) {
+    it.live(`${gate.what}: a config error on ${gate.before}, passed on ${gate.since}`, () =>
       Effect.gen(function*() {
-        const error = yield* Effect.flip(chat.chat("hi"))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
-        expect(error.message).toBe(
-          "--permission-mode dontAsk needs claude 2.0.44 or newer; the installed claude is 2.0.42. Upgrade it with " +
-            "`npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."
-        )
-        expect((yield* calls).length).toBe(1)
-      })))
-
-  it.live("maxBudgetUsd on a CLI before 2.0.30 is a config error before any run", () =>
-    withClient([version("2.0.29")], { maxBudgetUsd: 1 }, (chat, calls) =>
-      Effect.gen(function*() {
-        const error = yield* Effect.flip(chat.chat("hi"))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
-        expect(error.message).toBe(
-          "--max-budget-usd (the maxBudgetUsd option) needs claude 2.0.30 or newer; the installed claude is 2.0.29. " +
-            "Upgrade it with `npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."
-        )
-        // Only the version probe ran.
-        expect((yield* calls).length).toBe(1)
-      })))
-
-  it.live("effort on a CLI before 2.1.38 is a config error; on 2.1.38 it is passed", () =>
-    Effect.gen(function*() {
-      yield* withClient([version("2.1.37")], { effort: "high" }, (chat) =>
-        Effect.gen(function*() {
-          const error = yield* Effect.flip(chat.chat("hi"))
-          expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
-          expect(error.message).toContain("--effort (the effort option) needs claude 2.1.38 or newer")
-        }))
-      yield* withClient([version("2.1.38"), ok()], { effort: "high" }, (chat, calls) =>
-        Effect.gen(function*() {
-          expect(yield* chat.chat("hi")).toBe("ok")
-          expect((yield* calls)[1]!.args).toContain("--effort=high")
-        }))
-    }))
+        yield* withClient([version(gate.before)], gate.options, (chat, calls) =>
+          Effect.gen(function*() {
+            const error = yield* Effect.flip(chat.chat("hi"))
+            expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+            expect(error.message).toBe(
+              `${gate.what} needs claude ${gate.since} or newer; the installed claude is ${gate.before}. Upgrade it with ` +
+                "`npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."
+            )
+            expect((yield* calls).length).toBe(1)
+          }))
+        yield* withClient([version(gate.since), ok()], gate.options, (chat, calls) =>
+          Effect.gen(function*() {
+            expect(yield* chat.chat("hi")).toBe("ok")
+            expect((yield* calls)[1]!.args).toContain(gate.arg)
+          }))
+      }))
+  }
 
   it.live("an unreadable --version output logs a warning and runs with the newest features", () => {
     const warnings: Array<string> = []
