@@ -121,7 +121,10 @@ export const recordUsage = (info: TurnInfo, usage: Usage): Effect.Effect<void> =
     usage.known
       ? Effect.zipRight(
         Effect.annotateCurrentSpan({ [A.inputTokens]: usage.inputTokens, [A.outputTokens]: usage.outputTokens }),
-        Effect.zipRight(Metric.update(tokens.input, usage.inputTokens), Metric.update(tokens.output, usage.outputTokens))
+        Effect.zipRight(
+          Metric.update(tokens.input, usage.inputTokens),
+          Metric.update(tokens.output, usage.outputTokens)
+        )
       )
       : Effect.void,
     usage.costUsd === undefined ? Effect.void : Effect.zipRight(
