@@ -326,7 +326,8 @@ export const makeSessionClient = (params: {
 
     // Every run gets what is left, so a kept-alive CLI (whose own count starts at its start) and
     // fresh CLIs (each counting only itself) stop at the same total.
-    const budgetLeft = Effect.map(Ref.get(usage), (spent) => remainingBudget(params.maxBudgetUsd, spent.costUsd))
+    const spentUsd = Effect.map(Ref.get(usage), (spent) => spent.costUsd)
+    const budgetLeft = Effect.map(spentUsd, (spent) => remainingBudget(params.maxBudgetUsd, spent))
 
     const converse = <A>(
       prompt: Prompt,
@@ -335,10 +336,9 @@ export const makeSessionClient = (params: {
       emit?: Emit
     ) =>
       lock.withPermits(1)(Effect.gen(function*() {
-        const budgetUsd = yield* budgetLeft
-        if (budgetUsd === 0) {
-          return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, (yield* Ref.get(usage)).costUsd)
-        }
+        const spent = yield* spentUsd
+        const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
+        if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
         const buffered = yield* Ref.get(pending)
         const user = userMessage([...buffered, prompt])
         yield* Telemetry.recordPrompt(user.content)

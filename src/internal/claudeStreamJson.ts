@@ -75,7 +75,7 @@ export interface ParsedRun {
 }
 
 /** The text blocks of an assistant message line, joined; undefined when it has none. */
-export const assistantText = (json: unknown): string | undefined => {
+const assistantText = (json: unknown): string | undefined => {
   const msg = json as { type?: unknown; message?: { content?: unknown } } | null
   if (msg === null || typeof msg !== "object" || msg.type !== "assistant") return undefined
   const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []

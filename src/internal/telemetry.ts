@@ -5,7 +5,6 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
@@ -85,8 +84,6 @@ interface Prepared {
   readonly tokens: { readonly input: typeof tokenUsage; readonly output: typeof tokenUsage }
   readonly cost: typeof costUsd
   readonly duration: typeof turnDuration
-  /** The duration metric with `error.type`, per error type seen. */
-  readonly failed: Map<string, typeof turnDuration>
 }
 
 const prepared = new WeakMap<TurnInfo, Prepared>()
@@ -103,8 +100,7 @@ const prepare = (info: TurnInfo): Prepared => {
     attributes: baseAttributes(info, "chat"),
     tokens: { input: tokens("input"), output: tokens("output") },
     cost: Metric.tagged(costUsd, A.provider, info.provider),
-    duration: Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat"),
-    failed: new Map()
+    duration: Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat")
   }
   prepared.set(info, made)
   return made
@@ -162,44 +158,22 @@ export const turnSpan = <A, E, R>(
   usageOf?: (a: A) => { readonly usage: Usage; readonly finishReason?: string | undefined }
 ): Effect.Effect<A, E, R> => {
   const turn = prepare(info)
-  // One step at the end records everything (span attributes, usage, duration): this wraps every
-  // model turn, and each extra effect step shows in the HTTP providers' per-request overhead.
-  const finish = (span: Tracer.Span, exit: Exit.Exit<A, E>) =>
-    Effect.withFiberRuntime<void>((fiber) => {
-      const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
-      if (Exit.isSuccess(exit) && usageOf !== undefined) {
-        const { finishReason, usage } = usageOf(exit.value)
-        if (usage.known) {
-          span.attribute(A.inputTokens, usage.inputTokens)
-          span.attribute(A.outputTokens, usage.outputTokens)
-          turn.tokens.input.unsafeUpdate(usage.inputTokens, labels)
-          turn.tokens.output.unsafeUpdate(usage.outputTokens, labels)
-        }
-        if (usage.costUsd !== undefined) {
-          span.attribute(A.costUsd, usage.costUsd)
-          turn.cost.unsafeUpdate(usage.costUsd, labels)
-        }
-        if (finishReason !== undefined && finishReason !== "") span.attribute(A.finishReasons, [finishReason])
-      }
-      durationOf(exit).unsafeUpdate(Number(now - span.status.startTime) / 1e9, labels)
-      return Effect.void
-    })
-  const durationOf = (exit: Exit.Exit<A, E>) => {
-    if (Exit.isSuccess(exit)) return turn.duration
-    const type = errorTypeOf(exit.cause)
-    let metric = turn.failed.get(type)
-    if (metric === undefined) {
-      metric = Metric.tagged(turn.duration, A.errorType, type)
-      turn.failed.set(type, metric)
-    }
-    return metric
-  }
-  return Effect.useSpan(
-    turn.spanName,
-    { kind: "client", captureStackTrace: false, attributes: turn.attributes },
-    (span) => Effect.withParentSpan(Effect.onExit(effect, (exit) => finish(span, exit)), span)
-  )
+  return Effect.flatMap(Clock.currentTimeNanos, (start) =>
+    effect.pipe(
+      Effect.tap((a) => {
+        if (usageOf === undefined) return Effect.void
+        const { finishReason, usage } = usageOf(a)
+        return Effect.zipRight(recordUsage(info, usage), recordFinishReason(finishReason))
+      }),
+      Effect.onExit((exit) =>
+        Effect.flatMap(Clock.currentTimeNanos, (end) =>
+          Metric.update(
+            Exit.isFailure(exit) ? Metric.tagged(turn.duration, A.errorType, errorTypeOf(exit.cause)) : turn.duration,
+            Number(end - start) / 1e9
+          ))
+      ),
+      Effect.withSpan(turn.spanName, { kind: "client", captureStackTrace: false, attributes: turn.attributes })
+    ))
 }
 
 /** A built-in tool the CLI ran, seen in its output. */
