@@ -5,13 +5,14 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
 import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import type { Usage } from "../services/ChatClient.js"
 import {
   Attributes as A,
@@ -106,28 +107,37 @@ const prepare = (info: TurnInfo): Prepared => {
   return made
 }
 
+/** Puts usage on `span` (when there is one) and into the token and cost metrics, in place. */
+const applyUsage = (
+  turn: Prepared,
+  span: Tracer.Span | undefined,
+  usage: Usage,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+) => {
+  if (usage.known) {
+    span?.attribute(A.inputTokens, usage.inputTokens)
+    span?.attribute(A.outputTokens, usage.outputTokens)
+    turn.tokens.input.unsafeUpdate(usage.inputTokens, labels)
+    turn.tokens.output.unsafeUpdate(usage.outputTokens, labels)
+  }
+  if (usage.costUsd !== undefined) {
+    span?.attribute(A.costUsd, usage.costUsd)
+    turn.cost.unsafeUpdate(usage.costUsd, labels)
+  }
+}
+
 /**
  * Puts a turn's usage on the current span (the turn span) and into the token and cost metrics.
  * Unknown usage adds nothing: a zero would read as a real count.
  */
 export const recordUsage = (info: TurnInfo, usage: Usage): Effect.Effect<void> => {
   if (!usage.known && usage.costUsd === undefined) return Effect.void
-  const { cost, tokens } = prepare(info)
-  return Effect.all([
-    usage.known
-      ? Effect.zipRight(
-        Effect.annotateCurrentSpan({ [A.inputTokens]: usage.inputTokens, [A.outputTokens]: usage.outputTokens }),
-        Effect.zipRight(
-          Metric.update(tokens.input, usage.inputTokens),
-          Metric.update(tokens.output, usage.outputTokens)
-        )
-      )
-      : Effect.void,
-    usage.costUsd === undefined ? Effect.void : Effect.zipRight(
-      Effect.annotateCurrentSpan(A.costUsd, usage.costUsd),
-      Metric.update(cost, usage.costUsd)
-    )
-  ], { discard: true })
+  return Effect.withFiberRuntime<void>((fiber) => {
+    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+    const span = Option.isSome(parent) && parent.value._tag === "Span" ? parent.value : undefined
+    applyUsage(prepare(info), span, usage, fiber.getFiberRef(FiberRef.currentMetricLabels))
+    return Effect.void
+  })
 }
 
 /** Puts the finish reason on the current span. */
@@ -158,22 +168,28 @@ export const turnSpan = <A, E, R>(
   usageOf?: (a: A) => { readonly usage: Usage; readonly finishReason?: string | undefined }
 ): Effect.Effect<A, E, R> => {
   const turn = prepare(info)
-  return Effect.flatMap(Clock.currentTimeNanos, (start) =>
-    effect.pipe(
-      Effect.tap((a) => {
-        if (usageOf === undefined) return Effect.void
-        const { finishReason, usage } = usageOf(a)
-        return Effect.zipRight(recordUsage(info, usage), recordFinishReason(finishReason))
-      }),
-      Effect.onExit((exit) =>
-        Effect.flatMap(Clock.currentTimeNanos, (end) =>
-          Metric.update(
-            Exit.isFailure(exit) ? Metric.tagged(turn.duration, A.errorType, errorTypeOf(exit.cause)) : turn.duration,
-            Number(end - start) / 1e9
-          ))
-      ),
-      Effect.withSpan(turn.spanName, { kind: "client", captureStackTrace: false, attributes: turn.attributes })
-    ))
+  // One step at the end records everything (span attributes, usage, duration): this wraps every
+  // model turn, and each extra effect step shows in the HTTP providers' per-request overhead.
+  const finish = (span: Tracer.Span, exit: Exit.Exit<A, E>) =>
+    Effect.withFiberRuntime<void>((fiber) => {
+      const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
+      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
+      if (Exit.isSuccess(exit) && usageOf !== undefined) {
+        const { finishReason, usage } = usageOf(exit.value)
+        applyUsage(turn, span, usage, labels)
+        if (finishReason !== undefined && finishReason !== "") span.attribute(A.finishReasons, [finishReason])
+      }
+      durationOf(exit).unsafeUpdate(Number(now - span.status.startTime) / 1e9, labels)
+      return Effect.void
+    })
+  const durationOf = (exit: Exit.Exit<A, E>) =>
+    Exit.isSuccess(exit) ? turn.duration : Metric.tagged(turn.duration, A.errorType, errorTypeOf(exit.cause))
+
+  return Effect.useSpan(
+    turn.spanName,
+    { kind: "client", captureStackTrace: false, attributes: turn.attributes },
+    (span) => Effect.withParentSpan(Effect.onExit(effect, (exit) => finish(span, exit)), span)
+  )
 }
 
 /** A built-in tool the CLI ran, seen in its output. */
