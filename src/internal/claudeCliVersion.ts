@@ -58,7 +58,9 @@ export const Features = {
   /** `--max-budget-usd`: stop a run once it has spent this much (the `maxBudgetUsd` option). */
   maxBudgetFlag: { since: "2.0.30", what: "--max-budget-usd (the maxBudgetUsd option)" },
   /** `--effort <level>`: how much effort the model spends (the `effort` option). */
-  effortFlag: { since: "2.1.38", what: "--effort (the effort option)" }
+  effortFlag: { since: "2.1.38", what: "--effort (the effort option)" },
+  /** `client_composed` on a user message: its text reaches the model as written (no `@` files, no slash commands). */
+  verbatimPrompts: { since: "2.1.248", what: "client_composed user messages (prompt text passed verbatim)" }
 } as const
 
 /** A feature of {@link Features}. */

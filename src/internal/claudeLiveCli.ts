@@ -17,6 +17,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Pool from "../services/ClaudeProcessPool.js"
 import type { RunOptions, SubprocessError, SubprocessService } from "../services/Subprocess.js"
+import type * as UserMessage from "./claudeUserMessage.js"
 
 /** How the process's output ended: its exit code, or the error that ended the stream. */
 export interface Ended {
@@ -45,13 +46,12 @@ export interface LiveCli {
   /** False once its output has ended (it exited, was killed, or was closed). */
   readonly alive: () => boolean
   /**
-   * Writes `prompt` as a user message and reads the turn's lines, handing each to `onLine` as it
+   * Writes `message` (built by `claudeUserMessage`, the only builder) and reads the turn's lines, handing each to `onLine` as it
    * arrives, up to the result line (or the end of the output). An interrupted turn leaves unread
    * lines behind: the caller must then `close` this process (`LiveSlot` does).
    */
   readonly turn: <E>(
-    /** The prompt text, or a ready stream-json user message line (content blocks with media). */
-    prompt: string | { readonly line: string },
+    message: UserMessage.UserMessage,
     onLine: (line: string) => Effect.Effect<void, E>
   ) => Effect.Effect<TurnOutput, E>
   /** Stops the process (SIGTERM, then SIGKILL after the grace) and releases what its scope holds. */
@@ -68,10 +68,6 @@ export interface LiveCli {
 export interface LiveRunOptions extends RunOptions {
   readonly aroundTurn?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
 }
-
-/** The stream-json user message the CLI reads from stdin, one per line. */
-export const userMessage = (prompt: string): string =>
-  `${JSON.stringify({ type: "user", message: { role: "user", content: prompt } })}\n`
 
 const isResult = (line: string) => {
   // Cheap pre-check: only lines that could be a result are parsed.
@@ -157,11 +153,11 @@ export const start = <E>(params: {
     )
     yield* Scope.addFinalizer(scope, Queue.shutdown(input))
 
-    const turn = <E2>(prompt: string | { readonly line: string }, onLine: (line: string) => Effect.Effect<void, E2>) =>
+    const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
       permit.busy(aroundTurn(Effect.gen(function*() {
         const lines: Array<string> = []
         if (ended !== undefined) return { lines, ended } satisfies TurnOutput
-        yield* Queue.offer(input, typeof prompt === "string" ? userMessage(prompt) : `${prompt.line}\n`)
+        yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
         for (;;) {
           const next = yield* Queue.take(output)
           if (typeof next !== "string") return { lines, ended: next } satisfies TurnOutput

@@ -46,10 +46,10 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Runtime from "effect/Runtime"
 import * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
 import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { contentBlock } from "../internal/anthropicWire.js"
 import {
   agentEnvironment,
   type AgentSdkModule,
@@ -60,6 +60,7 @@ import {
   type SpawnedCli,
   spawner
 } from "../internal/claudeAgentSdk.js"
+import * as CliVersion from "../internal/claudeCliVersion.js"
 import { decide, mcpConfigEntry, permissionAnswer, sdkOptions } from "../internal/claudeCodeRun.js"
 import {
   authError,
@@ -81,6 +82,7 @@ import {
   toChatEvent,
   type ToolUse
 } from "../internal/claudeStreamJson.js"
+import * as UserMessage from "../internal/claudeUserMessage.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as Telemetry from "../internal/telemetry.js"
@@ -187,7 +189,7 @@ interface Started {
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
 interface LiveQuery extends Started {
   readonly scope: Scope.CloseableScope
-  readonly send: (content: AgentSdk.SDKUserMessage["message"]["content"]) => void
+  readonly send: (message: UserMessage.UserMessage) => void
   /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
   readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
@@ -210,8 +212,8 @@ const makeInbox = () => {
   }
   return {
     iterable,
-    push: (content: AgentSdk.SDKUserMessage["message"]["content"]) => {
-      queue.push({ type: "user", message: { role: "user", content }, parent_tool_use_id: null })
+    push: (message: UserMessage.UserMessage) => {
+      queue.push(message)
       wake?.()
     },
     end: () => {
@@ -221,18 +223,27 @@ const makeInbox = () => {
   }
 }
 
-/** A turn's user content: the text, or (with media) Messages API blocks. */
-const userContent = (input: RunInput): AgentSdk.SDKUserMessage["message"]["content"] =>
-  input.parts === undefined ? input.prompt : input.parts.flatMap(contentBlock)
-
 /** A streaming-input prompt of one user message, for a turn with media on a query of its own. */
-const singleMessage = (
-  content: AgentSdk.SDKUserMessage["message"]["content"]
-): AsyncIterable<AgentSdk.SDKUserMessage> => ({
+const singleMessage = (message: UserMessage.UserMessage): AsyncIterable<AgentSdk.SDKUserMessage> => ({
   async *[Symbol.asyncIterator]() {
-    yield { type: "user", message: { role: "user", content }, parent_tool_use_id: null }
+    yield message
   }
 })
+
+/**
+ * The version of a claude executable the application chose (`--version`); none when it prints
+ * none or does not run (the run then reports why), as `ClaudeLocal` assumes the newest features.
+ */
+const readVersion = (path: string, env: Record<string, string>): Effect.Effect<Option.Option<CliVersion.CliVersion>> =>
+  Effect.async<Option.Option<CliVersion.CliVersion>>((resume) => {
+    const child = execFile(
+      path,
+      ["--version"],
+      { timeout: 30_000, env },
+      (error, stdout) => resume(Effect.succeed(error === null ? CliVersion.parse(stdout) : Option.none()))
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
 
 const executableHint = (path: string) =>
   `The claude executable ${JSON.stringify(path)} is missing or not executable. Omit ` +
@@ -312,6 +323,23 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
     // Turns in flight belong to the client's scope too: closing it interrupts them, and each
     // turn's finalizers end its CLI before the scope is closed.
     const turns = yield* FiberSet.make<RunOutcome, ChatError>()
+
+    const trusted = options.trustedPrompts === true
+    const userMessage = (input: RunInput) => UserMessage.make(input, !trusted)
+    // The SDK's own binary marks messages verbatim; another one may be older than that.
+    const executableVersion = options.pathToClaudeCodeExecutable === undefined || trusted
+      ? Effect.succeed(Option.none<CliVersion.CliVersion>())
+      : yield* Effect.cached(
+        readVersion(
+          options.pathToClaudeCodeExecutable,
+          agentEnvironment(process.env, options.env, options.inheritEnv === true)
+        )
+      )
+    const requireVerbatim = (input: RunInput) =>
+      Effect.flatMap(
+        executableVersion,
+        (cli) => Option.isNone(cli) ? Effect.void : UserMessage.requireVerbatim(provider, cli.value, input, trusted)
+      )
 
     const checkExecutable = (path: string) =>
       Effect.tryPromise({
@@ -448,7 +476,9 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
             ...(responseFormat === undefined
               ? {}
               : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
-            ...(params.partialMessages ? { includePartialMessages: true } : {})
+            ...(params.partialMessages ? { includePartialMessages: true } : {}),
+            // The string prompt of a fresh turn is marked by the SDK; streamed ones by `userMessage`.
+            verbatimPrompts: !trusted
           }
         })
         yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
@@ -487,7 +517,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
       Effect.scoped(Effect.gen(function*() {
         const started = yield* start({
           // A prompt with media is one SDK user message carrying image/document blocks.
-          prompt: input.parts === undefined ? input.prompt : singleMessage(userContent(input)),
+          prompt: input.parts === undefined ? input.prompt : singleMessage(userMessage(input)),
           resume: input.sessionId,
           fork: input.fork,
           responseFormat: input.responseFormat,
@@ -559,7 +589,7 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
         live = query
         const transcript = yield* query.permit.busy(Effect.suspend(() => {
-          query.send(userContent(input))
+          query.send(userMessage(input))
           return consume(query, input.emit, true)
         }))
         if (transcript.init !== undefined) query.init = transcript.init
@@ -591,7 +621,10 @@ export const make = (options: Options = {}): Effect.Effect<SessionClient, never,
         lastFork = false
       })
 
-    const dispatchTurn = (input: RunInput) =>
+    // Refused before any CLI starts, and without dropping a warm one.
+    const dispatchTurn = (input: RunInput) => Effect.zipRight(requireVerbatim(input), turnOf(input))
+
+    const turnOf = (input: RunInput) =>
       !keepAlive
         ? freshTurn(input)
         : input.responseFormat === undefined

@@ -45,7 +45,6 @@ import {
   PermissionToolName
 } from "../internal/claudeCodeRun.js"
 import * as LiveCli from "../internal/claudeLiveCli.js"
-import * as MediaInput from "../internal/claudeMediaInput.js"
 import {
   bounded,
   interpretRun,
@@ -60,6 +59,7 @@ import {
   withTurnTimeout
 } from "../internal/claudeSession.js"
 import { makeRunReader, parseRun, toChatEvent } from "../internal/claudeStreamJson.js"
+import * as UserMessage from "../internal/claudeUserMessage.js"
 import type { Emit } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
@@ -228,8 +228,8 @@ const serverAllowRules = (policy: ToolPolicy.ToolPolicy): ToolPolicy.ToolPolicy 
  * For a CLI without `--json-schema`: the schema goes in the prompt, and the answer text is decoded
  * as JSON (as for any provider without structured output).
  */
-const schemaInPrompt = (prompt: string, schema: string) =>
-  `${prompt}\n\nAnswer with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${schema}`
+const schemaInstruction = (schema: string) =>
+  `Answer with only a JSON object (no prose, no code fence) that matches this JSON Schema:\n${schema}`
 
 /** The permission prompt tool is called by the CLI only: it is never offered to the model. */
 const hidePermissionTool = (policy: ToolPolicy.ToolPolicy, tool: string | undefined): ToolPolicy.ToolPolicy =>
@@ -447,8 +447,7 @@ export const make = (
           permissionPromptTool,
           jsonSchema: structured ? schema : undefined,
           // For a CLI without `--json-schema` the schema goes in the prompt.
-          prompt: (text: string) => schema === undefined || structured ? text : schemaInPrompt(text, schema),
-          schemaText: schema === undefined || structured ? undefined : schemaInPrompt("", schema).trimStart()
+          schemaText: schema === undefined || structured ? undefined : schemaInstruction(schema)
         }
       })
     type RunPlan = Effect.Effect.Success<ReturnType<typeof planRun>>
@@ -512,9 +511,17 @@ export const make = (
       })
     const runEnv = () => asChanges(process.env, cliEnvironment(process.env, options))
 
+    const trusted = options.trustedPrompts === true
+    // The user's text is checked, not the schema the library appends.
+    const requireVerbatim = (cli: CliVersion.CliVersion, input: RunInput) =>
+      UserMessage.requireVerbatim(provider, cli, input, trusted)
+    const userMessage = (input: RunInput, schemaText: string | undefined) =>
+      UserMessage.make({ prompt: input.prompt, parts: input.parts, extraText: schemaText }, !trusted)
+
     const run = (input: RunInput) =>
       Effect.scoped(Effect.gen(function*() {
         const plan = yield* planRun(input.responseFormat)
+        yield* requireVerbatim(plan.cli, input)
         const { mounted } = plan
         const { runOptions: prepared } = yield* prepareRun(plan, {
           sessionId: input.sessionId,
@@ -522,15 +529,13 @@ export const make = (
           streamInput: false,
           budgetUsd: input.budgetUsd
         })
-        // A prompt with media goes as a stream-json user message; text-only turns stay plain text.
-        const runOptions = input.parts === undefined
-          ? { ...prepared, stdin: plan.prompt(input.prompt), timeout }
-          : {
-            ...prepared,
-            args: [...prepared.args, ...MediaInput.streamJsonInputFlags],
-            stdin: MediaInput.userMessageLine(input.parts, plan.schemaText),
-            timeout
-          }
+        // Every prompt is one stream-json user message, so it can say "verbatim".
+        const runOptions = {
+          ...prepared,
+          args: [...prepared.args, ...UserMessage.streamJsonInputFlags],
+          stdin: `${JSON.stringify(userMessage(input, plan.schemaText))}\n`,
+          timeout
+        }
         // The bridge's tool calls during this run are children of the span the run's token was
         // opened in (prepareRun, inside this turn's span).
         const result = input.emit === undefined
@@ -638,14 +643,16 @@ export const make = (
 
     /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
     const liveRun = (input: RunInput) =>
+      // Refused before a CLI is started, and without dropping a warm one.
+      Effect.zipRight(Effect.flatMap(cliVersion, (cli) => requireVerbatim(cli, input)), liveTurn(input))
+
+    const liveTurn = (input: RunInput) =>
       Effect.gen(function*() {
         const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
         const { mounted } = plan
         const reader = makeRunReader(toolPrefix)
         let checked = !mounted
-        const message = input.parts === undefined
-          ? plan.prompt(input.prompt)
-          : { line: MediaInput.userMessageLine(input.parts, plan.schemaText) }
+        const message = userMessage(input, plan.schemaText)
         // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
         const output = yield* cli.turn(message, (line) =>
           Effect.gen(function*() {

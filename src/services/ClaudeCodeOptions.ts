@@ -145,6 +145,14 @@ export interface ClaudeCodeOptions {
    * applies to them (an agent's `mcp__<name>__*` opt-out leaves a server unmounted).
    */
   readonly mcpServers?: Readonly<Record<string, McpServer>> | undefined
+  /**
+   * `true` lets the CLI interpret prompt text as if a person typed it: `@path` attaches that file
+   * (whatever the tool policy says about `Read`), a leading `/command` runs locally, and the CLI
+   * adds its turn-start context (nested `CLAUDE.md`, skill listings). Only for prompts from a
+   * trusted operator. Default `false`: text reaches the model verbatim (claude ≥ 2.1.248; an
+   * older CLI refuses a prompt it would interpret with a `config` error).
+   */
+  readonly trustedPrompts?: boolean | undefined
 }
 
 /** What a Claude Code client tells about its conversation. */

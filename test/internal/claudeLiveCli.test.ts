@@ -7,6 +7,7 @@ import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as LiveCli from "../../src/internal/claudeLiveCli.js"
+import * as UserMessage from "../../src/internal/claudeUserMessage.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 
 /**
@@ -46,28 +47,22 @@ const prepare = (extra: ReadonlyArray<string>) => (resume: Option.Option<string>
 
 const answer = (output: LiveCli.TurnOutput) => JSON.parse(output.lines.at(-1)!).result as string
 const noLines = () => Effect.void
+const say = (prompt: string) => UserMessage.make({ prompt }, true)
 
 describe("claudeLiveCli", () => {
-  it("userMessage is one stream-json line", () => {
-    assert.strictEqual(
-      LiveCli.userMessage("hi\nthere"),
-      "{\"type\":\"user\",\"message\":{\"role\":\"user\",\"content\":\"hi\\nthere\"}}\n"
-    )
-  })
-
   it.live("a slot reuses its CLI for the same key and session, and replaces it otherwise", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
       const slot = LiveCli.makeSlot(NodeSubprocess.make, scope)
       const a = yield* slot.use("k1", Option.none(), prepare([]))
-      const first = yield* a.turn("one", noLines)
+      const first = yield* a.turn(say("one"), noLines)
       assert.strictEqual(first.ended, undefined)
       assert.strictEqual(first.lines.length, 2)
       const session = a.sessionId()
       assert.isTrue(Option.isSome(session))
       // Same key, the session it carries: the same process.
       assert.strictEqual(yield* slot.use("k1", session, prepare([])), a)
-      assert.strictEqual(answer(yield* a.turn("two", noLines)), `echo two ${answer(first).split(" ")[2]}`)
+      assert.strictEqual(answer(yield* a.turn(say("two"), noLines)), `echo two ${answer(first).split(" ")[2]}`)
       // Another key: a new process resuming the session; the old one is stopped.
       const b = yield* slot.use("k2", session, prepare(["x"]))
       assert.notStrictEqual(b, a)
@@ -79,7 +74,7 @@ describe("claudeLiveCli", () => {
       assert.strictEqual(slot.current(), c)
       yield* Scope.close(scope, Exit.void)
       assert.isFalse(c.alive())
-      const after = yield* c.turn("late", noLines)
+      const after = yield* c.turn(say("late"), noLines)
       assert.deepStrictEqual(after.lines, [])
       assert.isDefined(after.ended)
     }))
@@ -99,7 +94,7 @@ describe("claudeLiveCli", () => {
       assert.notStrictEqual(c, b)
       // The prewarmed fork is the one the first turn uses.
       assert.strictEqual(yield* slot.use("k", old, prepare([]), true), c)
-      yield* c.turn("one", noLines)
+      yield* c.turn(say("one"), noLines)
       assert.isFalse(c.forks())
       const forked = c.sessionId()
       assert.isTrue(Option.isSome(forked) && forked.value.startsWith("f"))
@@ -114,14 +109,14 @@ describe("claudeLiveCli", () => {
       const slot = LiveCli.makeSlot(NodeSubprocess.make, scope)
       const a = yield* slot.use("k", Option.none(), prepare([]))
       const seen: Array<string> = []
-      const died = yield* a.turn("die", (line) => Effect.sync(() => seen.push(line)))
+      const died = yield* a.turn(say("die"), (line) => Effect.sync(() => seen.push(line)))
       assert.strictEqual(seen.length, 1)
       assert.strictEqual(died.ended?.exitCode, 3)
       assert.include(died.ended?.stderr ?? "", "boom")
       assert.isFalse(a.alive())
       const b = yield* slot.use("k", Option.none(), prepare([]))
       assert.notStrictEqual(b, a)
-      assert.include(answer(yield* b.turn("hello", noLines)), "echo hello")
+      assert.include(answer(yield* b.turn(say("hello"), noLines)), "echo hello")
       yield* slot.drop
       assert.isFalse(b.alive())
       assert.strictEqual(slot.current(), undefined)
@@ -131,7 +126,7 @@ describe("claudeLiveCli", () => {
     Effect.gen(function*() {
       const slot = LiveCli.makeSlot(NodeSubprocess.make, yield* Effect.scope)
       const cli = yield* slot.use("k", Option.none(), () => Effect.succeed({ command: "/no/such/claude", args: [] }))
-      const output = yield* cli.turn("hi", noLines)
+      const output = yield* cli.turn(say("hi"), noLines)
       assert.strictEqual(output.ended?.error?._tag, "SubprocessNotFoundError")
     }))
 })

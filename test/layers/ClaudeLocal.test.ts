@@ -33,6 +33,7 @@ import {
   SubprocessTimeoutError
 } from "../../src/services/Subprocess.js"
 import * as Tool from "../../src/services/Tool.js"
+import { stdinMessage, stdinPrompt } from "../support/stdinPrompt.js"
 
 const add = Tool.make("add", {
   description: "Adds",
@@ -89,7 +90,7 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         expect(yield* chat.chat("-rf looks like a flag")).toBe("ok")
         const [call] = yield* calls
         expect(call!.command).toBe("/opt/claude")
-        expect(call!.stdin).toBe("-rf looks like a flag")
+        expect(stdinMessage(call!.stdin)).toEqual({ text: "-rf looks like a flag", verbatim: true })
         expect(call!.args.slice(0, 6)).toEqual([
           "-p",
           "--output-format",
@@ -233,8 +234,8 @@ describe("ClaudeLocal (scripted subprocess)", () => {
           expect(error.message).toContain("boom")
           yield* chat.chat("second")
           const [a, b] = yield* calls
-          expect(a!.stdin).toBe("context\n\nfirst")
-          expect(b!.stdin).toBe("context\n\nsecond")
+          expect(stdinPrompt(a!.stdin)).toBe("context\n\nfirst")
+          expect(stdinPrompt(b!.stdin)).toBe("context\n\nsecond")
           expect(b!.args).not.toContain("--resume")
         })
     ))
@@ -358,7 +359,7 @@ describe("ClaudeLocal with a stub claude script (real processes)", () => {
         `#!/usr/bin/env node
 const fs = require("node:fs")
 const args = process.argv.slice(2)
-const prompt = fs.readFileSync(0, "utf8")
+const prompt = JSON.parse(fs.readFileSync(0, "utf8")).message.content
 const i = args.indexOf("--mcp-config")
 const cfg = i >= 0 ? JSON.parse(fs.readFileSync(args[i + 1], "utf8")) : null
 console.log(JSON.stringify({ type: "system", subtype: "init", mcp_servers: cfg ? [{ name: "gtb", status: "connected" }] : [] }))

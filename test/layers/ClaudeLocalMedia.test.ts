@@ -33,7 +33,7 @@ const withClient = <A, E>(
   }).pipe(Effect.scoped)
 
 describe("ClaudeLocal media (scripted subprocess)", () => {
-  it.live("a turn with media reads one stream-json user message; text-only turns stay plain text", () =>
+  it.live("every turn, with media or not, reads one stream-json user message marked verbatim", () =>
     withClient([ok(), ok()], "2.1.332", (chat, test) =>
       Effect.gen(function*() {
         yield* chat.add("Some context.")
@@ -53,10 +53,16 @@ describe("ClaudeLocal media (scripted subprocess)", () => {
               { type: "document", source: { type: "base64", media_type: "application/pdf", data: pdfBase64 } }
             ]
           },
-          parent_tool_use_id: null
+          parent_tool_use_id: null,
+          client_composed: true
         })
-        expect(plain!.args).not.toContain("--input-format")
-        expect(plain!.stdin).toBe("plain")
+        expect(plain!.args.slice(-2)).toEqual(["--input-format", "stream-json"])
+        expect(JSON.parse(plain!.stdin!)).toEqual({
+          type: "user",
+          message: { role: "user", content: "plain" },
+          parent_tool_use_id: null,
+          client_composed: true
+        })
         expect(plain!.args).toContain("--resume")
       })))
 

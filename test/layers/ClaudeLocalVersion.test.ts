@@ -15,6 +15,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { type RunOptions, SubprocessNotFoundError } from "../../src/services/Subprocess.js"
+import { stdinPrompt } from "../support/stdinPrompt.js"
 
 const ok = (answer = "ok"): TestSubprocess.Scripted => ({
   stdout: [
@@ -91,8 +92,10 @@ describe("claude CLI versions", () => {
         expect(yield* chat.ask("Seven?", Schema.Struct({ n: Schema.Number }))).toEqual({ n: 7 })
         const run = (yield* calls)[1]!
         expect(run.args).not.toContain("--json-schema")
-        expect(run.stdin).toMatch(/^Seven\?\n\nAnswer with only a JSON object/)
-        expect(JSON.parse(run.stdin!.slice(run.stdin!.indexOf("{")))).toMatchObject({ required: ["n"] })
+        expect(stdinPrompt(run.stdin)).toMatch(/^Seven\?\n\nAnswer with only a JSON object/)
+        expect(JSON.parse(stdinPrompt(run.stdin).slice(stdinPrompt(run.stdin).indexOf("{")))).toMatchObject({
+          required: ["n"]
+        })
       })))
 
   it.live("ask on 2.0.45 passes --json-schema and leaves the prompt alone", () =>
@@ -109,7 +112,7 @@ describe("claude CLI versions", () => {
           expect(yield* chat.ask("Seven?", Schema.Struct({ n: Schema.Number }))).toEqual({ n: 7 })
           const [run] = yield* calls
           expect(JSON.parse(run!.args[run!.args.indexOf("--json-schema") + 1]!)).toMatchObject({ required: ["n"] })
-          expect(run!.stdin).toBe("Seven?")
+          expect(stdinPrompt(run!.stdin)).toBe("Seven?")
         })
     ))
 
