@@ -28,6 +28,29 @@ const client = (options: ClaudeAgent.Options = {}) =>
   ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis", ...options })
 
 describe("ClaudeAgent (scripted SDK)", () => {
+  it.scoped("an executable older than client_composed refuses a prompt it would interpret, before any query", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield result()
+      })
+      const dir = fs.mkdtempSync(`${os.tmpdir()}/ecb-old-claude-`)
+      const old = `${dir}/claude`
+      fs.writeFileSync(old, "#!/bin/sh\necho '2.0.0 (Claude Code)'\n", { mode: 0o755 })
+      yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true })))
+      const before = Sdk.calls().length
+      const chat = yield* client({ pathToClaudeCodeExecutable: old })
+      const error = yield* Effect.flip(chat.chat("Read @secret.txt"))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error.message).toContain("2.1.248")
+      expect(Sdk.calls().length).toBe(before)
+      expect(yield* chat.chat("plain text")).toBe("ok")
+      expect(Sdk.calls().at(-1)!.options).toMatchObject({ verbatimPrompts: true })
+      const trusted = yield* client({ pathToClaudeCodeExecutable: old, trustedPrompts: true })
+      expect(yield* trusted.chat("Read @secret.txt")).toBe("ok")
+      expect(Sdk.calls().at(-1)!.options).toMatchObject({ verbatimPrompts: false })
+    }))
+
   it.scoped("builds the query's options from its own; resumes the session; ask sets the output format", () =>
     Effect.gen(function*() {
       Sdk.script(async function*({ options }) {
