@@ -14,9 +14,11 @@
  *
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
- * `ps` and of the logged argv. A prompt with images or PDFs (`Content` parts) goes on stdin as one
- * `--input-format stream-json` user message with image/document blocks (base64 only, Messages API
- * limits); a tool's images reach the model as MCP image content.
+ * `ps` and of the logged argv. It is always one `--input-format stream-json` user message (built
+ * by `internal/claudeUserMessage.ts`), marked `client_composed` so the CLI passes the text to the
+ * model verbatim: no `@file` reads, no slash commands (`trustedPrompts` opts out). Images and
+ * PDFs (`Content` parts) are image/document blocks in it (base64 only, Messages API limits); a
+ * tool's images reach the model as MCP image content.
  *
  * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
  * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
