@@ -82,15 +82,18 @@ const namesToRemove = (names: unknown) =>
     Schema.decodeUnknownEither(Schema.Array(Schema.String))(names),
     (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` })
   )
-/** Names to add: valid syntax, and nothing the policy would ignore for the current registry. */
+/** Names to add: valid syntax, nothing the policy would ignore, and no built-in name the registry does not know. */
 const namesToAdd = Effect.fnUntraced(function*(names: ReadonlyArray<string>) {
   const valid = yield* namesToRemove(names)
   const registry = yield* PolicyRegistry
   const refused = ToolPolicy.checkOptOuts(registry, valid)
   if (refused.length > 0) {
+    const suggestions: Record<string, string> = {}
+    for (const r of refused) if (r.suggestion !== undefined) suggestions[r.entry] = r.suggestion
     return yield* new InvalidSettingsInputError({
       message: `refused opt-outs: ${refused.map((r) => r.message).join("; ")}`,
-      entries: refused.map((r) => r.entry)
+      entries: refused.map((r) => r.entry),
+      ...(Object.keys(suggestions).length > 0 ? { suggestions } : {})
     })
   }
   return valid

@@ -123,7 +123,8 @@ const optedOut = (registry: Registry.Registry, agent: AgentToolSettings): Readon
 
 /**
  * The agent's opt-outs that the policy does not apply as written (malformed, naming always-on
- * tools, or wildcards expanded around always-on tools), for a settings screen to show.
+ * tools, or wildcards expanded around always-on tools) or that name a built-in the registry does
+ * not know (with a `suggestion`), for a settings screen to show.
  */
 export const issues = (registry: Registry.Registry, agent: AgentToolSettings): ReadonlyArray<IgnoredOptOut> =>
   resolveValidated(registry, agent, { conditions: {}, headless: false }).ignored

@@ -66,7 +66,9 @@ export const PolicyContext = Schema.Struct({
   permissionMode: Schema.optionalWith(Schema.String, { exact: true }),
   /**
    * MCP servers mounted besides the registry's, whose tools are all auto-approved with a
-   * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`.
+   * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`. A server the registry describes
+   * with a `gated` tool gets no server entry: only its known tools that are not gated are
+   * auto-approved by name, so a tool of that server the registry does not know is asked for too.
    */
   mcpServers: Schema.optionalWith(Schema.Array(McpServerName), { exact: true })
 })
@@ -74,34 +76,50 @@ export const PolicyContext = Schema.Struct({
 export type PolicyContext = typeof PolicyContext.Type
 
 /**
- * An opt-out the policy did not (fully) apply. `malformed`: not valid {@link OptOutEntry}
- * syntax; `always-on`: it only names tools that cannot be opted out (`internal`, `gated` or
+ * An opt-out a settings screen should flag. `malformed`: not valid {@link OptOutEntry} syntax;
+ * `always-on`: it only names tools that cannot be opted out (`internal`, `gated` or
  * `conditional` tools outside a toggleable pair group); `partly-applied`: a wildcard that also
- * matches such tools was expanded to the tools it may turn off (listed in `applied`), and is not
- * passed to the CLI as written.
+ * matches such tools was expanded to the tools and servers it may turn off (listed in
+ * `applied`), and is not passed to the CLI as written; `unknown`: a built-in tool name (no
+ * `mcp__`) the registry does not know — almost always a typo, with the nearest registry name in
+ * `suggestion` — which is still passed to the CLI, so a tool the registry does not know yet
+ * stays off.
  */
 export interface IgnoredOptOut {
   /** The entry as the agent wrote it. */
   readonly entry: string
   /** What happened to it. */
-  readonly kind: "malformed" | "always-on" | "partly-applied"
+  readonly kind: "malformed" | "always-on" | "partly-applied" | "unknown"
   /** A sentence for a settings screen. */
   readonly message: string
-  /** The tools the entry turned off (for `partly-applied`). */
+  /**
+   * What the entry turned off (for `partly-applied`): registry tools, pair-group siblings
+   * included, and `mcp__<server>__*` for each server it turned off entirely.
+   */
   readonly applied?: ReadonlyArray<string>
+  /** The MCP servers it turned off entirely and that are not mounted (for `partly-applied`), sorted. */
+  readonly servers?: ReadonlyArray<string>
+  /** The registry tool the entry most likely means (for `unknown`), e.g. `Bash` for `bash` or `Bsh`. */
+  readonly suggestion?: string
 }
 
 /** The resolved policy; every list is sorted and free of duplicates. */
 export interface ToolPolicy {
   /** Hard blocks: the CLI's `--disallowedTools`, the SDK's `disallowedTools`. */
   readonly disallowedTools: ReadonlyArray<string>
-  /** The MCP auto-approve list: enabled registry MCP tools (not `gated`) and `mcp__<server>__*` for extra servers. */
+  /**
+   * The MCP auto-approve list: enabled registry MCP tools (not `gated`) by name, and
+   * `mcp__<server>__*` for extra servers without a gated tool. No entry covers a gated tool.
+   */
   readonly allowedTools: ReadonlyArray<string>
   /** MCP servers to mount (the registry's and the extra ones, minus servers the agent disabled wholesale). */
   readonly mountedServers: ReadonlyArray<string>
   /** Allowed tools that need an interactive responder; the SDK hook denies them on headless turns. */
   readonly responderTools: ReadonlyArray<string>
-  /** Opt-outs not applied as written, in input order (empty when every entry was applied). */
+  /**
+   * Opt-outs not applied as written, or naming a built-in the registry does not know, in input
+   * order (empty when every entry was applied as written to tools the registry knows).
+   */
   readonly ignored: ReadonlyArray<IgnoredOptOut>
 }
 
@@ -145,15 +163,22 @@ const safeDecode = <A>(
  * - An opt-out naming a `user` tool, or any member of a pair group with a `user` member
  *   (`BashOutput`), blocks the whole group, internal members included.
  * - `mcp__<server>` means `mcp__<server>__*`. `.` and `/` in `mcp__` names become `_`, as the CLI
- *   renames MCP tools. Unknown names pass through to the disallow-list (stricter never hurts).
+ *   renames MCP tools. Unknown names pass through to the disallow-list (stricter never hurts);
+ *   an unknown name without `mcp__` is also reported as `unknown`, with the nearest registry
+ *   name as its `suggestion` (`Bsh`, `bash` → `Bash`), since it is almost always a typo.
  * - A `*` wildcard is matched against the registry: the tools it covers are blocked as if named
  *   (pair groups included). If it covers no always-on tool it also passes through unchanged, so
  *   tools the registry does not know are blocked too, and servers it covers entirely are not
- *   mounted; otherwise it is expanded only and reported as `partly-applied` — a wildcard never
+ *   mounted; otherwise it is expanded to the tools and the servers without an always-on tool
+ *   it covers, and reported as `partly-applied` with all of them listed — a wildcard never
  *   disallows or unmounts an always-on tool.
  * - On a headless session, interactive tools are blocked unless `permissionMode` is
  *   `bypassPermissions`.
- * - Entries applied differently from how they are written are listed in `ignored`.
+ * - No allow entry covers a `gated` tool: a server with one is auto-approved tool by tool (its
+ *   known, enabled, non-gated tools), never as `mcp__<server>__*`, even when it is in
+ *   `ctx.mcpServers` — its tools the registry does not know are asked for too (fail closed).
+ * - Entries applied differently from how they are written, or naming unknown built-ins, are
+ *   listed in `ignored`.
  *
  * @example
  * ```ts
@@ -252,6 +277,12 @@ interface Plan {
   readonly toggleable: ReadonlySet<string>
   /** Registry MCP servers with at least one tool an opt-out cannot turn off. */
   readonly protectedServers: ReadonlySet<string>
+  /** Registry MCP servers with a `gated` tool: never auto-approved as a whole. */
+  readonly gatedServers: ReadonlySet<string>
+  /** Registry names without `mcp__`, sorted: what a mistyped bare name is compared with. */
+  readonly builtins: ReadonlyArray<string>
+  /** {@link nearestBuiltin} by entry. */
+  readonly suggestions: Map<string, string | undefined>
   readonly names: ReadonlyArray<string>
   /** {@link baseBlocked} by session shape. */
   readonly base: Map<string, ReadonlyArray<string>>
@@ -284,7 +315,10 @@ const planOf = (registry: Registry.Registry): Plan => {
     groupOf,
     toggleable,
     protectedServers,
+    gatedServers: new Set(ds.flatMap((d) => d.exposure === "gated" && d.mcpServer !== undefined ? [d.mcpServer] : [])),
     names: ds.map((d) => d.name),
+    builtins: ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name).sort(),
+    suggestions: new Map(),
     base: new Map()
   }
   plans.set(registry, plan)
@@ -355,6 +389,15 @@ const baseBlocked = (plan: Plan, ctx: PolicyContext): ReadonlyArray<string> => {
   return base
 }
 
+/** What the opt-outs do, collected entry by entry. */
+interface Effects {
+  readonly blocked: Set<string>
+  /** Entries that go to the disallow-list as written (in the CLI's spelling). */
+  readonly passThrough: Set<string>
+  readonly serversOff: Set<string>
+  readonly ignored: Array<IgnoredOptOut>
+}
+
 /** `resolveToolPolicy` for input already typed as the schemas' types (no decoding). */
 export const resolveValidated = (
   registry: Registry.Registry,
@@ -362,78 +405,15 @@ export const resolveValidated = (
   ctx: PolicyContext
 ): ToolPolicy => {
   const plan = planOf(registry)
-  const blocked = new Set<string>(baseBlocked(plan, ctx))
-  const passThrough = new Set<string>()
-  const serversOff = new Set<string>()
-  const ignored: Array<IgnoredOptOut> = []
-  const extraServers = ctx.mcpServers ?? []
-  for (const entry of agent.disabledTools) {
-    const d = registry.byName.get(entry)
-    if (d !== undefined) {
-      if (plan.toggleable.has(entry)) blocked.add(entry)
-      else ignored.push(alwaysOn(entry, d.exposure))
-      continue
-    }
-    const parsed = parseEntry(entry)
-    if (parsed.problem !== undefined) {
-      ignored.push({ entry, kind: "malformed", message: parsed.problem })
-      continue
-    }
-    const name = parsed.name
-    if (!name.includes("*")) {
-      const known = registry.byName.get(name)
-      if (known === undefined) passThrough.add(name)
-      else if (plan.toggleable.has(name)) blocked.add(name)
-      else ignored.push(alwaysOn(entry, known.exposure))
-      continue
-    }
-    const glob = globOf(name)
-    const applied: Array<string> = []
-    const keptOn: Array<string> = []
-    for (const n of plan.names) {
-      if (!n.startsWith(glob.literal) || !glob.full.test(n)) continue
-      if (plan.toggleable.has(n)) applied.push(n)
-      else keptOn.push(n)
-    }
-    for (const n of applied) blocked.add(n)
-    const coversServer = (server: string) => glob.prefix.test(`mcp__${server}__`)
-    if (keptOn.length === 0) {
-      passThrough.add(name)
-      for (const s of registry.mcpServers) if (coversServer(s)) serversOff.add(s)
-      for (const s of extraServers) if (coversServer(s)) serversOff.add(s)
-      continue
-    }
-    // The wildcard also covers always-on tools: expand it instead, server by server where possible.
-    for (const s of extraServers) {
-      if (!plan.protectedServers.has(s) && coversServer(s)) {
-        serversOff.add(s)
-        passThrough.add(`mcp__${s}__*`)
-        applied.push(`mcp__${s}__*`)
-      }
-    }
-    for (const s of registry.mcpServers) {
-      if (!plan.protectedServers.has(s) && coversServer(s)) {
-        serversOff.add(s)
-        passThrough.add(`mcp__${s}__*`)
-      }
-    }
-    ignored.push(
-      applied.length === 0
-        ? {
-          entry,
-          kind: "always-on",
-          message: `${entry} only matches tools that are always on (${keptOn.join(", ")}); it turns nothing off`
-        }
-        : {
-          entry,
-          kind: "partly-applied",
-          message: `${entry} also matches tools that are always on (${
-            keptOn.join(", ")
-          }); it turns off only ${applied.length} tool(s), and tools the registry does not know stay on`,
-          applied: [...applied].sort()
-        }
-    )
+  const out: Effects = {
+    blocked: new Set<string>(baseBlocked(plan, ctx)),
+    passThrough: new Set<string>(),
+    serversOff: new Set<string>(),
+    ignored: []
   }
+  const extraServers = ctx.mcpServers ?? []
+  for (const entry of agent.disabledTools) applyEntry(registry, plan, extraServers, entry, out)
+  const blocked = out.blocked
   // Pair-group atomicity: one blocked member blocks them all, internal members included (the
   // base set is already closed; only groups an opt-out reached need another look).
   if (agent.disabledTools.length > 0) {
@@ -445,23 +425,186 @@ export const resolveValidated = (
   const allowed = new Set<string>()
   const mounted = new Set<string>()
   for (const [name, server, autoApprove] of plan.mcp) {
-    if (autoApprove && !blocked.has(name) && !serversOff.has(server)) allowed.add(name)
+    if (autoApprove && !blocked.has(name) && !out.serversOff.has(server)) allowed.add(name)
   }
-  for (const server of registry.mcpServers) if (!serversOff.has(server)) mounted.add(server)
+  for (const server of registry.mcpServers) if (!out.serversOff.has(server)) mounted.add(server)
   for (const server of extraServers) {
-    if (serversOff.has(server)) continue
+    if (out.serversOff.has(server)) continue
     mounted.add(server)
-    allowed.add(`mcp__${server}__*`)
+    // A server entry would approve its gated tools too; its other known tools are already named.
+    if (!plan.gatedServers.has(server)) allowed.add(`mcp__${server}__*`)
   }
   const responder = plan.interactive.filter((n) => !blocked.has(n))
-  for (const name of passThrough) blocked.add(name)
+  for (const name of out.passThrough) blocked.add(name)
   return {
     disallowedTools: sorted(blocked),
     allowedTools: sorted(allowed),
     mountedServers: sorted(mounted),
     responderTools: sorted(new Set(responder)),
-    ignored
+    ignored: out.ignored
   }
+}
+
+const applyEntry = (
+  registry: Registry.Registry,
+  plan: Plan,
+  extraServers: ReadonlyArray<string>,
+  entry: string,
+  out: Effects
+): void => {
+  const d = registry.byName.get(entry)
+  if (d !== undefined) {
+    if (plan.toggleable.has(entry)) out.blocked.add(entry)
+    else out.ignored.push(alwaysOn(entry, d.exposure))
+    return
+  }
+  const parsed = parseEntry(entry)
+  if (parsed.problem !== undefined) {
+    out.ignored.push({ entry, kind: "malformed", message: parsed.problem })
+    return
+  }
+  const name = parsed.name
+  if (name.includes("*")) {
+    const report = applyWildcard(registry, plan, extraServers, entry, name, out)
+    if (report !== undefined) out.ignored.push(report)
+    return
+  }
+  const known = registry.byName.get(name)
+  if (known === undefined) {
+    // Stricter never hurts: a tool the registry does not know yet stays blocked. A bare name is
+    // almost always a typo of a built-in, though, so it is reported too.
+    out.passThrough.add(name)
+    if (!name.startsWith("mcp__")) out.ignored.push(unknownName(plan, entry))
+  } else if (plan.toggleable.has(name)) out.blocked.add(name)
+  else out.ignored.push(alwaysOn(entry, known.exposure))
+}
+
+/**
+ * A `*` entry: the registry tools it covers are blocked as if named. Passed through as written
+ * only when it covers no always-on tool; otherwise expanded server by server.
+ */
+const applyWildcard = (
+  registry: Registry.Registry,
+  plan: Plan,
+  extraServers: ReadonlyArray<string>,
+  entry: string,
+  name: string,
+  out: Effects
+): IgnoredOptOut | undefined => {
+  const glob = globOf(name)
+  const tools: Array<string> = []
+  const keptOn: Array<string> = []
+  for (const n of plan.names) {
+    if (!n.startsWith(glob.literal) || !glob.full.test(n)) continue
+    if (plan.toggleable.has(n)) tools.push(n)
+    else keptOn.push(n)
+  }
+  for (const n of tools) out.blocked.add(n)
+  const covered = Array.from(new Set([...registry.mcpServers, ...extraServers]))
+    .filter((s) => glob.prefix.test(`mcp__${s}__`))
+  if (keptOn.length === 0) {
+    out.passThrough.add(name)
+    for (const s of covered) out.serversOff.add(s)
+    return undefined
+  }
+  const servers = covered.filter((s) => !plan.protectedServers.has(s)).sort()
+  for (const s of servers) {
+    out.serversOff.add(s)
+    out.passThrough.add(`mcp__${s}__*`)
+  }
+  return wildcardReport(plan, entry, keptOn, tools, servers)
+}
+
+/** What an expanded wildcard turned off: every tool (pair groups included) and every server. */
+const wildcardReport = (
+  plan: Plan,
+  entry: string,
+  keptOn: ReadonlyArray<string>,
+  tools: ReadonlyArray<string>,
+  servers: ReadonlyArray<string>
+): IgnoredOptOut => {
+  const kept = `(${keptOn.join(", ")})`
+  if (tools.length === 0 && servers.length === 0) {
+    return {
+      entry,
+      kind: "always-on",
+      message: `${entry} only matches tools that are always on ${kept}; it turns nothing off`
+    }
+  }
+  const off = new Set<string>()
+  for (const n of tools) for (const m of plan.groupOf.get(n) ?? [n]) off.add(m)
+  const whole = servers.length === 0
+    ? ""
+    : ` and every tool of the server${servers.length === 1 ? "" : "s"} ${servers.join(", ")}, which ${
+      servers.length === 1 ? "is" : "are"
+    } not mounted`
+  const rest = servers.length === 0 ? "tools" : "on other servers, tools"
+  return {
+    entry,
+    kind: "partly-applied",
+    message: `${entry} also matches tools that are always on ${kept}; it turns off ${off.size} tool${
+      off.size === 1 ? "" : "s"
+    } the registry knows${whole}; ${rest} the registry does not know stay on`,
+    applied: [...off, ...servers.map((s) => `mcp__${s}__*`)].sort(),
+    ...(servers.length === 0 ? {} : { servers })
+  }
+}
+
+const unknownName = (plan: Plan, entry: string): IgnoredOptOut => {
+  const suggestion = nearestBuiltin(plan, entry)
+  const what = `${entry} is not a tool the registry knows`
+  return suggestion === undefined
+    ? { entry, kind: "unknown", message: `${what}; it is passed on as written and turns off only a tool of that name` }
+    : {
+      entry,
+      kind: "unknown",
+      message: `${what}: did you mean ${suggestion}?${
+        suggestion.toLowerCase() === entry.toLowerCase() ? " Tool names are case-sensitive." : ""
+      }`,
+      suggestion
+    }
+}
+
+/**
+ * The registry built-in an unknown bare name most likely means: the same name in another case,
+ * else the closest by edit distance (adjacent swaps count as one edit), at most one edit per
+ * four characters (at least one); ties go to the first in sorted order.
+ */
+const nearestBuiltin = (plan: Plan, entry: string): string | undefined => {
+  if (plan.suggestions.has(entry)) return plan.suggestions.get(entry)
+  const lower = entry.toLowerCase()
+  let best: string | undefined = plan.builtins.find((n) => n.toLowerCase() === lower)
+  let bestDistance = Infinity
+  for (const n of best === undefined ? plan.builtins : []) {
+    const limit = Math.max(1, Math.floor(Math.max(n.length, entry.length) / 4))
+    const d = editDistance(lower, n.toLowerCase(), limit)
+    if (d <= limit && d < bestDistance) {
+      best = n
+      bestDistance = d
+    }
+  }
+  if (plan.suggestions.size > 1_000) plan.suggestions.clear()
+  plan.suggestions.set(entry, best)
+  return best
+}
+
+/** Optimal string alignment distance, or `limit + 1` when the lengths alone exceed `limit`. */
+const editDistance = (a: string, b: string, limit: number): number => {
+  if (Math.abs(a.length - b.length) > limit) return limit + 1
+  let prev2: Array<number> = []
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1)
+      row.push(d)
+    }
+    prev2 = prev
+    prev = row
+  }
+  return prev[b.length]!
 }
 
 const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
@@ -474,7 +617,8 @@ const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
 
 /**
  * Checks opt-outs against a registry: the entries `resolveToolPolicy` would not apply at all
- * (`malformed` and `always-on`). A settings store refuses to save these; `partly-applied`
+ * (`malformed` and `always-on`) and the built-in names it does not know (`unknown`, with a
+ * `suggestion` when one is close). A settings store refuses to save these; `partly-applied`
  * wildcards are accepted (they turn off what they may).
  */
 export const checkOptOuts = (

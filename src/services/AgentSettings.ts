@@ -37,8 +37,9 @@ export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotations({
 
 /**
  * The registry writes are checked against: an opt-out that the policy would ignore for it (an
- * `internal` tool, a wildcard that only matches always-on tools) is refused with an
- * `InvalidSettingsInputError` naming the entry. Defaults to `ClaudeCodeCatalog.registry`; an
+ * `internal` tool, a wildcard that only matches always-on tools) or a built-in tool name it does
+ * not know (`Bsh`, `bash`: almost always a typo) is refused with an `InvalidSettingsInputError`
+ * naming the entry (and, for a typo, the name it most likely means). Defaults to `ClaudeCodeCatalog.registry`; an
  * application with its own MCP tools provides its registry, e.g.
  * `Effect.provideService(AgentSettings.PolicyRegistry, registry)` or
  * `Layer.succeed(AgentSettings.PolicyRegistry, registry)`.
@@ -104,14 +105,20 @@ export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettings
   }
 }
 
-/** An argument is not valid (agent id, tool name, policy context); nothing was written. */
+/**
+ * An argument is not valid (agent id, tool name, policy context); nothing was written. A tool
+ * name the registry does not know is refused with the registry name it most likely means in
+ * `suggestions` (`{ Bsh: "Bash" }`), for a settings screen to offer.
+ */
 export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSettingsInputError>()(
   "InvalidSettingsInputError",
   {
     /** Which argument is invalid and why. */
     message: Schema.String,
     /** The refused opt-out entries, when the argument was a list of them. */
-    entries: Schema.optional(Schema.Array(Schema.String))
+    entries: Schema.optional(Schema.Array(Schema.String)),
+    /** Refused unknown entry → the registry tool name it most likely means (when one is close). */
+    suggestions: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
   }
 ) {}
 

@@ -128,17 +128,18 @@ describe("resolveToolPolicy: rules", () => {
     expect(policy.mountedServers).toEqual(["gtb", "memory", "skills"])
   })
 
-  it("malformed entries are reported, never applied; unknown bare names pass through", () => {
+  it("malformed entries are reported, never applied; unknown bare names pass through, reported", () => {
     const policy = resolve(["Nope", "Bash(rm:*)", "mcp__", "mcp__docs__", "mcp__a b__c", "a,b", "WebSearch"])
     expect(policy.disallowedTools).toEqual([...resolve([]).disallowedTools, "Nope"].sort())
     expect(policy.ignored.map((i) => [i.entry, i.kind])).toEqual([
+      ["Nope", "unknown"],
       ["Bash(rm:*)", "malformed"],
       ["mcp__", "malformed"],
       ["mcp__docs__", "malformed"],
       ["mcp__a b__c", "malformed"],
       ["a,b", "malformed"]
     ])
-    for (const i of policy.ignored) expect(i.message).toContain(JSON.stringify(i.entry))
+    for (const i of policy.ignored) if (i.kind === "malformed") expect(i.message).toContain(JSON.stringify(i.entry))
   })
 
   it("the forms the issue found dropped: each is passed through, expanded or reported", () => {
@@ -186,7 +187,14 @@ describe("resolveToolPolicy: rules", () => {
       expect.objectContaining({
         entry: "mcp__*",
         kind: "partly-applied",
-        applied: expect.arrayContaining(["mcp__gtb__*"])
+        applied: [
+          "mcp__gtb__*",
+          "mcp__memory__*",
+          "mcp__memory__recall",
+          "mcp__memory__remember",
+          "mcp__skills__old_tool"
+        ],
+        servers: ["gtb", "memory"]
       })
     ])
   })
@@ -543,6 +551,10 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
           if (r !== undefined) {
             if (r.kind === "malformed") expect(out.has(entry)).toBe(false)
             if (r.kind === "partly-applied") { for (const n of r.applied!) expect(out.has(n)).toBe(true) }
+            if (r.kind === "partly-applied") {
+              for (const s of r.servers ?? []) expect(p.mountedServers).not.toContain(s)
+            }
+            if (r.kind === "unknown") expect(out.has(entry)).toBe(true)
             expect(r.message.length).toBeGreaterThan(0)
             continue
           }
@@ -616,7 +628,7 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
     )
   })
 
-  it("checkOptOuts refuses exactly the malformed and always-on entries resolveToolPolicy reports", () => {
+  it("checkOptOuts refuses exactly the malformed, always-on and unknown entries resolveToolPolicy reports", () => {
     fc.assert(
       fc.property(agentArb, (agent) => {
         const refused = ToolPolicy.checkOptOuts(app, agent.disabledTools).map((i) => i.entry)

@@ -166,6 +166,32 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         assert.deepStrictEqual((yield* settings.enable("a", ["Agent", ...kept])).disabledTools, [])
       })))
 
+    it.scoped("a mistyped built-in is refused, naming the tool it most likely means; nothing is written", () =>
+      withFreshStore(Effect.gen(function*() {
+        const settings = yield* AgentSettings.AgentSettings
+        yield* settings.create("a", ["Read"])
+        const refused = failure(yield* Effect.exit(settings.disable("a", ["Bsh", "WebSerch", "bash", "Nope", "Grep"])))
+        assert.instanceOf(refused, AgentSettings.InvalidSettingsInputError)
+        const error = refused as AgentSettings.InvalidSettingsInputError
+        assert.deepStrictEqual(error.entries, ["Bsh", "WebSerch", "bash", "Nope"])
+        assert.deepStrictEqual(error.suggestions, { Bsh: "Bash", WebSerch: "WebSearch", bash: "Bash" })
+        assert.include(error.message, "Bsh is not a tool the registry knows: did you mean Bash?")
+        const ops: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
+          settings.create("b", ["bash"]),
+          settings.setDisabledTools("a", ["Bsh"]),
+          settings.disable("a", ["Nope"])
+        ]
+        for (const op of ops) {
+          assert.instanceOf(failure(yield* Effect.exit(op)), AgentSettings.InvalidSettingsInputError)
+        }
+        assert.deepStrictEqual(yield* settings.list, [{ agentId: "a", disabledTools: ["Read"] }])
+        // Unknown MCP names are not typos of a built-in: they are kept.
+        assert.deepStrictEqual((yield* settings.disable("a", ["mcp__docs__serch"])).disabledTools, [
+          "Read",
+          "mcp__docs__serch"
+        ])
+      })))
+
     it.scoped("toggling a pair-group entry writes every member, and the policy blocks the whole group", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
