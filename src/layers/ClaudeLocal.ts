@@ -220,6 +220,8 @@ export interface Turn {
 /**
  * The allow-list in the server form `mcp__<server>`: claude 2.0.x does not match the wildcard
  * `mcp__<server>__*` (every bridge call would be denied); the server form works on every version.
+ * A server with a gated tool never has a wildcard entry (the policy allows its tools by exact
+ * name), so this never widens an entry to cover one.
  */
 const serverAllowRules = (policy: ToolPolicy.ToolPolicy): ToolPolicy.ToolPolicy => ({
   ...policy,
