@@ -23,6 +23,8 @@ import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
+import * as Registry from "../../src/registry/Registry.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import { SecretFile, SecretFileError } from "../../src/services/SecretFile.js"
 import {
@@ -84,6 +86,24 @@ const withClient = <A, E>(
 const ok = (lines: ReadonlyArray<string>): TestSubprocess.Scripted => ({ stdout: stdout(lines) })
 
 describe("ClaudeLocal (scripted subprocess)", () => {
+  it.live("a gated tool of an application server is never on the CLI's allow-list (issue 29.2)", () =>
+    withClient([ok([init([{ name: "skills", status: "connected" }]), result()])], {
+      mcpServers: { skills: { type: "http", url: "http://127.0.0.1:9/mcp" } },
+      toolPolicy: {
+        registry: Registry.unsafeMake([
+          ...ClaudeCodeCatalog.descriptors,
+          Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" }),
+          Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
+        ])
+      }
+    }, (chat, calls) =>
+      Effect.gen(function*() {
+        yield* chat.chat("hi")
+        const [call] = yield* calls
+        const allowed = call!.args[call!.args.indexOf("--allowedTools") + 1]!.split(",")
+        expect(allowed).toEqual(["mcp__skills__search_skills"])
+      })))
+
   it.live("no tools: strict MCP config, the policy's disallow-list, prompt on stdin", () =>
     withClient([ok([init(), result()])], { binary: "/opt/claude" }, (chat, calls) =>
       Effect.gen(function*() {
