@@ -149,7 +149,9 @@ for (const kind of ["local", "agent"] as const) {
           expect((yield* chat.usage).costUsd).toBeCloseTo(3 * turnCost, 9)
           // The budget each CLI got: a kept one the whole budget once (not restarted as it shrank),
           // fresh ones what was left at each turn.
-          const budgets = cli.starts().map(budgetOf)
+          // Runs, not the one `--version` probe of a ClaudeAgent given its own executable.
+          const runs = () => cli.starts().filter((start) => start !== "--version")
+          const budgets = runs().map(budgetOf)
           expect(budgets.length).toBe(keepAlive ? 1 : 3)
           for (const [i, budget] of budgets.entries()) expect(budget).toBeCloseTo((2.5 - i) * turnCost, 9)
 
@@ -158,7 +160,7 @@ for (const kind of ["local", "agent"] as const) {
           expect(fourth).toMatchObject({ _tag: "RunLimitError", limit: "maxBudgetUsd", answer: "" })
           if (fourth._tag === "RunLimitError") expect(fourth.usage.known).toBe(false)
           // Refused before running: no CLI started, no model request, nothing more spent.
-          expect(cli.starts().length).toBe(budgets.length)
+          expect(runs().length).toBe(budgets.length)
           expect(api.messageRequests().length).toBe(requests)
           expect(claudeProcessesIn(box.cwd)).toEqual([])
           expect((yield* chat.usage).costUsd).toBeCloseTo(3 * turnCost, 9)
