@@ -29,7 +29,7 @@ case "$(uname -m)" in
   *) echo "ensure-node: no node-linux build for $(uname -m); install Node >= 22.19" >&2; exit 1 ;;
 esac
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/effect-chat-bridge"
+cache="${XDG_CACHE_HOME:-${HOME:-/tmp}/.cache}/effect-chat-bridge"
 mkdir -p "$cache"
 
 emit() {
@@ -52,9 +52,10 @@ fi
 # rename or finds the finished directory; nobody ever sees a half-unpacked Node.
 work="$(mktemp -d "$cache/.fetch.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-(cd "$work" && npm pack --silent "node-linux-$arch@$MIN_MAJOR" >pack.out 2>pack.err) || {
+spec="node-linux-$arch@^$MIN_MAJOR.$MIN_MINOR.0"
+(cd "$work" && npm pack --silent --prefer-offline "$spec" >pack.out 2>pack.err) || {
   cat "$work/pack.err" >&2
-  echo "ensure-node: npm pack node-linux-$arch@$MIN_MAJOR failed" >&2
+  echo "ensure-node: npm pack $spec failed" >&2
   exit 1
 }
 tarball="$work/$(tail -n 1 "$work/pack.out")"
