@@ -23,9 +23,9 @@ export interface SqliteConnection extends SqlConnection.Connection {
 /**
  * Node 22 prints an `ExperimentalWarning` the first time `node:sqlite` loads (24 does not). It is
  * noise for a library's users, so that one warning is dropped while the module loads; anything
- * else still reaches `process.emitWarning`.
+ * else still reaches `process.emitWarning`. Exported for its test; use `importSqlite`.
  */
-export const importSqlite = async (): Promise<NodeSqlite> => {
+export const importSqliteQuietly = async (): Promise<NodeSqlite> => {
   const emitWarning = process.emitWarning
   process.emitWarning = function(this: NodeJS.Process, warning: string | Error, ...rest: Array<unknown>) {
     if (!isSqliteExperimentalWarning(warning, rest[0])) {
@@ -38,6 +38,14 @@ export const importSqlite = async (): Promise<NodeSqlite> => {
     process.emitWarning = emitWarning
   }
 }
+
+let loading: Promise<NodeSqlite> | undefined
+
+/**
+ * Loads `node:sqlite` once: two overlapping quiet imports would each restore the other's
+ * `emitWarning` replacement and could leave one installed for good.
+ */
+export const importSqlite = (): Promise<NodeSqlite> => loading ??= importSqliteQuietly()
 
 const isSqliteExperimentalWarning = (warning: string | Error, typeOrOptions: unknown): boolean => {
   const text = typeof warning === "string" ? warning : warning.message
