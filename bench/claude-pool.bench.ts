@@ -124,9 +124,10 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       a._tag === "Left" && a.left._tag === "ProviderError" && a.left.message.includes("of bridge tools")
     ).length
     if (wrong.length > 0) {
+      const kinds = [...new Set(wrong)]
       console.error(
-        `  ${wrong.length} turn(s) answered otherwise (${lost} lost a bridge call to the CLI's connection), e.g. ${
-          JSON.stringify(wrong[0])
+        `  ${wrong.length} turn(s) answered otherwise (${lost} lost a bridge call to the CLI's connection); ${kinds.length} distinct: ${
+          kinds.map((k) => JSON.stringify(k)).join(" | ")
         }`
       )
     }
