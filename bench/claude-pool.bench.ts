@@ -11,6 +11,10 @@
  * loses nothing to contention spends the CPU of a T-turn conversation run alone on one kept CLI;
  * the ceiling is the baseline's CPU per conversation (measured under load) over that.
  *
+ * Every turn must answer "The sum is 42.": a turn answered otherwise, or failed (such as a tool
+ * call the CLI lost to its connection to the bridge, reported as a ProviderError), is printed and
+ * makes the bench exit non-zero once its numbers are out.
+ *
  * Scale: POOL_BENCH_CONVERSATIONS (16), POOL_BENCH_TURNS (3), POOL_BENCH_MAX_LIVE (4).
  */
 import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
@@ -96,9 +100,12 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       Effect.forEach(
         Array.from({ length: turnsEach }, (_, t) => t),
         (t) =>
-          Effect.tap(chat.chat(`Turn ${t}: please add 2 and 40`), () => {
-            done++
-          })
+          chat.chat(`Turn ${t}: please add 2 and 40`).pipe(
+            Effect.either,
+            Effect.tap(() => {
+              done++
+            })
+          )
       ), { concurrency: "unbounded" })
     const seconds = (performance.now() - started) / 1000
     yield* Fiber.interrupt(sampler)
@@ -108,10 +115,21 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
     const cpu = cpuSince(cpuBefore, cpuMillis(() => claudeProcessesIn(box.cwd)))
     const cpuPerTurn = cpu.total / (conversations * turnsEach)
     const selfPerTurn = cpu.self / (conversations * turnsEach)
-    // Reported, not thrown: one odd answer under load should not hide the measurement.
-    const wrong = answers.flat().filter((a) => a !== "The sum is 42.")
+    // Reported here and failed on at the end: one odd answer should not hide the measurement.
+    const wrong = answers.flat().flatMap((a) =>
+      a._tag === "Right" ? (a.right === "The sum is 42." ? [] : [a.right]) : [`${a.left._tag}: ${a.left.message}`]
+    )
+    // The library's own report of a tool result the CLI lost on its way (see interpretRun).
+    const lost = answers.flat().filter((a) =>
+      a._tag === "Left" && a.left._tag === "ProviderError" && a.left.message.includes("of bridge tools")
+    ).length
     if (wrong.length > 0) {
-      console.error(`  ${wrong.length} turn(s) answered otherwise, e.g. ${JSON.stringify(wrong[0])}`)
+      const kinds = [...new Set(wrong)]
+      console.error(
+        `  ${wrong.length} turn(s) answered otherwise (${lost} lost a bridge call to the CLI's connection); ${kinds.length} distinct: ${
+          kinds.map((k) => JSON.stringify(k)).join(" | ")
+        }`
+      )
     }
     return {
       seconds,
@@ -120,7 +138,8 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       selfPerTurn,
       peakRss,
       peakCount,
-      wrong: wrong.length
+      wrong: wrong.length,
+      lost
     }
   })
 
@@ -178,7 +197,7 @@ const main = Effect.scoped(Effect.gen(function*() {
         fresh.turnsPerSecond.toFixed(2)
       } turns/s (${fresh.seconds.toFixed(1)} s) → ratio ${ratio.toFixed(2)}×  (target ≥ 5×: ${
         ratio >= 5 ? "met" : "MISSED"
-      }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong}`
+      }); pool evictions ${stats.evictions}; turns answered otherwise: ${pooled.wrong} vs ${fresh.wrong} (bridge calls lost by the CLI: ${pooled.lost} vs ${fresh.lost})`
   )
   console.log(
     `CPU per turn (this process + every CLI): pooled ${pooled.cpuPerTurn.toFixed(0)} ms (${
@@ -200,6 +219,11 @@ const main = Effect.scoped(Effect.gen(function*() {
       bound.toFixed(0)
     } MiB  (${pooled.peakRss <= bound ? "met" : "MISSED"})`
   )
+  if (pooled.wrong + fresh.wrong > 0) {
+    return yield* Effect.fail(
+      new Error(`${pooled.wrong} pooled and ${fresh.wrong} one-CLI-per-turn turn(s) answered otherwise`)
+    )
+  }
 }))
 
 Effect.runPromise(main).catch((e) => {

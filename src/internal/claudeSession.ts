@@ -163,6 +163,34 @@ export const earlyExit = (provider: string, exitCode: number, stderr: string) =>
 export const serverStatus = (init: InitLine | undefined, serverName: string) =>
   init?.mcp_servers.find((s) => s.name === serverName)?.status
 
+/** The bridge's tool calls whose result the CLI replaced by its own transport error, with bare names. */
+const bridgeTransportFailures = (serverName: string, uses: ReadonlyArray<ToolUse>) => {
+  const prefix = `mcp__${serverName}__`
+  return uses.flatMap((use) =>
+    use.transportError !== undefined && use.name.startsWith(prefix)
+      ? [{ id: use.id, name: use.name.slice(prefix.length), error: use.transportError }]
+      : []
+  )
+}
+
+/**
+ * A run in which the CLI could not deliver some bridge calls or their results: the model was
+ * handed the CLI's transport error as the tool's answer, so the answer is not returned as one.
+ * Not retryable: whether the handler ran is unknown (the request may have been lost before it
+ * reached the bridge or its answer after).
+ */
+const lostResults = (provider: string, lost: ReadonlyArray<{ readonly name: string; readonly error: string }>) =>
+  new ProviderError({
+    provider,
+    kind: "network",
+    message: `The claude CLI lost ${lost.length} call(s) of bridge tools (${
+      [...new Set(lost.map((l) => l.name))].join(", ")
+    }) to its connection to the bridge (${
+      bounded(lost[0]!.error, 200)
+    }); the model answered with that error in place of the tool's result, so the answer is dropped. The handler may or may not have run`,
+    retryable: false
+  })
+
 /** Result subtypes of a run stopped at a caller's bound. */
 const LimitSubtypes: Readonly<Record<string, "maxTurns" | "maxBudgetUsd">> = {
   error_max_turns: "maxTurns",
@@ -171,8 +199,10 @@ const LimitSubtypes: Readonly<Record<string, "maxTurns" | "maxBudgetUsd">> = {
 
 /**
  * Reads a finished run: the tool server must have connected (when mounted), a result line must
- * exist, usage is recorded, an error result is a typed error carrying the API status, and
- * permission denials fail with `PermissionDeniedError` unless allowed.
+ * exist, usage is recorded, an error result is a typed error carrying the API status, a bridge
+ * call whose result the CLI replaced by its own transport error fails the turn (a `network`
+ * ProviderError, counted as `BridgeTransportError` in the tool-error metric), and permission
+ * denials fail with `PermissionDeniedError` unless allowed.
  */
 export const interpretRun = (params: {
   readonly provider: string
@@ -237,6 +267,10 @@ export const interpretRun = (params: {
         message: `The claude CLI reported an error (${line.subtype ?? `exit ${exitCode}`}): ${bounded(line.result)}`,
         retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
       })
+    }
+    const lost = bridgeTransportFailures(params.serverName, params.toolUses ?? [])
+    if (lost.length > 0) {
+      return yield* Telemetry.recordLostToolResults(lost).pipe(Effect.zipRight(lostResults(provider, lost)))
     }
     const denials = line.permission_denials.filter((d) =>
       d.tool_use_id === undefined || params.decidedDenials?.has(d.tool_use_id) !== true

@@ -88,7 +88,25 @@ export interface ToolUse {
   readonly id: string
   readonly name: string
   readonly isError: boolean | undefined
+  /**
+   * For a bridge tool: the CLI's own transport error, put where the tool's result should be (see
+   * {@link isTransportFailure}). The model saw this text as the tool's answer.
+   */
+  readonly transportError?: string | undefined
 }
+
+/**
+ * Whether a bridge tool's error result is the CLI failing to reach the bridge rather than the
+ * bridge's answer: the CLI's fetch error (Bun's `ECONNRESET: The socket connection was closed
+ * unexpectedly…`, `Unable to connect…`, Node's `fetch failed` on the JS CLI) in place of the
+ * result. The bridge's own error results never look like that: `executeTool` writes
+ * `Error: <message>`, `tool handler panicked: …`, `Tool <name> not found` or a decode message,
+ * so a handler whose own fetch failed with ECONNRESET still reads `Error: ECONNRESET…`.
+ */
+export const isTransportFailure = (text: string): boolean => TransportFailure.test(text)
+
+const TransportFailure =
+  /^(?:(?:ECONNRESET|ECONNREFUSED|ECONNABORTED|EPIPE|ETIMEDOUT|EHOSTUNREACH|ENETUNREACH|UND_ERR_[A-Z_]+|ConnectionRefused|ConnectionClosed|FailedToOpenSocket)\b|(?:TypeError: )?fetch failed\b|Unable to connect\. Is the computer able to access the url\?|The socket connection was closed unexpectedly)/
 
 /** Tools the library itself puts in a run (`ask`'s answer channel): not agent activity. */
 const InternalTools = new Set(["StructuredOutput"])
@@ -103,7 +121,12 @@ const resultText = (content: unknown): string =>
 
 /** A `tool_use` seen in the run, until (and after) its result. */
 interface OpenUse {
-  readonly use: { readonly id: string; readonly name: string; isError: boolean | undefined }
+  readonly use: {
+    readonly id: string
+    readonly name: string
+    isError: boolean | undefined
+    transportError?: string | undefined
+  }
   /** `bridge`: the caller's tool (ToolCall events); `agent`: the runtime's (AgentTool events); `internal`: none. */
   readonly kind: "bridge" | "agent" | "internal"
   /** The name its events carry: without the bridge's prefix for the caller's tools. */
@@ -158,7 +181,9 @@ export const makeRunReader = (toolPrefix: string) => {
         open.use.isError = isError
         if (!open.pending) continue
         open.pending = false
-        const end = { id, name: open.name, result: resultText(block.content), isError }
+        const text = resultText(block.content)
+        if (open.kind === "bridge" && isError && isTransportFailure(text)) open.use.transportError = text
+        const end = { id, name: open.name, result: text, isError }
         if (open.kind === "bridge") out.push({ _tag: "ToolCallEnd", ...end })
         else {
           const event = { _tag: "AgentToolEnd", ...end } as const

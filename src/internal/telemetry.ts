@@ -217,6 +217,29 @@ export const recordToolUses = (uses: ReadonlyArray<BuiltinToolUse>): Effect.Effe
         })
     }))
 
+/**
+ * Counts bridge tool calls whose result the CLI replaced by its transport error in the tool-error
+ * metric (`error.type` `BridgeTransportError`), logs them, and marks the current span: the handler
+ * may never have seen them, so its own span and count do not show them.
+ */
+export const recordLostToolResults = (
+  lost: ReadonlyArray<{ readonly id: string; readonly name: string; readonly error: string }>
+): Effect.Effect<void> =>
+  Effect.all([
+    Effect.forEach(lost, (l) =>
+      Metric.increment(
+        Metric.tagged(Metric.tagged(toolErrors, A.toolName, l.name), A.errorType, "BridgeTransportError")
+      ), { discard: true }),
+    Effect.annotateCurrentSpan(A.errorType, "BridgeTransportError"),
+    Effect.logWarning("claude CLI lost bridge tool calls to its connection").pipe(
+      Effect.annotateLogs({
+        tools: lost.map((l) => l.name).join(","),
+        toolCallIds: lost.map((l) => l.id).join(","),
+        error: lost[0]!.error
+      })
+    )
+  ], { discard: true })
+
 /** What a tool call arriving from outside the chat fiber needs to join the run's trace. */
 interface RunContext {
   readonly span: Tracer.AnySpan

@@ -41,7 +41,7 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
-import type { AddressInfo } from "node:net"
+import type { AddressInfo, Socket } from "node:net"
 import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
 import { mcpContent } from "../internal/mediaMcp.js"
 import * as Telemetry from "../internal/telemetry.js"
@@ -75,6 +75,8 @@ interface Owner {
    */
   readonly trace: Telemetry.RunSlot
   readonly sessions: Set<Session>
+  /** Connections whose latest request carried the owner's token: a run's are closed with the run. */
+  readonly sockets: Set<Socket>
 }
 
 interface Session {
@@ -164,6 +166,14 @@ const validateOptions = <R>(options: McpBridgeOptions<R>) =>
 const listen = (handler: Http.RequestListener) =>
   Effect.async<Http.Server, McpBridgeError>((resume) => {
     const server = Http.createServer(handler)
+    // Node closes a keep-alive connection idle for 5 s (+1 s grace). The claude CLI (Bun's fetch)
+    // ignores the `Keep-Alive: timeout` hint and reuses a pooled socket after any gap, and a
+    // request written as the close lands (or read only after a busy loop ran that timer) is reset:
+    // the CLI hands the model `ECONNRESET: The socket connection was closed unexpectedly` as the
+    // tool's result. Gaps of 6 s between a CLI's calls are ordinary (a slow model turn, a loaded
+    // machine), so the server never closes an idle connection itself: the client does, the end of
+    // the run it served does (`openRun`), and the bridge's close does.
+    server.keepAliveTimeout = 0
     const onError = (error: Error) =>
       resume(
         Effect.fail(
@@ -211,7 +221,8 @@ export const make: <R = never>(
     isAuthorized: makeBearerCheck(Redacted.value(token)),
     runFork: yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>(),
     trace: Telemetry.makeRunSlot(),
-    sessions: new Set()
+    sessions: new Set(),
+    sockets: new Set()
   }
   // Live runs; few at a time (one per running CLI), so a linear scan of the checks is enough.
   const runs = new Set<Owner>()
@@ -219,6 +230,17 @@ export const make: <R = never>(
     if (own.isAuthorized(authorization)) return own
     for (const run of runs) if (run.isAuthorized(authorization)) return run
     return undefined
+  }
+
+  const socketOwners = new WeakMap<Socket, Owner>()
+  /** Files `socket` under the owner of its latest request (one client process: one token). */
+  const adopt = (owner: Owner, socket: Socket) => {
+    const before = socketOwners.get(socket)
+    if (before === owner) return
+    if (before === undefined) socket.once("close", () => socketOwners.get(socket)?.sockets.delete(socket))
+    else before.sockets.delete(socket)
+    socketOwners.set(socket, owner)
+    owner.sockets.add(socket)
   }
 
   const closeSessions = (all: ReadonlyArray<Session>) =>
@@ -379,6 +401,7 @@ export const make: <R = never>(
         "www-authenticate": "Bearer"
       })
     }
+    adopt(owner, req.socket)
     const path = req.url === undefined ? "" : req.url.split("?", 1)[0]
     if (path !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found")
     if (req.method !== "POST") return route(owner, req, res, undefined)
@@ -446,14 +469,23 @@ export const make: <R = never>(
       isAuthorized: makeBearerCheck(Redacted.value(runToken)),
       runFork,
       trace: Telemetry.makeRunSlot(),
-      sessions: new Set()
+      sessions: new Set(),
+      sockets: new Set()
     }
     yield* Effect.acquireRelease(
       Effect.sync(() => runs.add(owner)),
       () =>
         Effect.suspend(() => {
           runs.delete(owner)
-          return closeSessions([...owner.sessions])
+          return closeSessions([...owner.sessions]).pipe(
+            // With no idle timeout on the server, the run's kept-alive connections would outlive
+            // it for as long as its client does; its token is revoked, so nothing can reuse them.
+            // `destroySoon` lets the answers just written (the closed SSE streams) drain first.
+            Effect.zipRight(Effect.sync(() => {
+              for (const socket of owner.sockets) socket.destroySoon()
+              owner.sockets.clear()
+            }))
+          )
         })
     )
     return {

@@ -129,7 +129,12 @@ export interface McpBridgeRun {
   readonly withRunSpan: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
-/** A running bridge. It stops when the scope that built it closes. */
+/**
+ * A running bridge. It stops when the scope that built it closes. It never closes an idle
+ * keep-alive connection on its own (clients such as the claude CLI reuse pooled sockets after any
+ * gap, and one reused just as the server closed it would lose the call): connections end when
+ * their client closes them, when the run they served ends, or when the bridge stops.
+ */
 export interface McpBridgeService {
   /** `http://127.0.0.1:<port>/mcp`. */
   readonly url: string
@@ -154,8 +159,9 @@ export interface McpBridgeService {
   /**
    * Opens a run in the current scope: a token that only lives as long as the scope, for one
    * client process (such as one `claude -p` run). When the scope closes — success, failure,
-   * timeout or interruption — the token is revoked, the sessions opened with it are closed and
-   * every tool call they started is interrupted, awaited before the close completes. The bridge's
+   * timeout or interruption — the token is revoked, the sessions opened with it are closed, the
+   * connections it used are closed, and every tool call they started is interrupted, awaited
+   * before the close completes. The bridge's
    * own token, port and lifetime are unaffected. The run's tool calls are traced under the span
    * current here (see {@link McpBridgeRun.withRunSpan}); calls made with the bridge's own token
    * stay under the span that built the bridge.
