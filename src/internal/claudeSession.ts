@@ -93,15 +93,20 @@ export const budgetSpent = (provider: string, maxBudgetUsd: number, spentUsd: nu
 export const bounded = (text: string, max = 2_000) => (text.length > max ? `${text.slice(0, max)}…` : text)
 
 /** The MCP server carrying the caller's tools is not connected: never answer without tools. */
-export const toolServerFailure = (provider: string, serverName: string, status: string | undefined) =>
+export const toolServerFailure = (provider: string, serverName: string, init: InitLine | undefined) =>
   new ProviderError({
     provider,
     kind: "config",
     message: `The claude CLI could not use the tool server (MCP server ${serverName}: ${
-      status ?? "not reported"
+      serverStatus(init, serverName) ?? `not reported; it listed ${listedServers(init)}`
     }); refusing an answer given without tools`,
     retryable: false
   })
+
+const listedServers = (init: InitLine | undefined) =>
+  init === undefined || init.mcp_servers.length === 0
+    ? "no MCP servers"
+    : init.mcp_servers.map((s) => `${s.name} (${s.status})`).join(", ")
 
 /**
  * A turn that outlived `requestTimeout`: retryable (its CLI is stopped, and the next turn resumes
@@ -240,7 +245,7 @@ export const interpretRun = (params: {
     }
     if (params.mounted) {
       const status = serverStatus(params.init, params.serverName)
-      if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, status)
+      if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, params.init)
     }
     if (line === undefined) return yield* params.noResult()
     const runUsage = yield* params.recordResult(line)

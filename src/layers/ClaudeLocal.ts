@@ -376,7 +376,7 @@ export const make = (
                   const init = reader.init()
                   const status = serverStatus(init, serverName)
                   if (init !== undefined && status !== "connected") {
-                    return yield* toolServerFailure(provider, serverName, status)
+                    return yield* toolServerFailure(provider, serverName, init)
                   }
                 }
                 first = false
@@ -667,7 +667,7 @@ export const make = (
               checked = init !== undefined
               const status = serverStatus(init, serverName)
               if (init !== undefined && status !== "connected") {
-                return yield* toolServerFailure(provider, serverName, status)
+                return yield* toolServerFailure(provider, serverName, init)
               }
             }
             if (input.emit !== undefined) { for (const event of events) yield* input.emit(toChatEvent(event)) }
