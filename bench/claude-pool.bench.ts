@@ -127,7 +127,9 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       const kinds = [...new Set(wrong)]
       console.error(
         `  ${wrong.length} turn(s) answered otherwise (${lost} lost a bridge call to the CLI's connection); ${kinds.length} distinct: ${
-          kinds.map((k) => JSON.stringify(k)).join(" | ")
+          kinds.map((k) =>
+            JSON.stringify(k)
+          ).join(" | ")
         }`
       )
     }
