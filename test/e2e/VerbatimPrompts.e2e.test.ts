@@ -39,6 +39,15 @@ const withSecrets = Effect.gen(function*() {
 const everything = (api: Fake.FakeMessagesApi) => JSON.stringify(api.messageRequests().map((r) => r.body))
 const lastText = (api: Fake.FakeMessagesApi) => Fake.lastUserText(api.messageRequests().at(-1)!)
 
+/** With `trustedPrompts` the CLI reads the prompt as typed text: the mentioned file reaches the model. */
+const expandsWhenTrusted = (client: (box: Sandbox) => Effect.Effect<ChatClientService, never, Scope.Scope>) =>
+  Effect.gen(function*() {
+    const { api, box } = yield* withSecrets
+    const chat = yield* client(box)
+    yield* chat.chat("Summarize @secret.txt please")
+    expect(everything(api)).toContain(relativeSecret)
+  })
+
 type Client = (
   box: Sandbox,
   options: { readonly trustedPrompts?: boolean }
@@ -92,13 +101,7 @@ describeWithClaude("verbatim prompts on the real claude 2.1.332", () => {
 
     it.scopedLive(
       "with trustedPrompts the CLI expands @file as typed text",
-      () =>
-        Effect.gen(function*() {
-          const { api, box } = yield* withSecrets
-          const chat = yield* client(box, { trustedPrompts: true })
-          yield* chat.chat("Summarize @secret.txt please")
-          expect(everything(api)).toContain(relativeSecret)
-        }),
+      () => expandsWhenTrusted((box) => client(box, { trustedPrompts: true })),
       { timeout: 120_000 }
     )
   })
@@ -142,13 +145,7 @@ describe.each([false, true])("claude 2.0.0, which ignores client_composed (keepA
 
   it.scopedLive(
     "with trustedPrompts it runs the prompt as the CLI reads it",
-    () =>
-      Effect.gen(function*() {
-        const { api, box } = yield* withSecrets
-        const chat = yield* oldClient(box, true)
-        yield* chat.chat("Summarize @secret.txt please")
-        expect(everything(api)).toContain(relativeSecret)
-      }),
+    () => expandsWhenTrusted((box) => oldClient(box, true)),
     { timeout: 120_000 }
   )
 })
