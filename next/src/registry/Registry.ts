@@ -123,7 +123,12 @@ export const makeResult = (
   options: MakeOptions = {}
 ): Result.Result<Registry, Schema.SchemaError> =>
   Result.map(
-    Schema.decodeUnknownResult(schema(options))(descriptors, { errors: "all", onExcessProperty: "error" }),
+    // `reportInput`: Effect 4 names the rejected value only when asked; Effect 3 always did.
+    Schema.decodeUnknownResult(schema(options))(descriptors, {
+      errors: "all",
+      onExcessProperty: "error",
+      reportInput: true
+    }),
     (ds) => build(ds, options)
   )
 

@@ -125,8 +125,10 @@ export interface ToolPolicy {
   readonly ignored: ReadonlyArray<IgnoredOptOut>
 }
 
-const decodeAgent = Schema.decodeUnknownExit(AgentToolSettings)
-const decodeContext = Schema.decodeUnknownExit(PolicyContext)
+// `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
+// got 1" rather than "Expected string"); Effect 3's always had it, and a settings screen needs it.
+const decodeAgent = Schema.decodeUnknownExit(AgentToolSettings, { reportInput: true })
+const decodeContext = Schema.decodeUnknownExit(PolicyContext, { reportInput: true })
 
 const sorted = (set: Set<string>): ReadonlyArray<string> => Array.from(set).sort()
 

@@ -105,6 +105,8 @@ describe("Registry", () => {
 
   it("shape errors name the path", () => {
     expect(issues([sdk("A", { category: "weather" })])[0]!.path).toEqual([0, "category"])
+    // The rejected value is named (Effect 4 needs `reportInput` for that; Effect 3 always did).
+    expect(issues([sdk("A", { category: "weather" })])[0]!.message).toContain("got \"weather\"")
     expect(issues([sdk("A"), { name: "B" }]).map((i) => i.path)).toContainEqual([1, "category"])
     expect(issues([{ ...sdk("mcp__bad__name__x"), kind: "mcp", mcpServer: "bad__name", mcpWireName: "x" }])[0]!.path)
       .toEqual([0, "mcpServer"])

@@ -291,6 +291,8 @@ describe("resolveToolPolicy: invalid input", () => {
     if (Result.isSuccess(r)) throw new Error("expected a SchemaError")
     expect(Schema.isSchemaError(r.failure)).toBe(true)
     expect(paths(r.failure)).toEqual([["disabledTools", 1]])
+    // Effect 4 names the rejected value only with `reportInput`, which the policy's decoders set.
+    expect(r.failure.message).toBe("Expected string, got 3\n  at [\"disabledTools\"][1]")
   })
 
   it("a wrongly shaped context is a ParseError naming the path", () => {
