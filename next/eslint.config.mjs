@@ -20,7 +20,7 @@ const dprint = {
   }
 }
 
-const files = ["src/**/*.ts", "test/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs"]
+const files = ["src/**/*.ts", "test/**/*.ts", "scripts/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs"]
 const ignores = [
   "node_modules/**",
   "dist/**",
