@@ -1,0 +1,172 @@
+/**
+ * Prompt content beyond text: images and documents (PDF), in prompts and in tool results.
+ *
+ * `chat`, `add`, `ask` and `chatStream` take a {@link Prompt}: a plain string (the usual case) or a
+ * list of {@link Part}s. Build parts with {@link text}, {@link image}, {@link imageUrl},
+ * {@link document} and {@link documentUrl}; a tool returns images with {@link toolContent}. Every
+ * provider checks the parts before any request and fails with {@link UnsupportedContentError} when
+ * it cannot send them (a media type it does not take, an image over its size limit, a URL it cannot
+ * fetch, a document on a provider without document input).
+ *
+ * @since 0.1.0
+ * @module
+ */
+import { Base64 } from "effect/encoding"
+import * as Schema from "effect/Schema"
+
+/** Media given inline, base64-encoded (standard alphabet, with padding). */
+export const Base64Source = Schema.Struct({
+  /** The discriminant. */
+  type: Schema.Literal("base64"),
+  /** The IANA media type, such as `image/png` or `application/pdf`. */
+  mediaType: Schema.String,
+  /** The bytes, base64-encoded. */
+  data: Schema.String
+})
+/** The type of {@link Base64Source}. */
+export type Base64Source = typeof Base64Source.Type
+
+/** Media the provider fetches itself (only some providers can). */
+export const UrlSource = Schema.Struct({
+  /** The discriminant. */
+  type: Schema.Literal("url"),
+  /** An `https:` (or `http:`) URL. */
+  url: Schema.String
+})
+/** The type of {@link UrlSource}. */
+export type UrlSource = typeof UrlSource.Type
+
+/** Where an image's or document's bytes come from. */
+export const MediaSource = Schema.Union([Base64Source, UrlSource])
+/** The type of {@link MediaSource}. */
+export type MediaSource = typeof MediaSource.Type
+
+/** A piece of text. */
+export const TextPart = Schema.Struct({
+  /** The discriminant. */
+  type: Schema.Literal("text"),
+  /** The text. */
+  text: Schema.String
+})
+/** The type of {@link TextPart}. */
+export type TextPart = typeof TextPart.Type
+
+/** An image (PNG, JPEG, GIF or WebP). */
+export const ImagePart = Schema.Struct({
+  /** The discriminant. */
+  type: Schema.Literal("image"),
+  /** The image's bytes or URL. */
+  source: MediaSource
+})
+/** The type of {@link ImagePart}. */
+export type ImagePart = typeof ImagePart.Type
+
+/** A document (PDF). */
+export const DocumentPart = Schema.Struct({
+  /** The discriminant. */
+  type: Schema.Literal("document"),
+  /** The document's bytes or URL. */
+  source: MediaSource,
+  /** A file name shown to the model, where the provider takes one (OpenAI requires one; default `document.pdf`). */
+  title: Schema.optional(Schema.String)
+})
+/** The type of {@link DocumentPart}. */
+export type DocumentPart = typeof DocumentPart.Type
+
+/** One part of a prompt. */
+export const Part = Schema.Union([TextPart, ImagePart, DocumentPart])
+/** The type of {@link Part}. */
+export type Part = typeof Part.Type
+
+/** A prompt: a string, or a list of parts sent in order as one user message. */
+export const Prompt = Schema.Union([Schema.String, Schema.Array(Part)])
+/** The type of {@link Prompt}. */
+export type Prompt = string | ReadonlyArray<Part>
+
+/** The image media types every provider takes. */
+export const ImageMediaTypes: ReadonlyArray<string> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
+
+/** The document media types supported (PDF). */
+export const DocumentMediaTypes: ReadonlyArray<string> = ["application/pdf"]
+
+const base64Of = (data: Uint8Array | string): string => typeof data === "string" ? data : Base64.encode(data)
+
+/** A text part. */
+export const text = (value: string): TextPart => ({ type: "text", text: value })
+
+/**
+ * An inline image: raw bytes, or a base64 string. `mediaType` is one of {@link ImageMediaTypes};
+ * anything else is refused by the provider before any request.
+ */
+export const image = (data: Uint8Array | string, mediaType: string): ImagePart => ({
+  type: "image",
+  source: { type: "base64", mediaType, data: base64Of(data) }
+})
+
+/** An image the provider downloads itself (Anthropic and OpenAI can; others refuse it before any request). */
+export const imageUrl = (url: string): ImagePart => ({ type: "image", source: { type: "url", url } })
+
+/** An inline PDF document: raw bytes or base64. */
+export const document = (
+  data: Uint8Array | string,
+  options: { readonly mediaType?: string; readonly title?: string } = {}
+): DocumentPart => ({
+  type: "document",
+  source: { type: "base64", mediaType: options.mediaType ?? "application/pdf", data: base64Of(data) },
+  ...(options.title === undefined ? {} : { title: options.title })
+})
+
+/** A PDF the provider downloads itself (only Anthropic can; others refuse it before any request). */
+export const documentUrl = (url: string, options: { readonly title?: string } = {}): DocumentPart => ({
+  type: "document",
+  source: { type: "url", url },
+  ...(options.title === undefined ? {} : { title: options.title })
+})
+
+/**
+ * What a tool returns when its result is more than text: text and images, in order. The text
+ * parts are the result's text everywhere; the images reach the model where the provider takes
+ * images in tool results (Anthropic, the `claude` CLI and the Agent SDK through MCP image content).
+ * On OpenAI and Gemini the model gets the text plus a note naming the images it cannot see.
+ */
+export class ToolContent extends Schema.TaggedClass<ToolContent>()("ToolContent", {
+  /** The text and images, in order. */
+  parts: Schema.Array(Schema.Union([TextPart, ImagePart]))
+}) {}
+
+/** Builds a {@link ToolContent} for a tool handler to return. */
+export const toolContent = (parts: ReadonlyArray<TextPart | ImagePart>): ToolContent => new ToolContent({ parts })
+
+/** Why a provider refused a prompt's or tool result's content. */
+export const UnsupportedContentReason = Schema.Literals(["MediaType", "TooLarge", "Url", "Document", "InvalidData"])
+/** The type of {@link UnsupportedContentReason}. */
+export type UnsupportedContentReason = typeof UnsupportedContentReason.Type
+
+/**
+ * The provider cannot send this content; raised before any request, so nothing was sent or lost.
+ * `reason`: `MediaType` (not a type it takes), `TooLarge` (over its documented limit), `Url` (it
+ * cannot fetch URLs of this kind), `Document` (it has no document input), `InvalidData` (not base64).
+ */
+export class UnsupportedContentError extends Schema.TaggedError<UnsupportedContentError>()(
+  "UnsupportedContentError",
+  {
+    /** The provider that refused. */
+    provider: Schema.String,
+    /** Why it refused. */
+    reason: UnsupportedContentReason,
+    /** What was refused and what to do instead. */
+    message: Schema.String
+  }
+) {}
+
+/** The text of a prompt: the string, or its text parts joined (for logs, transcripts, estimates). */
+export const textOf = (prompt: Prompt): string =>
+  typeof prompt === "string"
+    ? prompt
+    : prompt.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n")
+
+/** True when a prompt carries an image or a document. */
+export const hasMedia = (prompt: Prompt): boolean => typeof prompt !== "string" && prompt.some((p) => p.type !== "text")
+
+/** The parts of a prompt (a string is one text part). */
+export const partsOf = (prompt: Prompt): ReadonlyArray<Part> => typeof prompt === "string" ? [text(prompt)] : prompt
