@@ -30,7 +30,8 @@ const ignores = [
   ".tmp/**",
   "test/registry/fixtures/**",
   // Runs on the root's Effect 3 (see tsconfig.json).
-  "scripts/v3-tool-schemas.ts"
+  "scripts/v3-tool-schemas.ts",
+  "scripts/v3-agent-settings-db.ts"
 ]
 
 export default process.env.FORMAT_ONLY === "1"
