@@ -1,9 +1,10 @@
 /**
  * The `Subprocess` implementation on `node:child_process`.
  *
- * Why not @effect/platform's `Command`: on scope close it sends SIGTERM to the process group and
- * then waits without limit, so a child that ignores SIGTERM hangs the scope; and `Command.env`
- * cannot remove an inherited variable. Here the child is spawned with `detached: true` (its own
+ * Why not Effect 4's `effect/process/ChildProcess` (with `NodeChildProcessSpawner`): without
+ * `forceKillAfter` it sends SIGTERM to the process group and then waits without limit, so a child
+ * that ignores SIGTERM hangs the scope; on Linux it counts a zombie group member as alive; and it
+ * needs `FileSystem`/`Path` in context. Here the child is spawned with `detached: true` (its own
  * process group), and termination is SIGTERM to the group, then SIGKILL after the grace period,
  * then a bounded wait — scope close always finishes. Timers are Node timers, not the Effect
  * `Clock`: the child lives in real time, and a `TestClock` must not stall a kill.
