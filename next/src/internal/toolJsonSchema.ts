@@ -125,3 +125,15 @@ export const fromFields = (fields: Schema.Struct.Fields): JsonSchemaObject => {
     type: "object"
   }
 }
+
+/**
+ * The JSON Schema of any schema's JSON codec, tidied as for tools (plain `number`, closed objects,
+ * optional keys without `null`), with its definitions under `$defs`. `ask` sends it as the answer's
+ * shape; the root need not be an object.
+ */
+export const fromSchema = (schema: Schema.Top): JsonSchema => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  const root = tidy(document.schema) as Node
+  const definitions = tidy(document.definitions) as Node
+  return { ...(Object.keys(definitions).length === 0 ? {} : { $defs: definitions }), ...root }
+}
