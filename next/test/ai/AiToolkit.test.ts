@@ -1,0 +1,175 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as Prompt from "effect/ai/Prompt"
+import * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import { ToolContent } from "../../src/services/Content.js"
+
+const WebSearch = AiTool.providerDefined({
+  id: "anthropic.web_search_20250305",
+  customName: "WebSearch",
+  providerName: "web_search",
+  args: Schema.Struct({})
+})({})
+
+describe("AiToolkit.toTools", () => {
+  it.effect("rejects provider-defined tools and names providers cannot accept, naming them all", () =>
+    Effect.gen(function*() {
+      const Spaced = AiTool.make("has space")
+      const Dotted = AiTool.make("a.b")
+      const toolkit = Toolkit.make(WebSearch, Spaced, Dotted)
+      const error = yield* Effect.flip(
+        AiToolkit.toTools(
+          yield* toolkit.pipe(Effect.provide(toolkit.toLayer({
+            "has space": () => Effect.void,
+            "a.b": () => Effect.void
+          })))
+        )
+      )
+      expect(error._tag).toBe("InvalidToolsError")
+      expect(error.message).toContain("provider-defined tools cannot run in-process (WebSearch)")
+      expect(error.message).toContain("\"has space\", \"a.b\"")
+      expect(error.message).toContain("rename them")
+    }))
+
+  it.effect("a toolkit whose schema needs a service gets it from where the tools are set", () =>
+    Effect.gen(function*() {
+      const Echo = AiTool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
+      const toolkit = Toolkit.make(Echo)
+      const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(
+        Effect.provide(toolkit.toLayer({ echo: ({ text }) => Effect.succeed(text.toUpperCase()) }))
+      )
+      expect(yield* tools[0]!.run("{\"text\":\"hi\"}")).toBe("\"HI\"")
+      const bad = yield* Effect.flip(tools[0]!.run("{not json"))
+      expect(bad.reason).toBe("InvalidArguments")
+      expect(yield* Effect.flip(tools[0]!.run(""))).toMatchObject({ reason: "InvalidArguments" })
+    }))
+
+  it.effect("handler outcomes: defects of the result and failures of every shape become clear error texts", () =>
+    Effect.gen(function*() {
+      const Wrong = AiTool.make("wrong", { success: Schema.Number })
+      const Big = AiTool.make("big", { success: Schema.Unknown })
+      const Nothing = AiTool.make("nothing")
+      const Fails = AiTool.make("fails", {
+        parameters: Schema.Struct({ kind: Schema.String }),
+        failure: Schema.Unknown
+      })
+      const toolkit = Toolkit.make(Wrong, Big, Nothing, Fails)
+      const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        wrong: () => Effect.succeed("not a number" as unknown as number),
+        big: () => Effect.succeed(1n),
+        nothing: () => Effect.void,
+        fails: ({ kind }) =>
+          Effect.fail(
+            kind === "error"
+              ? new Error("plain error")
+              : kind === "object"
+              ? { code: 7 }
+              : kind === "bigint"
+              ? 2n
+              : kind
+          )
+      })))
+      const [wrong, big, nothing, fails] = tools
+      expect(yield* Effect.flip(wrong!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool wrong returned a result that does not match its success schema")
+      })
+      expect(yield* Effect.flip(big!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool big returned a result that cannot be encoded as JSON")
+      })
+      expect(yield* nothing!.run(undefined)).toBe("null")
+      const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason, f.message])
+      expect(yield* failure("error")).toEqual(["HandlerFailed", "plain error"])
+      expect(yield* failure("object")).toEqual(["HandlerFailed", "{\"code\":7}"])
+      expect(yield* failure("bigint")).toEqual(["HandlerFailed", "2"])
+      expect(yield* failure("text")).toEqual(["HandlerFailed", "text"])
+    }))
+
+  it.effect("Tool.dynamic is passed through: its JSON Schema as given, the arguments as they came", () =>
+    Effect.gen(function*() {
+      const jsonSchema = {
+        type: "object",
+        properties: { query: { type: "string", description: "what to look for" } },
+        required: ["query"]
+      } as const
+      const Search = AiTool.dynamic("search", { description: "Searches", parameters: jsonSchema })
+      const Typed = AiTool.dynamic("typed", {
+        parameters: Schema.Struct({ n: Schema.NumberFromString }),
+        success: Schema.Number
+      })
+      const Anything = AiTool.dynamic("anything")
+      const seen: Array<unknown> = []
+      const toolkit = Toolkit.make(Search, Typed, Anything)
+      const [search, typed, anything] = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        search: (params) => Effect.sync(() => (seen.push(params), { hits: 1 })),
+        typed: ({ n }) => Effect.succeed(n * 2),
+        anything: (params) => Effect.succeed(params)
+      })))
+      expect(search!.inputSchema).toEqual(jsonSchema)
+      expect(search!.description).toBe("Searches")
+      // No validation: the handler is given what the model sent.
+      expect(yield* search!.run({ query: 42, extra: true })).toBe("{\"hits\":1}")
+      expect(seen).toEqual([{ query: 42, extra: true }])
+      expect(typed!.inputSchema).toMatchObject({ type: "object", properties: { n: { type: "string" } } })
+      expect(yield* typed!.run({ n: "21" })).toBe("42")
+      expect(yield* Effect.flip(typed!.run({ n: 21 }))).toMatchObject({
+        reason: "InvalidArguments",
+        message: "Invalid arguments for tool typed: Expected string, actual 21 at [\"n\"]"
+      })
+      expect(anything!.inputSchema).toEqual({ type: "object" })
+      expect(yield* anything!.run("{\"x\":[1]}")).toBe("{\"x\":[1]}")
+    }))
+
+  it.effect("needsApproval cannot be honoured: such toolkits are refused, naming the tools", () =>
+    Effect.gen(function*() {
+      const Delete = AiTool.make("delete_all", { needsApproval: true })
+      const Pay = AiTool.make("pay", {
+        parameters: Schema.Struct({ amount: Schema.Number }),
+        needsApproval: ({ amount }) => amount > 100
+      })
+      const Read = AiTool.make("read", { needsApproval: false })
+      const toolkit = Toolkit.make(Delete, Pay, Read)
+      const error = yield* Effect.flip(
+        AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+          delete_all: () => Effect.void,
+          pay: () => Effect.void,
+          read: () => Effect.void
+        })))
+      )
+      expect(error._tag).toBe("InvalidToolsError")
+      expect(error.message).toContain("needsApproval cannot be honoured (delete_all, pay)")
+      expect(error.message).not.toContain("read")
+      const readOnly = Toolkit.make(Read)
+      const tools = yield* AiToolkit.fromToolkit(readOnly).pipe(
+        Effect.provide(readOnly.toLayer({ read: () => Effect.void }))
+      )
+      expect(tools.map((t) => t.name)).toEqual(["read"])
+    }))
+
+  it.effect("toModelOutput: text and images reach the model as tool content", () =>
+    Effect.gen(function*() {
+      const Chart = AiTool.make("chart", {
+        success: Schema.Struct({ title: Schema.String }),
+        toModelOutput: ({ title }) => [
+          Prompt.textPart({ text: title }),
+          Prompt.filePart({ mediaType: "image/png", data: new Uint8Array([1, 2, 3]) }),
+          Prompt.filePart({ mediaType: "text/csv", fileName: "data.csv", data: "YSxi" })
+        ]
+      })
+      const toolkit = Toolkit.make(Chart)
+      const [chart] = yield* AiToolkit.fromToolkit(toolkit).pipe(
+        Effect.provide(toolkit.toLayer({ chart: () => Effect.succeed({ title: "Sales" }) }))
+      )
+      const result = yield* chart!.run({})
+      expect(result).toBeInstanceOf(ToolContent)
+      expect(result instanceof ToolContent && result.parts).toEqual([
+        { type: "text", text: "Sales" },
+        { type: "image", source: { type: "base64", mediaType: "image/png", data: "AQID" } },
+        { type: "text", text: "[text/csv data.csv omitted]" }
+      ])
+    }))
+})
