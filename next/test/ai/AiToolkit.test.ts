@@ -3,9 +3,18 @@ import * as Prompt from "effect/ai/Prompt"
 import * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import * as Scripted from "../../src/layers/Scripted.js"
 import { ToolContent } from "../../src/services/Content.js"
+import type { TurnRequest } from "../../src/services/ModelTurn.js"
+import { makeHandlers, TestToolkit } from "./aiSupport.js"
+
+const toolResultsOf = (request: TurnRequest) => {
+  const last = request.history.at(-1)!
+  return last.role === "tool" ? last.results.map(({ content, isError, name }) => ({ name, content, isError })) : []
+}
 
 const WebSearch = AiTool.providerDefined({
   id: "anthropic.web_search_20250305",
@@ -15,6 +24,57 @@ const WebSearch = AiTool.providerDefined({
 })({})
 
 describe("AiToolkit.toTools", () => {
+  it.effect("on Scripted: the toolkit's schemas decode params and encode results; failureMode maps", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const requests = yield* Ref.make<ReadonlyArray<TurnRequest>>([])
+      const script = [
+        Scripted.toolCalls(
+          { name: "add", arguments: { a: 2, b: "40" } },
+          { name: "today" },
+          { name: "lookup", arguments: { city: "Lisbon" } },
+          { name: "lookup", arguments: { city: "Atlantis" } },
+          { name: "broken" },
+          { name: "add", arguments: { a: 2, b: 40 } }
+        ),
+        Scripted.text("done")
+      ]
+      const client = yield* Scripted.make({
+        respond: (request) =>
+          Ref.modify(requests, (rs) => [script[Math.min(rs.length, script.length - 1)]!, [...rs, request]])
+      })
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      expect(tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      // The JSON Schema the model sees is the encoded side of the toolkit's parameters.
+      expect(tools[0]!.inputSchema).toMatchObject({
+        type: "object",
+        required: ["a", "b"],
+        properties: { a: { type: "number" }, b: { type: "string" } }
+      })
+      expect(tools[1]!.inputSchema).toMatchObject({ type: "object", properties: {} })
+      yield* client.setTools(tools)
+      expect(yield* client.chat("go")).toBe("done")
+      const results = toolResultsOf((yield* Ref.get(requests))[1]!)
+      expect(results[0]).toEqual({ name: "add", content: "42", isError: false })
+      expect(results[1]).toEqual({ name: "today", content: "{\"date\":\"2026-01-02T03:04:05.000Z\"}", isError: false })
+      expect(results[2]).toEqual({ name: "lookup", content: "{\"population\":545000}", isError: false })
+      expect(results[3]).toEqual({
+        name: "lookup",
+        content: "Error: {\"reason\":\"unknown city Atlantis\"}",
+        isError: true
+      })
+      expect(results[4]).toEqual({ name: "broken", content: "Error: the database is on fire", isError: true })
+      // A number where the schema wants a numeric string: rejected before the handler runs, in this
+      // library's parse-error text (message, actual value, path).
+      expect(results[5]).toEqual({
+        name: "add",
+        content: "Invalid arguments for tool add: Expected string, actual 40 at [\"b\"]",
+        isError: true
+      })
+      expect(calls).toEqual({ add: 1, today: 1, lookup: 2, broken: 1 })
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("rejects provider-defined tools and names providers cannot accept, naming them all", () =>
     Effect.gen(function*() {
       const Spaced = AiTool.make("has space")
