@@ -16,6 +16,11 @@
  * template keeps its `${…}` placeholders as written, so a test declared in a loop is one line
  * (vitest counts each iteration): compare these lists with each other, not with vitest's count.
  * Use `npm run --silent` to leave out npm's own header lines.
+ *
+ * `--diff <v3 folder> <v4 folder>` compares two whole suites by name: it prints every v3 test with
+ * no v4 test of the same file and name that `test/renamedTests.json` does not explain (`"file:
+ * name"` → why it is gone or what it is called now), then the count of v4-only tests, and exits
+ * with 1 when anything is unexplained. `npm run --silent test-names -- --diff ../test test`.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -68,7 +73,34 @@ const filesUnder = (dir: string): ReadonlyArray<string> =>
     .map((e) => path.join(e.parentPath, e.name))
     .sort()
 
+/** `file: name` lines of every test under `dir`, files relative to `dir`. */
+const suiteLines = (dir: string): ReadonlyArray<string> =>
+  filesUnder(dir).flatMap((file) => testNames(file).map((name) => `${path.relative(dir, file)}: ${name}`))
+
+const explained = (): Readonly<Record<string, string>> => {
+  const file = path.join(path.dirname(new URL(import.meta.url).pathname), "..", "test", "renamedTests.json")
+  return fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, string> : {}
+}
+
+const diff = (v3: string, v4: string): void => {
+  const ported = new Set(suiteLines(v4))
+  const reasons = explained()
+  const v3Lines = suiteLines(v3)
+  const missing = v3Lines.filter((line) => !ported.has(line) && reasons[line] === undefined)
+  const justified = v3Lines.filter((line) => !ported.has(line) && reasons[line] !== undefined)
+  const v3Set = new Set(v3Lines)
+  const added = [...ported].filter((line) => !v3Set.has(line))
+  for (const line of missing) process.stdout.write(`missing: ${line}\n`)
+  process.stdout.write(
+    `${v3Lines.length} v3 tests: ${v3Lines.length - missing.length - justified.length} ported by name, ` +
+      `${justified.length} explained in test/renamedTests.json, ${missing.length} missing; ` +
+      `${added.length} tests only on v4\n`
+  )
+  if (missing.length > 0) process.exitCode = 1
+}
+
 const main = (args: ReadonlyArray<string>): void => {
+  if (args[0] === "--diff" && args.length === 3) return diff(args[1]!, args[2]!)
   if (args.length === 0) {
     process.stderr.write("usage: test-names <test file or folder>...\n")
     process.exitCode = 2

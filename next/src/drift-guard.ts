@@ -1,0 +1,11 @@
+/**
+ * `effect-chat-bridge/drift-guard`: checks the Claude Code catalog against the installed Claude
+ * Agent SDK's typed tool list with the TypeScript compiler API. A separate entry point because it
+ * needs the optional peers `typescript` (~5.9; TypeScript 7 has no compiler API) and
+ * `@anthropic-ai/claude-agent-sdk`: the main entry never loads either. The same check runs as the
+ * `check-claude-tools` bin.
+ *
+ * @since 0.1.0
+ * @module
+ */
+export * as DriftGuard from "./registry/DriftGuard.ts"

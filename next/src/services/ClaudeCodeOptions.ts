@@ -1,0 +1,172 @@
+/**
+ * The option vocabulary `ClaudeLocal` and `ClaudeAgent` share: isolation (environment, settings
+ * sources), sessions, bounds and prompts, permission decisions made by the application, and the
+ * application's own MCP servers. The README has a table of which provider supports which option.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Effect from "effect/Effect"
+import type * as Option from "effect/Option"
+import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
+
+/** Claude Code settings files a run may load (`--setting-sources`). */
+export type SettingSource = "user" | "project" | "local"
+
+/** `--effort` levels of claude 2.1.x. */
+export type Effort = "low" | "medium" | "high" | "xhigh" | "max"
+
+/** A subagent the main agent may delegate to (`--agents`). */
+export interface AgentDefinition {
+  /** When the main agent should use it. */
+  readonly description: string
+  /** Its system prompt. */
+  readonly prompt: string
+  /** The tools it may use; default: the main agent's. */
+  readonly tools?: ReadonlyArray<string> | undefined
+  /** Tools it may not use. */
+  readonly disallowedTools?: ReadonlyArray<string> | undefined
+  /** Its model (an alias such as `haiku` or a full name); default: the main agent's. */
+  readonly model?: string | undefined
+}
+
+/** An application MCP server started by the CLI as a child process. */
+export interface McpStdioServer {
+  /** The transport; optional, as in Claude Code's own config. */
+  readonly type?: "stdio" | undefined
+  /** The command to run. */
+  readonly command: string
+  /** Its arguments. */
+  readonly args?: ReadonlyArray<string> | undefined
+  /** Its environment additions. They stay out of argv: the config is a 0600 file (ClaudeLocal) or the SDK's input. */
+  readonly env?: Readonly<Record<string, string>> | undefined
+  /**
+   * Put the server's tools in the model's first request instead of behind tool search (which
+   * costs a round trip). Also makes the CLI wait (up to 5 s) for the server at start-up.
+   */
+  readonly alwaysLoad?: boolean | undefined
+}
+
+/** An application MCP server reached over Streamable HTTP. */
+export interface McpHttpServer {
+  /** The transport. */
+  readonly type: "http"
+  /** The server's endpoint. */
+  readonly url: string
+  /** Request headers, such as an `Authorization` bearer; kept out of argv like `env`. */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * Put the server's tools in the model's first request instead of behind tool search (which
+   * costs a round trip). Also makes the CLI wait (up to 5 s) for the server at start-up.
+   */
+  readonly alwaysLoad?: boolean | undefined
+}
+
+/** An application MCP server, mounted next to the bridge. */
+export type McpServer = McpStdioServer | McpHttpServer
+
+/** A tool call the CLI asks the application to decide on. */
+export interface PermissionRequest {
+  /** The tool, such as `Bash` or `mcp__server__tool`. */
+  readonly toolName: string
+  /** The call's input as the model wrote it. */
+  readonly input: Readonly<Record<string, unknown>>
+  /** The call's id, when the CLI reports it. */
+  readonly toolUseId: string | undefined
+}
+
+/** The application's answer to a {@link PermissionRequest}. */
+export type PermissionDecision = Data.TaggedEnum<{
+  /** Run the call, with `updatedInput` instead of the model's input when given. */
+  Allow: { readonly updatedInput?: Readonly<Record<string, unknown>> | undefined }
+  /** Refuse the call; the model reads `message`. */
+  Deny: { readonly message: string }
+}>
+
+const decisions = Data.taggedEnum<PermissionDecision>()
+
+/** Allows the call, optionally with changed input. */
+export const allow = (updatedInput?: Readonly<Record<string, unknown>>): PermissionDecision =>
+  decisions.Allow(updatedInput === undefined ? {} : { updatedInput })
+
+/** Denies the call; the model reads `message`. */
+export const deny = (message: string): PermissionDecision => decisions.Deny({ message })
+
+/**
+ * Decides a tool call the CLI would otherwise refuse or ask about (calls already allowed by the
+ * tool policy or the permission mode are not asked). A failure or defect of the effect denies the
+ * call.
+ */
+export type CanUseTool = (request: PermissionRequest) => Effect.Effect<PermissionDecision>
+
+/** Options both Claude Code providers understand, with the same meaning. */
+export interface ClaudeCodeOptions {
+  /**
+   * `true` passes this process's whole environment to the CLI (plus `env`). Default `false`: only
+   * what the CLI needs (PATH, HOME, locale, TMPDIR, proxies and CA settings, `ANTHROPIC_*`,
+   * `CLAUDE_*`, Bedrock/Vertex variables), so the application's secrets stay out.
+   */
+  readonly inheritEnv?: boolean | undefined
+  /**
+   * Claude Code settings files the run loads (hooks, permission rules, output styles, env).
+   * Default `[]`: none, so a user's or project's settings never change a library run.
+   */
+  readonly settingSources?: ReadonlyArray<SettingSource> | undefined
+  /** Start from this existing session (its history) instead of a new one. */
+  readonly resume?: string | undefined
+  /** With `resume`: continue in a new session (new id, the old history); the old one is untouched. */
+  readonly forkSession?: boolean | undefined
+  /** Bound on the model turns of one run; reaching it fails with `RunLimitError`. */
+  readonly maxTurns?: number | undefined
+  /**
+   * Bound in USD on the conversation's total cost (the client's `usage.costUsd`) across turns,
+   * kept-alive or not: each run may spend what is left, and the run that reaches the bound fails
+   * with `RunLimitError` (the CLI checks after each model call, so the total can pass the bound by
+   * that call's cost). A turn that would start with nothing left fails with `RunLimitError`
+   * (empty answer, zero usage) without running.
+   */
+  readonly maxBudgetUsd?: number | undefined
+  /** Appended to Claude Code's default system prompt (unlike `systemPrompt`, which replaces it). */
+  readonly appendSystemPrompt?: string | undefined
+  /** The model to use when the main one is overloaded. */
+  readonly fallbackModel?: string | undefined
+  /** More directories the agent's file tools may access. */
+  readonly addDirs?: ReadonlyArray<string> | undefined
+  /** How much effort (and adaptive thinking) the model spends. */
+  readonly effort?: Effort | undefined
+  /** Subagents by name. */
+  readonly agents?: Readonly<Record<string, AgentDefinition>> | undefined
+  /** Decides, in the application, tool calls that would otherwise be refused. */
+  readonly canUseTool?: CanUseTool | undefined
+  /**
+   * The application's MCP servers by name, mounted next to the tool bridge; the registry policy
+   * applies to them (an agent's `mcp__<name>__*` opt-out leaves a server unmounted).
+   */
+  readonly mcpServers?: Readonly<Record<string, McpServer>> | undefined
+  /**
+   * `true` lets the CLI interpret prompt text as if a person typed it: `@path` attaches that file
+   * (whatever the tool policy says about `Read`), a leading `/command` runs locally, and the CLI
+   * adds its turn-start context (nested `CLAUDE.md`, skill listings). Only for prompts from a
+   * trusted operator. Default `false`: text reaches the model verbatim (claude ≥ 2.1.248; an
+   * older CLI refuses a prompt it would interpret with a `config` error).
+   */
+  readonly trustedPrompts?: boolean | undefined
+}
+
+/** What a Claude Code client tells about its conversation. */
+export interface ClaudeSessionService {
+  /** The session the next turn continues: `resume` at first, then the last successful turn's. */
+  readonly sessionId: Effect.Effect<Option.Option<string>>
+  /**
+   * The agent runtime's own tool calls (built-in tools, application MCP servers) of the last
+   * successful turn, as `chatStream` reports them: the same activity for `chat` and `ask`.
+   */
+  readonly lastActivity: Effect.Effect<ReadonlyArray<AgentToolStart | AgentToolEnd>>
+}
+
+/** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */
+export class ClaudeSession extends Context.Service<ClaudeSession, ClaudeSessionService>()(
+  "effect-chat-bridge/ClaudeSession"
+) {}

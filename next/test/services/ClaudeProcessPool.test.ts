@@ -1,0 +1,185 @@
+import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import * as TestClock from "effect/testing/TestClock"
+import * as Pool from "../../src/services/ClaudeProcessPool.js"
+
+/** A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`. */
+const holder = (pool: Pool.ClaudeProcessPoolService) =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.make()
+    let stops = 0
+    const permit = yield* pool.acquire(Effect.suspend(() => {
+      stops++
+      return Scope.close(scope, Exit.void)
+    })).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+    return { scope, permit, stops: () => stops, close: Scope.close(scope, Exit.void) }
+  })
+
+const live = (pool: Pool.ClaudeProcessPoolService) => Effect.map(pool.stats, (s) => s.live)
+const waiting = (pool: Pool.ClaudeProcessPoolService) => Effect.map(pool.stats, (s) => s.waiting)
+/** Lets forked fibers run up to their next sleep. */
+const settle = TestClock.adjust("0 millis")
+
+describe("ClaudeProcessPool", () => {
+  it.effect("at most maxLiveProcesses permits; a waiting turn gets the next one released", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 2 })
+      const a = yield* holder(pool)
+      yield* holder(pool)
+      const third = yield* Effect.forkChild(holder(pool))
+      yield* settle
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 1, evictions: 0 })
+      assert.isTrue(third.pollUnsafe() === undefined)
+      yield* a.close
+      const c = yield* Fiber.join(third)
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 0 })
+      yield* c.close
+      assert.strictEqual(yield* live(pool), 1)
+    }))
+
+  it.effect("a turn that waits acquireTimeout fails with ProcessPoolTimeoutError and holds nothing", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 1, acquireTimeout: "10 seconds" })
+      const a = yield* holder(pool)
+      yield* a.permit.busy(Effect.gen(function*() {
+        const waiter = yield* Effect.forkChild(holder(pool))
+        yield* TestClock.adjust("10 seconds")
+        const exit = yield* Fiber.await(waiter)
+        assert.isTrue(Exit.isFailure(exit))
+        const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+        if (Option.isSome(failure)) {
+          const error = failure.value
+          assert.strictEqual(error._tag, "ProcessPoolTimeoutError")
+          assert.strictEqual(error.maxLiveProcesses, 1)
+          assert.include(error.message, "raise maxLiveProcesses")
+        } else assert.fail("expected a typed failure")
+      }))
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0 })
+      yield* a.close
+      // The permit the timed-out turn never held is not given back twice: one more, not two.
+      yield* holder(pool)
+      const extra = yield* Effect.forkChild(holder(pool))
+      yield* settle
+      assert.isTrue(extra.pollUnsafe() === undefined)
+      yield* Fiber.interrupt(extra)
+    }))
+
+  it.effect("interrupting a waiting turn releases nothing it did not hold", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 1 })
+      const a = yield* holder(pool)
+      const waiter = yield* Effect.forkChild(holder(pool))
+      yield* settle
+      assert.strictEqual(yield* waiting(pool), 1)
+      yield* Fiber.interrupt(waiter)
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0 })
+      assert.strictEqual(a.stops(), 0)
+      // Still exactly one permit: a new waiter waits until a's is released.
+      const next = yield* Effect.forkChild(holder(pool))
+      yield* settle
+      assert.isTrue(next.pollUnsafe() === undefined)
+      yield* a.close
+      yield* Fiber.join(next)
+      assert.strictEqual(yield* live(pool), 1)
+    }))
+
+  it.effect("a process idle for idleTimeout is evicted; a busy one is not; metrics count it", () =>
+    Effect.gen(function*() {
+      const before = (yield* Metric.value(Pool.evictions)).count
+      const liveBefore = (yield* Metric.value(Pool.liveProcesses)).value
+      const pool = yield* Pool.make({ maxLiveProcesses: 3, idleTimeout: "1 minute" })
+      const idle = yield* holder(pool)
+      const working = yield* holder(pool)
+      assert.strictEqual((yield* Metric.value(Pool.liveProcesses)).value, liveBefore + 2)
+      const turn = yield* Effect.forkChild(working.permit.busy(Effect.sleep("5 minutes")))
+      yield* TestClock.adjust("30 seconds")
+      yield* idle.permit.touch
+      yield* TestClock.adjust("59 seconds")
+      assert.strictEqual(idle.stops(), 0)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(idle.stops(), 1)
+      assert.isTrue(idle.permit.evicted())
+      assert.strictEqual(working.stops(), 0)
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 1 })
+      assert.strictEqual((yield* Metric.value(Pool.evictions)).count, before + 1)
+      // The turn ends at 5 minutes; its idle clock starts then.
+      yield* TestClock.adjust("210 seconds")
+      yield* Fiber.join(turn)
+      yield* TestClock.adjust("59 seconds")
+      assert.strictEqual(working.stops(), 0)
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(working.stops(), 1)
+      assert.deepStrictEqual(yield* pool.stats, { live: 0, waiting: 0, evictions: 2 })
+      assert.strictEqual((yield* Metric.value(Pool.liveProcesses)).value, liveBefore)
+    }))
+
+  it.effect("a waiting turn takes the place of the process idle the longest, once idle for reclaimAfter", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 2, reclaimAfter: "1 second" })
+      const older = yield* holder(pool)
+      yield* TestClock.adjust("100 millis")
+      const newer = yield* holder(pool)
+      // Both idle less than reclaimAfter: the waiter waits; then the older one gives way.
+      const waiter = yield* Effect.forkChild(holder(pool))
+      yield* TestClock.adjust("500 millis")
+      assert.isTrue(waiter.pollUnsafe() === undefined)
+      yield* TestClock.adjust("500 millis")
+      const c = yield* Fiber.join(waiter)
+      assert.strictEqual(older.stops(), 1)
+      assert.strictEqual(newer.stops(), 0)
+      // One eviction per waiter: the newer one's own timer finds nobody waiting.
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual(newer.stops(), 0)
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 1 })
+      // A busy process is never reclaimed: the waiter waits for the turn to end.
+      yield* newer.permit.busy(c.permit.busy(Effect.gen(function*() {
+        const late = yield* Effect.forkChild(holder(pool))
+        yield* TestClock.adjust("10 seconds")
+        assert.isTrue(late.pollUnsafe() === undefined)
+        yield* Fiber.interrupt(late)
+      })))
+      assert.strictEqual(newer.stops() + c.stops(), 0)
+    }))
+
+  it.effect("without a pool a permit bounds nothing", () =>
+    Effect.gen(function*() {
+      const permit = yield* Effect.scoped(Pool.acquireFrom(Option.none(), Effect.void))
+      assert.strictEqual(permit, Pool.unbounded)
+      assert.strictEqual(yield* permit.busy(Effect.succeed(1)), 1)
+      yield* permit.touch
+      assert.isFalse(permit.evicted())
+    }))
+
+  it.effect("layerConfig reads the environment; overrides win", () =>
+    Effect.gen(function*() {
+      const provider = ConfigProvider.fromEnv({
+        env: { CLAUDE_MAX_LIVE_PROCESSES: "3", CLAUDE_POOL_IDLE_TIMEOUT: "2 minutes" }
+      })
+      const max = (overrides: Pool.Options) =>
+        Effect.scoped(
+          Layer.build(Pool.layerConfig(overrides)).pipe(
+            Effect.map((ctx) => Context.get(ctx, Pool.ClaudeProcessPool).maxLiveProcesses),
+            Effect.provideService(ConfigProvider.ConfigProvider, provider)
+          )
+        )
+      assert.strictEqual(yield* max({}), 3)
+      assert.strictEqual(yield* max({ maxLiveProcesses: 7 }), 7)
+      const bad = yield* Effect.scoped(Layer.build(Pool.layerConfig())).pipe(
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({ env: { CLAUDE_MAX_LIVE_PROCESSES: "0" } })
+        ),
+        Effect.flip
+      )
+      assert.include(String(bad), "at least 1")
+    }))
+})
