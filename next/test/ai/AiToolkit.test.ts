@@ -3,12 +3,15 @@ import * as Prompt from "effect/ai/Prompt"
 import * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { ToolContent } from "../../src/services/Content.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
+import { connectClient } from "../layers/mcpBridgeSupport.js"
 import { makeHandlers, TestToolkit } from "./aiSupport.js"
 
 const toolResultsOf = (request: TurnRequest) => {
@@ -93,6 +96,27 @@ describe("AiToolkit.toTools", () => {
       expect(error.message).toContain("\"has space\", \"a.b\"")
       expect(error.message).toContain("rename them")
     }))
+
+  it.live("on the MCP bridge, through the MCP SDK's own client", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      const bridge = yield* NodeMcpBridge.make({ tools })
+      const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)
+      const listed = yield* Effect.promise(() => client.listTools())
+      expect(listed.tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      expect(listed.tools[0]!.inputSchema).toMatchObject({ type: "object", required: ["a", "b"] })
+      const added = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 40, b: "2" } }))
+      expect(added).toMatchObject({ content: [{ type: "text", text: "42" }] })
+      expect(added.isError).not.toBe(true)
+      const missing = yield* Effect.promise(() => client.callTool({ name: "lookup", arguments: { city: "Atlantis" } }))
+      expect(missing).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: "Error: {\"reason\":\"unknown city Atlantis\"}" }]
+      })
+      expect(calls).toMatchObject({ add: 1, lookup: 1 })
+    }).pipe(Effect.provide(layer))
+  })
 
   it.effect("a toolkit whose schema needs a service gets it from where the tools are set", () =>
     Effect.gen(function*() {
