@@ -3,7 +3,8 @@
  * The MCP config, which holds the bearer token, is written to an owner-only temp file; the token is
  * never printed. Runs until Ctrl-C, then stops the server, removes the file and exits with 0.
  *
- *   npx tsx examples/serve-bridge.ts
+ *   npx tsx examples/serve-bridge.ts                               # Node >= 22.19
+ *   bash ../scripts/with-node22.sh npx tsx examples/serve-bridge.ts  # from next/, any Node
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Cause, Console, Context, Effect, Exit, Layer, Ref, Runtime, Schema } from "effect"

@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import * as Http from "node:http"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
 import * as McpBridge from "../../src/services/McpBridge.ts"
 import * as Tool from "../../src/services/Tool.ts"
@@ -527,5 +528,51 @@ describe("NodeMcpBridge: more edges", () => {
       )
       expect(init.status).toBe(200)
       expect(typeof init.headers["mcp-session-id"]).toBe("string")
+    }))
+
+  it.live("an initialize the transport refuses (no event-stream in Accept) opens no session", () =>
+    Effect.gen(function*() {
+      const bridge = yield* startBridge()
+      const token = Redacted.value(bridge.token)
+      const refused = yield* Effect.promise(() =>
+        rawRequest({
+          port: bridge.port,
+          headers: mcpHeaders(bridge.port, token, { accept: "application/json" }),
+          body: initializeBody
+        })
+      )
+      expect(refused.status).toBe(406)
+      expect(refused.headers["mcp-session-id"]).toBeUndefined()
+      expect(yield* bridge.sessionCount).toBe(0)
+      const init = yield* Effect.promise(() =>
+        rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: initializeBody })
+      )
+      expect(init.status).toBe(200)
+      expect(yield* bridge.sessionCount).toBe(1)
+    }))
+
+  it.live("a request whose body is cut off mid-stream is dropped; the bridge keeps serving", () =>
+    Effect.gen(function*() {
+      const bridge = yield* startBridge()
+      const token = Redacted.value(bridge.token)
+      const dropped = yield* Effect.callback<string>((resume) => {
+        const req = Http.request({
+          host: "127.0.0.1",
+          port: bridge.port,
+          method: "POST",
+          path: "/mcp",
+          agent: false,
+          headers: mcpHeaders(bridge.port, token, { "content-length": String(initializeBody.length) })
+        })
+        req.on("response", (res) => resume(Effect.succeed(`answered ${res.statusCode}`)))
+        req.on("close", () => resume(Effect.succeed("closed")))
+        req.on("error", () => undefined)
+        req.write(initializeBody.slice(0, 20), () => setTimeout(() => req.destroy(), 100))
+      })
+      expect(dropped).toBe("closed")
+      expect(yield* bridge.sessionCount).toBe(0)
+      const client = yield* connectClient(bridge.url, bearer(bridge))
+      const sum = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 1 } }))
+      expect(JSON.parse(textOf(sum))).toBe(2)
     }))
 })
