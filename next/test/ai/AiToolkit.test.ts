@@ -256,4 +256,47 @@ describe("AiToolkit.toTools", () => {
         { type: "text", text: "[text/csv data.csv omitted]" }
       ])
     }))
+
+  it.effect("parameters that are not a struct are sent as effect/ai renders them; a non-object root is refused", () =>
+    Effect.gen(function*() {
+      const Scores = AiTool.make("scores", {
+        parameters: Schema.Record(Schema.String, Schema.Number),
+        success: Schema.Number
+      })
+      const scores = Toolkit.make(Scores)
+      const [tool] = yield* AiToolkit.fromToolkit(scores).pipe(
+        Effect.provide(
+          scores.toLayer({ scores: (all) => Effect.succeed(Object.values(all).reduce((a, b) => a + b, 0)) })
+        )
+      )
+      expect(tool!.inputSchema).toMatchObject({ type: "object" })
+      expect(tool!.inputSchema).not.toHaveProperty("$schema")
+      expect(yield* tool!.run({ a: 1, b: 2 })).toBe("3")
+      const Either = AiTool.make("either", {
+        parameters: Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })])
+      })
+      const either = Toolkit.make(Either)
+      const error = yield* Effect.flip(
+        AiToolkit.fromToolkit(either).pipe(Effect.provide(either.toLayer({ either: () => Effect.void })))
+      )
+      expect(error.message).toBe("Tool either: inputSchema must have type \"object\" at its root")
+    }))
+
+  it.effect("failureMode return: a result the toolkit could not produce is not sent as the tool's failure", () =>
+    Effect.gen(function*() {
+      const Parse = AiTool.make("parse", {
+        success: Schema.Number,
+        failure: Schema.Unknown,
+        failureMode: "return"
+      })
+      const toolkit = Toolkit.make(Parse)
+      const [parse] = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        // A handler that fails with a SchemaError: effect/ai reports it as an invalid result.
+        parse: () => Schema.decodeUnknownEffect(Schema.Number)("x")
+      })))
+      expect(yield* Effect.flip(parse!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool parse returned a result that does not match its success schema")
+      })
+    }))
 })

@@ -13,7 +13,15 @@ import * as Stream from "effect/Stream"
 import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { ChatError, ProviderError, Usage } from "../../src/services/ChatClient.js"
-import { Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../../src/services/ChatEvent.js"
+import {
+  AgentToolStart,
+  Complete,
+  ReasoningDelta,
+  TextDelta,
+  ToolCallEnd,
+  ToolCallStart,
+  UsageEvent
+} from "../../src/services/ChatEvent.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import { makeHandlers, TestToolkit } from "./aiSupport.js"
 
@@ -370,5 +378,73 @@ describe("ChatLanguageModel on Scripted", () => {
       })
       expect(model.requests.length).toBe(before)
     }).pipe(Effect.provide(dynamicHandlers), Effect.provide(model.layer))
+  })
+
+  it("the translator drops results that do not decode and events effect/ai has no part for", () => {
+    const translate = ChatLanguageModel.makeTranslator(Object.values(TestToolkit.tools))
+    const out = [
+      new ReasoningDelta({ text: "thinking" }),
+      new AgentToolStart({ id: "b", name: "Bash", input: {} }),
+      new TextDelta({ text: "a" }),
+      new ToolCallStart({ id: "1", name: "add", arguments: { a: 1, b: "1" } }),
+      new ToolCallEnd({ id: "1", name: "add", result: "\"two\"", isError: false }),
+      new ToolCallStart({ id: "2", name: "today", arguments: {} }),
+      new ToolCallEnd({ id: "2", name: "today", result: "not json", isError: false }),
+      new ToolCallStart({ id: "3", name: "lookup", arguments: { city: "X" } }),
+      new ToolCallEnd({ id: "3", name: "lookup", result: "Invalid arguments for tool lookup: …", isError: true }),
+      new ToolCallEnd({ id: "4", name: "add", result: "2", isError: false }),
+      new TextDelta({ text: "b" }),
+      new Complete({ text: "" })
+    ].flatMap((event) => translate(event))
+    expect(out.map((part) => part.type)).toEqual([
+      "text-start",
+      "text-delta",
+      "text-end",
+      "tool-call",
+      "tool-call",
+      "tool-call",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish"
+    ])
+    expect(out.at(-1)).toMatchObject({
+      metadata: {
+        [ChatLanguageModel.MetadataKey]: {
+          toolErrors: [
+            { id: "1", name: "add", message: "\"two\"" },
+            { id: "2", name: "today", message: "not json" },
+            { id: "3", name: "lookup", message: "Invalid arguments for tool lookup: …" }
+          ]
+        }
+      }
+    })
+  })
+
+  it.effect("generateObject: a call the CLI could not run is reported, not returned", () => {
+    const handlers = makeHandlers()
+    const model = scriptedModel([
+      Scripted.toolCalls({ name: "add", arguments: "{not json" }, { name: "today" }),
+      Scripted.structured({ sum: 3 })
+    ])
+    return Effect.gen(function*() {
+      const response = yield* AiLanguageModel.generateObject({
+        prompt: "sum",
+        schema: Schema.Struct({ sum: Schema.Number }),
+        toolkit: TestToolkit
+      })
+      expect(response.value).toEqual({ sum: 3 })
+      // Arguments that are not even JSON: the call is dropped (effect/ai would fail on it).
+      expect(response.toolCalls.map((call) => call.name)).toEqual(["today"])
+      expect(response.toolResults).toMatchObject([{
+        name: "today",
+        encodedResult: { date: "2026-01-02T03:04:05.000Z" }
+      }])
+      const finish = response.content.find((part) => part.type === "finish")!
+      expect(finish.metadata[ChatLanguageModel.MetadataKey]).toMatchObject({
+        toolErrors: [{ id: "add_1", name: "add", message: "arguments did not decode" }]
+      })
+      expect(handlers.calls).toMatchObject({ add: 0, today: 1 })
+    }).pipe(Effect.provide(handlers.layer), Effect.provide(model.layer))
   })
 })
