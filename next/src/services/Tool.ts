@@ -6,11 +6,14 @@
  * @module
  */
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
+import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
 import * as ParseErrorText from "../internal/parseErrorText.js"
 import * as Telemetry from "../internal/telemetry.js"
 import * as ToolJsonSchema from "../internal/toolJsonSchema.js"
@@ -288,7 +291,24 @@ export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>):
  * `setTools` does, so handlers can use the caller's services. Fails with `InvalidToolsError`.
  */
 export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
-  Effect.flatMap(validate(tools), (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, context)))
+  Effect.flatMap(
+    validate(tools),
+    (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, withoutCallSite(context)))
+  )
+
+/**
+ * On Effect 4 log annotations, log spans, metric attributes and the parent span live in the
+ * context: captured with the services, they would freeze `setTools`' call site into every later
+ * call. Dropped, so each call sees those of the turn (or bridge run) that makes it.
+ */
+const withoutCallSite = <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.omit(
+    References.CurrentLogAnnotations,
+    References.CurrentLogSpans,
+    References.CurrentStackFrame,
+    Metric.CurrentMetricAttributes,
+    Tracer.ParentSpan
+  )(context) as Context.Context<R>
 
 const errorResult = (call: ToolCall, content: string) =>
   new ToolResult({ callId: call.id, name: call.name, content, isError: true })

@@ -4,7 +4,9 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Metric from "effect/Metric"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Tool from "../../src/services/Tool.js"
 
@@ -280,6 +282,35 @@ describe("validate and capture", () => {
       // `captured` needs nothing any more: it runs without Greeting in scope.
       const r = yield* Tool.executeTool(captured, call("greet", { name: "Ada" }))
       expect(r.content).toBe("Bonjour, Ada")
+    }))
+
+  it.effect("a call sees its own log annotations, metric attributes and parent span, not those of the capture", () =>
+    Effect.gen(function*() {
+      const seen = yield* Ref.make<ReadonlyArray<unknown>>([])
+      const probe = Tool.make("probe", {
+        description: "Reports where it runs",
+        parameters: {},
+        handler: () =>
+          Effect.gen(function*() {
+            const annotations = yield* Effect.service(References.CurrentLogAnnotations)
+            const attributes = yield* Effect.service(Metric.CurrentMetricAttributes)
+            const span = yield* Effect.currentSpan
+            yield* Ref.set(seen, [annotations["where"], attributes["where"], span.name])
+            return "ok"
+          })
+      })
+      const captured = yield* Tool.capture([probe]).pipe(
+        Effect.annotateLogs("where", "setTools"),
+        Effect.provideService(Metric.CurrentMetricAttributes, { where: "setTools" }),
+        Effect.withSpan("setTools")
+      )
+      yield* Tool.executeTool(captured, call("probe", {})).pipe(
+        Effect.annotateLogs("where", "call"),
+        Effect.provideService(Metric.CurrentMetricAttributes, { where: "call" }),
+        Effect.withSpan("turn")
+      )
+      // The tool's own span is the current one inside the handler; its parent is the turn.
+      expect(yield* Ref.get(seen)).toEqual(["call", "call", "Tool.executeTool"])
     }))
 })
 
