@@ -312,7 +312,12 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
           calls,
           (call) =>
             Effect.andThen(
-              emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
+              // Effect 4 runs a forked call until it yields: without this, a quick tool would end
+              // before the next call of the same turn is announced as started.
+              Effect.andThen(
+                emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
+                Effect.yieldNow
+              ),
               Effect.tap(
                 Tool.executeTool(toolSet, call),
                 (r) => emit(new ToolCallEnd({ id: r.callId, name: r.name, result: r.content, isError: r.isError }))

@@ -1,0 +1,162 @@
+/**
+ * A ChatClient on the Gemini API (`POST <baseUrl>/<apiVersion>/models/<model>:generateContent`),
+ * over `effect/http`'s HttpClient.
+ *
+ * - Tools: `functionCall` parts are dispatched together (bounded) and answered in order with
+ *   `functionResponse` parts: `{ output }` on success, `{ error }` on failure (Gemini's documented
+ *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.
+ * - `ask`: `responseMimeType: application/json` and the answer's JSON Schema converted to Gemini's
+ *   schema dialect (`$ref`s inlined, `nullable`, upper-case types), on that request only.
+ * - Images and PDFs (`Content` parts) go as `inlineData` (20 MB per request); URLs are refused
+ *   before any request (`fileData` takes only Files API URIs). A tool's images cannot go in a
+ *   `functionResponse`: the model gets the text plus a note naming them.
+ * - `chatStream`: `:streamGenerateContent?alt=sse`; text parts as they arrive, function calls (whole
+ *   in their chunk) run once the stream has ended.
+ * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after`. The API key is
+ *   `Redacted`, sent only in the `x-goog-api-key` header (never in the URL), never logged; logs
+ *   carry only the base URL's host.
+ *
+ * @example
+ * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ *
+ * @module
+ * @since 0.1.0
+ */
+import * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
+import { baseUrlOrFail } from "../internal/baseUrl.js"
+import * as Wire from "../internal/geminiWire.js"
+import {
+  commonConfig,
+  type CommonOptions,
+  defined,
+  loopSettings,
+  retrySettings
+} from "../internal/httpProviderConfig.js"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
+import { makeLoopClient } from "../internal/loopClient.js"
+import * as Media from "../internal/media.js"
+import { truncatedStream, turnStream } from "../internal/turnStream.js"
+import { ChatClient, ProviderError } from "../services/ChatClient.js"
+import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
+
+/** Provider name in errors and logs. */
+export const provider = "gemini"
+
+/** Where requests go unless `baseUrl` (or `GEMINI_BASE_URL`) says otherwise. */
+export const DefaultBaseUrl = "https://generativelanguage.googleapis.com"
+/** The API version path segment used by default. */
+export const DefaultApiVersion = "v1beta"
+/** The model used when none is configured (`GEMINI_MODEL`). */
+export const DefaultModel = "gemini-2.5-flash"
+
+/** Thought signatures kept per conversation; old ones are dropped beyond this. */
+const MaxSignatures = 1_000
+
+/** Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key. */
+export interface Options extends CommonOptions {
+  /** The API key; kept `Redacted`, sent only in its header, never logged. */
+  readonly apiKey: Redacted.Redacted<string>
+  /** The path segment after the base URL; default `v1beta`. */
+  readonly apiVersion?: string | undefined
+}
+
+/** Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL. */
+export const make = Effect.fn("Gemini.make")(function*(options: Options) {
+  const client = yield* HttpClient.HttpClient
+  const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
+  const settings: HttpSettings = {
+    provider,
+    baseUrl,
+    secretHeaders: ["x-goog-api-key"],
+    secret: options.apiKey,
+    envPrefix: "GEMINI",
+    ...retrySettings(options)
+  }
+  const headers = { "x-goog-api-key": Redacted.value(options.apiKey), "content-type": "application/json" }
+  const model = options.model.replace(/^models\//, "")
+  const path = `/${encodeURIComponent(options.apiVersion ?? DefaultApiVersion)}/models/${encodeURIComponent(model)}`
+  const requestSettings: Wire.RequestSettings = { system: options.system, maxTokens: options.maxTokens }
+  const decode = decodeWire(provider, Wire.GenerateContentResponse)
+  const signatures = yield* Ref.make<ReadonlyMap<string, string>>(new Map())
+  let ids = 0
+  const newId = () => `${Wire.LocalIdPrefix}${++ids}`
+
+  /** Reads a whole response (streamed or not) into a turn, remembering its thought signatures. */
+  const finishTurn = (response: Wire.GenerateContentResponse): Effect.Effect<TurnResponse, ProviderError> => {
+    const read = Wire.turnResponse(response, newId)
+    if (read._tag === "NoCandidate") {
+      return Effect.fail(
+        new ProviderError({
+          provider,
+          kind: "unknown",
+          message: `gemini returned no answer (${read.reason})`,
+          retryable: false
+        })
+      )
+    }
+    if (read.signatures.length === 0) return Effect.succeed(read.turn)
+    return Effect.as(
+      Ref.update(signatures, (m) => new Map([...m, ...read.signatures].slice(-MaxSignatures))),
+      read.turn
+    )
+  }
+
+  const generatePath = `${path}:generateContent`
+  const turn = (request: TurnRequest) =>
+    Effect.flatMap(
+      Ref.get(signatures),
+      (known) =>
+        postJson(client, settings, generatePath, headers, Wire.requestBody(requestSettings, request, known)).pipe(
+          Effect.flatMap(decode),
+          Effect.flatMap(finishTurn)
+        )
+    )
+
+  // Structured answers (`ask`) are not streamed: `chatStream` never asks for one.
+  const streamTurn = (request: TurnRequest): Stream.Stream<TurnStreamEvent, ProviderError> => {
+    if (request.responseFormat !== undefined) {
+      return Stream.map(Stream.fromEffect(turn(request)), (response): TurnStreamEvent => ({ _tag: "Done", response }))
+    }
+    return Stream.unwrap(Effect.map(Ref.get(signatures), (known) => {
+      const content = Wire.contentStream()
+      const body = Wire.requestBody(requestSettings, request, known)
+      const events = postSse(client, settings, `${path}:streamGenerateContent?alt=sse`, headers, body)
+      return turnStream(provider, events, {
+        push: content.push,
+        finish: () => {
+          const response = content.response()
+          return response === undefined ? Effect.fail(truncatedStream(provider)) : finishTurn(response)
+        }
+      })
+    }))
+  }
+
+  return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.gemini, ...loopSettings(options) })
+})
+
+/** The ChatClient layer; needs an `HttpClient`. */
+export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, make(options))
+
+/**
+ * Reads `GEMINI_API_KEY` (redacted) and the optional `GEMINI_BASE_URL`, `GEMINI_MODEL`,
+ * `GEMINI_MAX_TOKENS`, `GEMINI_REQUEST_TIMEOUT`, `GEMINI_MAX_STEPS`, `GEMINI_TOOL_CONCURRENCY`,
+ * `GEMINI_MAX_RETRIES`, `GEMINI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ */
+export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+  Config.all({
+    apiKey: Config.Redacted("GEMINI_API_KEY"),
+    common: commonConfig("GEMINI", DefaultModel)
+  }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
+
+/** The ChatClient layer, configured from the environment (see `config`). */
+export const layerConfig = (
+  overrides: Partial<Options> = {}
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))
