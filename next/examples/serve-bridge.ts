@@ -1,13 +1,14 @@
 /**
  * Serves in-process tools to the `claude` CLI (or any MCP client) through the loopback MCP bridge.
  * The MCP config, which holds the bearer token, is written to an owner-only temp file; the token is
- * never printed. Runs until Ctrl-C, then stops the server, removes the file and exits with 0.
+ * never printed. Runs until Ctrl-C, then stops the server, removes the file and exits with 130
+ * (Effect 4's `NodeRuntime.runMain` convention for a program interrupted by SIGINT).
  *
  *   npx tsx examples/serve-bridge.ts                               # Node >= 22.19
  *   bash ../scripts/with-node22.sh npx tsx examples/serve-bridge.ts  # from next/, any Node
  */
 import { NodeRuntime } from "@effect/platform-node"
-import { Cause, Console, Context, Effect, Exit, Layer, Ref, Runtime, Schema } from "effect"
+import { Console, Context, Effect, Layer, Ref, Schema } from "effect"
 import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as McpBridge from "../src/services/McpBridge.ts"
@@ -62,14 +63,9 @@ const MainLive = Layer.mergeAll(
   NodeSecretFile.layer()
 ).pipe(Layer.provide(NotesLive))
 
-// Ctrl-C is how this program is meant to stop, so an interruption alone exits with 0 (Effect 4's
-// default teardown answers it with 130); any failure keeps the default exit code.
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-
 program.pipe(
   Effect.provide(MainLive),
   // After `provide`, so it is printed once the layer (the server) has been released too.
   Effect.ensuring(Console.log("Bridge stopped, config file removed.")),
-  NodeRuntime.runMain({ teardown })
+  NodeRuntime.runMain
 )
