@@ -7,11 +7,14 @@ import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { ToolContent } from "../../src/services/Content.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
+import { HttpLive } from "../layers/httpProviderSupport.js"
 import { connectClient } from "../layers/mcpBridgeSupport.js"
+import * as Fake from "../support/FakeMessagesApi.js"
 import { makeHandlers, TestToolkit } from "./aiSupport.js"
 
 const toolResultsOf = (request: TurnRequest) => {
@@ -96,6 +99,32 @@ describe("AiToolkit.toTools", () => {
       expect(error.message).toContain("\"has space\", \"a.b\"")
       expect(error.message).toContain("rename them")
     }))
+
+  it.live("on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0
+          ? {
+            toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: "2" } }, { id: "tu_2", name: "broken", input: {} }]
+          }
+          : { text: "3, and the database is on fire" }
+      )
+      const chat = yield* ClaudeApi.make({ apiKey: Redacted.make("sk-test"), model: "m", baseUrl: api.url })
+      yield* chat.setTools(yield* AiToolkit.fromToolkit(TestToolkit))
+      expect(yield* chat.chat("add 1 and 2")).toBe("3, and the database is on fire")
+      const [first, second] = api.messageRequests()
+      const sent = first!.body.tools!.find((t) => t.name === "add")!
+      expect(sent["description"]).toBe("Adds two numbers")
+      expect(sent.input_schema).toMatchObject({ type: "object", properties: { b: { type: "string" } } })
+      expect(Fake.toolResults(second!)).toEqual([
+        { tool_use_id: "tu_1", content: "3", is_error: false },
+        { tool_use_id: "tu_2", content: "Error: the database is on fire", is_error: true }
+      ])
+      expect(calls.add).toBe(1)
+      expect(calls.broken).toBe(1)
+    }).pipe(Effect.provide(layer), Effect.provide(HttpLive))
+  })
 
   it.live("on the MCP bridge, through the MCP SDK's own client", () => {
     const { calls, layer } = makeHandlers()

@@ -1,0 +1,97 @@
+/**
+ * Not an example of its own: a helper the runnable examples in `examples/` share.
+ *
+ * Picks a chat provider from the environment, for the examples:
+ *
+ * 1. `AI_PROVIDER` when set: `scripted`, `anthropic`, `openai`, `gemini`, `claude-local` or
+ *    `claude-agent`;
+ * 2. else the first credentials present: `ANTHROPIC_API_KEY`, `OPENAI_API_KEY` (or just
+ *    `OPENAI_BASE_URL`, for a local OpenAI-compatible server), `GEMINI_API_KEY`;
+ * 3. else the offline fallback you pass (the Scripted model).
+ *
+ * The HTTP providers read the rest of their settings (`*_MODEL`, `*_BASE_URL`, …) with
+ * `layerConfig` and run on `NodeHttpClient.layerUndici`. A configuration error (say, a bad base
+ * URL) stops the program with a clear message when the layer is built.
+ */
+import { NodeHttpClient } from "@effect/platform-node"
+import * as Layer from "effect/Layer"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import type { ChatClient } from "../../src/services/ChatClient.ts"
+
+/** A provider the examples can run on, and how to say which one it is. */
+export interface ProviderChoice {
+  readonly name: string
+  readonly layer: Layer.Layer<ChatClient>
+}
+
+export const ProviderNames = ["scripted", "anthropic", "openai", "gemini", "claude-local", "claude-agent"] as const
+
+const present = (value: string | undefined): value is string => value !== undefined && value.trim() !== ""
+
+/**
+ * Chooses the provider. `scripted` is the offline fallback; `claudeLocal` / `claudeAgent` are used
+ * for `AI_PROVIDER=claude-local` / `claude-agent` (never picked from credentials: the CLI has its
+ * own login).
+ * Throws on an unknown `AI_PROVIDER`, or `claude-local` without a `claudeLocal` choice.
+ */
+export const providerFromEnv = (options: {
+  readonly scripted: ProviderChoice
+  readonly claudeLocal?: ProviderChoice | undefined
+  readonly claudeAgent?: ProviderChoice | undefined
+  readonly env?: Readonly<Record<string, string | undefined>>
+}): ProviderChoice => {
+  const env = options.env ?? process.env
+  const http = (name: string, layer: Layer.Layer<ChatClient, unknown, never>): ProviderChoice => ({
+    name,
+    layer: Layer.orDie(layer)
+  })
+  const anthropic = () =>
+    http(
+      `anthropic (${env["ANTHROPIC_MODEL"] ?? ClaudeApi.DefaultModel})`,
+      ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+    )
+  const openai = () =>
+    http(
+      `openai (${env["OPENAI_MODEL"] ?? OpenAi.DefaultModel}${
+        present(env["OPENAI_BASE_URL"]) ? ", custom base URL" : ""
+      })`,
+      OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+    )
+  const gemini = () =>
+    http(
+      `gemini (${env["GEMINI_MODEL"] ?? Gemini.DefaultModel})`,
+      Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+    )
+
+  const chosen = env["AI_PROVIDER"]?.trim().toLowerCase()
+  if (present(chosen)) {
+    switch (chosen) {
+      case "scripted":
+        return options.scripted
+      case "anthropic":
+        return anthropic()
+      case "openai":
+        return openai()
+      case "gemini":
+        return gemini()
+      case "claude-local":
+        if (options.claudeLocal === undefined) {
+          throw new Error("AI_PROVIDER=claude-local is not available in this example")
+        }
+        return options.claudeLocal
+      case "claude-agent":
+        if (options.claudeAgent === undefined) {
+          throw new Error("AI_PROVIDER=claude-agent is not available in this example")
+        }
+        return options.claudeAgent
+      default:
+        throw new Error(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)
+    }
+  }
+  if (present(env["ANTHROPIC_API_KEY"])) return anthropic()
+  if (present(env["OPENAI_API_KEY"]) || present(env["OPENAI_BASE_URL"])) return openai()
+  if (present(env["GEMINI_API_KEY"])) return gemini()
+  return options.scripted
+}

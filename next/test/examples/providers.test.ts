@@ -1,0 +1,43 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { providerFromEnv } from "../../examples/support/providers.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import * as FakeOpenAi from "../support/FakeOpenAi.ts"
+
+const scripted = { name: "scripted (offline)", layer: Scripted.layer({ script: [Scripted.text("offline")] }) }
+const pick = (env: Record<string, string>) => providerFromEnv({ scripted, env }).name
+
+describe("examples/support/providers.ts (providerFromEnv)", () => {
+  it("prefers AI_PROVIDER, then credentials in order, then the offline fallback", () => {
+    expect(pick({})).toBe("scripted (offline)")
+    expect(pick({ GEMINI_API_KEY: "g", OPENAI_API_KEY: "o", ANTHROPIC_API_KEY: "a" })).toMatch(/^anthropic/)
+    expect(pick({ GEMINI_API_KEY: "g", OPENAI_API_KEY: "o" })).toMatch(/^openai/)
+    expect(pick({ OPENAI_BASE_URL: "http://127.0.0.1:11434/v1", OPENAI_MODEL: "llama3" })).toBe(
+      "openai (llama3, custom base URL)"
+    )
+    expect(pick({ GEMINI_API_KEY: "g" })).toMatch(/^gemini/)
+    expect(pick({ AI_PROVIDER: "gemini", ANTHROPIC_API_KEY: "a" })).toMatch(/^gemini/)
+    expect(pick({ AI_PROVIDER: "scripted", ANTHROPIC_API_KEY: "a" })).toBe("scripted (offline)")
+    expect(() => pick({ AI_PROVIDER: "claude-local" })).toThrow(/claude-local/)
+    expect(() => pick({ AI_PROVIDER: "bard" })).toThrow(/must be one of/)
+  })
+
+  it.live("the chosen HTTP layer works end to end (OpenAI-compatible server on loopback)", () =>
+    Effect.gen(function*() {
+      const api = yield* FakeOpenAi.make(() => ({ text: "from the fake" }))
+      const env = { OPENAI_BASE_URL: api.url, OPENAI_MODEL: "local-model" }
+      const choice = providerFromEnv({ scripted, env })
+      const answer = yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(
+        Effect.provide(
+          choice.layer.pipe(
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
+          )
+        )
+      )
+      expect(answer).toBe("from the fake")
+      expect(api.completionRequests()[0]!.body.model).toBe("local-model")
+    }))
+})
