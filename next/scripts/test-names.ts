@@ -17,7 +17,9 @@
  * (vitest counts each iteration): compare these lists with each other, not with vitest's count.
  * Use `npm run --silent` to leave out npm's own header lines.
  *
- * `--diff <v3 folder> <v4 folder>` compares two whole suites by name: it prints every v3 test with
+ * `--diff <v3 folder or names file> <v4 folder>` compares two whole suites by name (the names
+ * file is this script's output for the v3 suite, kept as `test/v3TestNames.txt` for when the v3
+ * tree is gone): it prints every v3 test with
  * no v4 test of the same file and name that `test/renamedTests.json` does not explain (`"file:
  * name"` → why it is gone or what it is called now), then the count of v4-only tests, and exits
  * with 1 when anything is unexplained. `npm run --silent test-names -- --diff ../test test`.
@@ -40,7 +42,8 @@ const rootName = (callee: ts.Expression): string | undefined => {
 const nameOf = (arg: ts.Expression | undefined, source: ts.SourceFile): string | undefined => {
   if (arg === undefined) return undefined
   if (ts.isStringLiteral(arg) || ts.isNoSubstitutionTemplateLiteral(arg)) return arg.text
-  if (ts.isTemplateExpression(arg)) return arg.getText(source).slice(1, -1)
+  // One line per test, also for a template that spans lines.
+  if (ts.isTemplateExpression(arg)) return arg.getText(source).slice(1, -1).replace(/\s*\n\s*/g, " ")
   return undefined
 }
 
@@ -85,7 +88,13 @@ const explained = (): Readonly<Record<string, string>> => {
 const diff = (v3: string, v4: string): void => {
   const ported = new Set(suiteLines(v4))
   const reasons = explained()
-  const v3Lines = suiteLines(v3)
+  const v3Lines = [
+    ...new Set(
+      fs.statSync(v3).isDirectory()
+        ? suiteLines(v3)
+        : fs.readFileSync(v3, "utf8").split("\n").filter((line) => line !== "")
+    )
+  ]
   const missing = v3Lines.filter((line) => !ported.has(line) && reasons[line] === undefined)
   const justified = v3Lines.filter((line) => !ported.has(line) && reasons[line] !== undefined)
   const v3Set = new Set(v3Lines)

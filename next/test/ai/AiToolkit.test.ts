@@ -3,9 +3,24 @@ import * as Prompt from "effect/ai/Prompt"
 import * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
+import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as AiToolkit from "../../src/ai/AiToolkit.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
+import * as Scripted from "../../src/layers/Scripted.js"
 import { ToolContent } from "../../src/services/Content.js"
+import type { TurnRequest } from "../../src/services/ModelTurn.js"
+import { HttpLive } from "../layers/httpProviderSupport.js"
+import { connectClient } from "../layers/mcpBridgeSupport.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+import { makeHandlers, TestToolkit } from "./aiSupport.js"
+
+const toolResultsOf = (request: TurnRequest) => {
+  const last = request.history.at(-1)!
+  return last.role === "tool" ? last.results.map(({ content, isError, name }) => ({ name, content, isError })) : []
+}
 
 const WebSearch = AiTool.providerDefined({
   id: "anthropic.web_search_20250305",
@@ -15,6 +30,57 @@ const WebSearch = AiTool.providerDefined({
 })({})
 
 describe("AiToolkit.toTools", () => {
+  it.effect("on Scripted: the toolkit's schemas decode params and encode results; failureMode maps", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const requests = yield* Ref.make<ReadonlyArray<TurnRequest>>([])
+      const script = [
+        Scripted.toolCalls(
+          { name: "add", arguments: { a: 2, b: "40" } },
+          { name: "today" },
+          { name: "lookup", arguments: { city: "Lisbon" } },
+          { name: "lookup", arguments: { city: "Atlantis" } },
+          { name: "broken" },
+          { name: "add", arguments: { a: 2, b: 40 } }
+        ),
+        Scripted.text("done")
+      ]
+      const client = yield* Scripted.make({
+        respond: (request) =>
+          Ref.modify(requests, (rs) => [script[Math.min(rs.length, script.length - 1)]!, [...rs, request]])
+      })
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      expect(tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      // The JSON Schema the model sees is the encoded side of the toolkit's parameters.
+      expect(tools[0]!.inputSchema).toMatchObject({
+        type: "object",
+        required: ["a", "b"],
+        properties: { a: { type: "number" }, b: { type: "string" } }
+      })
+      expect(tools[1]!.inputSchema).toMatchObject({ type: "object", properties: {} })
+      yield* client.setTools(tools)
+      expect(yield* client.chat("go")).toBe("done")
+      const results = toolResultsOf((yield* Ref.get(requests))[1]!)
+      expect(results[0]).toEqual({ name: "add", content: "42", isError: false })
+      expect(results[1]).toEqual({ name: "today", content: "{\"date\":\"2026-01-02T03:04:05.000Z\"}", isError: false })
+      expect(results[2]).toEqual({ name: "lookup", content: "{\"population\":545000}", isError: false })
+      expect(results[3]).toEqual({
+        name: "lookup",
+        content: "Error: {\"reason\":\"unknown city Atlantis\"}",
+        isError: true
+      })
+      expect(results[4]).toEqual({ name: "broken", content: "Error: the database is on fire", isError: true })
+      // A number where the schema wants a numeric string: rejected before the handler runs, in this
+      // library's parse-error text (message, actual value, path).
+      expect(results[5]).toEqual({
+        name: "add",
+        content: "Invalid arguments for tool add: Expected string, actual 40 at [\"b\"]",
+        isError: true
+      })
+      expect(calls).toEqual({ add: 1, today: 1, lookup: 2, broken: 1 })
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("rejects provider-defined tools and names providers cannot accept, naming them all", () =>
     Effect.gen(function*() {
       const Spaced = AiTool.make("has space")
@@ -33,6 +99,53 @@ describe("AiToolkit.toTools", () => {
       expect(error.message).toContain("\"has space\", \"a.b\"")
       expect(error.message).toContain("rename them")
     }))
+
+  it.live("on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const api = yield* Fake.make((req) =>
+        Fake.toolResults(req).length === 0
+          ? {
+            toolUses: [{ id: "tu_1", name: "add", input: { a: 1, b: "2" } }, { id: "tu_2", name: "broken", input: {} }]
+          }
+          : { text: "3, and the database is on fire" }
+      )
+      const chat = yield* ClaudeApi.make({ apiKey: Redacted.make("sk-test"), model: "m", baseUrl: api.url })
+      yield* chat.setTools(yield* AiToolkit.fromToolkit(TestToolkit))
+      expect(yield* chat.chat("add 1 and 2")).toBe("3, and the database is on fire")
+      const [first, second] = api.messageRequests()
+      const sent = first!.body.tools!.find((t) => t.name === "add")!
+      expect(sent["description"]).toBe("Adds two numbers")
+      expect(sent.input_schema).toMatchObject({ type: "object", properties: { b: { type: "string" } } })
+      expect(Fake.toolResults(second!)).toEqual([
+        { tool_use_id: "tu_1", content: "3", is_error: false },
+        { tool_use_id: "tu_2", content: "Error: the database is on fire", is_error: true }
+      ])
+      expect(calls.add).toBe(1)
+      expect(calls.broken).toBe(1)
+    }).pipe(Effect.provide(layer), Effect.provide(HttpLive))
+  })
+
+  it.live("on the MCP bridge, through the MCP SDK's own client", () => {
+    const { calls, layer } = makeHandlers()
+    return Effect.gen(function*() {
+      const tools = yield* AiToolkit.fromToolkit(TestToolkit)
+      const bridge = yield* NodeMcpBridge.make({ tools })
+      const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)
+      const listed = yield* Effect.promise(() => client.listTools())
+      expect(listed.tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
+      expect(listed.tools[0]!.inputSchema).toMatchObject({ type: "object", required: ["a", "b"] })
+      const added = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 40, b: "2" } }))
+      expect(added).toMatchObject({ content: [{ type: "text", text: "42" }] })
+      expect(added.isError).not.toBe(true)
+      const missing = yield* Effect.promise(() => client.callTool({ name: "lookup", arguments: { city: "Atlantis" } }))
+      expect(missing).toMatchObject({
+        isError: true,
+        content: [{ type: "text", text: "Error: {\"reason\":\"unknown city Atlantis\"}" }]
+      })
+      expect(calls).toMatchObject({ add: 1, lookup: 1 })
+    }).pipe(Effect.provide(layer))
+  })
 
   it.effect("a toolkit whose schema needs a service gets it from where the tools are set", () =>
     Effect.gen(function*() {
@@ -171,5 +284,48 @@ describe("AiToolkit.toTools", () => {
         { type: "image", source: { type: "base64", mediaType: "image/png", data: "AQID" } },
         { type: "text", text: "[text/csv data.csv omitted]" }
       ])
+    }))
+
+  it.effect("parameters that are not a struct are sent as effect/ai renders them; a non-object root is refused", () =>
+    Effect.gen(function*() {
+      const Scores = AiTool.make("scores", {
+        parameters: Schema.Record(Schema.String, Schema.Number),
+        success: Schema.Number
+      })
+      const scores = Toolkit.make(Scores)
+      const [tool] = yield* AiToolkit.fromToolkit(scores).pipe(
+        Effect.provide(
+          scores.toLayer({ scores: (all) => Effect.succeed(Object.values(all).reduce((a, b) => a + b, 0)) })
+        )
+      )
+      expect(tool!.inputSchema).toMatchObject({ type: "object" })
+      expect(tool!.inputSchema).not.toHaveProperty("$schema")
+      expect(yield* tool!.run({ a: 1, b: 2 })).toBe("3")
+      const Either = AiTool.make("either", {
+        parameters: Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })])
+      })
+      const either = Toolkit.make(Either)
+      const error = yield* Effect.flip(
+        AiToolkit.fromToolkit(either).pipe(Effect.provide(either.toLayer({ either: () => Effect.void })))
+      )
+      expect(error.message).toBe("Tool either: inputSchema must have type \"object\" at its root")
+    }))
+
+  it.effect("failureMode return: a result the toolkit could not produce is not sent as the tool's failure", () =>
+    Effect.gen(function*() {
+      const Parse = AiTool.make("parse", {
+        success: Schema.Number,
+        failure: Schema.Unknown,
+        failureMode: "return"
+      })
+      const toolkit = Toolkit.make(Parse)
+      const [parse] = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        // A handler that fails with a SchemaError: effect/ai reports it as an invalid result.
+        parse: () => Schema.decodeUnknownEffect(Schema.Number)("x")
+      })))
+      expect(yield* Effect.flip(parse!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool parse returned a result that does not match its success schema")
+      })
     }))
 })

@@ -1,0 +1,506 @@
+/**
+ * The tool settings screen of the registry design, as a small web app: pick an agent, flip its
+ * switches (one per tool or pair group, by category, in English, Simplified or Traditional
+ * Chinese), and watch the `claude` CLI flags the switches become. Each agent's choice is stored
+ * with `AgentSettings` in a SQLite file.
+ *
+ *   npx tsx examples/tool-settings-server.ts [database-file]
+ *
+ * (or set AGENT_SETTINGS_DB; by default the file under ~/.local/share/effect-chat-bridge/; PORT
+ * picks the port, a free one by default). It prints the page's URL, binds 127.0.0.1 only, and
+ * runs until Ctrl-C.
+ *
+ * The page (`tool-settings-server.html`, plain HTML and a little script) talks to this JSON API:
+ *
+ *   GET  /api/agents                                  every agent and its opt-outs
+ *   POST /api/agents              {"agentId": "…"}    creates an agent (every tool on)
+ *   GET  /api/agents/:agentId?locale=zh-CN            the settings screen's data (see `Screen`)
+ *   PUT  /api/agents/:agentId/switches/:switchId?locale=…  {"enabled": false}   flips one switch
+ *
+ * Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
+ */
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as Cause from "effect/Cause"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
+import * as Runtime from "effect/Runtime"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as fs from "node:fs"
+import { createServer } from "node:http"
+import { fileURLToPath } from "node:url"
+import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
+import * as CatalogView from "../src/registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as Conditions from "../src/registry/Conditions.ts"
+import * as Registry from "../src/registry/Registry.ts"
+import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.ts"
+import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
+import * as AgentSettings from "../src/services/AgentSettings.ts"
+
+// --- The registry: Claude Code's catalog plus the application's own MCP tools. ---
+
+/**
+ * A notes server the application mounts for its agents: two MCP tools in one pair group, so they
+ * share one switch, and turning it off moves both from `--allowedTools` to `--disallowedTools`.
+ */
+const notesTools = ["read_note", "write_note"].map((wireName) =>
+  Registry.mcpTool({
+    server: "notes",
+    wireName,
+    category: "context",
+    pairGroup: "notes",
+    labelKey: "app.notes.label",
+    descriptionKey: "app.notes.description"
+  })
+)
+
+/** The application's messages, beside the catalog's own. */
+const appMessages: CatalogView.ExtraMessages = {
+  en: { "app.notes.label": "Notes", "app.notes.description": "Read and write the team's notes." },
+  "zh-CN": { "app.notes.label": "笔记", "app.notes.description": "读取和编写团队笔记。" },
+  "zh-TW": { "app.notes.label": "筆記", "app.notes.description": "讀取和編寫團隊筆記。" }
+}
+
+/** The page's own words (the catalog's come from `CatalogView`). */
+const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, string>>>> = {
+  en: {
+    title: "Tool settings",
+    agent: "Agent",
+    language: "Language",
+    newAgent: "New agent",
+    create: "Create",
+    flags: "claude -p flags for this agent",
+    disabledTools: "Stored opt-outs",
+    none: "(none)",
+    "exposure.internal": "managed by Claude Code",
+    "exposure.disabled": "never available",
+    "exposure.conditional": "only when {condition}",
+    "state.on": "on",
+    "state.off": "off",
+    headless: "needs someone to answer it: off in claude -p"
+  },
+  "zh-CN": {
+    title: "工具设置",
+    agent: "智能体",
+    language: "语言",
+    newAgent: "新智能体",
+    create: "创建",
+    flags: "此智能体的 claude -p 参数",
+    disabledTools: "已保存的停用项",
+    none: "（无）",
+    "exposure.internal": "由 Claude Code 管理",
+    "exposure.disabled": "始终不可用",
+    "exposure.conditional": "仅当 {condition}",
+    "state.on": "开",
+    "state.off": "关",
+    headless: "需要有人回答：在 claude -p 中关闭"
+  },
+  "zh-TW": {
+    title: "工具設定",
+    agent: "智慧代理",
+    language: "語言",
+    newAgent: "新智慧代理",
+    create: "建立",
+    flags: "此智慧代理的 claude -p 參數",
+    disabledTools: "已儲存的停用項目",
+    none: "（無）",
+    "exposure.internal": "由 Claude Code 管理",
+    "exposure.disabled": "一律不可用",
+    "exposure.conditional": "僅當 {condition}",
+    "state.on": "開",
+    "state.off": "關",
+    headless: "需要有人回答：在 claude -p 中關閉"
+  }
+}
+
+// --- The screen's data. ---
+
+/** A tool without a switch, shown so the user sees why it is on or off. */
+interface FixedTool {
+  readonly name: string
+  readonly label: string
+  readonly exposure: Exclude<Exposure, "user">
+  readonly condition?: string
+  readonly pairGroup?: string
+  readonly reason?: string
+  /** Needs someone to answer it, so a headless `claude -p` run goes without it. */
+  readonly interactive: boolean
+  /** Whether the CLI may use it in this session (the policy's verdict). */
+  readonly on: boolean
+}
+
+/** One category: its switches (from `CatalogView`) and its tools without one. */
+interface Section {
+  readonly category: Category
+  readonly label: string
+  readonly switches: ReadonlyArray<CatalogView.CatalogEntry>
+  readonly fixed: ReadonlyArray<FixedTool>
+}
+
+/** Everything the page shows for one agent in one language. */
+export interface Screen {
+  readonly agentId: string
+  readonly locale: CatalogView.Locale
+  readonly ui: Readonly<Record<string, string>>
+  readonly sections: ReadonlyArray<Section>
+  readonly disabledTools: ReadonlyArray<string>
+  readonly conditions: Conditions.Conditions
+  readonly policy: ToolPolicy.ToolPolicy
+  readonly flags: ReadonlyArray<string>
+}
+
+const screen = (
+  registry: Registry.Registry,
+  settings: AgentSettings.Settings,
+  policy: ToolPolicy.ToolPolicy,
+  conditions: Conditions.Conditions,
+  locale: CatalogView.Locale
+): Screen => {
+  const switches = CatalogView.view(registry, settings, { locale, messages: appMessages })
+  const blocked = new Set(policy.disallowedTools)
+  const label = (key: string, fallback: string) => CatalogView.translate(key, locale, appMessages) ?? fallback
+  const sections = categoryOrder.flatMap((category): Array<Section> => {
+    const fixed = registry.descriptors.filter((d) => d.category === category && d.exposure !== "user").map((
+      d
+    ): FixedTool => ({
+      name: d.name,
+      label: label(d.labelKey, d.name),
+      exposure: d.exposure as FixedTool["exposure"],
+      ...(d.condition === undefined ? {} : { condition: d.condition }),
+      ...(d.pairGroup === undefined ? {} : { pairGroup: d.pairGroup }),
+      ...(d.reason === undefined ? {} : { reason: d.reason }),
+      interactive: d.interactive === true,
+      on: !blocked.has(d.name)
+    }))
+    const entries = switches.find((s) => s.category === category)?.entries ?? []
+    if (entries.length === 0 && fixed.length === 0) return []
+    return [{ category, label: label(`category.${category}`, category), switches: entries, fixed }]
+  })
+  return {
+    agentId: settings.agentId,
+    locale,
+    ui: uiMessages[locale],
+    sections,
+    disabledTools: settings.disabledTools,
+    conditions,
+    policy,
+    flags: ToolPolicy.toCliFlags(policy)
+  }
+}
+
+// --- Errors the API answers with. ---
+
+/** A request the API refuses: its status and a message saying what to do. */
+class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
+  status: Schema.Number,
+  message: Schema.String
+}) {}
+
+const badRequest = (message: string) => new ApiError({ status: 400, message })
+
+type SettingsError =
+  | AgentSettings.AgentNotFoundError
+  | AgentSettings.AgentAlreadyExistsError
+  | AgentSettings.InvalidSettingsInputError
+  | AgentSettings.CorruptedSettingsError
+  | AgentSettings.AgentSettingsStorageError
+
+const fromSettingsError = (error: SettingsError): ApiError => {
+  switch (error._tag) {
+    case "AgentNotFoundError":
+      return new ApiError({ status: 404, message: `${error.message}; create it with POST /api/agents` })
+    case "AgentAlreadyExistsError":
+      return new ApiError({ status: 409, message: error.message })
+    case "InvalidSettingsInputError":
+      return badRequest(error.message)
+    case "CorruptedSettingsError":
+    case "AgentSettingsStorageError":
+      return new ApiError({ status: 500, message: error.message })
+  }
+}
+
+/** Small JSON bodies only: a settings request is a few dozen bytes. */
+const maxBodySize = 16 * 1024
+
+const tooLarge = `the body is over ${maxBodySize} bytes; a settings request is a few dozen`
+
+/**
+ * The body as text, up to `maxBodySize` bytes, with or without a Content-Length (chunked). Past
+ * the bound it fails with a 413 and lets the rest drain until the answer closes the connection:
+ * destroying the request instead (as a body-size limit in the platform would) resets the
+ * connection before the client can read any answer.
+ */
+const bodyText = Effect.gen(function*() {
+  const incoming = NodeHttpServerRequest.toIncomingMessage(yield* HttpServerRequest.HttpServerRequest)
+  return yield* Effect.callback<string, ApiError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      incoming.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBodySize) return void chunks.push(chunk)
+      stop()
+      incoming.resume()
+      resume(Effect.fail(new ApiError({ status: 413, message: tooLarge })))
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(badRequest(`the body could not be read: ${error.message}`)))
+    }
+    incoming.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(stop)
+  })
+})
+
+const standardIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * Every issue on its own line, with its path: `Expected boolean, actual "no" at ["enabled"]`
+ * (Effect 4 says `got`; `actual` is what the Effect 3 line answered).
+ */
+const formatIssues = (error: Schema.SchemaError): string =>
+  standardIssues(error.issue).issues.map(({ message, path }) => {
+    const text = message.replace(/^(Expected .*?), got /, "$1, actual ")
+    return path === undefined || path.length === 0
+      ? text
+      : `${text} at ${path.map((p) => `[${JSON.stringify(String(typeof p === "object" ? p.key : p))}]`).join("")}`
+  }).join("\n")
+
+/** Decodes the JSON body strictly: not JSON, a wrong type or an unknown field is a 400. */
+const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
+  bodyText.pipe(
+    Effect.flatMap((text) =>
+      Effect.try({
+        // An empty body reads as null, as the platform's own JSON body does.
+        try: (): unknown => text === "" ? null : JSON.parse(text),
+        catch: (e) => badRequest(`the body is not JSON: ${e instanceof Error ? e.message : String(e)}`)
+      })
+    ),
+    Effect.flatMap((json) =>
+      Effect.mapError(
+        // `reportInput` puts the rejected value in the message, as Effect 3 did.
+        Schema.decodeUnknownEffect(schema)(json, { onExcessProperty: "error", errors: "all", reportInput: true }),
+        (e) => badRequest(`invalid body: ${formatIssues(e)}`)
+      )
+    )
+  )
+
+const locales = Object.keys(CatalogView.locales) as Array<CatalogView.Locale>
+
+/** `?locale=` (English when absent); an unknown one is a 400 naming the shipped ones. */
+const localeParam = Effect.gen(function*() {
+  const value = (yield* HttpServerRequest.ParsedSearchParams)["locale"] ?? "en"
+  const locale = typeof value === "string" ? value : value.join(",")
+  return locales.includes(locale as CatalogView.Locale)
+    ? locale as CatalogView.Locale
+    : yield* badRequest(`unknown locale ${JSON.stringify(locale)}; use one of ${locales.join(", ")}`)
+})
+
+const pathParam = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
+
+const json = (value: unknown, status = 200) => HttpServerResponse.jsonUnsafe(value, { status })
+
+/**
+ * An error answer. A 413 also ends the connection: the rest of that body is not read, and on a
+ * kept-alive connection the server would have to take it all in first.
+ */
+const errorJson = (status: number, error: string) =>
+  status === 413
+    ? HttpServerResponse.jsonUnsafe({ error }, { status, headers: { connection: "close" } })
+    : json({ error }, status)
+
+/** A route's handler with its refusals answered as `{"error": …}`. */
+const answer = <R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError | SettingsError, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  handler.pipe(
+    Effect.catch((e) => {
+      const refused = e._tag === "ApiError" ? e : fromSettingsError(e)
+      return Effect.succeed(errorJson(refused.status, refused.message))
+    })
+  )
+
+// --- The app. ---
+
+/** Options of {@link layer}. */
+export interface Options {
+  /** The SQLite file the agents' settings are stored in; `AgentSettingsSqlite.defaultFilename()` by default. */
+  readonly filename?: string
+  /** The port on 127.0.0.1; 0 (the default) picks a free one. */
+  readonly port?: number
+  /** The session's conditions; detected from the current directory when absent. */
+  readonly conditions?: Conditions.Conditions
+}
+
+const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", import.meta.url)), "utf8")
+
+const app = Effect.fnUntraced(function*(registry: Registry.Registry, conditions: Conditions.Conditions, port: number) {
+  const settings = yield* AgentSettings.AgentSettings
+  // A headless `claude -p` session with the application's bridge mounted as `gtb`.
+  const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"] }
+
+  const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
+    Effect.map(
+      AgentSettings.resolveToolPolicyFor(agent.agentId, context, { registry }),
+      (policy) => screen(registry, agent, policy, conditions, locale)
+    ).pipe(Effect.provideService(AgentSettings.AgentSettings, settings))
+
+  const router = yield* HttpRouter.make
+  yield* router.add("GET", "/", HttpServerResponse.html(page))
+  yield* router.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
+  yield* router.add("GET", "/api/agents", answer(Effect.map(settings.list, (agents) => json({ agents }))))
+  yield* router.add(
+    "POST",
+    "/api/agents",
+    answer(Effect.gen(function*() {
+      const { agentId } = yield* body(Schema.Struct({ agentId: Schema.String }))
+      return json(yield* settings.create(agentId), 201)
+    }))
+  )
+  yield* router.add(
+    "GET",
+    "/api/agents/:agentId",
+    answer(Effect.gen(function*() {
+      const locale = yield* localeParam
+      const agent = yield* settings.get(yield* pathParam("agentId"))
+      return json(yield* screenOf(agent, locale))
+    }))
+  )
+  yield* router.add(
+    "PUT",
+    "/api/agents/:agentId/switches/:switchId",
+    answer(Effect.gen(function*() {
+      const locale = yield* localeParam
+      const { enabled } = yield* body(Schema.Struct({ enabled: Schema.Boolean }))
+      const agentId = yield* pathParam("agentId")
+      const switchId = yield* pathParam("switchId")
+      // Check everything before writing, so a bad request changes nothing.
+      const current = yield* settings.get(agentId)
+      const entry = CatalogView.view(registry, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
+      if (entry === undefined) return yield* unknownSwitch(registry, switchId)
+      return json(yield* screenOf(yield* settings.toggle(agentId, entry, enabled), locale))
+    }))
+  )
+
+  // The router fails only when no route matches (every route answers its own errors).
+  const routed = router.asHttpEffect().pipe(
+    Effect.catch((e) =>
+      e instanceof HttpServerError.HttpServerError && e.reason._tag === "RouteNotFound"
+        ? Effect.succeed(errorJson(404, `no route ${e.request.method} ${e.request.url}`))
+        : Effect.fail(e)
+    )
+  )
+  return guardLoopback(routed, port)
+})
+
+/** Why a switch id has no switch: not in the registry, or a tool the user cannot switch. */
+const unknownSwitch = (registry: Registry.Registry, switchId: string) => {
+  const d = registry.byName.get(switchId)
+  if (d === undefined) {
+    return Effect.fail(
+      new ApiError({
+        status: 404,
+        message: `no switch ${JSON.stringify(switchId)}; the switches are ${
+          CatalogView.slots(registry).map((s) => s.id).join(", ")
+        }`
+      })
+    )
+  }
+  const group = d.pairGroup === undefined
+    ? undefined
+    : CatalogView.slots(registry).find((s) => s.pairGroup === d.pairGroup)
+  return Effect.fail(
+    new ApiError({
+      status: 409,
+      message: group !== undefined
+        ? `${d.name} has no switch of its own: it goes with the ${group.id} switch`
+        : `${d.name} is ${d.exposure}: it has no switch${d.reason === undefined ? "" : ` (${d.reason})`}`
+    })
+  )
+}
+
+/**
+ * A loopback server is still reachable from web pages the user opens: refuse other hosts
+ * (DNS rebinding), other origins, and writes that are not JSON (which a cross-site form could
+ * send without a CORS preflight).
+ */
+const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, port: number) =>
+  Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const host = request.headers["host"]
+    const origin = request.headers["origin"]
+    if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
+      return json({ error: `unexpected Host ${JSON.stringify(host)}; open http://127.0.0.1:${port}/` }, 403)
+    }
+    if (origin !== undefined && origin !== `http://${host}`) {
+      return json({ error: `requests from ${origin} are not accepted` }, 403)
+    }
+    if (request.method === "POST" || request.method === "PUT") {
+      if (!(request.headers["content-type"] ?? "").startsWith("application/json")) {
+        return json({ error: "send the body as JSON with Content-Type: application/json" }, 415)
+      }
+      // A declared size is refused before reading; a chunked body is bounded as it is read (`body`).
+      if (Number(request.headers["content-length"] ?? 0) > maxBodySize) return errorJson(413, tooLarge)
+    }
+    return yield* app
+  })
+
+/**
+ * The server on 127.0.0.1, its settings in `options.filename`. When the store has no agent yet,
+ * an `assistant` agent is created so the page has something to show. Closing the layer's scope
+ * stops the server and closes the database.
+ */
+export const layer = (options: Options) =>
+  Layer.unwrap(Effect.gen(function*() {
+    const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
+    const conditions = options.conditions ??
+      (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
+    const settings = yield* AgentSettings.AgentSettings
+    if ((yield* settings.list).length === 0) yield* settings.create("assistant")
+    // Already listening here: the Host check needs the port a `port: 0` server got.
+    const address = (yield* HttpServer.HttpServer).address
+    const port = NetAddress.isInetAddress(address) ? address.port : -1
+    return HttpServer.serve(yield* app(registry, conditions, port))
+  })).pipe(
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { host: "127.0.0.1", port: options.port ?? 0 })),
+    Layer.provide(AgentSettingsSqlite.layerSqlite(options.filename === undefined ? {} : { filename: options.filename }))
+  )
+
+// --- Run directly: print the URL and serve until Ctrl-C. ---
+
+/** Ctrl-C (SIGINT) or SIGTERM is how this server is meant to stop: exit 0, not Effect 4's 130. */
+const teardown: Runtime.Teardown = (exit, onExit) =>
+  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
+  const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
+  const port = Number(process.env["PORT"] ?? 0)
+  HttpServer.addressFormattedWith((url) =>
+    Console.log(
+      `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
+        "Ctrl-C stops the server"
+    )
+  ).pipe(
+    Effect.andThen(Effect.never),
+    Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
+    NodeRuntime.runMain({ teardown })
+  )
+}

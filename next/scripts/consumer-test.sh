@@ -1,0 +1,153 @@
+#!/usr/bin/env bash
+# The package as a user gets it: `npm pack`, the tarball installed with the documented peers into
+# a fresh project outside the repo, then plain node, a strict tsc (nodenext and bundler), an
+# esbuild bundle, the drift-guard bin, and the optional peers' absence. Run by .ci/run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+# The Effect 4 line needs Node >= 22.19; fetch one (outside the repo) when the machine's is older.
+eval "$(bash "$root/../scripts/ensure-node.sh")"
+echo "node $(node --version)"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ecb-consumer-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+step() { printf '\n--- consumer: %s ---\n' "$*"; }
+fail() { echo "consumer test FAILED: $*" >&2; exit 1; }
+tsc="$root/node_modules/typescript/bin/tsc"
+esbuild="$root/node_modules/.bin/esbuild"
+# The one install line the README documents (keep the two in sync: test/package.test.ts checks it).
+peers=(effect@^4.1.0 @effect/platform-node@^4.1.0)
+
+step "pack"
+cd "$root"
+npm run -s build
+npm pack --dry-run --json --ignore-scripts 2>/dev/null > "$work/files.json"
+node -e '
+  const files = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[0].files.map((f) => f.path)
+  const bad = files.filter((f) => /^(test|bench|examples|scripts|\.ci|src|coverage|docs)\//.test(f) || /\.test\./.test(f))
+  if (bad.length > 0) { console.error("tarball ships:", bad.join(", ")); process.exit(1) }
+  for (const must of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts",
+    "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/drift-guard.d.ts",
+    "dist/registry/bin/check-claude-tools.js"]) {
+    if (!files.includes(must)) { console.error("tarball lacks", must); process.exit(1) }
+  }
+  console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file`)
+' "$work/files.json"
+tarball=$(npm pack --ignore-scripts --pack-destination "$work" --silent | tail -n 1)
+tarball="$work/$tarball"
+echo "tarball: $(basename "$tarball"), $(du -k "$tarball" | cut -f1) KiB packed, $(tar -tzf "$tarball" | wc -l) files"
+
+step "install the tarball with only the required peers"
+app="$work/app"
+mkdir -p "$app" && cd "$app"
+printf '{ "name": "consumer", "version": "1.0.0", "private": true, "type": "module" }\n' > package.json
+start=$(date +%s%N)
+npm install --no-audit --no-fund --loglevel=error "$tarball" "${peers[@]}"
+echo "install time without optional peers: $(( ($(date +%s%N) - start) / 1000000 )) ms"
+
+step "(e, f) no optional peer, nothing compiled"
+for absent in better-sqlite3 typescript @anthropic-ai/claude-agent-sdk @effect/sql-sqlite-node @effect/ai; do
+  [ ! -e "node_modules/$absent" ] || fail "$absent was installed with only the required peers"
+done
+built=$(find node_modules -path '*/build/*' -name '*.node' -print -quit)
+[ -z "$built" ] || fail "a native addon was compiled during install: $built"
+echo "better-sqlite3, typescript and the Agent SDK are absent; no native addon was built (SQLite is node:sqlite)"
+
+step "(a) plain node runs the README's first example"
+node -e '
+  const readme = require("fs").readFileSync(process.argv[1], "utf8")
+  const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
+  const first = blocks.find((b) => b.includes("from \"effect-chat-bridge\""))
+  require("fs").writeFileSync("main.mjs", first)
+  require("fs").writeFileSync("main.ts", first)
+' "$root/README.md"
+answer=$(node main.mjs)
+[ "$answer" = "5" ] || fail "README example printed '$answer', expected 5"
+echo "node main.mjs → $answer"
+
+step "(e) every entry point, and the optional ones name what to install"
+cat > entries.mjs <<'JS'
+import { Effect, Exit, Layer } from "effect"
+import * as Main from "effect-chat-bridge"
+import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
+import { AgentSettingsSqlite } from "effect-chat-bridge/agent-settings-sqlite"
+import { DriftGuard } from "effect-chat-bridge/drift-guard"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+
+const failure = async (effect) => {
+  const exit = await Effect.runPromiseExit(effect)
+  if (Exit.isSuccess(exit)) throw new Error("expected a failure")
+  return JSON.stringify(exit.cause)
+}
+const expect = (text, needle) => {
+  if (!text.includes(needle)) throw new Error(`expected ${JSON.stringify(needle)} in ${text}`)
+}
+console.log(`main entry: ${Object.keys(Main).length} modules`)
+// SQLite needs no peer on this line: node:sqlite, in memory.
+await Effect.runPromise(Layer.launch(AgentSettingsSqlite.layerSqlite({ filename: ":memory:" })).pipe(
+  Effect.timeout("1 second"), Effect.ignore))
+expect(
+  await failure(Effect.flatMap(Effect.service(Main.ChatClient.ChatClient), (chat) => chat.chat("hi")).pipe(
+    Effect.provide(ClaudeAgent.layer())
+  )),
+  "npm install @anthropic-ai/claude-agent-sdk"
+)
+expect(
+  await failure(DriftGuard.check(Main.ClaudeCodeCatalog.registry).pipe(Effect.provide(NodeServices.layer))),
+  "npm install -D @anthropic-ai/claude-agent-sdk"
+)
+console.log("the SQLite store opens without a peer; missing optional peers fail with the package to install")
+JS
+node entries.mjs
+
+step "(c) esbuild bundle of the README example, typescript absent"
+"$esbuild" main.mjs --bundle --platform=node --format=esm --log-level=warning --outfile=bundle.mjs \
+  --banner:js="import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);"
+[ "$(node bundle.mjs)" = "5" ] || fail "the bundle did not print 5"
+echo "bundle: $(du -k bundle.mjs | cut -f1) KiB ($(stat -c %s bundle.mjs) bytes), runs and prints 5"
+
+typecheck() { # <label> <files...>: tsc --noEmit with the strictest flags, nodenext and bundler
+  local label=$1 resolution module started; shift
+  for resolution in nodenext bundler; do
+    module=$([ "$resolution" = nodenext ] && echo nodenext || echo preserve)
+    node -e '
+      const [resolution, module, ...files] = process.argv.slice(1)
+      require("fs").writeFileSync("tsconfig.json", JSON.stringify({ compilerOptions: {
+        target: "ES2022", module, moduleResolution: resolution, types: ["node"], strict: true,
+        exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true, noPropertyAccessFromIndexSignature: true,
+        verbatimModuleSyntax: true, skipLibCheck: false, noEmit: true }, files }))
+    ' "$resolution" "$module" "$@"
+    started=$(date +%s%N)
+    node "$tsc" -p tsconfig.json || fail "tsc ($label, $resolution) failed"
+    echo "tsc $label, moduleResolution $resolution, skipLibCheck false: ok in $(( ($(date +%s%N) - started) / 1000000 )) ms"
+  done
+}
+
+step "(b) the README example type-checks with only the required peers (and @types/node)"
+npm install --no-audit --no-fund --loglevel=error @types/node@^22
+typecheck "README example" main.ts
+
+step "(b) every entry point type-checks once its optional peer is installed"
+# Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.
+npm install --no-audit --no-fund --loglevel=error --ignore-scripts --omit=optional \
+  @anthropic-ai/claude-agent-sdk@0.3.332 typescript@~5.9.3
+cp entries.mjs entries.ts
+cat > ai.ts <<'TS'
+import { AiToolkit, ChatLanguageModel } from "effect-chat-bridge/effect-ai"
+console.log(`effect-ai entry: ${typeof AiToolkit.fromToolkit}, ${typeof ChatLanguageModel.layer}`)
+TS
+cp ai.ts ai.mjs && node ai.mjs
+sed -i 's/const failure = async (effect) =>/const failure = async (effect: Effect.Effect<unknown, unknown>) =>/; s/const expect = (text, needle) =>/const expect = (text: string, needle: string) =>/' entries.ts
+typecheck "all entry points" entries.ts ai.ts
+
+step "(d) the check-claude-tools bin under plain node"
+mv node_modules/typescript "$work/typescript-aside"
+set +e
+out=$(node_modules/.bin/check-claude-tools "$root/node_modules/@anthropic-ai/claude-agent-sdk/sdk-tools.d.ts" 2>&1)
+code=$?
+set -e
+[ "$code" = 2 ] && [[ "$out" == *"npm install -D typescript"* ]] || fail "without typescript the bin said ($code): $out"
+echo "without typescript: exit 2, '$out'"
+mv "$work/typescript-aside" node_modules/typescript
+node_modules/.bin/check-claude-tools "$root/node_modules/@anthropic-ai/claude-agent-sdk/sdk-tools.d.ts"
+
+echo
+echo "consumer test passed"

@@ -1,0 +1,12 @@
+/**
+ * `effect-chat-bridge/effect-ai`: interop with `effect/ai`. A `Toolkit` with its handlers as
+ * tools for every provider and the MCP bridge (`AiToolkit`), and any provider — Claude Code above
+ * all — as an `effect/ai` `LanguageModel` that runs your toolkit (`ChatLanguageModel`). On
+ * Effect 4 `effect/ai` is part of `effect` itself, so there is no optional peer any more; it stays
+ * a separate entry point so the main entry does not load the `effect/ai` modules.
+ *
+ * @since 0.1.0
+ * @module
+ */
+export * as AiToolkit from "./ai/AiToolkit.js"
+export * as ChatLanguageModel from "./ai/ChatLanguageModel.js"

@@ -1,0 +1,120 @@
+/**
+ * One `ClaudeLocal` turn on a fresh `claude -p` process (the default): started with the turn's
+ * files in a scope of the turn, the prompt on stdin, read to the end, then interpreted.
+ */
+import * as Effect from "effect/Effect"
+import * as Stream from "effect/Stream"
+import { ProviderError } from "../services/ChatClient.js"
+import type { RunOptions } from "../services/Subprocess.js"
+import type * as CliVersion from "./claudeCliVersion.js"
+import { provider } from "./claudeLocalArgs.js"
+import { type LocalEnv, planRun, prepareRun } from "./claudeLocalPlan.js"
+import { bounded, interpretRun, type RunInput, serverStatus, toolServerFailure } from "./claudeSession.js"
+import { makeRunReader, type ParsedRun, parseRun, toChatEvent } from "./claudeStreamJson.js"
+import * as UserMessage from "./claudeUserMessage.js"
+import type { Emit } from "./loopClient.js"
+
+/** The user's text is checked, not the schema the library appends. */
+export const requireVerbatim = (env: LocalEnv, cli: CliVersion.CliVersion, input: RunInput) =>
+  UserMessage.requireVerbatim(provider, cli, input, env.options.trustedPrompts === true)
+
+/** The turn's one stream-json user message, verbatim unless `trustedPrompts`. */
+export const userMessage = (env: LocalEnv, input: RunInput, schemaText: string | undefined) =>
+  UserMessage.make(
+    { prompt: input.prompt, parts: input.parts, extraText: schemaText },
+    env.options.trustedPrompts !== true
+  )
+
+/**
+ * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
+ * A bridge the CLI could not connect to stops the run at the init line.
+ */
+const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit, mounted: boolean) =>
+  Effect.gen(function*() {
+    const reader = makeRunReader(env.toolPrefix)
+    let first = true
+    const outcome = yield* env.subprocess.stream({
+      ...runOptions,
+      args: [...runOptions.args, "--include-partial-messages"]
+    }).pipe(
+      Stream.runForEach((line) =>
+        Effect.gen(function*() {
+          const events = reader.line(line)
+          if (mounted && first) {
+            const init = reader.init()
+            if (init !== undefined && serverStatus(init, env.serverName) !== "connected") {
+              return yield* toolServerFailure(provider, env.serverName, init)
+            }
+          }
+          first = false
+          for (const event of events) yield* emit(toChatEvent(event))
+        })
+      ),
+      Effect.as({ exitCode: 0, stderr: "" }),
+      Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })),
+      Effect.mapError((e) => (e._tag === "ProviderError" ? e : env.fromTurnSubprocess(e)))
+    )
+    return { ...outcome, parsed: reader.done() }
+  })
+
+/** A finished run that printed no result line: what its exit and output tell. */
+const noResult = (result: { readonly exitCode: number; readonly stderr: string; readonly parsed: ParsedRun }) => {
+  const stderr = bounded(result.stderr.trim(), 1_000)
+  const garbage = result.parsed.garbage
+  return new ProviderError({
+    provider,
+    kind: result.exitCode === 0 ? "decode" : "process",
+    message: result.exitCode === 0
+      ? `The claude CLI printed no result line${
+        garbage.length > 0 ? ` (unparseable output: ${bounded(garbage[0]!, 200)})` : ""
+      }`
+      : `The claude CLI exited with code ${result.exitCode}${stderr === "" ? "" : `: ${stderr}`}`,
+    retryable: false
+  })
+}
+
+/** One turn on a fresh CLI; what the run acquired is released when it ends. */
+export const freshRun = (env: LocalEnv) => (input: RunInput) =>
+  Effect.scoped(Effect.gen(function*() {
+    const plan = yield* planRun(env, input.responseFormat)
+    yield* requireVerbatim(env, plan.cli, input)
+    const { mounted } = plan
+    const { runOptions: prepared } = yield* prepareRun(env, plan, {
+      sessionId: input.sessionId,
+      fork: input.fork,
+      streamInput: false,
+      budgetUsd: input.budgetUsd
+    })
+    // Every prompt is one stream-json user message, so it can say "verbatim".
+    const runOptions = {
+      ...prepared,
+      args: [...prepared.args, ...UserMessage.streamJsonInputFlags],
+      stdin: `${JSON.stringify(userMessage(env, input, plan.schemaText))}\n`,
+      timeout: env.timeout
+    }
+    // The bridge's tool calls during this run are children of the span the run's token was
+    // opened in (prepareRun, inside this turn's span).
+    const result = input.emit === undefined
+      ? yield* env.subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
+        Effect.map((done) => ({ ...done, parsed: parseRun(done.stdout, env.toolPrefix) })),
+        Effect.mapError(env.fromTurnSubprocess)
+      )
+      : yield* streamRun(env, runOptions, input.emit, mounted)
+    const { parsed } = result
+    const outcome = yield* interpretRun({
+      provider,
+      serverName: env.serverName,
+      mounted,
+      init: parsed.init,
+      result: parsed.result,
+      exitCode: result.exitCode,
+      stderr: result.stderr,
+      toolUses: parsed.toolUses,
+      allowPermissionDenials: env.options.allowPermissionDenials === true,
+      recordResult: input.recordResult,
+      lastText: parsed.lastText,
+      decidedDenials: env.decidedDenials,
+      noResult: () => noResult(result)
+    })
+    return { ...outcome, activity: parsed.activity }
+  }))

@@ -1,0 +1,396 @@
+/**
+ * Claude Code through the Claude Agent SDK as a ChatClient. Each turn is one SDK `query` (one CLI
+ * process); conversations continue with `resume` of the session id. Your in-process tools are
+ * served by an MCP server that lives in this process and talks to the CLI over the CLI's own
+ * stdin/stdout control channel: no port, no bearer token, no config file. Built-in Claude Code
+ * tools are limited by the registry policy (`ToolPolicy.toAgentSdkOptions`).
+ *
+ * The SDK (`@anthropic-ai/claude-agent-sdk`) is an optional peer dependency, imported when the
+ * first turn runs; without it every call fails with a `config` ProviderError saying how to
+ * install it. It ships the `claude` binary this provider runs by default.
+ *
+ * The tool policy is ClaudeLocal's (the CLI + loopback MCP bridge): every turn is headless, so
+ * interactive tools (registry descriptors marked `interactive`) are removed from the model's tool
+ * list unless the permission mode is `bypassPermissions`; with `bypassPermissions`, the SDK's
+ * `PreToolUse` hook still denies them should the live mode change. Conditions are detected from
+ * `cwd` unless given, and long opt-out lists go to a settings file. The CLI's environment is
+ * explicit (the SDK replaces it): a filtered copy of this process's plus `env` (all of it with
+ * `inheritEnv`), and no settings files are loaded unless `settingSources` says so.
+ *
+ * Multi-turn uses `resume` (a fresh CLI per turn) by default, which keeps each turn a
+ * self-contained resource with a simple lifetime. With `keepAlive: true` the client keeps one CLI
+ * alive across `chat`/`chatStream` turns instead, feeding each message through the SDK's streaming
+ * input: later turns skip the CLI's start-up (about 20× faster against a local API, see the bench).
+ * That CLI belongs to the client's scope; a failed or interrupted turn ends it, as do `setTools`
+ * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
+ * turn starts a new one resuming the session.
+ *
+ * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
+ * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as FiberSet from "effect/FiberSet"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import type * as Scope from "effect/Scope"
+import * as KeepAlive from "../internal/claudeAgentLive.js"
+import {
+  type QueryParams,
+  type QuerySetup,
+  readVersion,
+  singleMessage,
+  startQuery
+} from "../internal/claudeAgentQuery.js"
+import { agentEnvironment, type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgentSdk.js"
+import { consume, interpret, type InterpretSetup } from "../internal/claudeAgentTurn.js"
+import type * as CliVersion from "../internal/claudeCliVersion.js"
+import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claudeCodeRun.js"
+import {
+  makeSessionClient,
+  remainingBudget,
+  type RunInput,
+  type RunOutcome,
+  type SessionClient,
+  sessionContext
+} from "../internal/claudeSession.js"
+import * as UserMessage from "../internal/claudeUserMessage.js"
+import * as Media from "../internal/media.js"
+import * as Telemetry from "../internal/telemetry.js"
+import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
+import * as Conditions from "../registry/Conditions.js"
+import type * as Registry from "../registry/Registry.js"
+import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
+import * as Tool from "../services/Tool.js"
+
+/**
+ * Which built-in Claude Code tools the agent may use (the same shape as `ClaudeLocal`'s).
+ *
+ * @since 0.1.0
+ */
+export interface ToolPolicyInput {
+  /** Default: the Claude Code catalog for the pinned agent SDK. */
+  readonly registry?: Registry.Registry
+  /** The agent's opt-outs (empty: everything the registry exposes). */
+  readonly disabledTools?: ReadonlyArray<string>
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
+  readonly conditions?: Readonly<Record<string, boolean>>
+}
+
+/** The Agent SDK's permission modes. */
+export type PermissionMode = AgentSdk.PermissionMode
+
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
+ */
+export interface Options extends ClaudeCodeOptions {
+  /**
+   * The `claude` executable. Default: the binary shipped with the Agent SDK. `mcpServers` reach it
+   * over stdin, which needs a Claude Code at least as new as that binary (an older one fails the turn
+   * with an error naming `mcpServersDelivery`); for an older one pass
+   * `extraOptions: { mcpServersDelivery: "argv" }`, which puts their headers and env on its command line.
+   */
+  readonly pathToClaudeCodeExecutable?: string | undefined
+  /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
+  readonly model?: string | undefined
+  /** Replaces Claude Code's default system prompt. */
+  readonly systemPrompt?: string | undefined
+  /** Bound on one whole turn (all of its model calls and tool calls). Default 10 minutes. */
+  readonly requestTimeout?: Duration.Input | undefined
+  /** Working directory of the CLI. Default: the process's. */
+  readonly cwd?: string | undefined
+  /** Default `default`: only allowed tools run; anything that would ask is denied. */
+  readonly permissionMode?: PermissionMode | undefined
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is a filtered copy
+   * of this process's environment (PATH, HOME, locale, proxies, `ANTHROPIC_*`, `CLAUDE_*`, cloud
+   * provider credentials), or all of it with `inheritEnv`.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
+  readonly toolPolicy?: ToolPolicyInput | undefined
+  /** The in-process MCP server's name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
+  readonly serverName?: string | undefined
+  /**
+   * When the CLI denied tool calls: `false` (default) fails with `PermissionDeniedError` (which
+   * carries the answer); `true` returns the answer and logs a warning.
+   */
+  readonly allowPermissionDenials?: boolean | undefined
+  /** How long the CLI gets to exit on its own before SIGTERM, then SIGKILL. Default 2 seconds. */
+  readonly killGrace?: Duration.Input | undefined
+  /**
+   * Keep one CLI alive across `chat`/`chatStream` turns (streaming input) instead of starting a
+   * fresh CLI per turn with `resume`. Default `false`. Turns after the first skip the CLI's
+   * start-up; the CLI lives in the client's scope until it closes. A failed or interrupted turn,
+   * `setTools` and `ask` end it (an `ask` runs on its own fresh CLI, as without this option); the
+   * next turn starts a new one that resumes the session. `maxTurns` bounds each turn and
+   * `maxBudgetUsd` the whole conversation, as without this option.
+   */
+  readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. It starts on the session to `resume` (forking it with
+   * `forkSession`), with every other option as a turn would. A `setTools` restarts it right away
+   * (resuming the session), not at the next turn. The CLI belongs to the layer's scope.
+   */
+  readonly prewarm?: boolean | undefined
+  /**
+   * Agent SDK options the library does not model, passed to `query` as given. The library's own
+   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win; its
+   * default `mcpServersDelivery: "initialize"` is set before them.
+   */
+  readonly extraOptions?: Partial<AgentSdk.Options> | undefined
+  /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
+  readonly sdkSpecifier?: string | undefined
+}
+
+/** The default bound on one turn (`requestTimeout`): 10 minutes. */
+export const DefaultRequestTimeout = Duration.minutes(10)
+
+/**
+ * The SDK callback for `options.canUseTool`, run in the context of the fiber that starts the
+ * query. The application's denials are recorded by tool use id (they are not failures).
+ */
+const permissionCallback = (
+  options: Options,
+  decidedDenials: Set<string>
+): Effect.Effect<AgentSdk.CanUseTool | undefined> =>
+  Effect.map(Effect.context<never>(), (context): AgentSdk.CanUseTool | undefined => {
+    const canUseTool = options.canUseTool
+    if (canUseTool === undefined) return undefined
+    const runPromise = Effect.runPromiseWith(context)
+    return async (toolName, input, { toolUseID }) => {
+      const request = { toolName, input, toolUseId: toolUseID }
+      const decision = await runPromise(decide(canUseTool, request))
+      if (decision._tag === "Deny") decidedDenials.add(toolUseID)
+      return permissionAnswer(request, decision)
+    }
+  })
+
+/**
+ * Refuses, before any CLI starts, a prompt an executable older than verbatim prompts would
+ * interpret. The SDK's own binary marks messages verbatim; another one may be older, so its
+ * `--version` is read once per client (on the first turn).
+ */
+const verbatimGate = (
+  options: Options
+): Effect.Effect<(input: RunInput) => Effect.Effect<void, ChatError>> => {
+  const trusted = options.trustedPrompts === true
+  const path = options.pathToClaudeCodeExecutable
+  if (path === undefined || trusted) return Effect.succeed(() => Effect.void)
+  return Effect.map(
+    Effect.cached(readVersion(path, agentEnvironment(process.env, options.env, options.inheritEnv === true))),
+    (version) => (input) =>
+      Effect.flatMap(
+        version,
+        (cli: Option.Option<CliVersion.CliVersion>) =>
+          Option.isNone(cli) ? Effect.void : UserMessage.requireVerbatim(provider, cli.value, input, trusted)
+      )
+  )
+}
+
+/** The Agent SDK module, imported on first use; a failure is not kept, so installing it later is enough. */
+const sdkLoader = (specifier: string): Effect.Effect<AgentSdkModule, ProviderError> => {
+  let loaded: AgentSdkModule | undefined
+  return Effect.suspend(() =>
+    loaded !== undefined ? Effect.succeed(loaded) : Effect.tap(loadAgentSdk(specifier), (sdk) =>
+      Effect.sync(() => {
+        loaded = sdk
+      }))
+  )
+}
+
+/**
+ * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
+ * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
+ * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
+ * closes — so closing the scope of `make` leaves nothing behind.
+ */
+export const make: (options?: Options) => Effect.Effect<SessionClient, never, Scope.Scope> = Effect.fn(
+  "ClaudeAgent.make"
+)(function*(options: Options = {}) {
+  const serverName = options.serverName ?? "gtb"
+  const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)
+  const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
+  const appServers: Record<string, AgentSdk.McpServerConfig> = {}
+  for (const [name, server] of Object.entries(options.mcpServers ?? {})) {
+    appServers[name] = mcpConfigEntry(server) as AgentSdk.McpServerConfig
+  }
+  const decidedDenials = new Set<string>()
+  const conditions = yield* Conditions.detectNodeConditions({
+    cwd: options.cwd,
+    given: options.toolPolicy?.conditions
+  })
+  const sdk = sdkLoader(options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk")
+  // Where the tool servers' calls find the turn they belong to (for their spans).
+  const runSlot = Telemetry.makeRunSlot()
+  const setup: QuerySetup = {
+    options,
+    serverName,
+    registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
+    agent: { disabledTools: options.toolPolicy?.disabledTools ?? [] },
+    conditions,
+    permissionMode: options.permissionMode ?? "default",
+    grace: Duration.toMillis(options.killGrace ?? Duration.seconds(2)),
+    sdk,
+    tools: Ref.get(tools),
+    appServers,
+    runSlot,
+    canUseTool: permissionCallback(options, decidedDenials)
+  }
+  const start = (params: QueryParams) => startQuery(setup, params)
+  // Turns in flight belong to the client's scope too: closing it interrupts them, and each
+  // turn's finalizers end its CLI before the scope is closed.
+  const turns = yield* FiberSet.make<RunOutcome, ChatError>()
+  const userMessage = (input: RunInput) => UserMessage.make(input, options.trustedPrompts !== true)
+  const requireVerbatim = yield* verbatimGate(options)
+  const reading: InterpretSetup = {
+    serverName,
+    allowPermissionDenials: options.allowPermissionDenials === true,
+    decidedDenials
+  }
+  const read = (started: Parameters<typeof interpret>[2], emit: RunInput["emit"], untilResult: boolean) =>
+    consume({ started, serverName, emit, untilResult, timeout })
+
+  /** A turn on a query (and CLI) of its own, resuming the session. */
+  const freshTurn = (input: RunInput) =>
+    Effect.scoped(Effect.gen(function*() {
+      const started = yield* start({
+        // A prompt with media is one SDK user message carrying image/document blocks.
+        prompt: input.parts === undefined ? input.prompt : singleMessage(userMessage(input)),
+        resume: input.sessionId,
+        fork: input.fork,
+        responseFormat: input.responseFormat,
+        partialMessages: input.emit !== undefined,
+        budgetUsd: input.budgetUsd
+      })
+      return yield* interpret(reading, input, started, yield* read(started, input.emit, false))
+    }))
+
+  const session: KeepAlive.SessionState = {
+    last: Option.fromNullishOr(options.resume),
+    fork: options.resume !== undefined && options.forkSession === true
+  }
+  const live = KeepAlive.make({
+    clientScope: yield* Effect.scope,
+    pool: yield* Effect.serviceOption(Pool.ClaudeProcessPool),
+    session,
+    start,
+    consume: read,
+    interpret: (input, started, transcript) => interpret(reading, input, started, transcript),
+    userMessage
+  })
+  const keepAlive = options.keepAlive === true || options.prewarm === true
+
+  const turnOf = (input: RunInput) =>
+    !keepAlive
+      ? freshTurn(input)
+      : input.responseFormat === undefined
+      ? live.turn(input)
+      // The output format is fixed per query: `ask` runs on its own CLI, after which the kept-alive
+      // one would not know the answer; it restarts (resuming the session) on the next turn.
+      : Effect.andThen(live.drop, freshTurn(input))
+
+  // Refused before any CLI starts, and without dropping a warm one.
+  const runTurn = (input: RunInput) =>
+    Effect.andThen(requireVerbatim(input), turnOf(input)).pipe(
+      Effect.tap((outcome) =>
+        Effect.sync(() => {
+          if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
+          session.fork = false
+        })
+      )
+    )
+
+  // Each turn runs in a fiber of the client's scope: closing the scope ends turns in flight.
+  const run = (input: RunInput) =>
+    Effect.flatMap(
+      // A kept-alive query's tool server outlives the turn that built it: each turn marks itself.
+      FiberSet.run(turns, runSlot.within(runTurn(input))),
+      (fiber) => Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
+    )
+
+  // Read at the start of each query: every query gets a fresh server built from this set; a
+  // kept-alive query was built from the old one, so it ends.
+  const setTools = (set: Tool.ToolSet, budgetUsd: number | undefined) =>
+    Effect.andThen(Ref.set(tools, set), live.drop).pipe(
+      Effect.andThen(options.prewarm === true ? live.warm(budgetUsd) : Effect.void)
+    )
+
+  // Nothing is spent before the first turn.
+  if (options.prewarm === true) yield* live.warm(remainingBudget(options.maxBudgetUsd, 0))
+
+  return yield* makeSessionClient({
+    provider,
+    model: options.model,
+    run,
+    setTools,
+    media: Media.claudeCode(provider),
+    resume: options.resume,
+    forkSession: options.forkSession,
+    maxBudgetUsd: options.maxBudgetUsd
+  })
+})
+
+/**
+ * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
+ * `ProviderError` (`kind: "config"` when the SDK or the executable is missing or the tool server
+ * did not connect, `"timeout"` after `requestTimeout`, `"auth"` saying how to log in when the CLI
+ * is not logged in or its key is refused, `"http"` with `status` for an API error,
+ * `"process"` for any other failed turn), `PermissionDeniedError` (unless
+ * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient } from "effect-chat-bridge"
+ * import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
+ *
+ * const program = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Summarise README.md in one line")
+ * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
+ * ```
+ */
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
+  Layer.effectContext(Effect.map(make(options), sessionContext))
+
+const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default"] as const
+
+/**
+ * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
+ * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
+ * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ */
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const opt = (name: string) => Config.option(Config.String(name)).pipe(Config.map(Option.getOrUndefined))
+      const timeout = yield* Config.option(Config.Duration("CLAUDE_REQUEST_TIMEOUT"))
+      const permissionMode = yield* Config.option(Config.Literals(PermissionModes, "CLAUDE_PERMISSION_MODE"))
+      return layer({
+        pathToClaudeCodeExecutable: yield* opt("CLAUDE_BINARY"),
+        model: yield* opt("CLAUDE_MODEL"),
+        systemPrompt: yield* opt("CLAUDE_SYSTEM_PROMPT"),
+        cwd: yield* opt("CLAUDE_CWD"),
+        requestTimeout: Option.getOrUndefined(timeout),
+        permissionMode: Option.getOrUndefined(permissionMode),
+        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
+      })
+    })
+  )

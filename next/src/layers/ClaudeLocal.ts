@@ -1,0 +1,265 @@
+/**
+ * The locally installed `claude` CLI as a ChatClient. Each turn runs
+ * `claude -p --output-format stream-json --verbose` (the prompt on stdin); conversations continue
+ * with `--resume`. Your in-process tools reach the CLI through a loopback MCP bridge
+ * (`McpBridge`) started on the first non-empty `setTools`; its bearer token travels only in a
+ * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
+ * by the registry policy (`ToolPolicy`), resolved for a headless session.
+ *
+ * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
+ * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
+ * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's
+ * permission prompts through `--permission-prompt-tool`, a tool on a second loopback bridge that
+ * is disallowed for the model, so only the CLI reaches it.
+ *
+ * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
+ * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
+ * `ps` and of the logged argv. It is always one `--input-format stream-json` user message (built
+ * by `internal/claudeUserMessage.ts`), marked `client_composed` so the CLI passes the text to the
+ * model verbatim: no `@file` reads, no slash commands (`trustedPrompts` opts out). Images and
+ * PDFs (`Content` parts) are image/document blocks in it (base64 only, Messages API limits); a
+ * tool's images reach the model as MCP image content.
+ *
+ * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
+ * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
+ * files, its bridge credential) then lives as long as that process does.
+ *
+ * @since 0.1.0
+ * @module
+ */
+import * as Config from "effect/Config"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as CliVersion from "../internal/claudeCliVersion.js"
+import * as LiveCli from "../internal/claudeLiveCli.js"
+import * as Args from "../internal/claudeLocalArgs.js"
+import { makeLive } from "../internal/claudeLocalLive.js"
+import * as Plan from "../internal/claudeLocalPlan.js"
+import { freshRun } from "../internal/claudeLocalRun.js"
+import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeSession.js"
+import * as Media from "../internal/media.js"
+import type * as Registry from "../registry/Registry.js"
+import type { ChatClient } from "../services/ChatClient.js"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
+import * as Pool from "../services/ClaudeProcessPool.js"
+import type { McpBridgeService } from "../services/McpBridge.js"
+import type { SecretFile } from "../services/SecretFile.js"
+import type { Subprocess } from "../services/Subprocess.js"
+import type * as Tool from "../services/Tool.js"
+import * as NodeMcpBridge from "./NodeMcpBridge.js"
+import * as NodeSecretFile from "./NodeSecretFile.js"
+import * as NodeSubprocess from "./NodeSubprocess.js"
+
+/** `--permission-mode` values of claude 2.1.x. */
+export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"
+
+/** The agent's tool policy input: which Claude Code tools this client's agent may use. */
+export interface ToolPolicyInput {
+  /** Default: the Claude Code catalog for the pinned agent SDK. */
+  readonly registry?: Registry.Registry
+  /** The agent's opt-outs (empty: everything the registry exposes). */
+  readonly disabledTools?: ReadonlyArray<string>
+  /**
+   * Condition values such as `agent-has-channel`; missing counts as false, except
+   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
+   */
+  readonly conditions?: Readonly<Record<string, boolean>>
+}
+
+/**
+ * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
+ * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
+ */
+export interface Options extends ClaudeCodeOptions {
+  /** The `claude` binary: a name on PATH or a path. Default `claude`. */
+  readonly binary?: string | undefined
+  /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
+  readonly model?: string | undefined
+  /** Passed as `--system-prompt`, replacing Claude Code's default system prompt. */
+  readonly systemPrompt?: string | undefined
+  /** Bound on one whole CLI run (all of its model turns and tool calls). Default 10 minutes. */
+  readonly requestTimeout?: Duration.Input | undefined
+  /** Working directory of the CLI. Default: the process's. */
+  readonly cwd?: string | undefined
+  /** Passed as `--permission-mode` when set. */
+  readonly permissionMode?: PermissionMode | undefined
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is the allow-list
+   * of this process's environment, or all of it with `inheritEnv`.
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
+  readonly toolPolicy?: ToolPolicyInput | undefined
+  /** The bridge's MCP server name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
+  readonly serverName?: string | undefined
+  /**
+   * When the CLI denied tool calls: `false` (default) fails with `PermissionDeniedError` (which
+   * carries the answer); `true` returns the answer and logs a warning.
+   */
+  readonly allowPermissionDenials?: boolean | undefined
+  /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
+  readonly killGrace?: Duration.Input | undefined
+  /**
+   * The installed CLI's version (`2.1.332`), when the caller pins it: skips the `claude --version`
+   * run. Default: read once per layer, at the first turn.
+   */
+  readonly cliVersion?: string | undefined
+  /**
+   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
+   * instead of one started on the first non-empty `setTools` in the client's scope. The client
+   * sets its tools on it, and its `serverName` wins over the option.
+   */
+  readonly bridge?: McpBridgeService | undefined
+  /**
+   * CLI flags the library does not model, as `--name=value` (or `--name` for `null`); they come
+   * after the library's own flags.
+   */
+  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
+  /**
+   * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
+   * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
+   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the README's numbers).
+   * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
+   * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
+   * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other
+   * option applies as to a fresh run (`maxTurns` bounds each turn, `maxBudgetUsd` the whole
+   * conversation); the process, its config files and its bridge credential live in the client's
+   * scope.
+   */
+  readonly keepAlive?: boolean | undefined
+  /**
+   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
+   * implies `keepAlive`. Default `false`. A `setTools` that changes the tools restarts it right
+   * away (not at the next turn), so the warm start survives the usual build → setTools → chat.
+   */
+  readonly prewarm?: boolean | undefined
+}
+
+/** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
+export const MinimumCliVersion: string = CliVersion.MinimumVersion
+
+/** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
+export const DefaultRequestTimeout: Duration.Duration = Plan.DefaultRequestTimeout
+
+/** What one turn asks of the CLI, besides the prompt (see {@link buildArgs}). */
+export type Turn = Args.Turn
+
+/** The CLI arguments of one turn (the prompt goes on stdin). */
+export const buildArgs: (options: Options, turn: Turn) => ReadonlyArray<string> = Args.buildArgs
+
+/**
+ * Builds a ChatClient on the `claude` CLI. The bridge (if tools are set) lives in the scope of
+ * `make`, and is closed with it.
+ */
+export const make: (
+  options?: Options
+) => Effect.Effect<SessionClient, never, Subprocess | SecretFile | Scope.Scope> = Effect.fn("ClaudeLocal.make")(
+  function*(options: Options = {}) {
+    const env = yield* Plan.makeEnv(options)
+    const { scope, serverName } = env
+
+    const setTools = (set: Tool.ToolSet) =>
+      Effect.gen(function*() {
+        const running = yield* Ref.get(env.bridge)
+        if (Option.isSome(running)) {
+          yield* running.value.setTools(set.tools)
+        } else if (set.tools.length > 0) {
+          // Started once, in the client's scope: port and token stay stable across turns.
+          const started = yield* NodeMcpBridge.make({ serverName, tools: set.tools }).pipe(
+            Scope.provide(scope),
+            Effect.mapError((e) => e._tag === "InvalidToolsError" ? e : Args.configError(e))
+          )
+          yield* Ref.set(env.bridge, Option.some(started))
+        }
+        yield* Ref.set(env.tools, set)
+      })
+
+    const keepAlive = options.keepAlive === true || options.prewarm === true
+    const live = keepAlive
+      ? makeLive(
+        env,
+        LiveCli.makeSlot(env.subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool)),
+        setTools
+      )
+      : undefined
+    if (live !== undefined) yield* live.prewarm
+
+    return yield* makeSessionClient({
+      provider: Args.provider,
+      model: options.model,
+      run: live?.run ?? freshRun(env),
+      setTools: live?.setTools ?? setTools,
+      media: Media.claudeCode(Args.provider),
+      resume: options.resume,
+      forkSession: options.forkSession,
+      maxBudgetUsd: options.maxBudgetUsd
+    })
+  }
+)
+
+/**
+ * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
+ * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
+ * with an install hint when the binary is missing, with the upgrade command when the CLI is older
+ * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
+ * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
+ * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
+ * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
+ * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,
+ * `EmptyPromptError` and `InvalidToolsError`.
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient, ClaudeLocal } from "effect-chat-bridge"
+ *
+ * const program = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Say hello in one word")
+ * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
+ * ```
+ */
+export const layer = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, never, Subprocess | SecretFile> =>
+  Layer.effectContext(Effect.map(make(options), sessionContext))
+
+/** {@link layer} with the Node implementations of Subprocess and SecretFile. */
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
+  layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
+
+/**
+ * {@link layerNode} configured from the environment: `CLAUDE_BINARY`, `CLAUDE_MODEL`,
+ * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
+ * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ */
+export const layerConfig = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError> =>
+  Layer.unwrap(
+    Effect.gen(function*() {
+      const opt = (name: string) => Config.option(Config.String(name)).pipe(Effect.map(Option.getOrUndefined))
+      const timeout = yield* Config.option(Config.Duration("CLAUDE_REQUEST_TIMEOUT"))
+      const permissionMode = yield* Config.option(
+        Config.Literals(
+          ["acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"] as const,
+          "CLAUDE_PERMISSION_MODE"
+        )
+      )
+      return layerNode({
+        binary: yield* opt("CLAUDE_BINARY"),
+        model: yield* opt("CLAUDE_MODEL"),
+        systemPrompt: yield* opt("CLAUDE_SYSTEM_PROMPT"),
+        cwd: yield* opt("CLAUDE_CWD"),
+        requestTimeout: Option.getOrUndefined(timeout),
+        permissionMode: Option.getOrUndefined(permissionMode),
+        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
+      })
+    })
+  )

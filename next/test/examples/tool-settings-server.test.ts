@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
+import type { Screen } from "../../examples/tool-settings-server.ts"
+import { probePort } from "../layers/mcpBridgeSupport.ts"
+import { request, type RunningServer, send, startServer } from "./toolSettingsServerSupport.ts"
+
+const folder = fs.mkdtempSync(path.join(os.tmpdir(), "tool-settings-server-"))
+let server: RunningServer
+
+beforeAll(async () => {
+  server = await startServer(path.join(folder, "agents.sqlite"))
+})
+afterAll(async () => {
+  await server?.close()
+  fs.rmSync(folder, { recursive: true, force: true })
+})
+
+const screenOf = async (agentId: string, locale = "en"): Promise<Screen> => {
+  const reply = await send(server.url, "GET", `/api/agents/${encodeURIComponent(agentId)}?locale=${locale}`)
+  expect(reply.status, reply.text).toBe(200)
+  return reply.json as Screen
+}
+
+const switchOf = (screen: Screen, id: string) => screen.sections.flatMap((s) => s.switches).find((e) => e.id === id)
+const fixedOf = (screen: Screen, name: string) => screen.sections.flatMap((s) => s.fixed).find((t) => t.name === name)
+
+describe("examples/tool-settings-server.ts API", () => {
+  it("serves the page and a first agent with every switch on", async () => {
+    const page = await request(server.url, "GET", "/")
+    expect(page.status).toBe(200)
+    expect(page.contentType).toMatch(/^text\/html/)
+    expect(page.text).toContain("<script type=\"module\">")
+
+    const agents = await send(server.url, "GET", "/api/agents")
+    expect(agents.json).toEqual({ agents: [{ agentId: "assistant", disabledTools: [] }] })
+
+    const screen = await screenOf("assistant")
+    expect(screen.sections.map((s) => s.category)).toEqual([
+      "shell",
+      "file",
+      "search",
+      "orchestration",
+      "media",
+      "context"
+    ])
+    expect(switchOf(screen, "group:notes")).toMatchObject({
+      label: "Notes",
+      tools: ["mcp__notes__read_note", "mcp__notes__write_note"],
+      enabled: true
+    })
+    // Tools without a switch are shown with why: internal, disabled, or behind a condition.
+    expect(fixedOf(screen, "BashOutput")).toMatchObject({ exposure: "internal", pairGroup: "bash", on: true })
+    expect(fixedOf(screen, "WebFetch")).toMatchObject({ exposure: "disabled", on: false })
+    expect(fixedOf(screen, "EnterWorktree")).toMatchObject({
+      exposure: "conditional",
+      condition: "workspace-has-git",
+      on: false
+    })
+    expect(screen.flags[0]).toBe("--disallowedTools")
+    expect(screen.flags[1]!.split(",")).not.toContain("Bash")
+    expect(screen.flags.slice(2)).toEqual([
+      "--allowedTools",
+      "mcp__gtb__*,mcp__notes__read_note,mcp__notes__write_note"
+    ])
+  })
+
+  it("toggles a pair group as one switch, stores it, and answers with the new flags in the asked language", async () => {
+    const created = await send(server.url, "POST", "/api/agents", { agentId: "reviewer" })
+    expect(created.status).toBe(201)
+    const off = await send(server.url, "PUT", "/api/agents/reviewer/switches/group%3Abash?locale=zh-TW", {
+      enabled: false
+    })
+    expect(off.status, off.text).toBe(200)
+    const screen = off.json as Screen
+    expect(screen.locale).toBe("zh-TW")
+    expect(screen.disabledTools).toEqual(["Bash"])
+    expect(switchOf(screen, "group:bash")).toMatchObject({ enabled: false, label: "Shell 指令" })
+    // Pair-group atomicity: the internal member goes with the switch.
+    expect(fixedOf(screen, "BashOutput")?.on).toBe(false)
+    expect(screen.flags[1]!.split(",")).toEqual(expect.arrayContaining(["Bash", "BashOutput"]))
+
+    const notesOff = await send(server.url, "PUT", "/api/agents/reviewer/switches/group%3Anotes", { enabled: false })
+    expect((notesOff.json as Screen).flags.slice(2)).toEqual(["--allowedTools", "mcp__gtb__*"])
+    const stored = await screenOf("reviewer")
+    expect(stored.disabledTools).toEqual(["Bash", "mcp__notes__read_note", "mcp__notes__write_note"])
+    const back = await send(server.url, "PUT", "/api/agents/reviewer/switches/group%3Abash", { enabled: true })
+    expect((back.json as Screen).disabledTools).toEqual(["mcp__notes__read_note", "mcp__notes__write_note"])
+  })
+
+  describe("bad input gets a 4xx with a clear message and changes nothing", () => {
+    /** A valid switch request padded to 64 KiB, in 4 KiB pieces. */
+    const oversized = JSON.stringify({ enabled: false, pad: "x".repeat(64 * 1024) }).match(/[\s\S]{1,4096}/g)!
+    const put = (agent: string, id: string, body: string, headers = { "content-type": "application/json" }) =>
+      request(server.url, "PUT", `/api/agents/${agent}/switches/${encodeURIComponent(id)}`, { body, headers })
+
+    const cases: ReadonlyArray<{
+      readonly name: string
+      readonly run: () => ReturnType<typeof request>
+      readonly status: number
+      readonly message: RegExp
+      /** The server ends the connection after this answer. */
+      readonly closes?: boolean
+    }> = [
+      {
+        name: "unknown agent",
+        run: () => put("nobody", "Read", "{\"enabled\":false}"),
+        status: 404,
+        message: /agent "nobody" does not exist; create it with POST \/api\/agents/
+      },
+      {
+        name: "unknown tool",
+        run: () => put("assistant", "Telepathy", "{\"enabled\":false}"),
+        status: 404,
+        message: /no switch "Telepathy"; the switches are group:bash, Read, .*group:notes/
+      },
+      {
+        name: "a disabled tool",
+        run: () => put("assistant", "WebFetch", "{\"enabled\":true}"),
+        status: 409,
+        message: /WebFetch is disabled: it has no switch/
+      },
+      {
+        name: "a pair-group member",
+        run: () => put("assistant", "BashOutput", "{\"enabled\":false}"),
+        status: 409,
+        message: /BashOutput has no switch of its own: it goes with the group:bash switch/
+      },
+      {
+        name: "a body that is not JSON",
+        run: () => put("assistant", "Read", "{\"enabled\":"),
+        status: 400,
+        message: /the body is not JSON/
+      },
+      {
+        name: "an empty body",
+        run: () => put("assistant", "Read", ""),
+        status: 400,
+        message: /invalid body: [\s\S]*actual null/
+      },
+      {
+        name: "a body of the wrong type",
+        run: () => put("assistant", "Read", "{\"enabled\":\"no\"}"),
+        status: 400,
+        // Effect 4's text: the path after the message.
+        message: /invalid body: Expected boolean, actual "no" at \["enabled"\]/
+      },
+      {
+        name: "a body with an unknown field",
+        run: () => put("assistant", "Read", "{\"enabled\":false,\"force\":true}"),
+        status: 400,
+        message: /invalid body: Unexpected key with value true at \["force"\]/
+      },
+      {
+        name: "a body that is not sent as JSON",
+        run: () => put("assistant", "Read", "{\"enabled\":false}", { "content-type": "text/plain" }),
+        status: 415,
+        message: /Content-Type: application\/json/
+      },
+      {
+        name: "a body over the size limit",
+        run: () => put("assistant", "Read", JSON.stringify({ enabled: false, pad: "x".repeat(64 * 1024) })),
+        status: 413,
+        message: /the body is over 16384 bytes/,
+        closes: true
+      },
+      {
+        name: "a chunked body over the size limit (no Content-Length)",
+        run: () =>
+          request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+            chunks: oversized,
+            headers: { "content-type": "application/json" }
+          }),
+        status: 413,
+        message: /the body is over 16384 bytes/,
+        closes: true
+      },
+      {
+        name: "an unknown locale",
+        run: () => request(server.url, "GET", "/api/agents/assistant?locale=fr"),
+        status: 400,
+        message: /unknown locale "fr"; use one of en, zh-CN, zh-TW/
+      },
+      {
+        name: "an invalid agent id",
+        run: () => send(server.url, "POST", "/api/agents", { agentId: "" }),
+        status: 400,
+        message: /invalid agent id/
+      },
+      {
+        name: "an agent that exists",
+        run: () => send(server.url, "POST", "/api/agents", { agentId: "assistant" }),
+        status: 409,
+        message: /agent "assistant" already exists/
+      },
+      {
+        name: "an unknown route",
+        run: () => request(server.url, "DELETE", "/api/agents/assistant"),
+        status: 404,
+        message: /no route DELETE \/api\/agents\/assistant/
+      },
+      {
+        name: "a Host that is not this server (DNS rebinding)",
+        run: () => request(server.url, "GET", "/api/agents", { headers: { host: `evil.example:${server.port}` } }),
+        status: 403,
+        message: /unexpected Host "evil\.example:\d+"; open http:\/\/127\.0\.0\.1:\d+\//
+      },
+      {
+        name: "another origin",
+        run: () =>
+          request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+            body: "{\"enabled\":false}",
+            headers: { "content-type": "application/json", origin: "http://evil.example" }
+          }),
+        status: 403,
+        message: /requests from http:\/\/evil\.example are not accepted/
+      }
+    ]
+
+    for (const c of cases) {
+      it(c.name, async () => {
+        const before = await send(server.url, "GET", "/api/agents")
+        const reply = await c.run()
+        expect(reply.status, reply.text).toBe(c.status)
+        expect(reply.contentType).toMatch(/^application\/json/)
+        expect((reply.json as { error: string }).error).toMatch(c.message)
+        if (c.closes === true) expect(reply.connection).toBe("close")
+        expect((await send(server.url, "GET", "/api/agents")).json).toEqual(before.json)
+      })
+    }
+
+    it("a chunked body that would not end is answered 413 before the client is done sending", async () => {
+      // 4 MiB in 4 KiB pieces: the server answers once it has seen more than 16 KiB.
+      const reply = await request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+        chunks: Array.from({ length: 1024 }, () => "x".repeat(4096)),
+        headers: { "content-type": "application/json" }
+      })
+      expect(reply.status, reply.text).toBe(413)
+      expect(reply.connection).toBe("close")
+      expect(reply.unsent).toBeGreaterThan(0)
+      // A body within the limit still works, chunked too.
+      const small = await request(server.url, "PUT", "/api/agents/assistant/switches/Read", {
+        chunks: ["{\"enabled\":", "true}"],
+        headers: { "content-type": "application/json" }
+      })
+      expect(small.status, small.text).toBe(200)
+      expect((small.json as Screen).disabledTools).toEqual([])
+    })
+  })
+})
+
+const waitForUrl = (child: ChildProcess, output: { text: string }) =>
+  new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no URL printed; output:\n${output.text}`)), 60_000)
+    const onData = () => {
+      const match = /Tool settings at (http:\/\/127\.0\.0\.1:\d+)\//.exec(output.text)
+      if (match !== null) {
+        clearTimeout(timer)
+        resolve(match[1]!)
+      }
+    }
+    child.stdout!.on("data", onData)
+    child.once("exit", (code) => reject(new Error(`exited early with ${code}; output:\n${output.text}`)))
+  })
+
+describe("examples/tool-settings-server.ts run directly", () => {
+  it("prints its URL, serves the page on 127.0.0.1, and stops on SIGINT with the port closed", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tool-settings-server-run-"))
+    const file = path.join(dir, "agents.sqlite")
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/tool-settings-server.ts", file], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, "xdg") }
+    })
+    const output = { text: "" }
+    child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output.text += chunk))
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (output.text += chunk))
+    try {
+      const url = await waitForUrl(child, output)
+      expect(output.text).toContain(`(settings in ${file}); Ctrl-C stops the server`)
+      const page = await request(url, "GET", "/")
+      expect(page.text).toContain("<title>Tool settings</title>")
+      expect((await send(url, "GET", "/api/agents")).json).toEqual({
+        agents: [{ agentId: "assistant", disabledTools: [] }]
+      })
+      child.kill("SIGINT")
+      const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+      expect(code, output.text).toBe(0)
+      expect(await probePort(Number(new URL(url).port))).toBe("ECONNREFUSED")
+      expect(fs.existsSync(file)).toBe(true)
+      expect(fs.existsSync(path.join(dir, "xdg"))).toBe(false)
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL")
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
