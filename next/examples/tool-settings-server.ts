@@ -23,10 +23,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerError from "effect/http/HttpServerError"
@@ -34,7 +32,6 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as fs from "node:fs"
@@ -513,10 +510,6 @@ export const layer = (options: Options) =>
 
 // --- Run directly: print the URL and serve until Ctrl-C. ---
 
-/** Ctrl-C (SIGINT) or SIGTERM is how this server is meant to stop: exit 0, not Effect 4's 130. */
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
-
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
   const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
   const port = Number(process.env["PORT"] ?? 0)
@@ -528,6 +521,6 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realp
   ).pipe(
     Effect.andThen(Effect.never),
     Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
-    NodeRuntime.runMain({ teardown })
+    NodeRuntime.runMain
   )
 }
