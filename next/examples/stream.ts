@@ -8,10 +8,7 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
-import * as Scripted from "../src/layers/Scripted.ts"
-import * as ChatClient from "../src/services/ChatClient.ts"
-import type * as ChatEvent from "../src/services/ChatEvent.ts"
-import type * as ModelTurn from "../src/services/ModelTurn.ts"
+import { ChatClient, type ChatEvent, type ModelTurn, Scripted } from "../src/index.ts"
 import { providerFromEnv } from "./support/providers.ts"
 import { getWeather, toFahrenheit } from "./support/weatherTools.ts"
 

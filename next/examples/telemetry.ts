@@ -20,9 +20,7 @@ import { ConsoleMetricExporter, PeriodicExportingMetricReader } from "@opentelem
 import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { Otlp } from "effect/observability"
-import * as Scripted from "../src/layers/Scripted.ts"
-import * as ChatClient from "../src/services/ChatClient.ts"
-import type * as ModelTurn from "../src/services/ModelTurn.ts"
+import { ChatClient, type ModelTurn, Scripted } from "../src/index.ts"
 import { providerFromEnv } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 

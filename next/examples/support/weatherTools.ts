@@ -3,7 +3,7 @@
  * `examples/`; plain Effects with Schema-typed parameters.
  */
 import { Console, Effect, Schema } from "effect"
-import * as Tool from "../../src/services/Tool.ts"
+import { Tool } from "../../src/index.ts"
 
 export class UnknownCity extends Schema.TaggedError<UnknownCity>()("UnknownCity", { message: Schema.String }) {}
 
