@@ -6,8 +6,8 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as References from "effect/References"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
@@ -17,7 +17,13 @@ import * as Fallback from "../../src/layers/Fallback.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { ChatClient, type ChatClientService, MaxStepsError, ProviderError, Usage } from "../../src/services/ChatClient.js"
+import {
+  ChatClient,
+  type ChatClientService,
+  MaxStepsError,
+  ProviderError,
+  Usage
+} from "../../src/services/ChatClient.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import * as Tool from "../../src/services/Tool.js"
 
