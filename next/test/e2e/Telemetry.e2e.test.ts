@@ -5,7 +5,7 @@ import * as Stream from "effect/Stream"
 import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
 import * as Tool from "../../src/services/Tool.js"
 import { type Sandbox, sandbox } from "../support/claudeCli.js"
-import { localClient, recordingSecretFile } from "../support/claudeClients.js"
+import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { makeRecorder, type Recorder } from "../support/recordingTracer.js"
 
@@ -126,6 +126,48 @@ describe("telemetry with the real claude binary", () => {
         expect(tools).toHaveLength(2)
         // Which turn each call's parent is (-1: neither, e.g. the setTools span that started the CLI).
         expect(tools.map((t) => turns.indexOf(recorder.ancestors(t)[0]!))).toEqual([0, 1])
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "ClaudeAgent: the in-process tool span is a child of the run, under chat; no span holds the key",
+    () =>
+      Effect.gen(function*() {
+        const recorder = makeRecorder()
+        const api = yield* Fake.make(script)
+        const box = yield* sandbox(api.url)
+        yield* Effect.gen(function*() {
+          const chat = yield* agentClient(box, { allowPermissionDenials: true })
+          yield* chat.setTools([add])
+          expect(yield* chat.chat("What is 2 + 40? Use the add tool.")).toBe("The sum is 42.")
+        }).pipe(Effect.withTracer(recorder.tracer))
+        expectTrace(recorder, "ChatClient.chat", "claude-agent")
+        expect(recorder.dump()).not.toContain(box.env["ANTHROPIC_API_KEY"]!)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.live(
+    "ClaudeAgent keepAlive: the second turn's tool call is under the second run, not the first",
+    () =>
+      Effect.gen(function*() {
+        const recorder = makeRecorder()
+        const api = yield* Fake.make(addWithFreshIds)
+        const box = yield* sandbox(api.url)
+        yield* Effect.gen(function*() {
+          const chat = yield* agentClient(box, { keepAlive: true })
+          yield* chat.setTools([add])
+          yield* chat.chat("What is 2 + 40? Use the add tool.")
+          yield* chat.chat("And again?")
+        }).pipe(Effect.withTracer(recorder.tracer))
+        const chats = recorder.find("ChatClient.chat")
+        const tools = recorder.find("Tool.executeTool")
+        expect(chats).toHaveLength(2)
+        expect(tools.length).toBeGreaterThanOrEqual(2)
+        const last = tools[tools.length - 1]!
+        expect(recorder.ancestors(last)).toContain(chats[1])
+        expect(recorder.ancestors(last)).not.toContain(chats[0])
       }),
     { timeout: 180_000 }
   )
