@@ -23,10 +23,8 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
-import * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerError from "effect/http/HttpServerError"
@@ -34,11 +32,11 @@ import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as fs from "node:fs"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { Socket } from "node:net"
 import { fileURLToPath } from "node:url"
 import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
 import * as CatalogView from "../src/registry/CatalogView.ts"
@@ -464,31 +462,53 @@ const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRes
   })
 
 /**
+ * The sockets of `server` that never carried a request. A browser opens such sockets ahead of
+ * time; Node's `close()` waits for them (it only closes idle keep-alive ones), so the platform's
+ * graceful shutdown gives up after 20 s and leaves them open, and a request the browser later
+ * sends on one (a reload after a restart) is never answered. `destroy` ends them.
+ */
+const unusedSockets = (server: Server) => {
+  const unused = new Set<Socket>()
+  server.on("connection", (socket: Socket) => {
+    unused.add(socket)
+    socket.once("close", () => unused.delete(socket))
+  })
+  server.on("request", (request: IncomingMessage) => unused.delete(request.socket))
+  return {
+    destroy: () => {
+      for (const socket of unused) socket.destroy()
+      unused.clear()
+    }
+  }
+}
+
+/**
  * The server on 127.0.0.1, its settings in `options.filename`. When the store has no agent yet,
  * an `assistant` agent is created so the page has something to show. Closing the layer's scope
- * stops the server and closes the database.
+ * stops the server (promptly, see {@link unusedSockets}) and closes the database.
  */
 export const layer = (options: Options) =>
-  Layer.unwrap(Effect.gen(function*() {
-    const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
-    const conditions = options.conditions ??
-      (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
-    const settings = yield* AgentSettings.AgentSettings
-    if ((yield* settings.list).length === 0) yield* settings.create("assistant")
-    // Already listening here: the Host check needs the port a `port: 0` server got.
-    const address = (yield* HttpServer.HttpServer).address
-    const port = NetAddress.isInetAddress(address) ? address.port : -1
-    return HttpServer.serve(yield* app(registry, conditions, port))
+  Layer.unwrap(Effect.sync(() => {
+    const server = createServer()
+    const unused = unusedSockets(server)
+    return Layer.effectDiscard(Effect.gen(function*() {
+      const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
+      const conditions = options.conditions ??
+        (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
+      const settings = yield* AgentSettings.AgentSettings
+      if ((yield* settings.list).length === 0) yield* settings.create("assistant")
+      // Already listening here: the Host check needs the port a `port: 0` server got.
+      const address = (yield* HttpServer.HttpServer).address
+      const port = NetAddress.isInetAddress(address) ? address.port : -1
+      yield* HttpServer.serveEffect(yield* app(registry, conditions, port))
+      // Added after serving, so it runs before the server's own finalizer waits for the close.
+      yield* Effect.addFinalizer(() => Effect.sync(unused.destroy))
+    })).pipe(Layer.provideMerge(NodeHttpServer.layer(() => server, { host: "127.0.0.1", port: options.port ?? 0 })))
   })).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { host: "127.0.0.1", port: options.port ?? 0 })),
     Layer.provide(AgentSettingsSqlite.layerSqlite(options.filename === undefined ? {} : { filename: options.filename }))
   )
 
 // --- Run directly: print the URL and serve until Ctrl-C. ---
-
-/** Ctrl-C (SIGINT) or SIGTERM is how this server is meant to stop: exit 0, not Effect 4's 130. */
-const teardown: Runtime.Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.hasInterruptsOnly(exit.cause) ? onExit(0) : Runtime.defaultTeardown(exit, onExit)
 
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
   const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
@@ -501,6 +521,6 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realp
   ).pipe(
     Effect.andThen(Effect.never),
     Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
-    NodeRuntime.runMain({ teardown })
+    NodeRuntime.runMain
   )
 }

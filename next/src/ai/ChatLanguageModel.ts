@@ -57,9 +57,14 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import * as ClaudeLocal from "../layers/ClaudeLocal.js"
+import * as NodeSecretFile from "../layers/NodeSecretFile.js"
+import * as NodeSubprocess from "../layers/NodeSubprocess.js"
 import { type ChatClientService, ChatError, Usage } from "../services/ChatClient.js"
 import { type ChatEvent, Complete, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import * as Content from "../services/Content.js"
+import type { SecretFile } from "../services/SecretFile.js"
+import type { Subprocess } from "../services/Subprocess.js"
 import type * as Tool from "../services/Tool.js"
 import * as AiToolkit from "./AiToolkit.js"
 
@@ -579,3 +584,18 @@ export const layer = <R>(
   makeClient: MakeClient<R>
 ): Layer.Layer<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> =>
   Layer.effect(LanguageModel.LanguageModel, make(makeClient))
+
+/** Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`. */
+export const layerClaudeLocal = (
+  options: ClaudeLocal.Options = {}
+): Layer.Layer<LanguageModel.LanguageModel, never, Subprocess | SecretFile> =>
+  layer((client) =>
+    ClaudeLocal.make({
+      ...options,
+      ...(client.systemPrompt === undefined ? {} : { systemPrompt: client.systemPrompt })
+    })
+  )
+
+/** {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. */
+export const layerClaudeLocalNode = (options: ClaudeLocal.Options = {}): Layer.Layer<LanguageModel.LanguageModel> =>
+  layerClaudeLocal(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))

@@ -66,28 +66,13 @@ import * as Media from "../internal/media.js"
 import * as Telemetry from "../internal/telemetry.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
-import type * as Registry from "../registry/Registry.js"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Pool from "../services/ClaudeProcessPool.js"
 import * as Tool from "../services/Tool.js"
+import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
-/**
- * Which built-in Claude Code tools the agent may use (the same shape as `ClaudeLocal`'s).
- *
- * @since 0.1.0
- */
-export interface ToolPolicyInput {
-  /** Default: the Claude Code catalog for the pinned agent SDK. */
-  readonly registry?: Registry.Registry
-  /** The agent's opt-outs (empty: everything the registry exposes). */
-  readonly disabledTools?: ReadonlyArray<string>
-  /**
-   * Condition values such as `agent-has-channel`; missing counts as false, except
-   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
-   */
-  readonly conditions?: Readonly<Record<string, boolean>>
-}
+export type { ToolPolicyInput } from "./ClaudeLocal.js"
 
 /** The Agent SDK's permission modes. */
 export type PermissionMode = AgentSdk.PermissionMode

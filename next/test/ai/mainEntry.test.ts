@@ -40,7 +40,7 @@ describe("effect/ai stays out of the main entry", () => {
     expect(main.stderr).toBe("")
     expect(main.code).toBe(0)
     expect(main.stdout).toContain("ChatClient")
-    expect(main.stdout).toContain("Scripted")
+    expect(main.stdout).toContain("ClaudeLocal")
     expect(main.stdout).not.toContain("ChatLanguageModel")
   }, 120_000)
 

@@ -10,6 +10,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
@@ -113,6 +114,24 @@ export const localSession = (
 
 /** {@link localSession}'s ChatClient. */
 export const localClient = (...args: Parameters<typeof localSession>) => chatOf(localSession(...args))
+
+/** `ClaudeAgent` on the SDK's binary in `box`. */
+const agentLayer = (
+  box: ClientBox,
+  options: ClaudeAgent.Options = {},
+  wiring: AgentWiring = {}
+): Layer.Layer<ChatClient | ClaudeSession> =>
+  withPool(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options }), wiring.pool)
+
+/** A `ClaudeAgent` client and its session, open until the caller's Scope closes. */
+export const agentSession = (
+  box: ClientBox,
+  options?: ClaudeAgent.Options,
+  wiring?: AgentWiring
+): Effect.Effect<ClaudeClient, never, Scope.Scope> => sessionOf(agentLayer(box, options, wiring))
+
+/** {@link agentSession}'s ChatClient. */
+export const agentClient = (...args: Parameters<typeof agentSession>) => chatOf(agentSession(...args))
 
 /**
  * An application tool `lookup` that, whenever it runs, records the command lines of the claude
