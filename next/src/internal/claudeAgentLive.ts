@@ -107,6 +107,8 @@ export const make = (setup: LiveSetup): KeepAlive => {
       }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
       // Runs first on close: the SDK sees the end of its input, then the query is closed.
       yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
+      // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
+      yield* permit.touch
       return { ...started, scope, send: inbox.push, permit, init: undefined } satisfies LiveQuery
     })
 

@@ -241,6 +241,8 @@ export const makeSlot = (
         pool
       })
       current = started
+      // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
+      yield* started.touch
       return started
     })
   return { use, current: () => current, drop }

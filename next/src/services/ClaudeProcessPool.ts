@@ -52,7 +52,11 @@ export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeo
 export interface Permit {
   /** Runs a turn: the process is not evicted meanwhile, and its idle time starts when it ends. */
   readonly busy: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Marks the process as used now (its idle clock restarts); call it before handing the process out. */
+  /**
+   * Marks the process as ready and used now (its idle clock restarts); call it once the process
+   * has started and before handing it out. Until then (or its first `busy` turn) a process that is
+   * still starting is never reclaimed.
+   */
   readonly touch: Effect.Effect<void>
   /** True once the pool has decided to stop this process: do not start a turn on it. */
   readonly evicted: () => boolean
@@ -182,7 +186,6 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
       Effect.gen(function*() {
         waiting++
         yield* Metric.modify(waitingTurns, 1)
-        const started = yield* Clock.currentTimeMillis
         const taken = yield* restore(
           Effect.andThen(
             reclaim,
@@ -208,7 +211,16 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
             return Metric.modify(waitingTurns, -1)
           }))
         )
-        const entry: Entry = { evict: stop, busy: false, lastUsed: started, evicted: false, timer: undefined }
+        // Starting counts as busy: stopping a CLI while it writes its MCP config or spawns would
+        // remove files it is about to use. Idle time starts when the permit is taken, not when the
+        // turn began waiting for it (a long wait must not make a new CLI reclaimable at once).
+        const entry: Entry = {
+          evict: stop,
+          busy: true,
+          lastUsed: yield* Clock.currentTimeMillis,
+          evicted: false,
+          timer: undefined
+        }
         entries.add(entry)
         yield* Metric.modify(liveProcesses, 1)
         yield* Effect.addFinalizer(() =>
@@ -235,7 +247,10 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
                   return rearm(entry)
                 })
             ),
-          touch: Effect.suspend(() => rearm(entry)),
+          touch: Effect.suspend(() => {
+            entry.busy = false
+            return rearm(entry)
+          }),
           evicted: () => entry.evicted
         }
         return permit

@@ -12,8 +12,11 @@ import * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
 import * as Pool from "../../src/services/ClaudeProcessPool.js"
 
-/** A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`. */
-const holder = (pool: Pool.ClaudeProcessPoolService) =>
+/**
+ * A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`; `started`
+ * false leaves it starting (not yet touched), which the pool never reclaims.
+ */
+const holder = (pool: Pool.ClaudeProcessPoolService, started = true) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     let stops = 0
@@ -21,6 +24,7 @@ const holder = (pool: Pool.ClaudeProcessPoolService) =>
       stops++
       return Scope.close(scope, Exit.void)
     })).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+    if (started) yield* permit.touch
     return { scope, permit, stops: () => stops, close: Scope.close(scope, Exit.void) }
   })
 
@@ -148,6 +152,27 @@ describe("ClaudeProcessPool", () => {
         yield* Fiber.interrupt(late)
       })))
       assert.strictEqual(newer.stops() + c.stops(), 0)
+    }))
+
+  it.effect("a process still starting is never reclaimed, however long its turn waited for the permit", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 1, reclaimAfter: "1 second" })
+      const first = yield* holder(pool)
+      // A turn waits 5 s for the only permit, then gets it when the first process gives way.
+      const starting = yield* Effect.forkChild(holder(pool, false))
+      yield* TestClock.adjust("1 second")
+      const second = yield* Fiber.join(starting)
+      assert.strictEqual(first.stops(), 1)
+      // While it starts (writing its config, spawning) a new waiter cannot take its place.
+      const waiter = yield* Effect.forkChild(holder(pool))
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue(waiter.pollUnsafe() === undefined)
+      assert.strictEqual(second.stops(), 0)
+      // Started and idle for reclaimAfter: now it gives way.
+      yield* second.permit.touch
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(waiter)
+      assert.strictEqual(second.stops(), 1)
     }))
 
   it.effect("without a pool a permit bounds nothing", () =>
