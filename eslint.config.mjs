@@ -20,7 +20,7 @@ const dprint = {
   }
 }
 
-const files = ["src/**/*.ts", "test/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs"]
+const files = ["src/**/*.ts", "test/**/*.ts", "scripts/**/*.ts", "examples/**/*.ts", "bench/**/*.ts", "*.ts", "*.mjs"]
 const ignores = [
   "node_modules/**",
   "dist/**",
@@ -28,9 +28,7 @@ const ignores = [
   "docs/**",
   "coverage/**",
   ".tmp/**",
-  "test/registry/fixtures/**",
-  // The Effect 4 line has its own package, dependencies and checks (see next/README.md).
-  "next/**"
+  "test/registry/fixtures/**"
 ]
 
 export default process.env.FORMAT_ONLY === "1"

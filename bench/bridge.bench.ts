@@ -20,9 +20,9 @@ import { randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 import { performance } from "node:perf_hooks"
-import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.js"
-import * as Tool from "../src/services/Tool.js"
-import { compare, median } from "./util.js"
+import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.ts"
+import * as Tool from "../src/services/Tool.ts"
+import { compare, median } from "./util.ts"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -80,7 +80,7 @@ const startBareServer = async () => {
 
 const startBridge = async () => {
   const scope = Effect.runSync(Scope.make())
-  const bridge = await Effect.runPromise(Scope.extend(NodeMcpBridge.make({ tools: [add] }), scope))
+  const bridge = await Effect.runPromise(NodeMcpBridge.make({ tools: [add] }).pipe(Scope.provide(scope)))
   return { bridge, close: () => Effect.runPromise(Scope.close(scope, Exit.void)) }
 }
 

@@ -11,13 +11,13 @@ import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as ClaudeAgent from "../src/layers/ClaudeAgent.js"
-import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
-import { ChatClient, type ChatClientService } from "../src/services/ChatClient.js"
-import * as Tool from "../src/services/Tool.js"
-import { claudeBinary, sandbox } from "../test/support/claudeCli.js"
-import * as Fake from "../test/support/FakeMessagesApi.js"
-import { compare } from "./util.js"
+import * as ClaudeAgent from "../src/layers/ClaudeAgent.ts"
+import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
+import { ChatClient, type ChatClientService } from "../src/services/ChatClient.ts"
+import * as Tool from "../src/services/Tool.ts"
+import { claudeBinary, sandbox } from "../test/support/claudeCli.ts"
+import * as Fake from "../test/support/FakeMessagesApi.ts"
+import { compare } from "./util.ts"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -26,7 +26,7 @@ const add = Tool.make("add", {
 })
 
 const scope = Effect.runSync(Scope.make())
-const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.extend(effect, scope))
+const inScope = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Scope.provide(effect, scope))
 
 // A tool call whenever the prompt asks to add, then the answer.
 const api = await inScope(Fake.make((req) => {
@@ -38,7 +38,8 @@ const api = await inScope(Fake.make((req) => {
 const box = await inScope(sandbox(api.url))
 
 const client = (layer: Layer.Layer<ChatClient>) =>
-  inScope(Layer.build(layer).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient))))
+  // Fresh: on Effect 4 a layer value built twice is memoized, and each call here is a new client.
+  inScope(Layer.build(Layer.fresh(layer)).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient))))
 const turn = (chat: ChatClientService, prompt: string) => Effect.runPromise(chat.chat(prompt))
 
 const agent = await client(ClaudeAgent.layer({ cwd: box.cwd, env: box.env }))

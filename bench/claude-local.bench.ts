@@ -9,22 +9,26 @@
  *    turn, real binary against the fake API: a later plain turn, a later tool-using turn, the first
  *    turn of a client built with `prewarm` vs a cold one, and the resident memory of a kept CLI.
  */
-import { Context, Effect, Exit, Layer, Schema, Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import { spawn } from "node:child_process"
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
-import { readFileSync } from "node:fs"
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import * as UserMessage from "../src/internal/claudeUserMessage.js"
-import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../src/services/ChatClient.js"
-import { SecretFile } from "../src/services/SecretFile.js"
-import * as Tool from "../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.js"
-import * as Fake from "../test/support/FakeMessagesApi.js"
+import * as UserMessage from "../src/internal/claudeUserMessage.ts"
+import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
+import { ChatClient } from "../src/services/ChatClient.ts"
+import { SecretFile } from "../src/services/SecretFile.ts"
+import * as Tool from "../src/services/Tool.ts"
+import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.ts"
+import * as Fake from "../test/support/FakeMessagesApi.ts"
 import { compare, median, rssMiB, untilIdle } from "./util.js"
 
 const dir = mkdtempSync(join(tmpdir(), "ecb-bench-"))
@@ -58,8 +62,9 @@ const add = Tool.make("add", {
 })
 
 const buildClient = (options: ClaudeLocal.Options, scope: Scope.Scope, secretFile: Layer.Layer<SecretFile>) =>
+  // Fresh: on Effect 4 a layer value built twice is memoized, and each call here is a new client.
   Layer.buildWithScope(
-    ClaudeLocal.layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secretFile)),
+    Layer.fresh(ClaudeLocal.layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secretFile))),
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
@@ -97,7 +102,7 @@ const roundTrips = (alwaysLoad: boolean) =>
     const box = yield* sandbox(api.url)
     const secretFile = Layer.effect(
       SecretFile,
-      Effect.map(SecretFile, (real) => ({
+      Effect.map(Effect.service(SecretFile), (real) => ({
         writeScoped: (contents: string) =>
           real.writeScoped(alwaysLoad ? contents : contents.replace("\"alwaysLoad\": true", "\"alwaysLoad\": false"))
       }))
@@ -198,7 +203,9 @@ const keepAlive = Effect.scoped(Effect.gen(function*() {
       const ms = performance.now() - started
       // One model call, or the sample measures something else (a script matching the CLI's reminders).
       if (api.messageRequests().length !== calls + 1) {
-        return yield* Effect.dieMessage(`a first turn made ${api.messageRequests().length - calls} model calls, not 1`)
+        return yield* Effect.die(
+          new Error(`a first turn made ${api.messageRequests().length - calls} model calls, not 1`)
+        )
       }
       yield* Scope.close(s, Exit.void)
       return ms
@@ -228,7 +235,7 @@ const keepAlive = Effect.scoped(Effect.gen(function*() {
   )
   const floor = yield* cliFloor(
     box.cwd,
-    (options) => Effect.flatMap(Scope.Scope, (s) => buildClient({ ...base, ...options }, s, secretFile))
+    (options) => Effect.flatMap(Effect.scope, (s) => buildClient({ ...base, ...options }, s, secretFile))
   )
   console.log(
     `the first turn, the CLI alone (the library's argv and environment, node:child_process) started ahead vs with the message: ${

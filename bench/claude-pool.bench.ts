@@ -17,17 +17,23 @@
  *
  * Scale: POOL_BENCH_CONVERSATIONS (16), POOL_BENCH_TURNS (3), POOL_BENCH_MAX_LIVE (4).
  */
-import { Context, Effect, Exit, Fiber, Layer, Schema, Scope } from "effect"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
 import { performance } from "node:perf_hooks"
-import * as ClaudeLocal from "../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../src/layers/NodeSubprocess.js"
-import { ChatClient, type ChatClientService } from "../src/services/ChatClient.js"
-import * as Pool from "../src/services/ClaudeProcessPool.js"
-import * as Tool from "../src/services/Tool.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../test/support/claudeCli.js"
-import * as Fake from "../test/support/FakeMessagesApi.js"
-import { cpuMillis, cpuSince, median, rssMiB } from "./util.js"
+import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
+import { ChatClient, type ChatClientService } from "../src/services/ChatClient.ts"
+import * as Pool from "../src/services/ClaudeProcessPool.ts"
+import * as Tool from "../src/services/Tool.ts"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../test/support/claudeCli.ts"
+import * as Fake from "../test/support/FakeMessagesApi.ts"
+import { cpuMillis, cpuSince, median, rssMiB } from "./util.ts"
 
 const intFromEnv = (name: string, fallback: number) => {
   const n = Number(process.env[name])
@@ -49,13 +55,16 @@ const client = (
   keepAlive: boolean,
   pool: Pool.ClaudeProcessPoolService | undefined
 ) =>
+  // Fresh: on Effect 4 a layer value built twice is memoized, and each call here is a new client.
   Layer.buildWithScope(
-    ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, keepAlive, requestTimeout: "10 minutes" })
-      .pipe(
-        Layer.provide(NodeSubprocess.layer),
-        Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
-        Layer.provide(pool === undefined ? Layer.empty : Layer.succeed(Pool.ClaudeProcessPool, pool))
-      ),
+    Layer.fresh(
+      ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, keepAlive, requestTimeout: "10 minutes" })
+        .pipe(
+          Layer.provide(NodeSubprocess.layer),
+          Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
+          Layer.provide(pool === undefined ? Layer.empty : Layer.succeed(Pool.ClaudeProcessPool, pool))
+        )
+    ),
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 
@@ -71,7 +80,7 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
     }
     let peakRss = 0
     let peakCount = 0
-    const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(
+    const sampler = yield* Effect.forkChild(Effect.forever(Effect.andThen(
       Effect.sync(() => {
         const pids = claudeProcessesIn(box.cwd)
         peakCount = Math.max(peakCount, pids.length)
@@ -80,7 +89,7 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
       Effect.sleep("100 millis")
     )))
     let done = 0
-    const progress = yield* Effect.fork(Effect.forever(Effect.zipRight(
+    const progress = yield* Effect.forkChild(Effect.forever(Effect.andThen(
       Effect.sleep("10 seconds"),
       Effect.flatMap(
         pool === undefined ? Effect.succeed(undefined) : pool.stats,
@@ -101,10 +110,12 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
         Array.from({ length: turnsEach }, (_, t) => t),
         (t) =>
           chat.chat(`Turn ${t}: please add 2 and 40`).pipe(
-            Effect.either,
-            Effect.tap(() => {
-              done++
-            })
+            Effect.result,
+            Effect.tap(() =>
+              Effect.sync(() => {
+                done++
+              })
+            )
           )
       ), { concurrency: "unbounded" })
     const seconds = (performance.now() - started) / 1000
@@ -117,11 +128,13 @@ const run = (box: Sandbox, keepAlive: boolean, pool: Pool.ClaudeProcessPoolServi
     const selfPerTurn = cpu.self / (conversations * turnsEach)
     // Reported here and failed on at the end: one odd answer should not hide the measurement.
     const wrong = answers.flat().flatMap((a) =>
-      a._tag === "Right" ? (a.right === "The sum is 42." ? [] : [a.right]) : [`${a.left._tag}: ${a.left.message}`]
+      a._tag === "Success"
+        ? (a.success === "The sum is 42." ? [] : [a.success])
+        : [`${a.failure._tag}: ${a.failure.message}`]
     )
     // The library's own report of a tool result the CLI lost on its way (see interpretRun).
     const lost = answers.flat().filter((a) =>
-      a._tag === "Left" && a.left._tag === "ProviderError" && a.left.message.includes("of bridge tools")
+      a._tag === "Failure" && a.failure._tag === "ProviderError" && a.failure.message.includes("of bridge tools")
     ).length
     if (wrong.length > 0) {
       const kinds = [...new Set(wrong)]

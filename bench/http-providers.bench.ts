@@ -16,9 +16,9 @@
  * (`compare` alone warms up with only 10 calls). `BENCH_WARMUP=0` shows the cold numbers. */
 import Anthropic from "@anthropic-ai/sdk"
 import { NodeHttpClient } from "@effect/platform-node"
-import type * as HttpClient from "@effect/platform/HttpClient"
 import { GoogleGenAI } from "@google/genai"
 import * as Effect from "effect/Effect"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Redacted from "effect/Redacted"
 import OpenAI from "openai"
@@ -34,13 +34,13 @@ import { compare, median, sample } from "./util.js"
 const key = "bench-key"
 // Which HttpClient to measure: undici (default) or node:http with a keep-alive agent (`BENCH_HTTP=node`).
 const runtime = ManagedRuntime.make(
-  process.env.BENCH_HTTP === "node" ? NodeHttpClient.layer : NodeHttpClient.layerUndici
+  process.env["BENCH_HTTP"] === "node" ? NodeHttpClient.layerNodeHttp : NodeHttpClient.layerUndici
 )
 const options = { rounds: 5, perRound: 60, target: 1.0 }
 // compare() runs 10 warm-up calls in the first round and 2 in each later one, per side.
 const callsPerCompare = options.rounds * options.perRound + 10 + 2 * (options.rounds - 1)
 
-const warmup = Number(process.env.BENCH_WARMUP ?? 1000)
+const warmup = Number(process.env["BENCH_WARMUP"] ?? 1000)
 
 type Make = Effect.Effect<ChatClientService, ProviderError, HttpClient.HttpClient>
 

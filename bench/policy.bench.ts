@@ -3,7 +3,7 @@
  * against a plain Set-based loop that applies the same rules to the same catalog with no
  * validation and no pair groups, MCP or headless handling — the floor a hand-written policy costs.
  */
-import { Either } from "effect"
+import * as Result from "effect/Result"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
 import * as Registry from "../src/registry/Registry.js"
 import * as ToolPolicy from "../src/registry/ToolPolicy.js"
@@ -38,7 +38,7 @@ const ratio = await compare(
   `resolveToolPolicy, median per call (${descriptors.length} tools)`,
   async () => {
     for (let i = 0; i < CALLS; i++) {
-      sink += Either.getOrThrow(ToolPolicy.resolveToolPolicy(registry, agent, ctx)).disallowedTools.length
+      sink += Result.getOrThrow(ToolPolicy.resolveToolPolicy(registry, agent, ctx)).disallowedTools.length
     }
   },
   async () => {

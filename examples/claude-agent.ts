@@ -12,8 +12,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
-import { ClaudeAgent } from "../src/claude-agent.js"
-import { ChatClient, Tool } from "../src/index.js"
+import { ClaudeAgent } from "../src/claude-agent.ts"
+import { ChatClient, Tool } from "../src/index.ts"
 
 const stock = new Map([["A-1", 3], ["B-2", 40]])
 
@@ -31,7 +31,7 @@ const stockLevel = Tool.make("stock_level", {
 
 const reorder = Tool.make("reorder", {
   description: "Orders more units of a SKU from the supplier",
-  parameters: { sku: Schema.String, quantity: Schema.Int.pipe(Schema.positive()) },
+  parameters: { sku: Schema.String, quantity: Schema.Int.check(Schema.isGreaterThan(0)) },
   handler: ({ quantity, sku }) =>
     Effect.gen(function*() {
       stock.set(sku, (stock.get(sku) ?? 0) + quantity)

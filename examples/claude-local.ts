@@ -7,8 +7,8 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
-import { ChatClient, ClaudeLocal } from "../src/index.js"
-import { weatherTools } from "./support/weatherTools.js"
+import { ChatClient, ClaudeLocal } from "../src/index.ts"
+import { weatherTools } from "./support/weatherTools.ts"
 
 const program = Effect.gen(function*() {
   const chat = yield* ChatClient.ChatClient

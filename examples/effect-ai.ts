@@ -1,22 +1,23 @@
 /**
- * An unchanged `@effect/ai` program — a Toolkit, `generateText`, `generateObject` — run on
+ * An unchanged `effect/ai` program — a Toolkit, `generateText`, `generateObject` — run on
  * Claude Code by its layer alone: the CLI calls the toolkit's handlers in this process (through
  * the loopback MCP bridge) and answers with a structured object through its own `--json-schema`.
  * Needs Claude Code installed and logged in (or ANTHROPIC_API_KEY); CLAUDE_BINARY and CLAUDE_CWD
  * choose the binary and its working directory.
  *
- *   node --import tsx examples/effect-ai.ts
+ *   npx tsx examples/effect-ai.ts                                  # Node >= 22.19
+ *   bash scripts/with-node22.sh npx tsx examples/effect-ai.ts        # any Node
  */
-import { LanguageModel, Tool as AiTool, Toolkit } from "@effect/ai"
 import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
-import { ChatLanguageModel } from "../src/effect-ai.js"
+import { LanguageModel, Tool as AiTool, Toolkit } from "effect/ai"
+import { ChatLanguageModel } from "../src/effect-ai.ts"
 
-// ---- the @effect/ai program: nothing in it knows which model runs it ----
+// ---- the effect/ai program: nothing in it knows which model runs it ----
 
 const GetWeather = AiTool.make("get_weather", {
   description: "Current weather for a city, in degrees Celsius",
-  parameters: { city: Schema.String },
+  parameters: Schema.Struct({ city: Schema.String }),
   success: Schema.Struct({ city: Schema.String, celsius: Schema.Number, sky: Schema.String }),
   failure: Schema.Struct({ reason: Schema.String }),
   failureMode: "return"
@@ -47,9 +48,9 @@ const program = Effect.gen(function*() {
 
 // ---- the one line that picks the model: Claude Code ----
 
-const ClaudeCode = Layer.unwrapEffect(
+const ClaudeCode = Layer.unwrap(
   Effect.gen(function*() {
-    const opt = (name: string) => Config.option(Config.string(name)).pipe(Effect.map(Option.getOrUndefined))
+    const opt = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
     return ChatLanguageModel.layerClaudeLocalNode({
       binary: yield* opt("CLAUDE_BINARY"),
       cwd: yield* opt("CLAUDE_CWD"),

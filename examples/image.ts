@@ -11,9 +11,9 @@ import { Console, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { extname } from "node:path"
 import { deflateSync, inflateSync } from "node:zlib"
-import { ClaudeAgent } from "../src/claude-agent.js"
-import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./support/providers.js"
+import { ClaudeAgent } from "../src/claude-agent.ts"
+import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.ts"
+import { providerFromEnv } from "./support/providers.ts"
 
 // --- A tiny PNG encoder/decoder (solid RGB images), so the example needs no image file. ---
 

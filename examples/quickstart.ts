@@ -8,10 +8,10 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
-import { ClaudeAgent } from "../src/claude-agent.js"
-import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./support/providers.js"
-import { weatherTools } from "./support/weatherTools.js"
+import { ClaudeAgent } from "../src/claude-agent.ts"
+import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.ts"
+import { providerFromEnv } from "./support/providers.ts"
+import { weatherTools } from "./support/weatherTools.ts"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
 // tools' results (and their errors) instead of replaying canned text. ---

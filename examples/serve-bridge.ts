@@ -1,21 +1,23 @@
 /**
  * Serves in-process tools to the `claude` CLI (or any MCP client) through the loopback MCP bridge.
  * The MCP config, which holds the bearer token, is written to an owner-only temp file; the token is
- * never printed. Runs until Ctrl-C, then stops the server and removes the file.
+ * never printed. Runs until Ctrl-C, then stops the server, removes the file and exits with 130
+ * (Effect 4's `NodeRuntime.runMain` convention for a program interrupted by SIGINT).
  *
- *   npx tsx examples/serve-bridge.ts
+ *   npx tsx examples/serve-bridge.ts                            # Node >= 22.19
+ *   bash scripts/with-node22.sh npx tsx examples/serve-bridge.ts  # any Node
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Ref, Schema } from "effect"
-import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.js"
-import * as NodeSecretFile from "../src/layers/NodeSecretFile.js"
-import * as McpBridge from "../src/services/McpBridge.js"
-import * as SecretFile from "../src/services/SecretFile.js"
-import * as Tool from "../src/services/Tool.js"
+import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.ts"
+import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
+import * as McpBridge from "../src/services/McpBridge.ts"
+import * as SecretFile from "../src/services/SecretFile.ts"
+import * as Tool from "../src/services/Tool.ts"
 
 // --- An application service the tools use: handlers get it from the context that sets them. ---
 
-class Notes extends Context.Tag("examples/Notes")<Notes, Ref.Ref<ReadonlyArray<string>>>() {}
+class Notes extends Context.Service<Notes, Ref.Ref<ReadonlyArray<string>>>()("examples/Notes") {}
 
 const addNote = Tool.make("add_note", {
   description: "Stores a short note and returns how many notes there are",

@@ -8,9 +8,9 @@
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
-import { ChatClient, type ChatEvent, type ModelTurn, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./support/providers.js"
-import { getWeather, toFahrenheit } from "./support/weatherTools.js"
+import { ChatClient, type ChatEvent, type ModelTurn, Scripted } from "../src/index.ts"
+import { providerFromEnv } from "./support/providers.ts"
+import { getWeather, toFahrenheit } from "./support/weatherTools.ts"
 
 // --- The offline model: asks for the weather once, then answers from the tool's result. ---
 

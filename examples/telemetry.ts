@@ -11,57 +11,89 @@
  * `@opentelemetry/resources`, `@opentelemetry/sdk-trace-base` and `@opentelemetry/sdk-metrics`
  * (plus `@opentelemetry/semantic-conventions`), which the library itself does not.
  */
-import * as NodeSdk from "@effect/opentelemetry/NodeSdk"
-import * as Otlp from "@effect/opentelemetry/Otlp"
+import * as OtelMetrics from "@effect/opentelemetry/OtelMetrics"
+import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
+import * as Resource from "@effect/opentelemetry/Resource"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ConsoleMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
-import { ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
+import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
-import { ChatClient, type ModelTurn, Scripted } from "../src/index.js"
-import { providerFromEnv } from "./support/providers.js"
-import { weatherTools } from "./support/weatherTools.js"
+import { Otlp } from "effect/observability"
+import { ChatClient, type ModelTurn, Scripted } from "../src/index.ts"
+import { providerFromEnv } from "./support/providers.ts"
+import { weatherTools } from "./support/weatherTools.ts"
 
 const serviceName = "effect-chat-bridge-example"
+
+/** OTLP/JSON over HTTP to a collector, flushed when the program ends. */
+const otlpExporter = (
+  baseUrl: string,
+  name: string,
+  headers: Readonly<Record<string, string>>
+): Layer.Layer<never> =>
+  Otlp.layerJson({
+    baseUrl: baseUrl.replace(/\/+$/, ""),
+    resource: { serviceName: name },
+    headers,
+    metricsExportInterval: "1 second",
+    tracerExportInterval: "200 millis"
+  }).pipe(Layer.provide(NodeHttpClient.layerUndici))
+
+/**
+ * The OpenTelemetry SDK's console exporters. Built from `@effect/opentelemetry`'s parts on
+ * `sdk-trace-base`'s `BasicTracerProvider`: its `NodeSdk` (what v3's example used) needs
+ * `@opentelemetry/sdk-trace-node` as well, for a context manager Effect's own tracer does not use.
+ */
+const consoleExporter = (name: string): Layer.Layer<never> => {
+  const provider = Layer.effect(
+    OtelTracer.OtelTracerProvider,
+    Effect.flatMap(Resource.Resource, (resource) =>
+      Effect.acquireRelease(
+        Effect.sync(() =>
+          new BasicTracerProvider({
+            resource,
+            spanProcessors: [new SimpleSpanProcessor(new ConsoleSpanExporter())]
+          })
+        ),
+        (p) => Effect.promise(() => p.forceFlush().finally(() => p.shutdown()))
+      ))
+  )
+  // Exported once more when the layer closes, so a short run still prints its metrics.
+  const metrics = OtelMetrics.layer(() =>
+    new PeriodicExportingMetricReader({ exporter: new ConsoleMetricExporter(), exportIntervalMillis: 60_000 })
+  )
+  return Layer.mergeAll(OtelTracer.layer.pipe(Layer.provide(provider)), metrics).pipe(
+    Layer.provide(Resource.layerFromEnv(Resource.configToAttributes({ serviceName: name })))
+  )
+}
+
+/** `key=value,…` (values URL-encoded), as in `OTEL_EXPORTER_OTLP_HEADERS`. */
+const parseHeaders = (text: string): Record<string, string> =>
+  Object.fromEntries(
+    text.split(",").map((pair) => {
+      const i = pair.indexOf("=")
+      return [pair.slice(0, i).trim(), decodeURIComponent(pair.slice(i + 1).trim())]
+    })
+  )
 
 /**
  * OTLP over HTTP when the standard `OTEL_EXPORTER_OTLP_ENDPOINT` is set (with
  * `OTEL_EXPORTER_OTLP_HEADERS` as `key=value,…` for a collector that wants a key), else the
  * OpenTelemetry SDK's console exporters.
  */
-export const TelemetryLive = Layer.unwrapEffect(
+export const TelemetryLive = Layer.unwrap(
   Effect.gen(function*() {
-    const endpoint = yield* Config.option(Config.string("OTEL_EXPORTER_OTLP_ENDPOINT"))
-    const headers = yield* Config.option(Config.redacted("OTEL_EXPORTER_OTLP_HEADERS"))
-    const name = yield* Config.string("OTEL_SERVICE_NAME").pipe(Config.withDefault(serviceName))
-    if (Option.isSome(endpoint)) {
-      const parsed = Option.match(headers, {
-        onNone: () => ({}),
-        onSome: (h) =>
-          Object.fromEntries(
-            Redacted.value(h).split(",").map((pair) => {
-              const i = pair.indexOf("=")
-              return [pair.slice(0, i).trim(), decodeURIComponent(pair.slice(i + 1).trim())]
-            })
-          )
-      })
-      return Otlp.layerJson({
-        baseUrl: endpoint.value.replace(/\/+$/, ""),
-        resource: { serviceName: name },
-        headers: parsed,
-        metricsExportInterval: "1 second",
-        tracerExportInterval: "200 millis"
-      }).pipe(Layer.provide(NodeHttpClient.layerUndici))
-    }
-    return NodeSdk.layer(() => ({
-      resource: { serviceName: name },
-      spanProcessor: new SimpleSpanProcessor(new ConsoleSpanExporter()),
-      // Exported once more when the layer closes, so a short run still prints its metrics.
-      metricReader: new PeriodicExportingMetricReader({
-        exporter: new ConsoleMetricExporter(),
-        exportIntervalMillis: 60_000
-      })
-    }))
+    const endpoint = yield* Config.option(Config.String("OTEL_EXPORTER_OTLP_ENDPOINT"))
+    const headers = yield* Config.option(Config.Redacted("OTEL_EXPORTER_OTLP_HEADERS"))
+    const name = yield* Config.String("OTEL_SERVICE_NAME").pipe(Config.withDefault(serviceName))
+    return Option.isSome(endpoint)
+      ? otlpExporter(
+        endpoint.value,
+        name,
+        Option.match(headers, { onNone: () => ({}), onSome: (h) => parseHeaders(Redacted.value(h)) })
+      )
+      : consoleExporter(name)
   })
 )
 

@@ -4,14 +4,14 @@
  *
  * Run: npx tsx examples/tool-policy.ts
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
-import * as Conditions from "../src/registry/Conditions.js"
-import * as Registry from "../src/registry/Registry.js"
-import * as ToolPolicy from "../src/registry/ToolPolicy.js"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as Conditions from "../src/registry/Conditions.ts"
+import * as Registry from "../src/registry/Registry.ts"
+import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
 
 const program = Effect.gen(function*() {
   // The application's memory server, with a tool the user can switch off.
@@ -22,11 +22,11 @@ const program = Effect.gen(function*() {
   const agent = { disabledTools: ["Bash", "mcp__memory__remember", "mcp__docs__*"] }
   const conditions = yield* Conditions.detectConditions({ cwd: process.cwd() })
   // A `claude -p` turn: headless, with the bridge's tools served as `mcp__gtb__*`.
-  const policy = yield* ToolPolicy.resolveToolPolicy(registry, agent, {
+  const policy = yield* Effect.fromResult(ToolPolicy.resolveToolPolicy(registry, agent, {
     conditions,
     headless: true,
     mcpServers: ["gtb"]
-  })
+  }))
   yield* Console.log(`agent.disabledTools: ${agent.disabledTools.join(", ")}`)
   yield* Console.log(`conditions: ${JSON.stringify(conditions)}`)
   yield* Console.log(`disallowedTools: ${policy.disallowedTools.join(", ")}`)
@@ -35,4 +35,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeContext.layer)))
+NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))

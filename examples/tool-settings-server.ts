@@ -19,30 +19,33 @@
  *
  * Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import * as HttpRouter from "@effect/platform/HttpRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerError from "effect/http/HttpServerError"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as fs from "node:fs"
-import { createServer } from "node:http"
+import { createServer, type IncomingMessage, type Server } from "node:http"
+import type { Socket } from "node:net"
 import { fileURLToPath } from "node:url"
-import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
-import * as CatalogView from "../src/registry/CatalogView.js"
-import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
-import * as Conditions from "../src/registry/Conditions.js"
-import * as Registry from "../src/registry/Registry.js"
-import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.js"
-import * as ToolPolicy from "../src/registry/ToolPolicy.js"
-import * as AgentSettings from "../src/services/AgentSettings.js"
+import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
+import * as CatalogView from "../src/registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as Conditions from "../src/registry/Conditions.ts"
+import * as Registry from "../src/registry/Registry.ts"
+import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.ts"
+import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
+import * as AgentSettings from "../src/services/AgentSettings.ts"
 
 // --- The registry: Claude Code's catalog plus the application's own MCP tools. ---
 
@@ -205,14 +208,14 @@ class ApiError extends Schema.TaggedError<ApiError>()("ApiError", {
 
 const badRequest = (message: string) => new ApiError({ status: 400, message })
 
-const fromSettingsError = (
-  error:
-    | AgentSettings.AgentNotFoundError
-    | AgentSettings.AgentAlreadyExistsError
-    | AgentSettings.InvalidSettingsInputError
-    | AgentSettings.CorruptedSettingsError
-    | AgentSettings.AgentSettingsStorageError
-): ApiError => {
+type SettingsError =
+  | AgentSettings.AgentNotFoundError
+  | AgentSettings.AgentAlreadyExistsError
+  | AgentSettings.InvalidSettingsInputError
+  | AgentSettings.CorruptedSettingsError
+  | AgentSettings.AgentSettingsStorageError
+
+const fromSettingsError = (error: SettingsError): ApiError => {
   switch (error._tag) {
     case "AgentNotFoundError":
       return new ApiError({ status: 404, message: `${error.message}; create it with POST /api/agents` })
@@ -234,41 +237,53 @@ const tooLarge = `the body is over ${maxBodySize} bytes; a settings request is a
 /**
  * The body as text, up to `maxBodySize` bytes, with or without a Content-Length (chunked). Past
  * the bound it fails with a 413 and lets the rest drain until the answer closes the connection:
- * the platform's own bound (`withMaxBodySize`) destroys the request, which resets the connection
- * before the client can read any answer.
+ * destroying the request instead (as a body-size limit in the platform would) resets the
+ * connection before the client can read any answer.
  */
-const bodyText = Effect.flatMap(
-  HttpServerRequest.HttpServerRequest,
-  (request) =>
-    Effect.async<string, ApiError>((resume) => {
-      const incoming = NodeHttpServerRequest.toIncomingMessage(request)
-      const chunks: Array<Buffer> = []
-      let size = 0
-      const stop = () => {
-        incoming.off("data", onData).off("end", onEnd).off("error", onError)
-      }
-      const onData = (chunk: Buffer) => {
-        size += chunk.length
-        if (size <= maxBodySize) return void chunks.push(chunk)
-        stop()
-        incoming.resume()
-        resume(Effect.fail(new ApiError({ status: 413, message: tooLarge })))
-      }
-      const onEnd = () => {
-        stop()
-        resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
-      }
-      const onError = (error: Error) => {
-        stop()
-        resume(Effect.fail(badRequest(`the body could not be read: ${error.message}`)))
-      }
-      incoming.on("data", onData).once("end", onEnd).once("error", onError)
-      return Effect.sync(stop)
-    })
-)
+const bodyText = Effect.gen(function*() {
+  const incoming = NodeHttpServerRequest.toIncomingMessage(yield* HttpServerRequest.HttpServerRequest)
+  return yield* Effect.callback<string, ApiError>((resume) => {
+    const chunks: Array<Buffer> = []
+    let size = 0
+    const stop = () => {
+      incoming.off("data", onData).off("end", onEnd).off("error", onError)
+    }
+    const onData = (chunk: Buffer) => {
+      size += chunk.length
+      if (size <= maxBodySize) return void chunks.push(chunk)
+      stop()
+      incoming.resume()
+      resume(Effect.fail(new ApiError({ status: 413, message: tooLarge })))
+    }
+    const onEnd = () => {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    const onError = (error: Error) => {
+      stop()
+      resume(Effect.fail(badRequest(`the body could not be read: ${error.message}`)))
+    }
+    incoming.on("data", onData).once("end", onEnd).once("error", onError)
+    return Effect.sync(stop)
+  })
+})
+
+const standardIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+/**
+ * Every issue on its own line, with its path: `Expected boolean, actual "no" at ["enabled"]`
+ * (Effect 4 says `got`; `actual` is what the Effect 3 line answered).
+ */
+const formatIssues = (error: Schema.SchemaError): string =>
+  standardIssues(error.issue).issues.map(({ message, path }) => {
+    const text = message.replace(/^(Expected .*?), got /, "$1, actual ")
+    return path === undefined || path.length === 0
+      ? text
+      : `${text} at ${path.map((p) => `[${JSON.stringify(String(typeof p === "object" ? p.key : p))}]`).join("")}`
+  }).join("\n")
 
 /** Decodes the JSON body strictly: not JSON, a wrong type or an unknown field is a 400. */
-const body = <A, I>(schema: Schema.Schema<A, I>) =>
+const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
   bodyText.pipe(
     Effect.flatMap((text) =>
       Effect.try({
@@ -279,8 +294,9 @@ const body = <A, I>(schema: Schema.Schema<A, I>) =>
     ),
     Effect.flatMap((json) =>
       Effect.mapError(
-        Schema.decodeUnknown(schema, { onExcessProperty: "error" })(json),
-        (e) => badRequest(`invalid body: ${ParseResult.TreeFormatter.formatErrorSync(e)}`)
+        // `reportInput` puts the rejected value in the message, as Effect 3 did.
+        Schema.decodeUnknownEffect(schema)(json, { onExcessProperty: "error", errors: "all", reportInput: true }),
+        (e) => badRequest(`invalid body: ${formatIssues(e)}`)
       )
     )
   )
@@ -288,16 +304,17 @@ const body = <A, I>(schema: Schema.Schema<A, I>) =>
 const locales = Object.keys(CatalogView.locales) as Array<CatalogView.Locale>
 
 /** `?locale=` (English when absent); an unknown one is a 400 naming the shipped ones. */
-const localeParam = Effect.flatMap(HttpServerRequest.ParsedSearchParams, (params) => {
-  const locale = params["locale"] ?? "en"
+const localeParam = Effect.gen(function*() {
+  const value = (yield* HttpServerRequest.ParsedSearchParams)["locale"] ?? "en"
+  const locale = typeof value === "string" ? value : value.join(",")
   return locales.includes(locale as CatalogView.Locale)
-    ? Effect.succeed(locale as CatalogView.Locale)
-    : Effect.fail(badRequest(`unknown locale ${JSON.stringify(locale)}; use one of ${locales.join(", ")}`))
+    ? locale as CatalogView.Locale
+    : yield* badRequest(`unknown locale ${JSON.stringify(locale)}; use one of ${locales.join(", ")}`)
 })
 
 const pathParam = (name: string) => Effect.map(HttpRouter.params, (params) => params[name] ?? "")
 
-const json = (value: unknown, status = 200) => HttpServerResponse.unsafeJson(value, { status })
+const json = (value: unknown, status = 200) => HttpServerResponse.jsonUnsafe(value, { status })
 
 /**
  * An error answer. A 413 also ends the connection: the rest of that body is not read, and on a
@@ -305,8 +322,19 @@ const json = (value: unknown, status = 200) => HttpServerResponse.unsafeJson(val
  */
 const errorJson = (status: number, error: string) =>
   status === 413
-    ? HttpServerResponse.unsafeJson({ error }, { status, headers: { connection: "close" } })
+    ? HttpServerResponse.jsonUnsafe({ error }, { status, headers: { connection: "close" } })
     : json({ error }, status)
+
+/** A route's handler with its refusals answered as `{"error": …}`. */
+const answer = <R>(
+  handler: Effect.Effect<HttpServerResponse.HttpServerResponse, ApiError | SettingsError, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, R> =>
+  handler.pipe(
+    Effect.catch((e) => {
+      const refused = e._tag === "ApiError" ? e : fromSettingsError(e)
+      return Effect.succeed(errorJson(refused.status, refused.message))
+    })
+  )
 
 // --- The app. ---
 
@@ -322,64 +350,64 @@ export interface Options {
 
 const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", import.meta.url)), "utf8")
 
-const app = (registry: Registry.Registry, conditions: Conditions.Conditions) =>
-  Effect.gen(function*() {
-    const settings = yield* AgentSettings.AgentSettings
-    // A headless `claude -p` session with the application's bridge mounted as `gtb`.
-    const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"] }
+const app = Effect.fnUntraced(function*(registry: Registry.Registry, conditions: Conditions.Conditions, port: number) {
+  const settings = yield* AgentSettings.AgentSettings
+  // A headless `claude -p` session with the application's bridge mounted as `gtb`.
+  const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"] }
 
-    const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
-      Effect.map(
-        AgentSettings.resolveToolPolicyFor(agent.agentId, context, { registry }),
-        (policy) => screen(registry, agent, policy, conditions, locale)
-      ).pipe(Effect.provideService(AgentSettings.AgentSettings, settings))
+  const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
+    Effect.map(
+      AgentSettings.resolveToolPolicyFor(agent.agentId, context, { registry }),
+      (policy) => screen(registry, agent, policy, conditions, locale)
+    ).pipe(Effect.provideService(AgentSettings.AgentSettings, settings))
 
-    return HttpRouter.empty.pipe(
-      HttpRouter.get("/", HttpServerResponse.html(page)),
-      HttpRouter.get("/favicon.ico", HttpServerResponse.empty({ status: 204 })),
-      HttpRouter.get("/api/agents", Effect.map(settings.list, (agents) => json({ agents }))),
-      HttpRouter.post(
-        "/api/agents",
-        Effect.gen(function*() {
-          const { agentId } = yield* body(Schema.Struct({ agentId: Schema.String }))
-          return json(yield* settings.create(agentId), 201)
-        })
-      ),
-      HttpRouter.get(
-        "/api/agents/:agentId",
-        Effect.gen(function*() {
-          const locale = yield* localeParam
-          const agent = yield* settings.get(yield* pathParam("agentId"))
-          return json(yield* screenOf(agent, locale))
-        })
-      ),
-      HttpRouter.put(
-        "/api/agents/:agentId/switches/:switchId",
-        Effect.gen(function*() {
-          const locale = yield* localeParam
-          const { enabled } = yield* body(Schema.Struct({ enabled: Schema.Boolean }))
-          const agentId = yield* pathParam("agentId")
-          const switchId = yield* pathParam("switchId")
-          // Check everything before writing, so a bad request changes nothing.
-          const current = yield* settings.get(agentId)
-          const entry = CatalogView.view(registry, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
-          if (entry === undefined) return yield* unknownSwitch(registry, switchId)
-          return json(yield* screenOf(yield* settings.toggle(agentId, entry, enabled), locale))
-        })
-      ),
-      Effect.catchTags({
-        AgentNotFoundError: (e) => Effect.fail(fromSettingsError(e)),
-        AgentAlreadyExistsError: (e) => Effect.fail(fromSettingsError(e)),
-        InvalidSettingsInputError: (e) => Effect.fail(fromSettingsError(e)),
-        CorruptedSettingsError: (e) => Effect.fail(fromSettingsError(e)),
-        AgentSettingsStorageError: (e) => Effect.fail(fromSettingsError(e)),
-        RouteNotFound: (e) =>
-          Effect.fail(new ApiError({ status: 404, message: `no route ${e.request.method} ${e.request.url}` }))
-      }),
-      Effect.catchTag("ApiError", (e) => Effect.succeed(errorJson(e.status, e.message))),
-      guardLoopback
+  const router = yield* HttpRouter.make
+  yield* router.add("GET", "/", HttpServerResponse.html(page))
+  yield* router.add("GET", "/favicon.ico", HttpServerResponse.empty({ status: 204 }))
+  yield* router.add("GET", "/api/agents", answer(Effect.map(settings.list, (agents) => json({ agents }))))
+  yield* router.add(
+    "POST",
+    "/api/agents",
+    answer(Effect.gen(function*() {
+      const { agentId } = yield* body(Schema.Struct({ agentId: Schema.String }))
+      return json(yield* settings.create(agentId), 201)
+    }))
+  )
+  yield* router.add(
+    "GET",
+    "/api/agents/:agentId",
+    answer(Effect.gen(function*() {
+      const locale = yield* localeParam
+      const agent = yield* settings.get(yield* pathParam("agentId"))
+      return json(yield* screenOf(agent, locale))
+    }))
+  )
+  yield* router.add(
+    "PUT",
+    "/api/agents/:agentId/switches/:switchId",
+    answer(Effect.gen(function*() {
+      const locale = yield* localeParam
+      const { enabled } = yield* body(Schema.Struct({ enabled: Schema.Boolean }))
+      const agentId = yield* pathParam("agentId")
+      const switchId = yield* pathParam("switchId")
+      // Check everything before writing, so a bad request changes nothing.
+      const current = yield* settings.get(agentId)
+      const entry = CatalogView.view(registry, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
+      if (entry === undefined) return yield* unknownSwitch(registry, switchId)
+      return json(yield* screenOf(yield* settings.toggle(agentId, entry, enabled), locale))
+    }))
+  )
+
+  // The router fails only when no route matches (every route answers its own errors).
+  const routed = router.asHttpEffect().pipe(
+    Effect.catch((e) =>
+      e instanceof HttpServerError.HttpServerError && e.reason._tag === "RouteNotFound"
+        ? Effect.succeed(errorJson(404, `no route ${e.request.method} ${e.request.url}`))
+        : Effect.fail(e)
     )
-  })
+  )
+  return guardLoopback(routed, port)
+})
 
 /** Why a switch id has no switch: not in the registry, or a tool the user cannot switch. */
 const unknownSwitch = (registry: Registry.Registry, switchId: string) => {
@@ -412,11 +440,9 @@ const unknownSwitch = (registry: Registry.Registry, switchId: string) => {
  * (DNS rebinding), other origins, and writes that are not JSON (which a cross-site form could
  * send without a CORS preflight).
  */
-const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, port: number) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    const address = yield* HttpServer.HttpServer.pipe(Effect.map((s) => s.address))
-    const port = address._tag === "TcpAddress" ? address.port : -1
     const host = request.headers["host"]
     const origin = request.headers["origin"]
     if (host !== `127.0.0.1:${port}` && host !== `localhost:${port}`) {
@@ -436,20 +462,49 @@ const guardLoopback = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRes
   })
 
 /**
+ * The sockets of `server` that never carried a request. A browser opens such sockets ahead of
+ * time; Node's `close()` waits for them (it only closes idle keep-alive ones), so the platform's
+ * graceful shutdown gives up after 20 s and leaves them open, and a request the browser later
+ * sends on one (a reload after a restart) is never answered. `destroy` ends them.
+ */
+const unusedSockets = (server: Server) => {
+  const unused = new Set<Socket>()
+  server.on("connection", (socket: Socket) => {
+    unused.add(socket)
+    socket.once("close", () => unused.delete(socket))
+  })
+  server.on("request", (request: IncomingMessage) => unused.delete(request.socket))
+  return {
+    destroy: () => {
+      for (const socket of unused) socket.destroy()
+      unused.clear()
+    }
+  }
+}
+
+/**
  * The server on 127.0.0.1, its settings in `options.filename`. When the store has no agent yet,
  * an `assistant` agent is created so the page has something to show. Closing the layer's scope
- * stops the server and closes the database.
+ * stops the server (promptly, see {@link unusedSockets}) and closes the database.
  */
 export const layer = (options: Options) =>
-  Layer.unwrapScoped(Effect.gen(function*() {
-    const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
-    const conditions = options.conditions ??
-      (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeContext.layer)))
-    const settings = yield* AgentSettings.AgentSettings
-    if ((yield* settings.list).length === 0) yield* settings.create("assistant")
-    return HttpServer.serve(yield* app(registry, conditions))
+  Layer.unwrap(Effect.sync(() => {
+    const server = createServer()
+    const unused = unusedSockets(server)
+    return Layer.effectDiscard(Effect.gen(function*() {
+      const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
+      const conditions = options.conditions ??
+        (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
+      const settings = yield* AgentSettings.AgentSettings
+      if ((yield* settings.list).length === 0) yield* settings.create("assistant")
+      // Already listening here: the Host check needs the port a `port: 0` server got.
+      const address = (yield* HttpServer.HttpServer).address
+      const port = NetAddress.isInetAddress(address) ? address.port : -1
+      yield* HttpServer.serveEffect(yield* app(registry, conditions, port))
+      // Added after serving, so it runs before the server's own finalizer waits for the close.
+      yield* Effect.addFinalizer(() => Effect.sync(unused.destroy))
+    })).pipe(Layer.provideMerge(NodeHttpServer.layer(() => server, { host: "127.0.0.1", port: options.port ?? 0 })))
   })).pipe(
-    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { host: "127.0.0.1", port: options.port ?? 0 })),
     Layer.provide(AgentSettingsSqlite.layerSqlite(options.filename === undefined ? {} : { filename: options.filename }))
   )
 
@@ -458,16 +513,14 @@ export const layer = (options: Options) =>
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
   const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
   const port = Number(process.env["PORT"] ?? 0)
-  Layer.launch(
-    Layer.tap(
-      layer({ port, ...(filename === undefined ? {} : { filename }) }),
-      (context) =>
-        HttpServer.addressFormattedWith((url) =>
-          Console.log(
-            `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
-              "Ctrl-C stops the server"
-          )
-        ).pipe(Effect.provide(context))
+  HttpServer.addressFormattedWith((url) =>
+    Console.log(
+      `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
+        "Ctrl-C stops the server"
     )
-  ).pipe(NodeRuntime.runMain)
+  ).pipe(
+    Effect.andThen(Effect.never),
+    Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
+    NodeRuntime.runMain
+  )
 }

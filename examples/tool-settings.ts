@@ -15,11 +15,11 @@ import * as Layer from "effect/Layer"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
-import * as CatalogView from "../src/registry/CatalogView.js"
-import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
-import * as ToolPolicy from "../src/registry/ToolPolicy.js"
-import * as AgentSettings from "../src/services/AgentSettings.js"
+import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
+import * as CatalogView from "../src/registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
+import * as AgentSettings from "../src/services/AgentSettings.ts"
 
 const chosen = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
 
@@ -34,7 +34,9 @@ const database = Effect.acquireRelease(
     temporary ? Effect.sync(() => rmSync(join(filename, ".."), { recursive: true, force: true })) : Effect.void
 )
 
-const Settings = Layer.unwrapScoped(
+// `Layer.unwrap` gives the layer the scope of its build, so the temporary directory outlives
+// the database connection opened inside it (finalizers run in reverse order).
+const Settings = Layer.unwrap(
   Effect.gen(function*() {
     const { filename, temporary } = yield* database
     yield* Console.log(
@@ -49,9 +51,10 @@ const registry = ClaudeCodeCatalog.registry
 
 /** The switch with this id in the agent's catalog view. */
 const entry = (settings: AgentSettings.Settings, id: string) =>
-  Effect.fromNullable(CatalogView.view(registry, settings).flatMap((s) => s.entries).find((e) => e.id === id)).pipe(
-    Effect.orDieWith(() => new Error(`no catalog entry ${id}`))
-  )
+  Effect.suspend(() => {
+    const found = CatalogView.view(registry, settings).flatMap((s) => s.entries).find((e) => e.id === id)
+    return found === undefined ? Effect.die(new Error(`no catalog entry ${id}`)) : Effect.succeed(found)
+  })
 
 const program = Effect.gen(function*() {
   const settings = yield* AgentSettings.AgentSettings

@@ -1,10 +1,11 @@
 /**
- * `effect-chat-bridge/agent-settings-sqlite`: the `AgentSettings` store on a SQLite file. A
- * separate entry point because it needs the optional peer `@effect/sql-sqlite-node` (and through
- * it the native `better-sqlite3`): the main entry never loads it. Building the layer without the
- * peer fails with an `AgentSettingsStorageError` that names the package to install.
+ * `effect-chat-bridge/agent-settings-sqlite`: the `AgentSettings` store on a SQLite file, through
+ * Node's built-in `node:sqlite` (Node ≥ 22.19; no native module and, unlike the v3 line, no
+ * optional peer). Still a separate entry point, so the main entry does not pull in `effect/sql`
+ * and the SQLite client. Building the layer on a Node without `node:sqlite` fails with an
+ * `AgentSettingsStorageError` that says which Node is needed.
  *
  * @since 0.1.0
  * @module
  */
-export * as AgentSettingsSqlite from "./layers/AgentSettingsSqlite.js"
+export * as AgentSettingsSqlite from "./layers/AgentSettingsSqlite.ts"

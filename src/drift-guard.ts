@@ -8,4 +8,4 @@
  * @since 0.1.0
  * @module
  */
-export * as DriftGuard from "./registry/DriftGuard.js"
+export * as DriftGuard from "./registry/DriftGuard.ts"

@@ -1,9 +1,9 @@
 /**
- * `effect-chat-bridge/effect-ai`: interop with `@effect/ai`. A `Toolkit` with its handlers as
+ * `effect-chat-bridge/effect-ai`: interop with `effect/ai`. A `Toolkit` with its handlers as
  * tools for every provider and the MCP bridge (`AiToolkit`), and any provider — Claude Code above
- * all — as an `@effect/ai` `LanguageModel` that runs your toolkit (`ChatLanguageModel`). A
- * separate entry point because `@effect/ai` is an optional peer dependency: importing the main
- * entry never loads it.
+ * all — as an `effect/ai` `LanguageModel` that runs your toolkit (`ChatLanguageModel`). On
+ * Effect 4 `effect/ai` is part of `effect` itself, so there is no optional peer any more; it stays
+ * a separate entry point so the main entry does not load the `effect/ai` modules.
  *
  * @since 0.1.0
  * @module

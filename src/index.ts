@@ -3,8 +3,9 @@
  * one declarative registry which Claude Code tools an agent may use.
  *
  * This entry loads no optional peer. The parts that need one have their own entry points:
- * `effect-chat-bridge/claude-agent` (the Claude Agent SDK), `effect-chat-bridge/agent-settings-sqlite`
- * (`@effect/sql-sqlite-node`) and `effect-chat-bridge/drift-guard` (`typescript`).
+ * `effect-chat-bridge/claude-agent` (the Claude Agent SDK) and `effect-chat-bridge/drift-guard`
+ * (`typescript`); `effect-chat-bridge/agent-settings-sqlite` (on `node:sqlite`) and
+ * `effect-chat-bridge/effect-ai` (on `effect/ai`) need no peer but stay apart to keep this entry light.
  *
  * @since 0.1.0
  * @module

@@ -2,12 +2,11 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentSdkPackage } from "../src/internal/claudeAgentSdk.js"
-import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.js"
-import { packagesReachedFrom } from "./support/importGraph.js"
+import { modulesReachedFrom, packagesReachedFrom } from "./support/importGraph.js"
 
 // What ships: entry points, peers and the README's install line agree, and the main entry's
 // import graph reaches no optional peer. (The tarball itself is exercised by scripts/consumer-test.sh.)
-const root = path.resolve(__dirname, "..")
+const root = path.resolve(import.meta.dirname, "..")
 const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
   readonly exports: Record<string, { readonly types: string; readonly default: string } | string>
   readonly peerDependencies: Record<string, string>
@@ -20,6 +19,20 @@ const requiredPeers = Object.entries(pkg.peerDependencies).filter(([name]) =>
   pkg.peerDependenciesMeta[name]?.optional !== true
 )
 const optionalPeers = Object.keys(pkg.peerDependencies).filter((name) => pkg.peerDependenciesMeta[name]?.optional)
+const installed = new Set([...requiredPeers.map(([name]) => name), ...Object.keys(pkg.dependencies)])
+// The Effect 3 line's packages, all inside `effect` (or gone, for SQLite) on this line.
+const effect3Packages = [
+  "@effect/platform",
+  "@effect/experimental",
+  "@effect/sql",
+  "@effect/sql-sqlite-node",
+  "@effect/ai",
+  "better-sqlite3"
+]
+/** The packages `file` reaches that neither the required peers nor the dependencies install. */
+const notInstalled = (file: string) =>
+  [...packagesReachedFrom(path.join(root, file))].filter((name) => !installed.has(name))
+const isEffectAi = (specifier: string) => specifier === "effect/ai" || specifier.startsWith("effect/ai/")
 
 describe("package", () => {
   it("every export points at dist and has a source entry", () => {
@@ -36,6 +49,8 @@ describe("package", () => {
     expect(line).toBeDefined()
     const named = line!.split(" ").slice(3)
     expect(named.sort()).toEqual(requiredPeers.map(([name, range]) => `${name}@${range}`).sort())
+    // The Effect 4 line: exactly effect and @effect/platform-node, both ^4.1.
+    expect(named).toEqual(["@effect/platform-node@^4.1.0", "effect@^4.1.0"])
     const script = fs.readFileSync(path.join(root, "scripts/consumer-test.sh"), "utf8")
     for (const spec of named) expect(script).toContain(spec)
   })
@@ -43,14 +58,20 @@ describe("package", () => {
   it("effect and @effect/* are peers, never dependencies", () => {
     expect(Object.keys(pkg.dependencies).filter((name) => name === "effect" || name.startsWith("@effect/"))).toEqual([])
     expect(requiredPeers.map(([name]) => name)).toContain("effect")
+    // None of the Effect 3 line's packages is a peer any more.
+    expect(Object.keys(pkg.peerDependencies).filter((name) => effect3Packages.includes(name))).toEqual([])
   })
 
   it("the main entry reaches no optional peer", () => {
+    const modules = modulesReachedFrom(path.join(root, "src/index.ts"))
     const reached = packagesReachedFrom(path.join(root, "src/index.ts"))
-    for (const optional of [...optionalPeers, "better-sqlite3", "@effect/ai"]) expect(reached).not.toContain(optional)
+    for (const optional of [...optionalPeers, ...effect3Packages]) expect(reached).not.toContain(optional)
+    // effect/ai is part of effect now: the main entry still never loads it (test/ai/mainEntry.test.ts
+    // checks the same at run time), nor node:sqlite (that is the agent-settings-sqlite entry's).
+    expect([...modules].filter(isEffectAi)).toEqual([])
+    expect(modules).not.toContain("node:sqlite")
     // Everything it does reach is installed with the required peers or as a dependency.
-    const installed = new Set([...requiredPeers.map(([name]) => name), ...Object.keys(pkg.dependencies)])
-    expect([...reached].filter((name) => !installed.has(name))).toEqual([])
+    expect(notInstalled("src/index.ts")).toEqual([])
   })
 
   it("the benchmarks reach no test runner (they run under plain tsx)", () => {
@@ -64,8 +85,14 @@ describe("package", () => {
 
   it("each optional entry reaches its own peer", () => {
     expect(packagesReachedFrom(path.join(root, "src/drift-guard.ts"))).toContain("typescript")
-    // These two are loaded at run time from a computed specifier, so that a missing peer is a typed error.
-    expect(optionalPeers).toContain(AgentSettingsSqlite.peer)
+    // Loaded at run time from a computed specifier, so that a missing peer is a typed error.
     expect(optionalPeers).toContain(AgentSdkPackage)
+    // The SQLite store needs no peer on this line: Node's built-in node:sqlite, on effect/sql.
+    const sqlite = modulesReachedFrom(path.join(root, "src/agent-settings-sqlite.ts"))
+    expect(sqlite).toContain("node:sqlite")
+    expect(notInstalled("src/agent-settings-sqlite.ts")).toEqual([])
+    // effect-ai runs on effect/ai, inside effect: no peer of its own either.
+    expect([...modulesReachedFrom(path.join(root, "src/effect-ai.ts"))].some(isEffectAi)).toBe(true)
+    expect(notInstalled("src/effect-ai.ts")).toEqual([])
   })
 })

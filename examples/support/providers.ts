@@ -15,10 +15,10 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import * as Layer from "effect/Layer"
-import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
-import * as Gemini from "../../src/layers/Gemini.js"
-import * as OpenAi from "../../src/layers/OpenAi.js"
-import type { ChatClient } from "../../src/services/ChatClient.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import type { ChatClient } from "../../src/services/ChatClient.ts"
 
 /** A provider the examples can run on, and how to say which one it is. */
 export interface ProviderChoice {
@@ -49,21 +49,23 @@ export const providerFromEnv = (options: {
   })
   const anthropic = () =>
     http(
-      `anthropic (${env.ANTHROPIC_MODEL ?? ClaudeApi.DefaultModel})`,
+      `anthropic (${env["ANTHROPIC_MODEL"] ?? ClaudeApi.DefaultModel})`,
       ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
   const openai = () =>
     http(
-      `openai (${env.OPENAI_MODEL ?? OpenAi.DefaultModel}${present(env.OPENAI_BASE_URL) ? ", custom base URL" : ""})`,
+      `openai (${env["OPENAI_MODEL"] ?? OpenAi.DefaultModel}${
+        present(env["OPENAI_BASE_URL"]) ? ", custom base URL" : ""
+      })`,
       OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
   const gemini = () =>
     http(
-      `gemini (${env.GEMINI_MODEL ?? Gemini.DefaultModel})`,
+      `gemini (${env["GEMINI_MODEL"] ?? Gemini.DefaultModel})`,
       Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
 
-  const chosen = env.AI_PROVIDER?.trim().toLowerCase()
+  const chosen = env["AI_PROVIDER"]?.trim().toLowerCase()
   if (present(chosen)) {
     switch (chosen) {
       case "scripted":
@@ -88,8 +90,8 @@ export const providerFromEnv = (options: {
         throw new Error(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)
     }
   }
-  if (present(env.ANTHROPIC_API_KEY)) return anthropic()
-  if (present(env.OPENAI_API_KEY) || present(env.OPENAI_BASE_URL)) return openai()
-  if (present(env.GEMINI_API_KEY)) return gemini()
+  if (present(env["ANTHROPIC_API_KEY"])) return anthropic()
+  if (present(env["OPENAI_API_KEY"]) || present(env["OPENAI_BASE_URL"])) return openai()
+  if (present(env["GEMINI_API_KEY"])) return gemini()
   return options.scripted
 }

@@ -3,7 +3,7 @@
  * `examples/`; plain Effects with Schema-typed parameters.
  */
 import { Console, Effect, Schema } from "effect"
-import { Tool } from "../../src/index.js"
+import { Tool } from "../../src/index.ts"
 
 export class UnknownCity extends Schema.TaggedError<UnknownCity>()("UnknownCity", { message: Schema.String }) {}
 
@@ -34,10 +34,8 @@ export const logged = <R>(tool: Tool.Tool<R>): Tool.Tool<R> => ({
   ...tool,
   run: (input) =>
     tool.run(input).pipe(
-      Effect.tapBoth({
-        onSuccess: (out) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) → ${out}`),
-        onFailure: (e) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) ✗ ${e.message}`)
-      })
+      Effect.tap((out) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) → ${out}`)),
+      Effect.tapError((e) => Console.log(`  tool ${tool.name}(${JSON.stringify(input)}) ✗ ${e.message}`))
     )
 })
 

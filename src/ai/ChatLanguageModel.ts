@@ -1,6 +1,6 @@
 /**
  * Any ChatClient provider — above all Claude Code (`ClaudeLocal`, `ClaudeAgent`) — as an
- * `@effect/ai` `LanguageModel`, running the application's own `Toolkit`.
+ * `effect/ai` `LanguageModel`, running the application's own `Toolkit`.
  *
  * How it maps:
  * - One `generateText` / `generateObject` / `streamText` is one fresh client, hence one CLI run
@@ -10,49 +10,57 @@
  *   {@link AiToolkit.toTools}, so the CLI reaches them through the MCP bridge (`ClaudeLocal`) or
  *   in-process (`ClaudeAgent`). `toolChoice: "none"` sets no tools; `oneOf` narrows them;
  *   `"required"` and `{ tool }` cannot be enforced on the CLI and behave as `"auto"`.
+ *   `Tool.dynamic` tools are passed through (their JSON Schema as given). Tools with
+ *   `needsApproval` and provider-defined tools are refused (`InvalidRequestError`): the CLI runs
+ *   its own loop and cannot pause a call for approval.
  * - The CLI runs its own tool loop. The calls it made come back as `tool-call` and `tool-result`
- *   parts marked `providerExecuted`, so `@effect/ai` does not run them again. A call whose
+ *   parts marked `providerExecuted`, so `effect/ai` does not run them again. A call whose
  *   arguments did not decode, or whose handler failed with `failureMode: "error"`, has no typed
- *   result: its `tool-result` part is left out and the error text is in the finish part's
- *   metadata (`effect-chat-bridge.toolErrors`); the model saw the error and carried on, so the
- *   call does not fail. `failureMode: "return"` failures come back as `isFailure` results.
+ *   result: its parts are left out (`effect/ai` would fail the whole call on them) and the error
+ *   text is in the finish part's metadata (`effect-chat-bridge.toolErrors`); the model saw the
+ *   error and carried on, so the call does not fail. `failureMode: "return"` failures come back
+ *   as `isFailure` results. `tool-call` params are what the model sent (`effect/ai`'s default
+ *   "opaque" parameters mode).
  * - `generateObject` uses the CLI's structured output (`ask`, `--json-schema`); its content is
  *   the tool parts of the calls made on the way (ids of our own: `ask` has no event stream),
- *   the object's JSON and the finish part.
+ *   the object's JSON (the schema's JSON codec, which is also what decodes it) and the finish part.
  * - `streamText` is `chatStream`: text of every model turn, tool parts as they happen, then the
  *   finish part.
  * - The prompt: system messages become the system prompt (replacing a configured one); earlier
  *   messages, which `Chat` resends on every call, are given to the CLI as a transcript ahead of
  *   the last user message, in one fresh session. Nothing persists between calls, so `Chat`'s
  *   history stays the single source of truth (at the cost of resending it). Text only: file parts
- *   fail with `MalformedInput`.
- * - Finish reason `stop`; usage summed over the run; cost (when known) in the finish part's
- *   metadata. A `ChatError` becomes an `AiError` (`MalformedInput` for empty prompts and rejected
- *   tools, `MalformedOutput` for undecodable output, `UnknownError` otherwise) with the original
- *   error as `cause`.
+ *   fail with `InvalidRequestError`.
+ * - Finish reason `stop`. Usage summed over the run in `effect/ai`'s shape (`inputTokens.total`,
+ *   `.cacheRead`, `.uncached` = total − cache reads; `outputTokens.total`, `.reasoning`, `.text` =
+ *   total − reasoning); cost (when known) in the finish part's metadata.
+ * - A `ChatError` becomes an `AiError` whose `reason` says what kind of failure it was (see
+ *   {@link toAiError}); the `ChatError` itself, encoded, is in `reason.metadata["effect-chat-bridge"]`
+ *   ({@link chatErrorOf} reads it back).
  *
  * @since 0.1.0
  * @module
  */
-import * as AiError from "@effect/ai/AiError"
-import * as LanguageModel from "@effect/ai/LanguageModel"
-import type * as Prompt from "@effect/ai/Prompt"
-import type * as Response from "@effect/ai/Response"
-import type * as AiTool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
-import * as Chunk from "effect/Chunk"
+import * as AiError from "effect/ai/AiError"
+import * as LanguageModel from "effect/ai/LanguageModel"
+import type * as Prompt from "effect/ai/Prompt"
+import type * as Response from "effect/ai/Response"
+import type * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
+import * as Cause from "effect/Cause"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as ParseResult from "effect/ParseResult"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ClaudeLocal from "../layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../layers/NodeSubprocess.js"
-import { type ChatClientService, type ChatError, Usage } from "../services/ChatClient.js"
+import { type ChatClientService, ChatError, Usage } from "../services/ChatClient.js"
 import { type ChatEvent, Complete, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.js"
 import * as Content from "../services/Content.js"
 import type { SecretFile } from "../services/SecretFile.js"
@@ -69,29 +77,69 @@ export interface ClientOptions {
 /** Builds one client per call; its scope is the call's. */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
-/** The metadata key of this library's data in response parts. */
+/** The metadata key of this library's data in response parts and in `AiError` reasons. */
 export const MetadataKey = "effect-chat-bridge"
 
 type Method = "generateText" | "generateObject" | "streamText"
 
 const module = "ChatLanguageModel"
 
-/** Maps a ChatError to the `AiError` `@effect/ai` callers handle, keeping it as the cause. */
-export const toAiError = (method: string) => (error: ChatError): AiError.AiError => {
-  switch (error._tag) {
-    case "EmptyPromptError":
-    case "InvalidToolsError":
-      return new AiError.MalformedInput({ module, method, description: error.message, cause: error })
-    case "StructuredOutputError":
-      return new AiError.MalformedOutput({ module, method, description: error.message, cause: error })
-    case "ProviderError":
-      return error.kind === "decode"
-        ? new AiError.MalformedOutput({ module, method, description: error.message, cause: error })
-        : new AiError.UnknownError({ module, method, description: error.message, cause: error })
-    default:
-      return new AiError.UnknownError({ module, method, description: error.message, cause: error })
+const ChatErrorJson = Schema.toCodecJson(ChatError)
+const encodeChatError = Schema.encodeSync(ChatErrorJson)
+const decodeChatError = Schema.decodeUnknownOption(ChatErrorJson)
+
+const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
+  try {
+    return { [MetadataKey]: encodeChatError(error) as AiError.ProviderMetadata[string] }
+  } catch {
+    return { [MetadataKey]: { _tag: error._tag, message: error.message } }
   }
 }
+
+/**
+ * Maps a ChatError to the `AiError` `effect/ai` callers handle. The reason is chosen so that its
+ * `isRetryable` agrees with the error: empty prompts, rejected tools and unsupported content are
+ * `InvalidRequestError`; `StructuredOutputError` is `StructuredOutputError` (with the answer as
+ * `responseText`); a `ProviderError` is `AuthenticationError` (kind `auth`), `InvalidResponseError`
+ * (`decode`), `RateLimitError` (HTTP 429), `InternalProviderError` (any other retryable one:
+ * timeouts, network, 408, 5xx) or `UnknownError`; everything else (`MaxStepsError`,
+ * `PermissionDeniedError`, `RunLimitError`, `FallbackError`) is `UnknownError`. The ChatError,
+ * encoded with its schema, is in `reason.metadata["effect-chat-bridge"]`.
+ */
+export const toAiError = (method: string) => (error: ChatError): AiError.AiError => {
+  const metadata = metadataOf(error)
+  const description = error.message
+  const reason = ((): AiError.AiErrorReason => {
+    switch (error._tag) {
+      case "EmptyPromptError":
+        return new AiError.InvalidRequestError({ parameter: "prompt", description, metadata })
+      case "InvalidToolsError":
+        return new AiError.InvalidRequestError({ parameter: "toolkit", description, metadata })
+      case "UnsupportedContentError":
+        return new AiError.InvalidRequestError({ parameter: "prompt", description, metadata })
+      case "StructuredOutputError":
+        return new AiError.StructuredOutputError({ description, responseText: error.answer, metadata })
+      case "ProviderError":
+        if (error.kind === "auth") return new AiError.AuthenticationError({ kind: "Unknown", description, metadata })
+        if (error.kind === "decode") return new AiError.InvalidResponseError({ description, metadata })
+        if (error.status === 429) return new AiError.RateLimitError({ metadata })
+        if (error.retryable) return new AiError.InternalProviderError({ description, metadata })
+        return new AiError.UnknownError({ description, metadata })
+      default:
+        return new AiError.UnknownError({ description, metadata })
+    }
+  })()
+  return AiError.make({ module, method, reason })
+}
+
+/** The ChatError an `AiError` of this module was made from (see {@link toAiError}), if any. */
+export const chatErrorOf = (error: AiError.AiError): Option.Option<ChatError> => {
+  const metadata: unknown = "metadata" in error.reason ? error.reason.metadata[MetadataKey] : undefined
+  return metadata === undefined ? Option.none() : decodeChatError(metadata)
+}
+
+const invalidRequest = (method: string, parameter: string, description: string): AiError.AiError =>
+  AiError.make({ module, method, reason: new AiError.InvalidRequestError({ parameter, description }) })
 
 const json = (value: unknown): string => {
   try {
@@ -103,6 +151,9 @@ const json = (value: unknown): string => {
 
 const textOf = (parts: ReadonlyArray<{ readonly type: string; readonly text?: string }>): string =>
   parts.flatMap((part) => (part.type === "text" && part.text !== undefined ? [part.text] : [])).join("")
+
+const renderResult = (part: Prompt.ToolResultPart): string =>
+  `Tool ${part.name} ${part.isFailure ? "failed with" : "returned"} ${json(part.result)}`
 
 const renderMessage = (message: Prompt.Message): ReadonlyArray<string> => {
   switch (message.role) {
@@ -118,15 +169,13 @@ const renderMessage = (message: Prompt.Message): ReadonlyArray<string> => {
           case "tool-call":
             return [`Assistant called tool ${part.name} with ${json(part.params)}`]
           case "tool-result":
-            return [`Tool ${part.name} ${part.isFailure ? "failed with" : "returned"} ${json(part.result)}`]
+            return [renderResult(part)]
           default:
             return []
         }
       })
     case "tool":
-      return message.content.map((part) =>
-        `Tool ${part.name} ${part.isFailure ? "failed with" : "returned"} ${json(part.result)}`
-      )
+      return message.content.flatMap((part) => part.type === "tool-result" ? [renderResult(part)] : [])
   }
 }
 
@@ -142,14 +191,12 @@ export const renderPrompt = (
     if (message.role === "user" || message.role === "assistant") {
       const file = message.content.find((part) => part.type === "file")
       if (file !== undefined && file.type === "file") {
-        return Effect.fail(
-          new AiError.MalformedInput({
-            module,
-            method,
-            description: `File parts (${file.mediaType}) are not supported: the claude CLI takes text prompts. ` +
-              "Put the file's text in a text part, or let the agent read it from its working directory."
-          })
-        )
+        return Effect.fail(invalidRequest(
+          method,
+          "prompt",
+          `File parts (${file.mediaType}) are not supported: the claude CLI takes text prompts. ` +
+            "Put the file's text in a text part, or let the agent read it from its working directory."
+        ))
       }
     }
   }
@@ -167,35 +214,59 @@ export const renderPrompt = (
   return Effect.succeed({ systemPrompt: system.length === 0 ? undefined : system.join("\n\n"), text })
 }
 
-const decodes = (schema: Schema.Schema.All, value: unknown): boolean => {
+type AnyCodec = Schema.Codec<unknown, unknown>
+
+// A failure that is not a SchemaError (a schema needing services or async work) cannot be checked
+// here: the value is passed on and `effect/ai` decodes it in the calling context.
+const isSchemaFailure = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(Cause.findErrorOption(cause), Schema.isSchemaError)
+
+/** Whether `effect/ai` will accept `params` for the tool (it fails the whole call otherwise). */
+const paramsDecode = (tool: AiTool.Any, params: unknown): boolean => {
+  const exit = Schema.decodeUnknownExit(tool.parametersSchema as AnyCodec)(params)
+  return Exit.isSuccess(exit) || !isSchemaFailure(exit.cause)
+}
+
+/**
+ * The encoded value `effect/ai` expects in a tool-result part, from the JSON the model saw: read
+ * with the schema's JSON codec (a date as its ISO string), written back with the schema itself.
+ */
+const encodedResult = (schema: Schema.Top, payload: unknown): Result.Result<unknown, void> => {
+  const decoded = Schema.decodeUnknownExit(Schema.toCodecJson(schema as AnyCodec))(payload)
+  if (Exit.isFailure(decoded)) return isSchemaFailure(decoded.cause) ? Result.failVoid : Result.succeed(payload)
+  const encoded = Schema.encodeUnknownExit(schema as AnyCodec)(decoded.value)
+  if (Exit.isFailure(encoded)) return isSchemaFailure(encoded.cause) ? Result.failVoid : Result.succeed(payload)
+  return Result.succeed(encoded.value)
+}
+
+const parseJson = (text: string): Result.Result<unknown, void> => {
   try {
-    return Either.isRight(ParseResult.decodeUnknownEither(schema as Schema.Schema<unknown, unknown>)(value))
+    return Result.succeed(JSON.parse(text) as unknown)
   } catch {
-    // A schema that needs services or async work cannot be checked here; let @effect/ai decode it.
-    return true
+    return Result.failVoid
   }
 }
 
-const parseJson = (text: string): Either.Either<unknown, void> => {
-  try {
-    return Either.right(JSON.parse(text) as unknown)
-  } catch {
-    return Either.left(undefined)
-  }
-}
+const int = (n: number): number | undefined => (Number.isSafeInteger(n) && n >= 0 ? n : undefined)
 
-const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
+/** This library's usage in `effect/ai`'s shape; nothing is reported when the provider reported nothing. */
+export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
   usage.known
     ? {
-      inputTokens: usage.inputTokens,
-      outputTokens: usage.outputTokens,
-      totalTokens: usage.totalTokens,
-      reasoningTokens: usage.reasoningTokens,
-      cachedInputTokens: usage.cachedTokens
+      inputTokens: {
+        total: int(usage.inputTokens),
+        cacheRead: int(usage.cachedTokens),
+        uncached: int(usage.inputTokens - usage.cachedTokens)
+      },
+      outputTokens: {
+        total: int(usage.outputTokens),
+        reasoning: int(usage.reasoningTokens),
+        text: int(usage.outputTokens - usage.reasoningTokens)
+      }
     }
-    : { inputTokens: undefined, outputTokens: undefined, totalTokens: undefined }
+    : { inputTokens: {}, outputTokens: {} }
 
-const finishPart = (usage: Usage, toolErrors: ReadonlyArray<unknown>): Response.FinishPartEncoded => ({
+const finishPart = (usage: Usage, toolErrors: ReadonlyArray<ToolError>): Response.FinishPartEncoded => ({
   type: "finish",
   reason: "stop",
   usage: encodeUsage(usage),
@@ -207,14 +278,21 @@ const finishPart = (usage: Usage, toolErrors: ReadonlyArray<unknown>): Response.
   }
 })
 
+// A type alias, not an interface, so that it is assignable to `Json` metadata.
+type ToolError = {
+  readonly id: string
+  readonly name: string
+  readonly message: string
+}
+
 /**
- * Turns ChatEvents into `@effect/ai` stream parts: text blocks, provider-executed tool calls and
+ * Turns ChatEvents into `effect/ai` stream parts: text blocks, provider-executed tool calls and
  * results of the toolkit's tools, and a finish part with the summed usage.
  */
 export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const reported = new Set<string>()
-  const toolErrors: Array<{ readonly id: string; readonly name: string; readonly message: string }> = []
+  const toolErrors: Array<ToolError> = []
   let usage = Usage.empty
   let textId: string | undefined
   let blocks = 0
@@ -238,7 +316,7 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
       case "ToolCallStart": {
         const tool = byName.get(event.name)
         if (tool === undefined) return []
-        if (!decodes(tool.parametersSchema, event.arguments)) {
+        if (!paramsDecode(tool, event.arguments)) {
           toolErrors.push({ id: event.id, name: event.name, message: "arguments did not decode" })
           return []
         }
@@ -257,10 +335,13 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
         const payload = event.isError
           ? (tool.failureMode === "return" && event.result.startsWith("Error: ")
             ? parseJson(event.result.slice("Error: ".length))
-            : Either.left(undefined))
+            : Result.failVoid)
           : parseJson(event.result)
-        const schema = event.isError ? tool.failureSchema : tool.successSchema
-        if (Either.isLeft(payload) || !decodes(schema, payload.right)) {
+        const result = Result.flatMap(
+          payload,
+          (value) => encodedResult(event.isError ? tool.failureSchema : tool.successSchema, value)
+        )
+        if (Result.isFailure(result)) {
           toolErrors.push({ id: event.id, name: event.name, message: event.result })
           return []
         }
@@ -268,7 +349,7 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
           type: "tool-result",
           id: event.id,
           name: event.name,
-          result: payload.right,
+          result: result.success,
           isFailure: event.isError,
           providerExecuted: true
         }]
@@ -279,7 +360,7 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
       case "Complete":
         return [...closeText(), finishPart(usage, toolErrors)]
       default:
-        // Event kinds added later carry nothing @effect/ai has a part for.
+        // Event kinds added later carry nothing effect/ai has a part for.
         return []
     }
   }
@@ -315,24 +396,23 @@ const collectParts = (parts: Iterable<Response.StreamPartEncoded>): Array<Respon
 
 /**
  * The toolkit's tools, with handlers from the calling context, as tools for `setTools`. Fails
- * with `MalformedInput` for provider-defined tools, bad names and missing handlers.
+ * with `InvalidRequestError` for provider-defined tools, `needsApproval`, bad names and missing
+ * handlers.
  */
 const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
   Effect.gen(function*() {
     if (options.toolChoice === "none" || options.tools.length === 0) return []
     const rejected = AiToolkit.rejectedTools(options.tools)
-    if (rejected !== undefined) {
-      return yield* new AiError.MalformedInput({ module, method, description: `Toolkit rejected: ${rejected}` })
-    }
+    if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
     const context = yield* Effect.context<never>()
-    const missing = options.tools.filter((tool) => !context.unsafeMap.has(tool.id)).map((tool) => tool.name)
+    const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
     if (missing.length > 0) {
-      return yield* new AiError.MalformedInput({
-        module,
+      return yield* invalidRequest(
         method,
-        description: `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
+        "toolkit",
+        `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
           "layer (MyToolkit.toLayer(...)) to the effect that calls the LanguageModel."
-      })
+      )
     }
     const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
       Toolkit.WithHandler<Record<string, AiTool.Any>>
@@ -351,22 +431,10 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
     run: (input) =>
       Effect.suspend(() => {
         const id = `${tool.name}_${++calls}`
-        const parsed = typeof input === "string" ? parseJson(input) : Either.right(input ?? {})
-        observe(new ToolCallStart({ id, name: tool.name, arguments: Either.getOrElse(parsed, () => input) }))
-        return tool.run(input).pipe(Effect.tapBoth({
-          onSuccess: (result) =>
-            // A `ToolContent` result is reported by its text, as the tool loop reports it.
-            Effect.sync(() =>
-              observe(
-                new ToolCallEnd({
-                  id,
-                  name: tool.name,
-                  result: typeof result === "string" ? result : Content.textOf(result.parts),
-                  isError: false
-                })
-              )
-            ),
-          onFailure: (failure) =>
+        const parsed = typeof input === "string" ? parseJson(input) : Result.succeed(input ?? {})
+        observe(new ToolCallStart({ id, name: tool.name, arguments: Result.getOrElse(parsed, () => input) }))
+        return tool.run(input).pipe(
+          Effect.tapError((failure) =>
             Effect.sync(() =>
               observe(
                 new ToolCallEnd({
@@ -377,10 +445,33 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
                 })
               )
             )
-        }))
+          ),
+          Effect.tap((result) =>
+            // A `ToolContent` result is reported by its text, as the tool loop reports it.
+            Effect.sync(() =>
+              observe(
+                new ToolCallEnd({
+                  id,
+                  name: tool.name,
+                  result: typeof result === "string" ? result : Content.textOf(result.parts),
+                  isError: false
+                })
+              )
+            )
+          )
+        )
       })
   }
 }
+
+/**
+ * Structured output is read back with the schema's JSON codec, the one the answer was written
+ * with (so a `Schema.Date` field travels as its ISO string).
+ */
+const codecTransformer: LanguageModel.CodecTransformer = (schema) => ({
+  codec: Schema.toCodecJson(schema),
+  jsonSchema: LanguageModel.defaultCodecTransformer(schema).jsonSchema
+})
 
 /**
  * Builds a `LanguageModel` service that runs every call on a fresh client from `makeClient`.
@@ -388,7 +479,7 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
  *
  * @example
  * ```ts
- * import { LanguageModel } from "@effect/ai"
+ * import { LanguageModel } from "effect/ai"
  * import { Layer } from "effect"
  * import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
  * import { ChatLanguageModel } from "effect-chat-bridge/effect-ai"
@@ -402,79 +493,81 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
  */
 export const make: <R>(
   makeClient: MakeClient<R>
-) => Effect.Effect<LanguageModel.Service, never, Exclude<R, Scope.Scope>> = Effect.fn("ChatLanguageModel.make")(
-  function*<R>(makeClient: MakeClient<R>) {
-    const captured = yield* Effect.context<Exclude<R, Scope.Scope>>()
+) => Effect.Effect<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> = Effect.fn(
+  "ChatLanguageModel.make"
+)(function*<R>(makeClient: MakeClient<R>) {
+  const captured = yield* Effect.context<Exclude<R, Scope.Scope>>()
 
-    const clientFor = (
-      options: LanguageModel.ProviderOptions,
-      method: Method,
-      observe?: (event: ChatEvent) => void
-    ) =>
-      Effect.gen(function*() {
-        const rendered = yield* renderPrompt(options.prompt, method)
-        const found = yield* toolsFor(options, method)
-        const tools = observe === undefined
-          ? found
-          : found.map((tool) => observed(tool as unknown as Tool.Tool, observe))
-        const client = yield* (makeClient({ systemPrompt: rendered.systemPrompt }) as Effect.Effect<
-          ChatClientService,
-          never,
-          Exclude<R, Scope.Scope> | Scope.Scope
-        >).pipe(Effect.provide(captured as Context.Context<Exclude<R, Scope.Scope>>))
-        // The tools' schema requirements come from the calling context, like the handlers.
-        if (tools.length > 0) {
-          yield* Effect.mapError(client.setTools(tools as unknown as ReadonlyArray<Tool.Tool>), toAiError(method))
-        }
-        return { client, text: rendered.text }
-      })
-
-    const streamParts = (options: LanguageModel.ProviderOptions, method: Method) =>
-      Stream.unwrapScoped(Effect.map(clientFor(options, method), ({ client, text }) => {
-        const translate = makeTranslator(options.tools)
-        return client.chatStream(text).pipe(
-          Stream.mapError(toAiError(method)),
-          Stream.mapConcat(translate)
-        )
-      }))
-
-    const generateObject = (options: LanguageModel.ProviderOptions, schema: Schema.Schema.Any) =>
-      Effect.scoped(Effect.gen(function*() {
-        const events: Array<ChatEvent> = []
-        const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
-        const typed = schema as Schema.Schema<unknown, unknown>
-        const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
-        const encoded = yield* Schema.encode(typed)(value).pipe(
-          Effect.mapError((cause) =>
-            new AiError.MalformedOutput({
-              module,
-              method: "generateObject",
-              description: "The structured answer could not be encoded back with the schema",
-              cause
-            })
-          )
-        )
-        const translate = makeTranslator(options.tools)
-        const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
-        const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
-        const parts: Array<Response.PartEncoded> = [
-          ...toolParts,
-          { type: "text", text: JSON.stringify(encoded) },
-          ...(finish as Array<Response.PartEncoded>)
-        ]
-        return parts
-      }))
-
-    return yield* LanguageModel.make({
-      generateText: (options) =>
-        options.responseFormat.type === "json"
-          ? generateObject(options, options.responseFormat.schema)
-          : Effect.map(Stream.runCollect(streamParts(options, "generateText")), (chunk) =>
-            collectParts(Chunk.toReadonlyArray(chunk))),
-      streamText: (options) => streamParts(options, "streamText")
+  const clientFor = (
+    options: LanguageModel.ProviderOptions,
+    method: Method,
+    observe?: (event: ChatEvent) => void
+  ) =>
+    Effect.gen(function*() {
+      const rendered = yield* renderPrompt(options.prompt, method)
+      const found = yield* toolsFor(options, method)
+      const tools = observe === undefined
+        ? found
+        : found.map((tool) => observed(tool as unknown as Tool.Tool, observe))
+      const client = yield* (makeClient({ systemPrompt: rendered.systemPrompt }) as Effect.Effect<
+        ChatClientService,
+        never,
+        Exclude<R, Scope.Scope> | Scope.Scope
+      >).pipe(Effect.provideContext(captured as Context.Context<Exclude<R, Scope.Scope>>))
+      // The tools' schema requirements come from the calling context, like the handlers.
+      if (tools.length > 0) {
+        yield* Effect.mapError(client.setTools(tools as unknown as ReadonlyArray<Tool.Tool>), toAiError(method))
+      }
+      return { client, text: rendered.text }
     })
-  }
-)
+
+  const streamParts = (options: LanguageModel.ProviderOptions, method: Method) =>
+    Stream.unwrap(Effect.map(clientFor(options, method), ({ client, text }) => {
+      const translate = makeTranslator(options.tools)
+      return client.chatStream(text).pipe(
+        Stream.mapError(toAiError(method)),
+        Stream.map(translate),
+        Stream.flattenIterable
+      )
+    }))
+
+  const generateObject = (options: LanguageModel.ProviderOptions, schema: Schema.Top) =>
+    Effect.scoped(Effect.gen(function*() {
+      const events: Array<ChatEvent> = []
+      const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
+      const typed = schema as AnyCodec
+      const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
+      const encoded = yield* Schema.encodeEffect(Schema.toCodecJson(typed))(value).pipe(
+        Effect.mapError((error) =>
+          AiError.make({
+            module,
+            method: "generateObject",
+            reason: new AiError.InvalidOutputError({
+              description: `The structured answer could not be encoded back with the schema: ${error.message}`
+            })
+          })
+        )
+      )
+      const translate = makeTranslator(options.tools)
+      const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
+      const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
+      const parts: Array<Response.PartEncoded> = [
+        ...toolParts,
+        { type: "text", text: JSON.stringify(encoded) },
+        ...(finish as Array<Response.PartEncoded>)
+      ]
+      return parts
+    }))
+
+  return yield* LanguageModel.make({
+    generateText: (options) =>
+      options.responseFormat.type === "json"
+        ? generateObject(options, options.responseFormat.schema)
+        : Effect.map(Stream.runCollect(streamParts(options, "generateText")), collectParts),
+    streamText: (options) => streamParts(options, "streamText"),
+    codecTransformer
+  })
+})
 
 /**
  * A `LanguageModel` layer on any ChatClient provider's `make`.

@@ -2,14 +2,11 @@
  * What the AgentSettings layers share: argument validation, the meaning of disable/enable/toggle,
  * and the decoding of stored values. A layer only supplies the storage primitives (`Store`),
  * each of which is atomic on its own, so both layers have the same semantics by construction.
- *
- * @internal
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as ToolPolicy from "../registry/ToolPolicy.js"
+import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import {
   AgentId,
   type AgentSettingsService,
@@ -18,13 +15,13 @@ import {
   InvalidSettingsInputError,
   PolicyRegistry,
   type Settings
-} from "../services/AgentSettings.js"
+} from "../services/AgentSettings.ts"
 import type {
   AgentAlreadyExistsError,
   AgentNotFoundError,
   AgentSettingsStorageError,
   ReadError
-} from "../services/AgentSettings.js"
+} from "../services/AgentSettings.ts"
 
 /** Storage primitives; every one runs as a single atomic step. */
 export interface Store {
@@ -50,38 +47,42 @@ export interface Store {
 /** Sorted, without duplicates: the one stored form, so equal sets compare equal. */
 export const normalize = (names: Iterable<string>): ReadonlyArray<string> => Array.from(new Set(names)).sort()
 
-const format = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+const format = (error: Schema.SchemaError): string => error.message
 
-const StoredDisabledTools = Schema.parseJson(DisabledTools)
-const decodeStoredEither = Schema.decodeUnknownEither(StoredDisabledTools)
+const StoredDisabledTools = Schema.fromJsonString(DisabledTools)
+const decodeStoredResult = Schema.decodeUnknownResult(StoredDisabledTools)
 
 /** The stored JSON text of `disabled_tools`, decoded; anything else names the agent. */
 export const decodeStored = (
   agentId: string,
   raw: unknown
-): Either.Either<ReadonlyArray<string>, CorruptedSettingsError> =>
-  Either.mapBoth(decodeStoredEither(raw), {
-    onLeft: (error) => new CorruptedSettingsError({ agentId, reason: format(error) }),
-    onRight: normalize
+): Result.Result<ReadonlyArray<string>, CorruptedSettingsError> =>
+  Result.mapBoth(decodeStoredResult(raw), {
+    onFailure: (error) => new CorruptedSettingsError({ agentId, reason: format(error) }),
+    onSuccess: normalize
   })
 
 /** The JSON text stored for a (validated) list. */
 export const encodeStored = (names: ReadonlyArray<string>): string => JSON.stringify(normalize(names))
 
-const decodeAgentId = Schema.decodeUnknownEither(AgentId)
+const fromResult = <A, E>(result: Result.Result<A, E>): Effect.Effect<A, E> => Effect.fromResult(result)
+
+const decodeAgentId = Schema.decodeUnknownResult(AgentId)
 
 const validAgentId = (agentId: unknown) =>
-  Either.mapLeft(
+  fromResult(Result.mapError(
     decodeAgentId(agentId),
     (e) => new InvalidSettingsInputError({ message: `invalid agent id: ${format(e)}` })
-  )
+  ))
+
+const decodeNames = Schema.decodeUnknownResult(Schema.Array(Schema.String))
 
 /** Names to remove: any strings (so entries stored before a rule changed can still be removed). */
 const namesToRemove = (names: unknown) =>
-  Either.mapLeft(
-    Schema.decodeUnknownEither(Schema.Array(Schema.String))(names),
+  fromResult(Result.mapError(
+    decodeNames(names),
     (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` })
-  )
+  ))
 /** Names to add: valid syntax, nothing the policy would ignore, and no built-in name the registry does not know. */
 const namesToAdd = Effect.fnUntraced(function*(names: ReadonlyArray<string>) {
   const valid = yield* namesToRemove(names)

@@ -8,7 +8,8 @@ import { Usage } from "../services/ChatClient.js"
 import type { ImagePart, Part } from "../services/Content.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { type JsonSchemaObject, ToolCall } from "../services/Tool.js"
-import { argumentsObject, type StreamStep, uniqueName } from "./httpProvider.js"
+import type { StreamStep } from "./turnStream.js"
+import { argumentsObject, uniqueName } from "./wireTools.js"
 
 // --- request --------------------------------------------------------------------------------
 // Arrays are mutable here only so the types are assignable to the SDK's (checked in tests).
@@ -77,7 +78,7 @@ export interface MessagesRequest {
 
 // --- response -------------------------------------------------------------------------------
 
-const ContentBlock = Schema.Union(
+const ContentBlock = Schema.Union([
   Schema.Struct({ type: Schema.Literal("text"), text: Schema.String }),
   Schema.Struct({
     type: Schema.Literal("tool_use"),
@@ -87,7 +88,7 @@ const ContentBlock = Schema.Union(
   }),
   // thinking, server tool results and future block types: tolerated, ignored
   Schema.Struct({ type: Schema.String })
-)
+])
 
 const NullableNumber = Schema.optional(Schema.NullOr(Schema.Number))
 
@@ -239,7 +240,7 @@ export const turnResponse = (response: MessagesResponse, answerTool: string | un
     else if (block.type === "tool_use" && "input" in block) {
       if (block.name === answerTool) structured ??= { value: block.input }
       // Fields of a decoded response: already validated, so the constructor does not check again.
-      else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }, true))
+      else calls.push(new ToolCall({ id: block.id, name: block.name, arguments: block.input }, { disableChecks: true }))
     }
   }
   const base = {
@@ -291,16 +292,21 @@ const nothing: StreamStep = { _tag: "Nothing" }
 export const messageStream = () => {
   type Block = { type: string; text: string; id: string; name: string; json: string; input: unknown }
   const blocks = new Map<number, Block>()
-  let usage: Record<string, number | null | undefined> | undefined
+  type StreamUsage = typeof StreamUsage.Type
+  let usage: { -readonly [K in keyof StreamUsage]?: number } | undefined
   let stopReason: string | null | undefined
   let stopped = false
-  const mergeUsage = (u: typeof StreamUsage.Type | undefined) => {
+  const mergeUsage = (u: StreamUsage | undefined) => {
     if (u === undefined) return
-    usage = { ...usage }
-    for (const [k, v] of Object.entries(u)) if (v !== undefined && v !== null) usage[k] = v
+    const merged = { ...usage }
+    for (const k of Object.keys(u) as Array<keyof StreamUsage>) {
+      const v = u[k]
+      if (v !== undefined && v !== null) merged[k] = v
+    }
+    usage = merged
   }
 
-  /** Reads one event (the parsed `data` of an SSE event); undecodable known events throw ParseError. */
+  /** Reads one event (the parsed `data` of an SSE event); undecodable known events throw a SchemaError. */
   const push = (json: unknown): StreamStep => {
     const type = typeof json === "object" && json !== null && "type" in json ? json.type : undefined
     switch (type) {

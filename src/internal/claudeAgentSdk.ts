@@ -8,7 +8,6 @@ import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
 import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
@@ -82,12 +81,12 @@ export const makeToolServer = (
     mcp.server.setRequestHandler(CallToolRequestSchema, (request, extra): Promise<CallToolResult> => {
       const call = new Tool.ToolCall(
         { id: String(extra.requestId), name: request.params.name, arguments: request.params.arguments ?? {} },
-        true
+        { disableChecks: true }
       )
       const execute = Tool.executeTool(set, call)
       const fiber = runFork(runSlot === undefined ? execute : runSlot.apply(execute))
       const signals = [extra.signal, abort]
-      const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
+      const onAbort = () => fiber.interruptUnsafe()
       for (const signal of signals) {
         if (signal.aborted) onAbort()
         else signal.addEventListener("abort", onAbort, { once: true })
@@ -218,7 +217,7 @@ export const signalGroup = (child: ChildProcessWithoutNullStreams, signal: NodeJ
  * interruption, so it works the same inside a finalizer of a fiber being interrupted.
  */
 const exitWithin = (child: ChildProcessWithoutNullStreams, ms: number) =>
-  Effect.async<boolean>((resume) => {
+  Effect.callback<boolean>((resume) => {
     if (!running(child)) return resume(Effect.succeed(true))
     const onExit = () => {
       clearTimeout(timer)

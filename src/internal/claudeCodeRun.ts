@@ -85,7 +85,7 @@ export const permissionAnswer = (request: PermissionRequest, decision: Permissio
 /** Runs the application's callback; a failure or defect denies the call (and is logged). */
 export const decide = (canUseTool: CanUseTool, request: PermissionRequest): Effect.Effect<PermissionDecision> =>
   Effect.suspend(() => canUseTool(request)).pipe(
-    Effect.catchAllCause((cause) =>
+    Effect.catchCause((cause) =>
       Effect.as(
         Effect.logWarning("canUseTool failed; the call is denied", Cause.pretty(cause)),
         { _tag: "Deny", message: "The application could not decide on this call" } as const
@@ -117,9 +117,9 @@ export const permissionTool = (canUseTool: CanUseTool, onDeny: (toolUseId: strin
       Effect.gen(function*() {
         const body = asRecord(raw)
         const request: PermissionRequest = {
-          toolName: String(body.tool_name),
-          input: asRecord(body.input),
-          toolUseId: typeof body.tool_use_id === "string" ? body.tool_use_id : undefined
+          toolName: String(body["tool_name"]),
+          input: asRecord(body["input"]),
+          toolUseId: typeof body["tool_use_id"] === "string" ? body["tool_use_id"] : undefined
         }
         const decision = yield* decide(canUseTool, request)
         if (decision._tag === "Deny" && request.toolUseId !== undefined) onDeny(request.toolUseId)

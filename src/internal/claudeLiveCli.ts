@@ -7,8 +7,8 @@
  * keeps at most one per conversation and replaces it when what it was started with (its `key`)
  * no longer matches the turn, when its session is not the conversation's, or when it died.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as ExecutionStrategy from "effect/ExecutionStrategy"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
@@ -107,18 +107,19 @@ export const start = <E>(params: {
   readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
 }): Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError> =>
   Effect.gen(function*() {
-    const scope = yield* Scope.fork(params.parent, ExecutionStrategy.sequential)
+    const scope = yield* Scope.fork(params.parent, "sequential")
     const close = Scope.close(scope, Exit.void)
     // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
     const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
-      Scope.extend(scope),
+      Scope.provide(scope),
       Effect.onError(() => close)
     )
     const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
-      Scope.extend(scope),
+      Scope.provide(scope),
       Effect.onError(() => close)
     )
-    const input = yield* Queue.unbounded<string>()
+    // `end` (not shutdown) on close: the stdin stream finishes, so the CLI reads EOF.
+    const input = yield* Queue.unbounded<string, Cause.Done>()
     const output = yield* Queue.unbounded<string | Ended>()
     let session = params.resume
     let forking = params.fork === true
@@ -137,7 +138,7 @@ export const start = <E>(params: {
       Effect.matchCauseEffect({
         onSuccess: () => end({ _tag: "Ended", exitCode: 0, stderr: "", error: undefined }),
         onFailure: (cause) => {
-          const error = cause._tag === "Fail" ? cause.error : undefined
+          const error = Option.getOrUndefined(Cause.findErrorOption(cause))
           return end({
             _tag: "Ended",
             exitCode: error?._tag === "SubprocessExitError" ? error.exitCode : undefined,
@@ -151,7 +152,7 @@ export const start = <E>(params: {
       Effect.onInterrupt(() => stopped),
       Effect.forkIn(scope)
     )
-    yield* Scope.addFinalizer(scope, Queue.shutdown(input))
+    yield* Scope.addFinalizer(scope, Queue.end(input))
 
     const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
       permit.busy(aroundTurn(Effect.gen(function*() {
@@ -202,6 +203,8 @@ export interface LiveSlot {
   readonly drop: Effect.Effect<void>
 }
 
+const sameSession = Option.makeEquivalence<string>((a, b) => a === b)
+
 /** A slot whose processes live in `parent` (closing it stops them), each holding a permit of `pool` if given. */
 export const makeSlot = (
   subprocess: SubprocessService,
@@ -225,7 +228,7 @@ export const makeSlot = (
       const forking = fork && Option.isSome(sessionId)
       if (
         cli !== undefined && cli.alive() && cli.key === key && cli.forks() === forking &&
-        Option.getEquivalence<string>((a, b) => a === b)(cli.sessionId(), sessionId)
+        sameSession(cli.sessionId(), sessionId)
       ) return yield* Effect.as(cli.touch, cli)
       yield* drop
       const started = yield* start({
@@ -238,6 +241,8 @@ export const makeSlot = (
         pool
       })
       current = started
+      // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
+      yield* started.touch
       return started
     })
   return { use, current: () => current, drop }

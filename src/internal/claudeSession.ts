@@ -7,9 +7,11 @@
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import {
   ChatClient,
@@ -112,21 +114,21 @@ const listedServers = (init: InitLine | undefined) =>
  * A turn that outlived `requestTimeout`: retryable (its CLI is stopped, and the next turn resumes
  * the session), naming the bound and the option that sets it.
  */
-export const turnTimeout = (provider: string, timeout: Duration.DurationInput) =>
+export const turnTimeout = (provider: string, timeout: Duration.Input) =>
   new ProviderError({
     provider,
     kind: "timeout",
     message: `The claude CLI did not finish the turn within ${
-      Duration.format(Duration.decode(timeout))
+      Duration.format(Duration.fromInputUnsafe(timeout))
     } and was stopped; raise the requestTimeout option if turns need longer`,
     retryable: true
   })
 
 /** Bounds a turn by `requestTimeout`, failing with {@link turnTimeout}. */
 export const withTurnTimeout =
-  (provider: string, timeout: Duration.DurationInput) =>
+  (provider: string, timeout: Duration.Input) =>
   <A, E, R>(turn: Effect.Effect<A, E, R>): Effect.Effect<A, E | ProviderError, R> =>
-    Effect.timeoutFail(turn, { duration: timeout, onTimeout: () => turnTimeout(provider, timeout) })
+    Effect.timeoutOrElse(turn, { duration: timeout, orElse: () => Effect.fail(turnTimeout(provider, timeout)) })
 
 /** What the CLI says when its credentials are missing or refused. */
 const AuthFailure =
@@ -275,7 +277,7 @@ export const interpretRun = (params: {
     }
     const lost = bridgeTransportFailures(params.serverName, params.toolUses ?? [])
     if (lost.length > 0) {
-      return yield* Telemetry.recordLostToolResults(lost).pipe(Effect.zipRight(lostResults(provider, lost)))
+      return yield* Telemetry.recordLostToolResults(lost).pipe(Effect.andThen(lostResults(provider, lost)))
     }
     const denials = line.permission_denials.filter((d) =>
       d.tool_use_id === undefined || params.decidedDenials?.has(d.tool_use_id) !== true
@@ -328,13 +330,13 @@ export const makeSessionClient = (params: {
   Effect.gen(function*() {
     const { provider } = params
     const info: Telemetry.TurnInfo = { provider, model: params.model }
-    const sessionId = yield* Ref.make(Option.fromNullable(params.resume))
+    const sessionId = yield* Ref.make(Option.fromUndefinedOr(params.resume))
     const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
     const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
     const pending = yield* Ref.make<ReadonlyArray<Prompt>>([])
     const usage = yield* Ref.make(Usage.empty)
     const media = params.media ?? textOnly(provider)
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
     // run), so a run's cost is the difference from the last total seen for that session.
     const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
@@ -410,7 +412,11 @@ export const makeSessionClient = (params: {
     })
 
     const spanAttributes = Telemetry.clientSpanAttributes(info)
-    const labelled = <A, E>(effect: Effect.Effect<A, E>) => Effect.tagMetrics(effect, Attributes.provider, provider)
+    const labelled = <A, E>(effect: Effect.Effect<A, E>) =>
+      Effect.updateService(effect, Metric.CurrentMetricAttributes, (attributes) => ({
+        ...attributes,
+        [Attributes.provider]: provider
+      }))
 
     const chat = Effect.fn("ChatClient.chat")(function*(prompt: Prompt) {
       yield* Effect.annotateCurrentSpan(spanAttributes)
@@ -420,13 +426,13 @@ export const makeSessionClient = (params: {
 
     const chatStream = (prompt: Prompt) =>
       streamOf((emit) =>
-        Effect.zipRight(
+        Effect.andThen(
           requirePrompt("prompt", prompt, media),
           labelled(converse(prompt, undefined, (outcome) => Effect.succeed(outcome.text), emit))
         )
       ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: spanAttributes }))
 
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Prompt, schema: Schema.Schema<A, I>) {
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Prompt, schema: Schema.Codec<A, I>) {
       yield* Effect.annotateCurrentSpan(spanAttributes)
       yield* requirePrompt("question", question, media)
       const { format, wrapped } = yield* responseFormatFor(schema)

@@ -4,7 +4,8 @@
  * tool calls (`tool_use` / `tool_result` blocks), read in one pass by `makeRunReader`. Unknown
  * fields are ignored.
  */
-import * as Either from "effect/Either"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import {
   AgentToolEnd,
@@ -21,14 +22,13 @@ export const InitLine = Schema.Struct({
   subtype: Schema.Literal("init"),
   session_id: Schema.optional(Schema.String),
   model: Schema.optional(Schema.String),
-  mcp_servers: Schema.optionalWith(
-    Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })),
-    { default: () => [] }
+  mcp_servers: Schema.Array(Schema.Struct({ name: Schema.String, status: Schema.String })).pipe(
+    Schema.withDecodingDefault(Effect.succeed([]))
   )
 })
 export type InitLine = typeof InitLine.Type
 
-const Count = Schema.optionalWith(Schema.NullOr(Schema.Number), { default: () => 0 })
+const Count = Schema.NullOr(Schema.Number).pipe(Schema.withDecodingDefault(Effect.succeed(0)))
 
 export const ResultUsage = Schema.Struct({
   input_tokens: Count,
@@ -45,21 +45,21 @@ export const PermissionDenial = Schema.Struct({
 export const ResultLine = Schema.Struct({
   type: Schema.Literal("result"),
   subtype: Schema.optional(Schema.String),
-  is_error: Schema.optionalWith(Schema.Boolean, { default: () => false }),
-  result: Schema.optionalWith(Schema.String, { default: () => "" }),
+  is_error: Schema.Boolean.pipe(Schema.withDecodingDefault(Effect.succeed(false))),
+  result: Schema.String.pipe(Schema.withDecodingDefault(Effect.succeed(""))),
   session_id: Schema.optional(Schema.String),
   api_error_status: Schema.optional(Schema.NullOr(Schema.Number)),
   total_cost_usd: Schema.optional(Schema.NullOr(Schema.Number)),
   num_turns: Schema.optional(Schema.Number),
   stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
   usage: Schema.optional(ResultUsage),
-  permission_denials: Schema.optionalWith(Schema.Array(PermissionDenial), { default: () => [] }),
+  permission_denials: Schema.Array(PermissionDenial).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   structured_output: Schema.optional(Schema.Unknown)
 })
 export type ResultLine = typeof ResultLine.Type
 
-const decodeInit = Schema.decodeUnknownEither(InitLine)
-const decodeResult = Schema.decodeUnknownEither(ResultLine)
+const decodeInit = Schema.decodeUnknownResult(InitLine)
+const decodeResult = Schema.decodeUnknownResult(ResultLine)
 
 export interface ParsedRun {
   readonly init: InitLine | undefined
@@ -74,11 +74,23 @@ export interface ParsedRun {
   readonly activity: ReadonlyArray<AgentToolStart | AgentToolEnd>
 }
 
+/** A content block of a message, as the CLI writes it: every field may be missing or of another type. */
+interface Block {
+  readonly type?: unknown
+  readonly text?: unknown
+  readonly id?: unknown
+  readonly name?: unknown
+  readonly input?: unknown
+  readonly tool_use_id?: unknown
+  readonly is_error?: unknown
+  readonly content?: unknown
+}
+
 /** The text blocks of an assistant message line, joined; undefined when it has none. */
 const assistantText = (json: unknown): string | undefined => {
   const msg = json as { type?: unknown; message?: { content?: unknown } } | null
   if (msg === null || typeof msg !== "object" || msg.type !== "assistant") return undefined
-  const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+  const content = Array.isArray(msg.message?.content) ? (msg.message.content as Array<Block>) : []
   const texts = content.filter((b) => b.type === "text" && typeof b.text === "string").map((b) => b.text as string)
   return texts.length === 0 ? undefined : texts.join("")
 }
@@ -152,7 +164,7 @@ export const makeRunReader = (toolPrefix: string) => {
   const byId = new Map<string, OpenUse>()
   const activity: Array<AgentToolStart | AgentToolEnd> = []
 
-  const toolEvents = (type: unknown, content: ReadonlyArray<Record<string, unknown>>) => {
+  const toolEvents = (type: unknown, content: ReadonlyArray<Block>) => {
     const out: Array<TranslatedEvent> = []
     for (const block of content) {
       if (type === "assistant" && block.type === "tool_use" && typeof block.name === "string") {
@@ -215,20 +227,20 @@ export const makeRunReader = (toolPrefix: string) => {
     const events = msg.type === "assistant" || msg.type === "user"
       ? toolEvents(
         msg.type,
-        Array.isArray(msg.message?.content) ? (msg.message.content as Array<Record<string, unknown>>) : []
+        Array.isArray(msg.message?.content) ? (msg.message.content as Array<Block>) : []
       )
       : []
     if (init === undefined && msg.type === "system") {
       const i = decodeInit(json)
-      if (Either.isRight(i)) {
-        init = i.right
+      if (Result.isSuccess(i)) {
+        init = i.success
         return events
       }
     }
     lastText = assistantText(json) ?? lastText
     if (msg.type === "result") {
       const r = decodeResult(json)
-      if (Either.isRight(r)) result = r.right
+      if (Result.isSuccess(r)) result = r.success
     }
     return events
   }

@@ -9,8 +9,9 @@ import { Usage } from "../services/ChatClient.js"
 import type { Part as ContentPart } from "../services/Content.js"
 import type { Message, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
-import { argumentsObject, type StreamStep } from "./httpProvider.js"
 import { omittedImagesNote } from "./media.js"
+import type { StreamStep } from "./turnStream.js"
+import { argumentsObject } from "./wireTools.js"
 
 // --- Gemini's schema dialect (an OpenAPI 3.0 subset) ------------------------------------------
 
@@ -54,7 +55,24 @@ const formats: Partial<Record<GeminiType, ReadonlySet<string>>> = {
   INTEGER: new Set(["int32", "int64"])
 }
 
-type Json = { readonly [key: string]: unknown }
+/** A JSON Schema node: the keywords read here, and any others. */
+interface Json {
+  readonly $defs?: unknown
+  readonly $ref?: unknown
+  readonly type?: unknown
+  readonly description?: unknown
+  readonly title?: unknown
+  readonly anyOf?: unknown
+  readonly oneOf?: unknown
+  readonly const?: unknown
+  readonly enum?: unknown
+  readonly format?: unknown
+  readonly properties?: unknown
+  readonly required?: unknown
+  readonly items?: unknown
+  readonly pattern?: unknown
+  readonly [key: string]: unknown
+}
 const isJson = (u: unknown): u is Json => typeof u === "object" && u !== null && !Array.isArray(u)
 
 /** Refs deeper than this (recursive schemas) become an unconstrained object: Gemini has no `$ref`. */
@@ -335,7 +353,11 @@ export const turnResponse = (
     if (part.functionCall !== undefined) {
       const id = part.functionCall.id ?? newId()
       // Fields of a decoded response (or our own id): already valid, so the constructor does not check again.
-      calls.push(new ToolCall({ id, name: part.functionCall.name, arguments: part.functionCall.args ?? {} }, true))
+      calls.push(
+        new ToolCall({ id, name: part.functionCall.name, arguments: part.functionCall.args ?? {} }, {
+          disableChecks: true
+        })
+      )
       if (part.thoughtSignature !== undefined) signatures.push([id, part.thoughtSignature])
     } else if (part.text !== undefined && part.thought !== true) {
       text += part.text

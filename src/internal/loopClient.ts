@@ -5,10 +5,12 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
-import * as ParseResult from "effect/ParseResult"
+import * as Metric from "effect/Metric"
+import * as Queue from "effect/Queue"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import type * as SchemaAST from "effect/SchemaAST"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import {
   type ChatClientService,
@@ -39,7 +41,9 @@ import type {
 } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
+import * as ParseErrorText from "./parseErrorText.js"
 import * as Telemetry from "./telemetry.js"
+import * as ToolJsonSchema from "./toolJsonSchema.js"
 
 export interface LoopOptions {
   /** Provider name used in errors and spans. */
@@ -54,7 +58,7 @@ export interface LoopOptions {
   /** Tool calls of one turn run at most this many at a time; default 5. */
   readonly toolConcurrency?: number | undefined
   /** Bound on each model turn. */
-  readonly requestTimeout?: Duration.DurationInput | undefined
+  readonly requestTimeout?: Duration.Input | undefined
   /** What media the model takes; prompts are checked against it before any request. Default: text only. */
   readonly media?: MediaSupport | undefined
 }
@@ -83,17 +87,22 @@ export const argumentsOf = (raw: unknown): unknown => {
 export const streamOf = <E>(
   run: (emit: Emit) => Effect.Effect<string, E>
 ): Stream.Stream<ChatEvent, E> =>
-  Stream.asyncScoped<ChatEvent, E>((queue) => {
-    const emit: Emit = (event) => Effect.asVoid(Effect.promise(() => queue.single(event)))
+  Stream.callback<ChatEvent, E>((queue) => {
+    // A bounded queue: `emit` waits while the consumer is behind, as a UI reading slowly expects.
+    const emit: Emit = (event) => Effect.asVoid(Queue.offer(queue, event))
     return run(emit).pipe(
       Effect.flatMap((text) => emit(new Complete({ text }))),
       Effect.matchCauseEffect({
-        onFailure: (cause) => Effect.promise(() => queue.halt(cause)),
-        onSuccess: () => Effect.promise(() => queue.end())
+        onFailure: (cause) => Queue.failCause(queue, cause),
+        onSuccess: () => Queue.end(queue)
       }),
       Effect.forkScoped
     )
-  })
+  }, { bufferSize: 16 })
+
+/** Adds a metric attribute to every metric updated inside `effect`. */
+const withMetricAttribute = <A, E, R>(effect: Effect.Effect<A, E, R>, key: string, value: string) =>
+  Effect.updateService(effect, Metric.CurrentMetricAttributes, (attributes) => ({ ...attributes, [key]: value }))
 
 const MaxAnswerPreview = 2_000
 
@@ -101,14 +110,15 @@ const MaxAnswerPreview = 2_000
  * Turns an Effect Schema into the object-rooted JSON Schema every provider accepts for structured
  * answers; `wrapped` tells whether the answer sits under `value`.
  */
-export const responseFormatFor = <A, I>(
-  schema: Schema.Schema<A, I>
+export const responseFormatFor = (
+  schema: Schema.Top
 ): Effect.Effect<{ readonly format: ResponseFormat; readonly wrapped: boolean }, StructuredOutputError> =>
   Effect.try({
     try: () => {
-      const { $schema: _ignored, ...made } = JSONSchema.make(schema) as unknown as Record<string, unknown>
-      const json = inlineRootRef(made)
-      if (json.type === "object") {
+      const opaque = opaqueDeclaration(schema.ast)
+      if (opaque !== undefined) throw new Error(`${opaque} has no JSON form (give it a \`toCodecJson\` annotation)`)
+      const json = inlineRootRef(ToolJsonSchema.fromSchema(schema) as Record<string, unknown>)
+      if (json["type"] === "object") {
         return { format: { name: "answer", schema: json as Tool.JsonSchemaObject }, wrapped: false }
       }
       const { $defs, ...inner } = json
@@ -129,12 +139,45 @@ export const responseFormatFor = <A, I>(
   })
 
 /**
+ * Effect 4 renders a declaration it has no JSON codec for (`Schema.declare` without a
+ * `toCodecJson` annotation) as "any JSON", which no answer can then decode into; v3's generator
+ * refused such schemas, and so does `ask` before any request. Returns the offending node's name.
+ */
+const opaqueDeclaration = (ast: SchemaAST.AST, seen = new Set<SchemaAST.AST>()): string | undefined => {
+  if (seen.has(ast)) return undefined
+  seen.add(ast)
+  const first = (nodes: ReadonlyArray<SchemaAST.AST>) => {
+    for (const node of nodes) {
+      const found = opaqueDeclaration(node, seen)
+      if (found !== undefined) return found
+    }
+    return undefined
+  }
+  switch (ast._tag) {
+    case "Declaration":
+      return ast.annotations?.["toCodecJson"] === undefined && ast.encoding === undefined
+        ? String(ast.annotations?.["expected"] ?? ast.annotations?.["identifier"] ?? "a declared type")
+        : first(ast.typeParameters)
+    case "Objects":
+      return first([...ast.propertySignatures.map((p) => p.type), ...ast.indexSignatures.map((i) => i.type)])
+    case "Arrays":
+      return first([...ast.elements, ...ast.rest])
+    case "Union":
+      return first(ast.types)
+    case "Suspend":
+      return opaqueDeclaration(ast.thunk(), seen)
+    default:
+      return undefined
+  }
+}
+
+/**
  * A `Schema.Class` (or any schema with an identifier) renders as `{ $ref, $defs }`; providers want
  * the object itself at the root, so the referenced definition is inlined there.
  */
 const inlineRootRef = (json: Record<string, unknown>): Record<string, unknown> => {
-  const ref = json.$ref
-  const defs = json.$defs as Record<string, Record<string, unknown>> | undefined
+  const ref = json["$ref"]
+  const defs = json["$defs"] as Record<string, Record<string, unknown>> | undefined
   if (typeof ref !== "string" || !ref.startsWith("#/$defs/") || defs === undefined) return json
   const target = defs[ref.slice("#/$defs/".length)]
   if (target === undefined) return json
@@ -144,7 +187,7 @@ const inlineRootRef = (json: Record<string, unknown>): Record<string, unknown> =
 
 /** Decodes a structured answer (given as a value, or as JSON text) with `schema`. */
 export const decodeAnswer = <A, I>(
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   raw: { readonly structured?: unknown; readonly text: string },
   wrapped: boolean
 ): Effect.Effect<A, StructuredOutputError> => {
@@ -163,10 +206,11 @@ export const decodeAnswer = <A, I>(
       }
       value = value.value
     }
-    return yield* Schema.decodeUnknown(schema, { errors: "all" })(value).pipe(
+    // The JSON codec of the schema: the JSON Schema the model was given describes its encoded side.
+    return yield* Schema.decodeUnknownEffect(Schema.toCodecJson(schema))(value, ParseErrorText.parseOptions).pipe(
       Effect.mapError((error) =>
         new StructuredOutputError({
-          message: `The answer does not match the schema: ${ParseResult.TreeFormatter.formatErrorSync(error)}`,
+          message: `The answer does not match the schema: ${ParseErrorText.format(error)}`,
           answer: preview
         })
       )
@@ -195,19 +239,23 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
     const media = options.media ?? textOnly(options.provider)
     const usage = yield* Ref.make(Usage.empty)
     // One conversation: turns must not interleave, or history would be corrupted.
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     const timed = (effect: Effect.Effect<TurnResponse, ProviderError>) =>
       options.requestTimeout === undefined ? effect : effect.pipe(
-        Effect.timeoutFail({
+        Effect.timeoutOrElse({
           duration: options.requestTimeout,
-          onTimeout: () =>
-            new ProviderError({
-              provider: options.provider,
-              kind: "timeout",
-              message: `The model did not answer within ${Duration.format(Duration.decode(options.requestTimeout!))}`,
-              retryable: true
-            })
+          orElse: () =>
+            Effect.fail(
+              new ProviderError({
+                provider: options.provider,
+                kind: "timeout",
+                message: `The model did not answer within ${
+                  Duration.format(Duration.fromInputUnsafe(options.requestTimeout!))
+                }`,
+                retryable: true
+              })
+            )
         })
       )
 
@@ -243,7 +291,7 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
       return timed(
         Stream.runFoldEffect(
           streamTurn(request),
-          undefined as TurnResponse | undefined,
+          (): TurnResponse | undefined => undefined,
           (done, event) =>
             event._tag === "Done"
               ? Effect.succeed(event.response)
@@ -261,8 +309,13 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
         : Effect.forEach(
           calls,
           (call) =>
-            Effect.zipRight(
-              emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
+            Effect.andThen(
+              // Effect 4 runs a forked call until it yields: without this, a quick tool would end
+              // before the next call of the same turn is announced as started.
+              Effect.andThen(
+                emit(new ToolCallStart({ id: call.id, name: call.name, arguments: argumentsOf(call.arguments) })),
+                Effect.yieldNow
+              ),
               Effect.tap(
                 Tool.executeTool(toolSet, call),
                 (r) => emit(new ToolCallEnd({ id: r.callId, name: r.name, result: r.content, isError: r.isError }))
@@ -334,18 +387,18 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
     const spanAttributes = Telemetry.clientSpanAttributes(info)
     const spanOptions = { attributes: spanAttributes, captureStackTrace: false }
     const traced = <A>(effect: Effect.Effect<A, ChatError>, name: string) =>
-      Effect.withSpan(Effect.tagMetrics(effect, Attributes.provider, options.provider), name, spanOptions)
+      Effect.withSpan(withMetricAttribute(effect, Attributes.provider, options.provider), name, spanOptions)
     const answerText = (response: TurnResponse) => Effect.succeed(response.text)
 
     const chat = (prompt: Prompt): Effect.Effect<string, ChatError> =>
       traced(
-        Effect.zipRight(requirePrompt("prompt", prompt, media), converse(prompt, undefined, answerText)),
+        Effect.andThen(requirePrompt("prompt", prompt, media), converse(prompt, undefined, answerText)),
         "ChatClient.chat"
       )
 
-    const ask = <A, I>(question: Prompt, schema: Schema.Schema<A, I>): Effect.Effect<A, ChatError> =>
+    const ask = <A, I>(question: Prompt, schema: Schema.Codec<A, I>): Effect.Effect<A, ChatError> =>
       traced(
-        Effect.zipRight(
+        Effect.andThen(
           requirePrompt("question", question, media),
           Effect.flatMap(
             responseFormatFor(schema),
@@ -362,8 +415,8 @@ export const makeLoopClient = (options: LoopOptions): Effect.Effect<ChatClientSe
 
     const chatStream = (prompt: Prompt) =>
       streamOf((emit) =>
-        Effect.tagMetrics(
-          Effect.zipRight(
+        withMetricAttribute(
+          Effect.andThen(
             requirePrompt("prompt", prompt, media),
             converse(prompt, undefined, (response) => Effect.succeed(response.text), emit)
           ),

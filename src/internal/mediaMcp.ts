@@ -4,7 +4,7 @@
  * becomes a text line naming it.
  */
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import type { ToolResult } from "../services/Tool.js"
+import type { ToolResult } from "../services/Tool.ts"
 
 /** The content array of a `tools/call` answer; there is always at least one item. */
 export const mcpContent = (result: ToolResult): CallToolResult["content"] => {

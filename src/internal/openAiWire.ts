@@ -8,8 +8,8 @@ import { Usage } from "../services/ChatClient.js"
 import type { MediaSource, Part } from "../services/Content.js"
 import type { Message, ResponseFormat, TurnRequest, TurnResponse } from "../services/ModelTurn.js"
 import { ToolCall, type ToolResult } from "../services/Tool.js"
-import type { StreamStep } from "./httpProvider.js"
 import { omittedImagesNote } from "./media.js"
+import type { StreamStep } from "./turnStream.js"
 
 // --- request (arrays mutable only so the types are assignable to the SDK's) -----------------
 
@@ -157,7 +157,11 @@ export const messages = (system: string | undefined, history: ReadonlyArray<Mess
 export const strictCompatible = (schema: unknown): boolean => {
   if (Array.isArray(schema)) return schema.every(strictCompatible)
   if (typeof schema !== "object" || schema === null) return true
-  const node = schema as Record<string, unknown>
+  const node = schema as {
+    readonly properties?: unknown
+    readonly required?: unknown
+    readonly additionalProperties?: unknown
+  }
   if (typeof node.properties === "object" && node.properties !== null) {
     const keys = Object.keys(node.properties)
     const required = Array.isArray(node.required) ? node.required : []
@@ -204,7 +208,7 @@ export const turnResponse = (response: ChatResponse): TurnResponse => {
     // Arguments stay JSON text; the tool engine parses them and reports bad JSON as a tool error.
     toolCalls: (message.tool_calls ?? []).map((c) =>
       // Fields of a decoded response: already validated, so the constructor does not check again.
-      new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments }, true)
+      new ToolCall({ id: c.id, name: c.function.name, arguments: c.function.arguments }, { disableChecks: true })
     ),
     usage: usage(response.usage)
   }
@@ -247,7 +251,7 @@ const ChatChunk = Schema.Struct({
 })
 
 const ChunkError = Schema.Struct({
-  error: Schema.Union(Schema.String, Schema.Struct({ message: Schema.String, type: NullableString }))
+  error: Schema.Union([Schema.String, Schema.Struct({ message: Schema.String, type: NullableString })])
 })
 
 /**

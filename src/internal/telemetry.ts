@@ -8,9 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
 import * as Metric from "effect/Metric"
-import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Tracer from "effect/Tracer"
 import type { Usage } from "../services/ChatClient.js"
@@ -56,7 +54,7 @@ export const clientSpanAttributes = (info: TurnInfo): Record<string, unknown> =>
 
 /** Adds the user message to the current span, when content recording is on. */
 export const recordPrompt = (prompt: string): Effect.Effect<void> =>
-  Effect.flatMap(RecordContent, (on) =>
+  Effect.flatMap(Effect.service(RecordContent), (on) =>
     on
       ? Effect.annotateCurrentSpan(
         A.inputMessages,
@@ -66,7 +64,7 @@ export const recordPrompt = (prompt: string): Effect.Effect<void> =>
 
 /** Adds the answer to the current span, when content recording is on. */
 export const recordAnswer = (answer: string): Effect.Effect<void> =>
-  Effect.flatMap(RecordContent, (on) =>
+  Effect.flatMap(Effect.service(RecordContent), (on) =>
     on
       ? Effect.annotateCurrentSpan(
         A.outputMessages,
@@ -76,8 +74,9 @@ export const recordAnswer = (answer: string): Effect.Effect<void> =>
 
 /**
  * What a client's turns share: the span's name and attributes and the metrics already tagged with
- * its provider and model. Built once per {@link TurnInfo} (each client keeps one), because a tagged
- * metric is a new key whose hash is computed on every `Metric.tagged`, on the path of every turn.
+ * its provider and model. Built once per {@link TurnInfo} (each client keeps one), because a metric
+ * with attributes is a new key whose hash is computed on every `Metric.withAttributes`, on the path
+ * of every turn.
  */
 interface Prepared {
   readonly spanName: string
@@ -92,16 +91,18 @@ const prepared = new WeakMap<TurnInfo, Prepared>()
 const prepare = (info: TurnInfo): Prepared => {
   const known = prepared.get(info)
   if (known !== undefined) return known
-  const tokens = (type: string) => {
-    const tagged = Metric.tagged(Metric.tagged(tokenUsage, A.provider, info.provider), A.tokenType, type)
-    return info.model === undefined ? tagged : Metric.tagged(tagged, A.requestModel, info.model)
-  }
+  const tokens = (type: string) =>
+    Metric.withAttributes(tokenUsage, {
+      [A.provider]: info.provider,
+      [A.tokenType]: type,
+      ...(info.model === undefined ? {} : { [A.requestModel]: info.model })
+    })
   const made: Prepared = {
     spanName: info.model === undefined ? "chat" : `chat ${info.model}`,
     attributes: baseAttributes(info, "chat"),
     tokens: { input: tokens("input"), output: tokens("output") },
-    cost: Metric.tagged(costUsd, A.provider, info.provider),
-    duration: Metric.tagged(Metric.tagged(turnDuration, A.provider, info.provider), A.operationName, "chat")
+    cost: Metric.withAttributes(costUsd, { [A.provider]: info.provider }),
+    duration: Metric.withAttributes(turnDuration, { [A.provider]: info.provider, [A.operationName]: "chat" })
   }
   prepared.set(info, made)
   return made
@@ -112,17 +113,17 @@ const applyUsage = (
   turn: Prepared,
   span: Tracer.Span | undefined,
   usage: Usage,
-  labels: ReadonlyArray<MetricLabel.MetricLabel>
+  context: Context.Context<never>
 ) => {
   if (usage.known) {
     span?.attribute(A.inputTokens, usage.inputTokens)
     span?.attribute(A.outputTokens, usage.outputTokens)
-    turn.tokens.input.unsafeUpdate(usage.inputTokens, labels)
-    turn.tokens.output.unsafeUpdate(usage.outputTokens, labels)
+    turn.tokens.input.updateUnsafe(usage.inputTokens, context)
+    turn.tokens.output.updateUnsafe(usage.outputTokens, context)
   }
   if (usage.costUsd !== undefined) {
     span?.attribute(A.costUsd, usage.costUsd)
-    turn.cost.unsafeUpdate(usage.costUsd, labels)
+    turn.cost.updateUnsafe(usage.costUsd, context)
   }
 }
 
@@ -132,10 +133,10 @@ const applyUsage = (
  */
 export const recordUsage = (info: TurnInfo, usage: Usage): Effect.Effect<void> => {
   if (!usage.known && usage.costUsd === undefined) return Effect.void
-  return Effect.withFiberRuntime<void>((fiber) => {
-    const parent = Context.getOption(fiber.currentContext, Tracer.ParentSpan)
+  return Effect.withFiber<void>((fiber) => {
+    const parent = Context.getOption(fiber.context, Tracer.ParentSpan)
     const span = Option.isSome(parent) && parent.value._tag === "Span" ? parent.value : undefined
-    applyUsage(prepare(info), span, usage, fiber.getFiberRef(FiberRef.currentMetricLabels))
+    applyUsage(prepare(info), span, usage, fiber.context)
     return Effect.void
   })
 }
@@ -145,7 +146,7 @@ export const recordFinishReason = (reason: string | undefined): Effect.Effect<vo
   reason === undefined || reason === "" ? Effect.void : Effect.annotateCurrentSpan(A.finishReasons, [reason])
 
 const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
-  const failure = Cause.failureOption(cause)
+  const failure = Cause.findErrorOption(cause)
   if (Option.isSome(failure)) {
     const f = failure.value
     if (typeof f === "object" && f !== null && "_tag" in f) {
@@ -153,7 +154,7 @@ const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
       return `${String(f._tag)}${kind}`
     }
   }
-  return Cause.isInterruptedOnly(cause) ? "interrupted" : "_OTHER"
+  return Cause.hasInterruptsOnly(cause) ? "interrupted" : "_OTHER"
 }
 
 /**
@@ -171,23 +172,24 @@ export const turnSpan = <A, E, R>(
   // One step at the end records everything (span attributes, usage, duration): this wraps every
   // model turn, and each extra effect step shows in the HTTP providers' per-request overhead.
   const finish = (span: Tracer.Span, exit: Exit.Exit<A, E>) =>
-    Effect.withFiberRuntime<void>((fiber) => {
-      const labels = fiber.getFiberRef(FiberRef.currentMetricLabels)
-      const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeNanos()
+    Effect.withFiber<void>((fiber) => {
+      const now = fiber.getRef(Clock.Clock).currentTimeNanosUnsafe()
       if (Exit.isSuccess(exit) && usageOf !== undefined) {
         const { finishReason, usage } = usageOf(exit.value)
-        applyUsage(turn, span, usage, labels)
+        applyUsage(turn, span, usage, fiber.context)
         if (finishReason !== undefined && finishReason !== "") span.attribute(A.finishReasons, [finishReason])
       }
-      durationOf(exit).unsafeUpdate(Number(now - span.status.startTime) / 1e9, labels)
+      durationOf(exit).updateUnsafe(Number(now - span.status.startTime) / 1e9, fiber.context)
       return Effect.void
     })
   const durationOf = (exit: Exit.Exit<A, E>) =>
-    Exit.isSuccess(exit) ? turn.duration : Metric.tagged(turn.duration, A.errorType, errorTypeOf(exit.cause))
+    Exit.isSuccess(exit)
+      ? turn.duration
+      : Metric.withAttributes(turn.duration, { [A.errorType]: errorTypeOf(exit.cause) })
 
   return Effect.useSpan(
     turn.spanName,
-    { kind: "client", captureStackTrace: false, attributes: turn.attributes },
+    { kind: "client", attributes: turn.attributes },
     (span) => Effect.withParentSpan(Effect.onExit(effect, (exit) => finish(span, exit)), span)
   )
 }
@@ -227,8 +229,9 @@ export const recordLostToolResults = (
 ): Effect.Effect<void> =>
   Effect.all([
     Effect.forEach(lost, (l) =>
-      Metric.increment(
-        Metric.tagged(Metric.tagged(toolErrors, A.toolName, l.name), A.errorType, "BridgeTransportError")
+      Metric.update(
+        Metric.withAttributes(toolErrors, { [A.toolName]: l.name, [A.errorType]: "BridgeTransportError" }),
+        1
       ), { discard: true }),
     Effect.annotateCurrentSpan(A.errorType, "BridgeTransportError"),
     Effect.logWarning("claude CLI lost bridge tool calls to its connection").pipe(
@@ -243,14 +246,14 @@ export const recordLostToolResults = (
 /** What a tool call arriving from outside the chat fiber needs to join the run's trace. */
 interface RunContext {
   readonly span: Tracer.AnySpan
-  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly attributes: Readonly<Record<string, string>>
 }
 
 /**
  * Where a server that runs tool calls outside the chat fiber (the MCP bridge, the Agent SDK's tool
  * server) finds the run those calls belong to. The run marks itself with `within`; the server
  * wraps each call with `apply`, parenting its span to the run's span and giving it the run's
- * metric labels. `within` calls on one slot must not overlap (the last one wins): use one slot
+ * metric attributes. `within` calls on one slot must not overlap (the last one wins): use one slot
  * per run whose turns are serialised — one per client of the Agent SDK, one per bridge run.
  */
 export interface RunSlot {
@@ -263,11 +266,11 @@ export const makeRunSlot = (): RunSlot => {
   return {
     within: (effect) =>
       Effect.flatMap(
-        Effect.all([Effect.option(Effect.currentSpan), FiberRef.get(FiberRef.currentMetricLabels)]),
-        ([span, labels]) =>
+        Effect.all([Effect.option(Effect.currentSpan), Effect.service(Metric.CurrentMetricAttributes)]),
+        ([span, attributes]) =>
           Option.isNone(span) ? effect : Effect.suspend(() => {
             const before = current
-            current = { span: span.value, labels }
+            current = { span: span.value, attributes }
             return Effect.ensuring(
               effect,
               Effect.sync(() => {
@@ -281,7 +284,10 @@ export const makeRunSlot = (): RunSlot => {
         const run = current
         return run === undefined
           ? effect
-          : effect.pipe(Effect.withParentSpan(run.span), Effect.locally(FiberRef.currentMetricLabels, run.labels))
+          : effect.pipe(
+            Effect.withParentSpan(run.span),
+            Effect.provideService(Metric.CurrentMetricAttributes, run.attributes)
+          )
       })
   }
 }
@@ -307,7 +313,7 @@ export const toolSpan = <A extends ToolOutcome, R>(
       Effect.tap((result) =>
         Effect.flatMap(Clock.currentTimeNanos, (end) => {
           const duration = Metric.update(
-            Metric.tagged(toolDuration, A.toolName, call.name),
+            Metric.withAttributes(toolDuration, { [A.toolName]: call.name }),
             Number(end - start) / 1e9
           )
           if (!result.isError) return duration
@@ -315,12 +321,12 @@ export const toolSpan = <A extends ToolOutcome, R>(
           return Effect.all([
             duration,
             Effect.annotateCurrentSpan(A.errorType, type),
-            Metric.increment(Metric.tagged(Metric.tagged(toolErrors, A.toolName, call.name), A.errorType, type))
+            Metric.update(Metric.withAttributes(toolErrors, { [A.toolName]: call.name, [A.errorType]: type }), 1)
           ], { discard: true })
         })
       ),
       Effect.tap((result) =>
-        Effect.flatMap(RecordContent, (on) =>
+        Effect.flatMap(Effect.service(RecordContent), (on) =>
           on
             ? Effect.annotateCurrentSpan({
               [A.toolCallArguments]: typeof call.arguments === "string"
@@ -331,7 +337,6 @@ export const toolSpan = <A extends ToolOutcome, R>(
             : Effect.void)
       ),
       Effect.withSpan("Tool.executeTool", {
-        captureStackTrace: false,
         attributes: {
           [A.operationName]: "execute_tool",
           [A.toolName]: call.name,

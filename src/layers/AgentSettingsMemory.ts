@@ -9,13 +9,13 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import { makeService, normalize, type Store } from "../internal/agentSettingsStore.js"
+import { makeService, normalize, type Store } from "../internal/agentSettingsStore.ts"
 import {
   AgentAlreadyExistsError,
   AgentNotFoundError,
   AgentSettings,
   type AgentSettingsService
-} from "../services/AgentSettings.js"
+} from "../services/AgentSettings.ts"
 
 type Agents = ReadonlyMap<string, ReadonlyArray<string>>
 
@@ -27,7 +27,7 @@ export const make: Effect.Effect<AgentSettingsService> = Effect.gen(function*() 
   const ref = yield* SynchronizedRef.make<Agents>(new Map())
 
   const lookup = (agents: Agents, agentId: string) =>
-    Option.match(Option.fromNullable(agents.get(agentId)), {
+    Option.match(Option.fromNullishOr(agents.get(agentId)), {
       onNone: () => Effect.fail(new AgentNotFoundError({ agentId })),
       onSome: Effect.succeed
     })

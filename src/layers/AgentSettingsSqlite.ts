@@ -1,34 +1,32 @@
 /**
- * `AgentSettings` on SQLite through `@effect/sql-sqlite-node` — the default store.
+ * `AgentSettings` on SQLite through this library's `node:sqlite` client (`SqliteClient`) — the
+ * default store. No native module: Node ≥ 22.19 brings SQLite.
  *
  * Schema: one `agents` row per agent, `id TEXT PRIMARY KEY` and `disabled_tools TEXT NOT NULL
- * DEFAULT '[]'` (a JSON array of tool names). Migrations run with `@effect/sql`'s Migrator in
+ * DEFAULT '[]'` (a JSON array of tool names). Migrations run with `effect/sql`'s Migrator in
  * their own table (`effect_chat_bridge_migrations`), so the file can be shared with an
  * application's own migrations. A database from before the opt-out model (an `agents` table with
  * an `allowed_tools` column) keeps its rows, which get an empty opt-out set — nothing newly
- * disabled — and the retired `allowed_tools` column is dropped.
+ * disabled — and the retired `allowed_tools` column is dropped. Files written by the Effect 3
+ * line (`@effect/sql-sqlite-node`) open unchanged: same tables, same migrations table.
  *
  * Every write is one `BEGIN IMMEDIATE` transaction: the write lock is taken before the read of a
  * read-modify-write, so neither another fiber (the client serializes its single connection) nor
- * another process (SQLite's lock, waited on for better-sqlite3's 5 s busy timeout) can slip a
- * write in between.
+ * another process (SQLite's lock, waited on for the client's 5 s busy timeout) can slip a write
+ * in between.
  *
  * @since 0.1.0
  * @module
  */
-import * as Reactivity from "@effect/experimental/Reactivity"
-import type * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
-import { SqlError } from "@effect/sql/SqlError"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Scope from "effect/Scope"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import { SqlError } from "effect/sql/SqlError"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { decodeStored, encodeStored, makeService, type Store } from "../internal/agentSettingsStore.js"
+import { decodeStored, encodeStored, makeService, type Store } from "../internal/agentSettingsStore.ts"
 import {
   AgentAlreadyExistsError,
   AgentNotFoundError,
@@ -36,7 +34,8 @@ import {
   type AgentSettingsService,
   AgentSettingsStorageError,
   type Settings
-} from "../services/AgentSettings.js"
+} from "../services/AgentSettings.ts"
+import * as SqliteClient from "./SqliteClient.ts"
 
 /** Where the database lives. */
 export interface Options {
@@ -45,8 +44,6 @@ export interface Options {
    * whose directory is created (mode 0700) if missing; the directory of any other path must exist.
    */
   readonly filename?: string
-  /** Module specifier of `@effect/sql-sqlite-node/SqliteClient`; for tests of the missing-peer error. */
-  readonly sqliteClientModule?: string
 }
 
 /** The table the migrations are recorded in. */
@@ -93,50 +90,32 @@ export const migrations: Migrator.Loader = Migrator.fromRecord({
 
 const describe = (u: unknown): string => (u instanceof Error ? u.message : String(u))
 
-const storageError = (operation: string) => (error: SqlError | Migrator.MigrationError) =>
-  new AgentSettingsStorageError({
+/** The driver's own error under a `SqlError` (whose `cause` is its classified reason). */
+const underlying = (error: SqlError | Migrator.MigrationError): unknown =>
+  error instanceof SqlError
+    ? error.reason.cause
+    : error.cause instanceof SqlError
+    ? underlying(error.cause)
+    : error.cause
+
+const storageError = (operation: string) => (error: SqlError | Migrator.MigrationError) => {
+  const cause = underlying(error)
+  return new AgentSettingsStorageError({
     operation,
-    message: `${error.message}${error.cause === undefined ? "" : `: ${describe(error.cause)}`}`,
+    message: `${error.message}${cause === undefined ? "" : `: ${describe(cause)}`}`,
     cause: error
   })
-
-/**
- * `withTransaction` with `BEGIN IMMEDIATE`: a deferred `BEGIN` would take the write lock only at
- * the UPDATE, after the read, and in WAL mode another process's commit in between makes that
- * upgrade fail with SQLITE_BUSY_SNAPSHOT instead of waiting.
- */
-const immediateTransaction = (sql: SqlClient.SqlClient) =>
-  SqlClient.makeWithTransaction({
-    transactionTag: SqlClient.TransactionConnection,
-    spanAttributes: [["db.system.name", "sqlite"]],
-    acquireConnection: Effect.flatMap(
-      Scope.make(),
-      (scope) => Effect.map(Scope.extend(sql.reserve, scope), (conn) => [scope, conn] as const)
-    ),
-    begin: (conn) => Effect.asVoid(conn.executeUnprepared("BEGIN IMMEDIATE", [], undefined)),
-    savepoint: (conn, id) => Effect.asVoid(conn.executeUnprepared(`SAVEPOINT effect_sql_${id}`, [], undefined)),
-    commit: (conn) => Effect.asVoid(conn.executeUnprepared("COMMIT", [], undefined)),
-    rollback: (conn) => Effect.asVoid(conn.executeUnprepared("ROLLBACK", [], undefined)),
-    rollbackSavepoint: (conn, id) =>
-      Effect.asVoid(conn.executeUnprepared(`ROLLBACK TO SAVEPOINT effect_sql_${id}`, [], undefined))
-  })
+}
 
 /** Runs the pending migrations. */
 export const migrate: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   AgentSettingsStorageError,
   SqlClient.SqlClient
-> =
-  // `SqliteMigrator.run` would also want a CommandExecutor, FileSystem and Path, only to dump the
-  // schema with the sqlite3 CLI; the plain Migrator needs just the client.
-  Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
-    Effect.mapError(storageError("migrate")),
-    // The Migrator turns a failing migration into a defect; it is a storage failure here.
-    Effect.catchAllDefect((defect) =>
-      defect instanceof Migrator.MigrationError ? Effect.fail(storageError("migrate")(defect)) : Effect.die(defect)
-    ),
-    Effect.withSpan("AgentSettingsSqlite.migrate")
-  )
+> = Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
+  Effect.mapError(storageError("migrate")),
+  Effect.withSpan("AgentSettingsSqlite.migrate")
+)
 
 interface Row {
   readonly id: string
@@ -158,7 +137,6 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
         )
     })
     yield* migrate
-    const transaction = immediateTransaction(sql)
 
     const selectOne = (agentId: string) =>
       Effect.map(
@@ -166,11 +144,15 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
         (rows) => rows[0]
       )
 
+    // A deferred `BEGIN` would take the write lock only at the UPDATE, after the read, and in WAL
+    // mode another process's commit in between makes that upgrade fail with SQLITE_BUSY_SNAPSHOT
+    // instead of waiting.
     const write = <A, E>(
       operation: string,
       effect: Effect.Effect<A, E | SqlError>
     ): Effect.Effect<A, Exclude<E, SqlError> | AgentSettingsStorageError> =>
-      transaction(effect).pipe(
+      sql.withTransaction(effect).pipe(
+        Effect.provideService(SqlClient.BeginTransaction, "BEGIN IMMEDIATE"),
         Effect.mapError((e) => e instanceof SqlError ? storageError(operation)(e) : e as Exclude<E, SqlError>),
         Effect.withSpan(`AgentSettingsSqlite.${operation}`)
       )
@@ -192,7 +174,7 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
         ),
       read: (agentId) =>
         requireRow(agentId).pipe(
-          Effect.flatMap((row) => decodeStored(agentId, row.disabled_tools)),
+          Effect.flatMap((row) => Effect.fromResult(decodeStored(agentId, row.disabled_tools))),
           Effect.catchTag("SqlError", (e) => Effect.fail(storageError("get")(e)))
         ),
       readAll: sql<Row>`SELECT id, disabled_tools FROM agents`.pipe(
@@ -204,14 +186,17 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
               a.agentId < b.agentId ? -1 : a.agentId > b.agentId ? 1 : 0
             ),
             ({ agentId, raw }) =>
-              Effect.map(decodeStored(agentId, raw), (disabledTools): Settings => ({ agentId, disabledTools }))
+              Effect.map(
+                Effect.fromResult(decodeStored(agentId, raw)),
+                (disabledTools): Settings => ({ agentId, disabledTools })
+              )
           )
         )
       ),
       replace: (agentId, names) =>
         write(
           "setDisabledTools",
-          Effect.zipRight(
+          Effect.andThen(
             requireRow(agentId),
             sql`UPDATE agents SET disabled_tools = ${encodeStored(names)} WHERE id = ${agentId}`
           )
@@ -221,14 +206,14 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
           operation,
           Effect.gen(function*() {
             const row = yield* requireRow(agentId)
-            const current = yield* decodeStored(agentId, row.disabled_tools)
+            const current = yield* Effect.fromResult(decodeStored(agentId, row.disabled_tools))
             const next = f(current)
             yield* sql`UPDATE agents SET disabled_tools = ${encodeStored(next)} WHERE id = ${agentId}`
             return next
           })
         ),
       delete: (agentId) =>
-        write("remove", Effect.zipRight(requireRow(agentId), sql`DELETE FROM agents WHERE id = ${agentId}`)).pipe(
+        write("remove", Effect.andThen(requireRow(agentId), sql`DELETE FROM agents WHERE id = ${agentId}`)).pipe(
           Effect.asVoid
         )
     }
@@ -242,66 +227,39 @@ export const layer: Layer.Layer<AgentSettings, AgentSettingsStorageError, SqlCli
   make
 )
 
-/** The optional peer this store runs on. */
-export const peer = "@effect/sql-sqlite-node"
-
-/**
- * Loads `@effect/sql-sqlite-node` when a database is opened, not when this module is imported, so
- * that a missing optional peer is a typed error naming the package instead of a module-not-found
- * crash at import time.
- */
-const loadSqliteClient = (specifier: string) =>
-  Effect.tryPromise({
-    try: () => import(specifier) as Promise<typeof SqliteClient>,
-    catch: (cause) =>
-      new AgentSettingsStorageError({
+/** Opens the database file (creating the default one's directory) as a scoped client. */
+const openClient = Effect.fnUntraced(function*(options: Options) {
+  const filename = options.filename ?? defaultFilename()
+  if (options.filename === undefined) {
+    yield* Effect.try({
+      try: () => fs.mkdirSync(path.dirname(filename), { recursive: true, mode: 0o700 }),
+      catch: (cause) =>
+        new AgentSettingsStorageError({
+          operation: "open",
+          message: `cannot create ${path.dirname(filename)}: ${describe(cause)}`,
+          cause
+        })
+    })
+  }
+  return yield* SqliteClient.make({ filename }).pipe(
+    Effect.mapError((error) => {
+      const cause = underlying(error)
+      return new AgentSettingsStorageError({
         operation: "open",
-        message: `the SQLite store needs the optional peer ${peer} (and its native better-sqlite3): ` +
-          `npm install ${peer}@^0.53 — or use AgentSettingsMemory, or AgentSettingsSqlite.layer over your own SqlClient`,
-        cause
+        message: `cannot open ${filename}: ${error.message}${
+          cause === undefined || describe(cause) === error.message ? "" : `: ${describe(cause)}`
+        }`,
+        cause: error
       })
-  })
-
-/** Opens the database file (creating the default one's directory) as a scoped `SqlClient`. */
-const openClient = (options: Options) =>
-  Effect.gen(function*() {
-    const SqliteClient = yield* loadSqliteClient(options.sqliteClientModule ?? `${peer}/SqliteClient`)
-    const filename = options.filename ?? defaultFilename()
-    if (options.filename === undefined) {
-      yield* Effect.try({
-        try: () => fs.mkdirSync(path.dirname(filename), { recursive: true, mode: 0o700 }),
-        catch: (cause) =>
-          new AgentSettingsStorageError({
-            operation: "open",
-            message: `cannot create ${path.dirname(filename)}: ${describe(cause)}`,
-            cause
-          })
-      })
-    }
-    const client = yield* SqliteClient.make({ filename }).pipe(
-      // better-sqlite3 throws from its constructor (missing directory) and from the WAL pragma
-      // (not a database), which `SqliteClient.make` lets escape as defects.
-      Effect.catchAllDefect((cause) =>
-        Effect.fail(
-          new AgentSettingsStorageError({
-            operation: "open",
-            message: `cannot open ${filename}: ${describe(cause)}`,
-            cause
-          })
-        )
-      )
-    )
-    return { client, tag: SqliteClient.SqliteClient }
-  })
+    })
+  )
+})
 
 /** A `SqlClient` on the settings database, for sharing the connection with other queries. */
 export const layerClient = (
   options: Options = {}
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, AgentSettingsStorageError> =>
-  Layer.scopedContext(
-    Effect.map(openClient(options), ({ client, tag }) =>
-      Context.make(tag, client).pipe(Context.add(SqlClient.SqlClient, client)))
-  ).pipe(Layer.provide(Reactivity.layer))
+  SqliteClient.layerFrom(openClient(options))
 
 /**
  * `AgentSettings` on a SQLite file ({@link defaultFilename} unless given), migrated when built.

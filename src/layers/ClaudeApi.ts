@@ -1,5 +1,5 @@
 /**
- * A ChatClient on the Anthropic Messages API (`POST /v1/messages`), over `@effect/platform`'s
+ * A ChatClient on the Anthropic Messages API (`POST /v1/messages`), over `effect/http`'s
  * HttpClient: provide `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`.
  *
  * - Tools: `tool_use` blocks are dispatched together (bounded) and answered in order with
@@ -22,30 +22,25 @@
  * @module
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
 import * as Wire from "../internal/anthropicWire.js"
+import { baseUrlOrFail } from "../internal/baseUrl.js"
 import {
-  baseUrlOrFail,
   commonConfig,
   type CommonOptions,
-  decodeWire,
   defined,
-  type HttpSettings,
   loopSettings,
-  postJson,
-  postSse,
-  retrySettings,
-  truncatedStream,
-  turnStream
-} from "../internal/httpProvider.js"
+  retrySettings
+} from "../internal/httpProviderConfig.js"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
+import { truncatedStream, turnStream } from "../internal/turnStream.js"
 import { ChatClient, type ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
@@ -133,12 +128,12 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: Config.redacted("ANTHROPIC_API_KEY"),
+    apiKey: Config.Redacted("ANTHROPIC_API_KEY"),
     common: commonConfig("ANTHROPIC", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
 /** The ChatClient layer, configured from the environment (see `config`). */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))

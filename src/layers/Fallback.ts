@@ -12,8 +12,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import { streamOf } from "../internal/loopClient.js"
 import { anything, requirePrompt } from "../internal/media.js"
@@ -136,11 +138,11 @@ export const make = (
     /** Providers that already have the current tools and the conversation. */
     const synced = yield* Ref.make<ReadonlySet<number>>(new Set([0]))
     const toolRan = yield* Ref.make(false)
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     // Tools report that they ran, so strict mode can tell whether a replay would repeat them.
     const observed = (set: Tool.ToolSet): ReadonlyArray<Tool.Tool> =>
-      set.tools.map((tool) => ({ ...tool, run: (input) => Effect.zipRight(Ref.set(toolRan, true), tool.run(input)) }))
+      set.tools.map((tool) => ({ ...tool, run: (input) => Effect.andThen(Ref.set(toolRan, true), tool.run(input)) }))
 
     /** Brings provider `i` up to date before its first call: tools, transcript, buffered text. */
     const sync = (i: number) =>
@@ -167,14 +169,15 @@ export const make = (
         let i = yield* Ref.get(active)
         while (true) {
           const provider = providers[i]!
-          const attempt = yield* Effect.either(Effect.zipRight(sync(i), call(provider.client)))
-          if (attempt._tag === "Right") return attempt.right
-          const failures = flatten(attempt.left)
+          const attempt = yield* Effect.result(Effect.andThen(sync(i), call(provider.client)))
+          if (Result.isSuccess(attempt)) return attempt.success
+          const failure = attempt.failure
+          const failures = flatten(failure)
           errors.push(...failures)
           tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
           const last = failures[failures.length - 1]!
-          if (attempt.left._tag === "FallbackError" || policy(last) === "fatal") return yield* attempt.left
-          if (committed !== undefined && (yield* Ref.get(committed))) return yield* attempt.left
+          if (failure._tag === "FallbackError" || policy(last) === "fatal") return yield* failure
+          if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
           if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
             return yield* new FallbackError({
               reason: "RefusedAfterToolRun",
@@ -200,7 +203,7 @@ export const make = (
       })
 
     const finish = (prompt: Content.Prompt, answer: string) =>
-      Effect.zipRight(
+      Effect.andThen(
         Ref.update(exchanges, (e) => [...e, { prompt, answer }]),
         Ref.set(pending, [])
       )
@@ -209,7 +212,7 @@ export const make = (
       yield* requirePrompt("added message", prompt, media)
       yield* lock.withPermits(1)(Effect.gen(function*() {
         const i = yield* Ref.get(active)
-        yield* Effect.zipRight(sync(i), providers[i]!.client.add(prompt))
+        yield* Effect.andThen(sync(i), providers[i]!.client.add(prompt))
         yield* Ref.update(pending, (p) => [...p, prompt])
       }))
     })
@@ -228,11 +231,11 @@ export const make = (
           yield* requirePrompt("prompt", prompt, media)
           const visible = yield* Ref.make(false)
           const relay = (client: ChatClientService) =>
-            Stream.runFoldEffect(client.chatStream(prompt), "", (text, event) => {
+            Stream.runFoldEffect(client.chatStream(prompt), () => "", (text, event) => {
               if (event._tag === "Complete") return Effect.succeed(event.text)
               const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart" ||
                 event._tag === "ReasoningDelta" || event._tag === "AgentToolStart"
-              return Effect.as(Effect.zipRight(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
+              return Effect.as(Effect.andThen(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
             })
           return yield* lock.withPermits(1)(
             Effect.tap(withFailover(relay, visible), (answer) => finish(prompt, answer))
@@ -240,7 +243,7 @@ export const make = (
         })
       ).pipe(Stream.withSpan("ChatClient.chatStream", { attributes: { "chat.provider": "fallback" } }))
 
-    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Content.Prompt, schema: Schema.Schema<A, I>) {
+    const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Content.Prompt, schema: Schema.Codec<A, I>) {
       yield* requirePrompt("question", question, media)
       return yield* lock.withPermits(1)(
         Effect.tap(withFailover((client) => client.ask(question, schema)), (answer) =>
@@ -297,7 +300,7 @@ export const layer = <E, R>(
   providers: ReadonlyArray<Provider<E, R>>,
   options: Options = {}
 ): Layer.Layer<ChatClient, E | FallbackError, R> =>
-  Layer.scoped(
+  Layer.effect(
     ChatClient,
     Effect.gen(function*() {
       const scope: Scope.Scope = yield* Effect.scope

@@ -1,6 +1,6 @@
 /**
  * A ChatClient on the Gemini API (`POST <baseUrl>/<apiVersion>/models/<model>:generateContent`),
- * over `@effect/platform`'s HttpClient.
+ * over `effect/http`'s HttpClient.
  *
  * - Tools: `functionCall` parts are dispatched together (bounded) and answered in order with
  *   `functionResponse` parts: `{ output }` on success, `{ error }` on failure (Gemini's documented
@@ -22,31 +22,26 @@
  * @module
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
+import { baseUrlOrFail } from "../internal/baseUrl.js"
 import * as Wire from "../internal/geminiWire.js"
 import {
-  baseUrlOrFail,
   commonConfig,
   type CommonOptions,
-  decodeWire,
   defined,
-  type HttpSettings,
   loopSettings,
-  postJson,
-  postSse,
-  retrySettings,
-  truncatedStream,
-  turnStream
-} from "../internal/httpProvider.js"
+  retrySettings
+} from "../internal/httpProviderConfig.js"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
+import { truncatedStream, turnStream } from "../internal/turnStream.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
 
@@ -156,12 +151,12 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: Config.redacted("GEMINI_API_KEY"),
+    apiKey: Config.Redacted("GEMINI_API_KEY"),
     common: commonConfig("GEMINI", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
 /** The ChatClient layer, configured from the environment (see `config`). */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))

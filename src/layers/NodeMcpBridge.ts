@@ -29,22 +29,21 @@ import {
   type Tool as McpTool
 } from "@modelcontextprotocol/sdk/types.js"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.js"
-import { mcpContent } from "../internal/mediaMcp.js"
-import * as Telemetry from "../internal/telemetry.js"
+import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.ts"
+import { mcpContent } from "../internal/mediaMcp.ts"
+import * as Telemetry from "../internal/telemetry.ts"
 import {
   defaultIdleTimeout,
   defaultMaxBodyBytes,
@@ -57,10 +56,10 @@ import {
   type McpBridgeRun,
   type McpBridgeService,
   ServerNamePattern
-} from "../services/McpBridge.js"
-import * as Tool from "../services/Tool.js"
+} from "../services/McpBridge.ts"
+import * as Tool from "../services/Tool.ts"
 
-type RunFork = (effect: Effect.Effect<Tool.ToolResult>) => Fiber.RuntimeFiber<Tool.ToolResult>
+type RunFork = (effect: Effect.Effect<Tool.ToolResult>) => Fiber.Fiber<Tool.ToolResult>
 
 /** Who a session serves: the bridge itself (its own token) or one run (a token of the run's). */
 interface Owner {
@@ -155,8 +154,8 @@ const validateOptions = <R>(options: McpBridgeOptions<R>) =>
     if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {
       return invalid(`maxSessions must be a positive integer, got ${maxSessions}`)
     }
-    const idle = Duration.decodeUnknown(options.idleTimeout ?? defaultIdleTimeout)
-    if (idle._tag === "None" || !Duration.greaterThan(idle.value, Duration.zero)) {
+    const idle = Duration.fromInput(options.idleTimeout ?? defaultIdleTimeout)
+    if (Option.isNone(idle) || !Duration.isGreaterThan(idle.value, Duration.zero)) {
       return invalid(`idleTimeout must be a positive duration, got ${String(options.idleTimeout)}`)
     }
     const idleMs = Duration.isFinite(idle.value) ? Math.min(MaxTimerMs, Duration.toMillis(idle.value)) : undefined
@@ -164,7 +163,7 @@ const validateOptions = <R>(options: McpBridgeOptions<R>) =>
   })
 
 const listen = (handler: Http.RequestListener) =>
-  Effect.async<Http.Server, McpBridgeError>((resume) => {
+  Effect.callback<Http.Server, McpBridgeError>((resume) => {
     const server = Http.createServer(handler)
     // Node closes a keep-alive connection idle for 5 s (+1 s grace). The claude CLI (Bun's fetch)
     // ignores the `Keep-Alive: timeout` hint and reuses a pooled socket after any gap, and a
@@ -188,7 +187,7 @@ const listen = (handler: Http.RequestListener) =>
   })
 
 const closeHttpServer = (server: Http.Server) =>
-  Effect.async<void>((resume) => {
+  Effect.callback<void>((resume) => {
     server.close(() => resume(Effect.void))
     // The transports are already closed; whatever socket is left (keep-alive, a half-sent
     // response) must not hold the close up.
@@ -255,12 +254,14 @@ export const make: <R = never>(
     args: unknown,
     extra: { readonly requestId: string | number; readonly signal: AbortSignal }
   ): Promise<CallToolResult> => {
-    const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, true)
+    const call = new Tool.ToolCall({ id: String(extra.requestId), name, arguments: args ?? {} }, {
+      disableChecks: true
+    })
     // Handlers run from HTTP requests, outside the chat fiber: the session's owner knows its span.
     const fiber = session.owner.runFork(session.owner.trace.apply(Tool.executeTool(served.set, call)))
     // Cancelled by the client (`notifications/cancelled`) or its HTTP connection closed early.
     const signals = [extra.signal, session.dropped.get(extra.requestId)?.signal].filter((s) => s !== undefined)
-    const onAbort = () => fiber.unsafeInterruptAsFork(FiberId.none)
+    const onAbort = () => fiber.interruptUnsafe()
     for (const signal of signals) {
       if (signal.aborted) onAbort()
       else signal.addEventListener("abort", onAbort, { once: true })
@@ -481,7 +482,7 @@ export const make: <R = never>(
             // With no idle timeout on the server, the run's kept-alive connections would outlive
             // it for as long as its client does; its token is revoked, so nothing can reuse them.
             // `destroySoon` lets the answers just written (the closed SSE streams) drain first.
-            Effect.zipRight(Effect.sync(() => {
+            Effect.andThen(Effect.sync(() => {
               for (const socket of owner.sockets) socket.destroySoon()
               owner.sockets.clear()
             }))
@@ -534,18 +535,18 @@ export const make: <R = never>(
  */
 export const layer = <R = never>(
   options: McpBridgeOptions<R> = {}
-): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError, R> => Layer.scoped(McpBridge, make(options))
+): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError, R> => Layer.effect(McpBridge, make(options))
 
 /**
- * Like {@link layer}, with the options read from `Config` (e.g. `Config.string("MCP_SERVER_NAME")`).
+ * Like {@link layer}, with the options read from `Config` (e.g. `Config.String("MCP_SERVER_NAME")`).
  * Tools are set afterwards with `setTools`.
  */
 export const layerConfig = (
-  config: Config.Config.Wrap<{
+  config: Config.Wrap<{
     readonly serverName?: string | undefined
     readonly maxBodyBytes?: number | undefined
-    readonly idleTimeout?: Duration.DurationInput | undefined
+    readonly idleTimeout?: Duration.Input | undefined
     readonly maxSessions?: number | undefined
   }>
-): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError | ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), (options) => layer(options)))
+): Layer.Layer<McpBridge, McpBridgeError | Tool.InvalidToolsError | Config.ConfigError> =>
+  Layer.unwrap(Effect.map(Config.unwrap(config), (options) => layer(options)))

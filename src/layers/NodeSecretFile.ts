@@ -1,5 +1,5 @@
 /**
- * The `SecretFile` implementation over @effect/platform's `FileSystem` (so it runs wherever a
+ * The `SecretFile` implementation over `effect/FileSystem` (so it runs wherever a
  * `FileSystem` layer exists), with `layer` wired to Node's file system.
  *
  * `FileSystem.makeTempFileScoped` has no mode option (its file is 0644 under the usual umask), so
@@ -11,12 +11,12 @@
  * @module
  */
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as os from "node:os"
 import * as path from "node:path"
-import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.js"
+import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.ts"
 
 /** Where secret files are created. */
 export interface Options {
@@ -51,7 +51,7 @@ export const make = (options: Options = {}): Effect.Effect<SecretFileService, ne
 
     const removeDirectory = (directory: string) =>
       fs.remove(directory, { recursive: true }).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`SecretFile: could not remove ${directory}: ${describe(error)}`))
+        Effect.catch((error) => Effect.logWarning(`SecretFile: could not remove ${directory}: ${describe(error)}`))
       )
 
     // The directory is the resource: once it exists it is removed on scope close, so a failure or

@@ -1,9 +1,10 @@
 /**
  * The `Subprocess` implementation on `node:child_process`.
  *
- * Why not @effect/platform's `Command`: on scope close it sends SIGTERM to the process group and
- * then waits without limit, so a child that ignores SIGTERM hangs the scope; and `Command.env`
- * cannot remove an inherited variable. Here the child is spawned with `detached: true` (its own
+ * Why not Effect 4's `effect/process/ChildProcess` (with `NodeChildProcessSpawner`): without
+ * `forceKillAfter` it sends SIGTERM to the process group and then waits without limit, so a child
+ * that ignores SIGTERM hangs the scope; on Linux it counts a zombie group member as alive; and it
+ * needs `FileSystem`/`Path` in context. Here the child is spawned with `detached: true` (its own
  * process group), and termination is SIGTERM to the group, then SIGKILL after the grace period,
  * then a bounded wait — scope close always finishes. Timers are Node timers, not the Effect
  * `Clock`: the child lives in real time, and a `TestClock` must not stall a kill.
@@ -35,7 +36,7 @@ import {
   SubprocessSpawnError,
   SubprocessTimeoutError,
   tail
-} from "../services/Subprocess.js"
+} from "../services/Subprocess.ts"
 
 const DEFAULT_KILL_GRACE = Duration.seconds(2)
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024
@@ -209,8 +210,8 @@ const collector = (max: number, onOverflow: () => void) => {
 const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =>
   Effect.gen(function*() {
     const outcome = yield* Deferred.make<Closed, SubprocessError>()
-    const fail = (error: SubprocessError) => Deferred.unsafeDone(outcome, Exit.fail(error))
-    const graceMs = Duration.toMillis(Duration.decode(options.killGrace ?? DEFAULT_KILL_GRACE))
+    const fail = (error: SubprocessError) => Deferred.doneUnsafe(outcome, Exit.fail(error))
+    const graceMs = Duration.toMillis(options.killGrace ?? DEFAULT_KILL_GRACE)
     const maxBytes = options.maxOutputBytes ?? (mode === "collect" ? DEFAULT_MAX_OUTPUT_BYTES : Infinity)
     const tooLarge = (stream: "stdout" | "stderr") => () =>
       fail(
@@ -264,7 +265,7 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
     child.on("close", (code, signal) => {
       closed = true
       dispose()
-      Deferred.unsafeDone(outcome, Exit.succeed({ code, signal }))
+      Deferred.doneUnsafe(outcome, Exit.succeed({ code, signal }))
     })
     if (mode === "collect") child.stdout!.on("data", stdoutCollector.push)
     child.stderr!.on("data", stderrCollector.push)
@@ -273,7 +274,7 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
       child.stdin.end(options.stdin)
     }
     if (options.timeout !== undefined && child.pid !== undefined) {
-      const timeoutMillis = Duration.toMillis(Duration.decode(options.timeout))
+      const timeoutMillis = Duration.toMillis(options.timeout)
       timer = setTimeout(() =>
         fail(
           new SubprocessTimeoutError({
@@ -296,7 +297,7 @@ const release = (options: RunOptions) => (handle: Handle): Effect.Effect<void> =
   const child = handle.child
   const pid = child?.pid
   if (child === undefined || pid === undefined) return Effect.void
-  return Effect.async<boolean>((resume) => {
+  return Effect.callback<boolean>((resume) => {
     terminateGroup(pid, handle.graceMs, (gone) => {
       const closed = () => child.exitCode !== null || child.signalCode !== null
       pollUntil(
@@ -346,7 +347,7 @@ const feed = (stdin: Writable, input: Stream.Stream<string>) => {
   stdin.on("error", () => {})
   return input.pipe(
     Stream.runForEach((text) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         if (!stdin.writable) return resume(Effect.void)
         stdin.write(text, () => resume(Effect.void))
       })
@@ -357,7 +358,7 @@ const feed = (stdin: Writable, input: Stream.Stream<string>) => {
 }
 
 const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
-  Stream.unwrapScoped(
+  Stream.unwrap(
     Effect.gen(function*() {
       yield* logStart(options)
       const handle = yield* Effect.acquireRelease(acquire(options, "stream"), release(options))
@@ -365,7 +366,7 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
       if (child?.stdout == null || child.pid === undefined) {
         // Spawn failed: the outcome carries the reason.
         return yield* Effect.flatMap(Deferred.await(handle.outcome), () =>
-          Effect.dieMessage("Subprocess: spawn failed without an error"))
+          Effect.die(new Error("Subprocess: spawn failed without an error")))
       }
       const childStdout = child.stdout
       if (options.input !== undefined && child.stdin !== null) {
@@ -373,13 +374,13 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
       }
       const maxBytes = options.maxOutputBytes ?? Infinity
       let bytes = 0
-      const stdout = NodeStream.fromReadable<SubprocessError, Uint8Array>(
-        () =>
+      const stdout = NodeStream.fromReadable<Uint8Array, SubprocessError>({
+        evaluate: () =>
           childStdout,
-        (error) =>
+        onError: (error) =>
           new SubprocessSpawnError({ command: options.command, message: `Reading stdout failed: ${String(error)}` })
-      ).pipe(
-        Stream.mapChunksEffect((chunk) => {
+      }).pipe(
+        Stream.mapArrayEffect((chunk) => {
           for (const bytesChunk of chunk) bytes += bytesChunk.length
           return bytes > maxBytes
             ? Effect.fail(

@@ -1,6 +1,6 @@
 /**
  * A ChatClient on OpenAI Chat Completions (`POST <baseUrl>/chat/completions`), over
- * `@effect/platform`'s HttpClient. Point `baseUrl` at any OpenAI-compatible server (vLLM, Ollama,
+ * `effect/http`'s HttpClient. Point `baseUrl` at any OpenAI-compatible server (vLLM, Ollama,
  * LM Studio, llama.cpp, a gateway); plain `http` is accepted for loopback hosts.
  *
  * - Tools: `tool_calls` are dispatched together (bounded) and answered in order with `role: "tool"`
@@ -23,31 +23,26 @@
  * @module
  * @since 0.1.0
  */
-import * as HttpClient from "@effect/platform/HttpClient"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
+import { baseUrlOrFail } from "../internal/baseUrl.js"
 import {
-  baseUrlOrFail,
   commonConfig,
   type CommonOptions,
-  decodeWire,
   defined,
-  type HttpSettings,
   loopSettings,
-  postJson,
-  postSse,
-  retrySettings,
-  truncatedStream,
-  turnStream
-} from "../internal/httpProvider.js"
+  retrySettings
+} from "../internal/httpProviderConfig.js"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
 import { makeLoopClient } from "../internal/loopClient.js"
 import * as Media from "../internal/media.js"
 import * as Wire from "../internal/openAiWire.js"
+import { truncatedStream, turnStream } from "../internal/turnStream.js"
 import { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
 
@@ -92,7 +87,7 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
     ...retrySettings(options)
   }
   const headers: Record<string, string> = { "content-type": "application/json" }
-  if (options.apiKey !== undefined) headers.authorization = `Bearer ${Redacted.value(options.apiKey)}`
+  if (options.apiKey !== undefined) headers["authorization"] = `Bearer ${Redacted.value(options.apiKey)}`
   const requestSettings: Wire.RequestSettings = {
     model: options.model,
     system: options.system,
@@ -144,7 +139,7 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: Config.option(Config.redacted("OPENAI_API_KEY")),
+    apiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
     common: commonConfig("OPENAI", DefaultModel)
   }).pipe(
     Config.map(({ apiKey, common }): Options => ({
@@ -157,5 +152,5 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
 /** The ChatClient layer, configured from the environment (see `config`). */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<ChatClient, ProviderError | ConfigError.ConfigError, HttpClient.HttpClient> =>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))

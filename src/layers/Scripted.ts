@@ -99,7 +99,7 @@ export type Options =
     /** Tool calls of one turn run at most this many at a time; default 5. */
     readonly toolConcurrency?: number
     /** Bound on each model turn (a `ProviderError` with `kind: "timeout"`); default none. */
-    readonly requestTimeout?: Duration.DurationInput
+    readonly requestTimeout?: Duration.Input
   }
   & (
     | {

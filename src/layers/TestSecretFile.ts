@@ -9,7 +9,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
-import { SecretFile } from "../services/SecretFile.js"
+import { SecretFile } from "../services/SecretFile.ts"
 
 /** One recorded `writeScoped` call. */
 export interface Written {
@@ -22,10 +22,10 @@ export interface Written {
 }
 
 /** Read access to what the test `SecretFile` recorded. */
-export class TestSecretFile extends Context.Tag("effect-chat-bridge/TestSecretFile")<TestSecretFile, {
+export class TestSecretFile extends Context.Service<TestSecretFile, {
   /** Every write so far, oldest first. */
   readonly written: Effect.Effect<ReadonlyArray<Written>>
-}>() {}
+}>()("effect-chat-bridge/TestSecretFile") {}
 
 /** Builds the recording service and its read side. */
 export const make: Effect.Effect<Context.Context<SecretFile | TestSecretFile>> = Effect.gen(function*() {

@@ -10,6 +10,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import {
   checkExit,
@@ -18,7 +19,7 @@ import {
   Subprocess,
   type SubprocessError,
   SubprocessSpawnError
-} from "../services/Subprocess.js"
+} from "../services/Subprocess.ts"
 
 /** What a scripted call produces: output (exit code defaults to 0), an error, or a function of the call. */
 export type Scripted =
@@ -27,10 +28,10 @@ export type Scripted =
   | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
 
 /** Read access to the calls the test `Subprocess` received. */
-export class TestSubprocess extends Context.Tag("effect-chat-bridge/TestSubprocess")<TestSubprocess, {
+export class TestSubprocess extends Context.Service<TestSubprocess, {
   /** Every call so far (`run` and `stream`), oldest first. */
   readonly calls: Effect.Effect<ReadonlyArray<RunOptions>>
-}>() {}
+}>()("effect-chat-bridge/TestSubprocess") {}
 
 const isError = (s: Scripted): s is SubprocessError => typeof s === "object" && "_tag" in s
 
@@ -64,10 +65,10 @@ export const make = (
     const run = (options: RunOptions) => Effect.flatMap(next(options), (result) => checkExit(options, result))
     const stream = (options: RunOptions) =>
       Stream.unwrap(
-        Effect.map(Effect.either(next(options)), (result) => {
-          if (result._tag === "Left") return Stream.fail(result.left)
-          const lines = Stream.make(result.right.stdout).pipe(Stream.splitLines)
-          return Stream.concat(lines, Stream.drain(Stream.fromEffect(checkExit(options, result.right))))
+        Effect.map(Effect.result(next(options)), (result) => {
+          if (Result.isFailure(result)) return Stream.fail(result.failure)
+          const lines = Stream.make(result.success.stdout).pipe(Stream.splitLines)
+          return Stream.concat(lines, Stream.drain(Stream.fromEffect(checkExit(options, result.success))))
         })
       )
     return Context.make(Subprocess, Subprocess.of({ run, stream })).pipe(

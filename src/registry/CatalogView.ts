@@ -6,12 +6,12 @@
  * @since 0.1.0
  * @module
  */
-import * as en from "./i18n/en.js"
-import * as zhCN from "./i18n/zh-CN.js"
-import * as zhTW from "./i18n/zh-TW.js"
-import type * as Registry from "./Registry.js"
-import { type Category, categoryOrder } from "./ToolDescriptor.js"
-import { type AgentToolSettings, type IgnoredOptOut, resolveValidated } from "./ToolPolicy.js"
+import * as en from "./i18n/en.ts"
+import * as zhCN from "./i18n/zh-CN.ts"
+import * as zhTW from "./i18n/zh-TW.ts"
+import type * as Registry from "./Registry.ts"
+import { type Category, categoryOrder } from "./ToolDescriptor.ts"
+import { type AgentToolSettings, type IgnoredOptOut, resolveValidated } from "./ToolPolicy.ts"
 
 /** The locales shipped with the catalog. */
 export type Locale = "en" | "zh-CN" | "zh-TW"

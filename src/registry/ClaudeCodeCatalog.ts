@@ -6,8 +6,8 @@
  * @since 0.1.0
  * @module
  */
-import * as Registry from "./Registry.js"
-import type * as ToolDescriptor from "./ToolDescriptor.js"
+import * as Registry from "./Registry.ts"
+import type * as ToolDescriptor from "./ToolDescriptor.ts"
 
 /** The agent SDK version this catalog was classified against. */
 export const sdkVersion = "0.3.332"

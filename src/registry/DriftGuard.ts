@@ -2,20 +2,20 @@
  * Keeps the hand-written catalog honest against the installed agent SDK: parses the
  * `ToolInputSchemas` and `ToolOutputSchemas` unions of its `sdk-tools.d.ts` with the TypeScript
  * compiler API and reports SDK tools the registry lacks (in either union) and `sdkTyped` entries
- * the input union no longer has. (Removals are also
- * caught at compile time by `SdkCoverage`.) `typescript` is loaded lazily, only when a check runs.
+ * the input union no longer has. (Removals are also caught at compile time by `SdkCoverage`.)
+ * `typescript` is loaded lazily, only when a check runs.
  *
  * @since 0.1.0
  * @module
  */
-import * as FileSystem from "@effect/platform/FileSystem"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as FileSystem from "effect/FileSystem"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { createRequire } from "node:module"
 import * as NodePath from "node:path"
 import type * as TS from "typescript"
-import type * as Registry from "./Registry.js"
+import type * as Registry from "./Registry.ts"
 
 /** A check could not run: the file is missing, unreadable, or has no `ToolInputSchemas` union. */
 export class DriftGuardError extends Schema.TaggedError<DriftGuardError>()("DriftGuardError", {
@@ -83,21 +83,21 @@ export const parseToolInputSchemas = (
   ts: TypeScript,
   source: string,
   fileName = "sdk-tools.d.ts"
-): Either.Either<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolInputSchemas")
+): Result.Result<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolInputSchemas")
 
 /** The member names of `export type ToolOutputSchemas = A | B | …` in `source`, in order. */
 export const parseToolOutputSchemas = (
   ts: TypeScript,
   source: string,
   fileName = "sdk-tools.d.ts"
-): Either.Either<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolOutputSchemas")
+): Result.Result<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolOutputSchemas")
 
 const parseUnion = (
   ts: TypeScript,
   source: string,
   fileName: string,
   typeName: string
-): Either.Either<ReadonlyArray<string>, DriftGuardError> => {
+): Result.Result<ReadonlyArray<string>, DriftGuardError> => {
   const file = ts.createSourceFile(fileName, source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
   for (const statement of file.statements) {
     if (!ts.isTypeAliasDeclaration(statement) || statement.name.text !== typeName) continue
@@ -105,15 +105,15 @@ const parseUnion = (
     const names: Array<string> = []
     for (const member of members) {
       if (!ts.isTypeReferenceNode(member) || !ts.isIdentifier(member.typeName)) {
-        return Either.left(
+        return Result.fail(
           new DriftGuardError({ message: `${fileName}: unexpected ${typeName} member ${member.getText(file)}` })
         )
       }
       names.push(member.typeName.text)
     }
-    return Either.right(names)
+    return Result.succeed(names)
   }
-  return Either.left(new DriftGuardError({ message: `${fileName}: no \`type ${typeName}\` found` }))
+  return Result.fail(new DriftGuardError({ message: `${fileName}: no \`type ${typeName}\` found` }))
 }
 
 /**
@@ -159,15 +159,15 @@ export const check: (
   registry: Registry.Registry,
   options?: { readonly sdkToolsPath?: string }
 ) => Effect.Effect<DriftReport, DriftGuardError, FileSystem.FileSystem> = Effect.fn("DriftGuard.check")(
-  function*(registry, options) {
+  function*(registry: Registry.Registry, options?: { readonly sdkToolsPath?: string }) {
     const fs = yield* FileSystem.FileSystem
     const path = options?.sdkToolsPath ?? (yield* locateSdkTools)
     const source = yield* fs.readFileString(path).pipe(
       Effect.mapError((e) => new DriftGuardError({ message: `cannot read ${path}: ${e.message}` }))
     )
     const ts = yield* loadTypeScript
-    const members = yield* parseToolInputSchemas(ts, source, path)
-    const outputs = yield* parseToolOutputSchemas(ts, source, path)
+    const members = yield* Effect.fromResult(parseToolInputSchemas(ts, source, path))
+    const outputs = yield* Effect.fromResult(parseToolOutputSchemas(ts, source, path))
     return diff(registry, members, outputs)
   }
 )

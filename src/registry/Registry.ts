@@ -7,10 +7,9 @@
  * @module
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
-import type * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as ToolDescriptor from "./ToolDescriptor.js"
+import * as ToolDescriptor from "./ToolDescriptor.ts"
 
 /** Marks values built by {@link make} (and its sync forms); {@link isRegistry} tests for it. */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Registry")
@@ -62,27 +61,27 @@ export const isRegistry = (u: unknown): u is Registry => typeof u === "object" &
 export const schema = (options: MakeOptions = {}) => {
   const conditions = new Set([...knownConditions, ...(options.conditions ?? [])])
   const pairGroups = new Set([...knownPairGroups, ...(options.pairGroups ?? [])])
-  return Schema.Array(ToolDescriptor.ToolDescriptor).pipe(
-    Schema.filter((descriptors) => {
+  return Schema.Array(ToolDescriptor.ToolDescriptor).check(
+    Schema.makeFilter((descriptors) => {
       const issues: Array<Schema.FilterIssue> = []
       const seen = new Map<string, number>()
       descriptors.forEach((d, i) => {
         const first = seen.get(d.name)
         if (first !== undefined) {
-          issues.push({ path: [i, "name"], message: `duplicate tool name ${d.name} (first at index ${first})` })
+          issues.push({ path: [i, "name"], issue: `duplicate tool name ${d.name} (first at index ${first})` })
         } else {
           seen.set(d.name, i)
         }
         if (d.condition !== undefined && !conditions.has(d.condition)) {
           issues.push({
             path: [i, "condition"],
-            message: `unknown condition ${d.condition} (known: ${[...conditions].join(", ")})`
+            issue: `unknown condition ${d.condition} (known: ${[...conditions].join(", ")})`
           })
         }
         if (d.pairGroup !== undefined && !pairGroups.has(d.pairGroup)) {
           issues.push({
             path: [i, "pairGroup"],
-            message: `unknown pairGroup ${d.pairGroup} (known: ${[...pairGroups].join(", ")})`
+            issue: `unknown pairGroup ${d.pairGroup} (known: ${[...pairGroups].join(", ")})`
           })
         }
       })
@@ -116,20 +115,25 @@ const build = (descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptor>, option
 }
 
 /**
- * Validates `descriptors` as a whole; a ParseError names the offending entry (its index) and field.
+ * Validates `descriptors` as a whole; a `SchemaError` names the offending entry (its index) and field.
  * Use `[...ClaudeCodeCatalog.descriptors, ...yours]` to merge application tools with the catalog.
  */
-export const makeEither = (
+export const makeResult = (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options: MakeOptions = {}
-): Either.Either<Registry, ParseResult.ParseError> =>
-  Either.map(
-    Schema.decodeUnknownEither(schema(options))(descriptors, { errors: "all", onExcessProperty: "error" }),
+): Result.Result<Registry, Schema.SchemaError> =>
+  Result.map(
+    // `reportInput`: Effect 4 names the rejected value only when asked; Effect 3 always did.
+    Schema.decodeUnknownResult(schema(options))(descriptors, {
+      errors: "all",
+      onExcessProperty: "error",
+      reportInput: true
+    }),
     (ds) => build(ds, options)
   )
 
 /**
- * Effect form of {@link makeEither}: fails with a `ParseError` naming the offending entry and field.
+ * Effect form of {@link makeResult}: fails with a `SchemaError` naming the offending entry and field.
  *
  * @example
  * ```ts
@@ -144,15 +148,15 @@ export const makeEither = (
 export const make: (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options?: MakeOptions
-) => Effect.Effect<Registry, ParseResult.ParseError> = Effect.fn("Registry.make")(function*(descriptors, options) {
-  return yield* makeEither(descriptors, options)
+) => Effect.Effect<Registry, Schema.SchemaError> = Effect.fn("Registry.make")(function*(descriptors, options) {
+  return yield* Effect.fromResult(makeResult(descriptors, options))
 })
 
-/** For static data known to be valid (the shipped catalog): throws the ParseError otherwise. */
+/** For static data known to be valid (the shipped catalog): throws the `SchemaError` otherwise. */
 export const unsafeMake = (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options: MakeOptions = {}
-): Registry => Either.getOrThrowWith(makeEither(descriptors, options), (e) => e)
+): Registry => Result.getOrThrowWith(makeResult(descriptors, options), (e) => e)
 
 /** What an application says about one of its MCP tools; `mcpTool` fills in the rest. */
 export interface McpToolOptions {

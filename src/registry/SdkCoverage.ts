@@ -55,7 +55,7 @@ import type {
   WebSearchInput,
   WorkflowInput
 } from "@anthropic-ai/claude-agent-sdk/sdk-tools"
-import type { SdkTypedName } from "./ClaudeCodeCatalog.js"
+import type { SdkTypedName } from "./ClaudeCodeCatalog.ts"
 
 /** Runtime tool name → the SDK's input type. */
 export interface SdkToolInputs {

@@ -9,7 +9,7 @@
 import * as Schema from "effect/Schema"
 
 /** Settings-UI sections, in display order. */
-export const Category = Schema.Literal("shell", "file", "search", "orchestration", "media", "context")
+export const Category = Schema.Literals(["shell", "file", "search", "orchestration", "media", "context"])
 export type Category = typeof Category.Type
 
 /** Display order of the categories (the order of the literal above). */
@@ -22,75 +22,75 @@ export const categoryOrder: ReadonlyArray<Category> = Category.literals
  * `canUseTool` callback (the design's `install_skill`). For built-in tools, which are never on the
  * auto-approve list, `gated` and `internal` behave alike.
  */
-export const Exposure = Schema.Literal("user", "internal", "conditional", "disabled", "gated")
+export const Exposure = Schema.Literals(["user", "internal", "conditional", "disabled", "gated"])
 export type Exposure = typeof Exposure.Type
 
 /** `sdk`: a Claude Code built-in (bare name) · `mcp`: a tool served by an MCP server. */
-export const Kind = Schema.Literal("sdk", "mcp")
+export const Kind = Schema.Literals(["sdk", "mcp"])
 export type Kind = typeof Kind.Type
 
 /** A condition name such as `workspace-has-git` (which names are known is the registry's call). */
-export const ConditionName = Schema.String.pipe(
-  Schema.pattern(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/),
-  Schema.maxLength(64)
+export const ConditionName = Schema.String.check(
+  Schema.isPattern(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/),
+  Schema.isMaxLength(64)
 )
 
 /** A pair-group name such as `bash` or `planMode` (which names are known is the registry's call). */
-export const PairGroupName = Schema.String.pipe(Schema.pattern(/^[A-Za-z][A-Za-z0-9-]*$/), Schema.maxLength(64))
+export const PairGroupName = Schema.String.check(Schema.isPattern(/^[A-Za-z][A-Za-z0-9-]*$/), Schema.isMaxLength(64))
 
 /**
  * An MCP server name. No `__` and no leading/trailing `_`, so `mcp__<server>__<wire>` splits
  * back unambiguously, and nothing a shell or the CLI's comma/space splitting could misread.
  */
-export const McpServerName = Schema.String.pipe(
-  Schema.pattern(/^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/),
-  Schema.maxLength(64)
+export const McpServerName = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/),
+  Schema.isMaxLength(64)
 )
 
 /** An MCP tool's wire name: the tool-name rule shared by the model APIs and MCP clients. */
-export const McpWireName = Schema.String.pipe(Schema.pattern(/^[a-zA-Z0-9_-]{1,64}$/))
+export const McpWireName = Schema.String.check(Schema.isPattern(/^[a-zA-Z0-9_-]{1,64}$/))
 
 /** An SDK built-in's runtime name, as `disallowedTools` and hook matchers spell it. */
 export const SdkToolNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
 
 /** An i18n message key. */
-export const MessageKey = Schema.String.pipe(Schema.pattern(/^[A-Za-z0-9_.-]{1,128}$/))
+export const MessageKey = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_.-]{1,128}$/))
 
 /** The runtime name of an MCP tool. */
 export const mcpToolName = (server: string, wire: string): string => `mcp__${server}__${wire}`
 
 const Fields = Schema.Struct({
   /** Runtime name, also the id written to `disabledTools`: SDK bare name or `mcp__<server>__<wire>`. */
-  name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  name: Schema.String.check(Schema.isMinLength(1), Schema.isMaxLength(200)),
   category: Category,
   exposure: Exposure,
   /** Required iff `exposure` is `conditional`. */
-  condition: Schema.optionalWith(ConditionName, { exact: true }),
+  condition: Schema.optionalKey(ConditionName),
   /** Members of a pair group are enabled and disabled together. */
-  pairGroup: Schema.optionalWith(PairGroupName, { exact: true }),
+  pairGroup: Schema.optionalKey(PairGroupName),
   kind: Kind,
   /** `sdk` only: `true` when the tool is a member of the SDK's typed `ToolInputSchemas` union. */
-  sdkTyped: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  sdkTyped: Schema.optionalKey(Schema.Boolean),
   /** `mcp` only (required there). */
-  mcpServer: Schema.optionalWith(McpServerName, { exact: true }),
+  mcpServer: Schema.optionalKey(McpServerName),
   /** `mcp` only (required there). */
-  mcpWireName: Schema.optionalWith(McpWireName, { exact: true }),
+  mcpWireName: Schema.optionalKey(McpWireName),
   /** The tool needs someone to answer it (a question, a plan approval): blocked on headless turns. */
-  interactive: Schema.optionalWith(Schema.Boolean, { exact: true }),
+  interactive: Schema.optionalKey(Schema.Boolean),
   labelKey: MessageKey,
   descriptionKey: MessageKey,
   /** One line saying why the tool has this classification. */
-  reason: Schema.optionalWith(Schema.String, { exact: true })
+  reason: Schema.optionalKey(Schema.String)
 })
 
 /**
  * One tool. The per-entry cross-field rules are checked here and reported on the offending field;
  * rules about the set (unique names, known groups/conditions) are `Registry`'s.
  */
-export const ToolDescriptor = Fields.pipe(
-  Schema.filter((d) => {
+export const ToolDescriptor = Fields.check(
+  Schema.makeFilter((d) => {
     const issues: Array<Schema.FilterIssue> = []
-    const issue = (field: string, message: string) => issues.push({ path: [field], message })
+    const issue = (field: string, message: string) => issues.push({ path: [field], issue: message })
     if (d.exposure === "conditional" && d.condition === undefined) {
       issue("condition", "a conditional tool needs a condition")
     }

@@ -6,11 +6,13 @@
  * @since 0.1.0
  * @module
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import type * as Registry from "./Registry.js"
-import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.js"
+import * as SchemaIssue from "effect/SchemaIssue"
+import type * as Registry from "./Registry.ts"
+import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.ts"
 
 /** The part of an agent the policy reads. Other fields are ignored. */
 export const AgentToolSettings = Schema.Struct({
@@ -27,8 +29,8 @@ export type AgentToolSettings = typeof AgentToolSettings.Type
  * (`mcp__*`, `mcp__docs__read_*`, `Web*`). Letters, digits, `_ - . / *` only, at most 256
  * characters: the CLI splits its lists on commas and spaces.
  */
-export const OptOutEntry = Schema.String.pipe(
-  Schema.filter((s) => syntaxError(s) ?? true, { identifier: "OptOutEntry" })
+export const OptOutEntry = Schema.String.check(
+  Schema.makeFilter((s) => syntaxError(s) ?? true, { identifier: "OptOutEntry" })
 )
 
 /** Why an entry is not valid syntax, or undefined when it is. */
@@ -56,21 +58,21 @@ const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
 /** The session the policy is resolved for. */
 export const PolicyContext = Schema.Struct({
   /** Condition values; a missing condition counts as false. */
-  conditions: Schema.Record({ key: Schema.String, value: Schema.Boolean }),
+  conditions: Schema.Record(Schema.String, Schema.Boolean),
   /** No one can answer interactive tools (every `claude -p` run, every Agent SDK turn of this library). */
   headless: Schema.Boolean,
   /**
    * The session's permission mode. On a headless session, tools that need an interactive
    * responder are blocked unless it is `bypassPermissions` — the same rule on both Claude providers.
    */
-  permissionMode: Schema.optionalWith(Schema.String, { exact: true }),
+  permissionMode: Schema.optionalKey(Schema.String),
   /**
    * MCP servers mounted besides the registry's, whose tools are all auto-approved with a
    * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`. A server the registry describes
    * with a `gated` tool gets no server entry: only its known tools that are not gated are
    * auto-approved by name, so a tool of that server the registry does not know is asked for too.
    */
-  mcpServers: Schema.optionalWith(Schema.Array(McpServerName), { exact: true })
+  mcpServers: Schema.optionalKey(Schema.Array(McpServerName))
 })
 /** The type of {@link PolicyContext}. */
 export type PolicyContext = typeof PolicyContext.Type
@@ -123,39 +125,51 @@ export interface ToolPolicy {
   readonly ignored: ReadonlyArray<IgnoredOptOut>
 }
 
-const decodeAgent = Schema.decodeUnknownEither(AgentToolSettings)
-const decodeContext = Schema.decodeUnknownEither(PolicyContext)
+// `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
+// got 1" rather than "Expected string"); Effect 3's always had it, and a settings screen needs it.
+const decodeAgent = Schema.decodeUnknownExit(AgentToolSettings, { reportInput: true })
+const decodeContext = Schema.decodeUnknownExit(PolicyContext, { reportInput: true })
 
 const sorted = (set: Set<string>): ReadonlyArray<string> => Array.from(set).sort()
 
-/**
- * Decodes hostile values (throwing getters, Proxies with throwing traps) as a ParseError: the
- * Schema decoder reads properties, and a throw there would escape it.
- */
-const safeDecode = <A>(
-  decode: (u: unknown) => Either.Either<A, ParseResult.ParseError>,
-  u: unknown,
-  what: string
-): Either.Either<A, ParseResult.ParseError> => {
-  try {
-    return decode(u)
-  } catch (e) {
-    return Either.left(
-      new ParseResult.ParseError({
-        issue: new ParseResult.Type(
-          Schema.Unknown.ast,
-          u,
-          `the ${what} could not be read: ${e instanceof Error ? e.message : String(e)}`
-        )
+const couldNotRead = (what: string, e: unknown): Result.Result<never, Schema.SchemaError> =>
+  Result.fail(
+    new Schema.SchemaError(
+      new SchemaIssue.InvalidValue({
+        message: `the ${what} could not be read: ${e instanceof Error ? e.message : String(e)}`
       })
     )
+  )
+
+/**
+ * Decodes hostile values (throwing getters, Proxies with throwing traps) as a `SchemaError`. The
+ * Schema decoder reads properties; Effect 4's decoder turns a throw there into a defect of its
+ * `Exit` (the `Result` decoder would rethrow it as "Result adapter can only return schema
+ * issues"), so the `Exit` is read here and a defect becomes the error, with the thrown message.
+ * The issue keeps no input: formatting it would read the hostile value again.
+ */
+const safeDecode = <A>(
+  decode: (u: unknown) => Exit.Exit<A, Schema.SchemaError>,
+  u: unknown,
+  what: string
+): Result.Result<A, Schema.SchemaError> => {
+  let exit: Exit.Exit<A, Schema.SchemaError>
+  try {
+    exit = decode(u)
+  } catch (e) {
+    return couldNotRead(what, e)
   }
+  if (Exit.isSuccess(exit)) return Result.succeed(exit.value)
+  const defect = Cause.findDefect(exit.cause)
+  if (Result.isSuccess(defect)) return couldNotRead(what, defect.success)
+  const error = Cause.findError(exit.cause)
+  return Result.isSuccess(error) ? Result.fail(error.success) : couldNotRead(what, Cause.squash(exit.cause))
 }
 
 /**
  * Resolves the policy. Pure and total over its input: anything not shaped like
  * `AgentToolSettings` / `PolicyContext` — including values whose getters or Proxy traps throw —
- * is a ParseError, never a throw.
+ * is a `SchemaError`, never a throw.
  *
  * Rules (the design's, plus what claude 2.1.332 does with wildcards):
  * - `disabled` → always disallowed; `internal` and `gated` → never (unless their pair group has
@@ -182,7 +196,7 @@ const safeDecode = <A>(
  *
  * @example
  * ```ts
- * import { Either } from "effect"
+ * import { Result } from "effect"
  * import { ClaudeCodeCatalog, ToolPolicy } from "effect-chat-bridge"
  *
  * const policy = ToolPolicy.resolveToolPolicy(
@@ -190,8 +204,8 @@ const safeDecode = <A>(
  *   { disabledTools: ["WebFetch"] },
  *   { conditions: { "workspace-has-git": true }, headless: true }
  * )
- * if (Either.isRight(policy)) {
- *   console.log(ToolPolicy.toCliFlags(policy.right)) // the --disallowedTools / --allowedTools arguments
+ * if (Result.isSuccess(policy)) {
+ *   console.log(ToolPolicy.toCliFlags(policy.success)) // the --disallowedTools / --allowedTools arguments
  * }
  * ```
  */
@@ -199,12 +213,12 @@ export const resolveToolPolicy = (
   registry: Registry.Registry,
   agent: unknown,
   ctx: unknown
-): Either.Either<ToolPolicy, ParseResult.ParseError> => {
+): Result.Result<ToolPolicy, Schema.SchemaError> => {
   const a = fastAgent(agent) ?? safeDecode(decodeAgent, agent, "agent settings")
-  if (Either.isLeft(a)) return Either.left(a.left)
+  if (Result.isFailure(a)) return Result.fail(a.failure)
   const c = fastContext(ctx) ?? safeDecode(decodeContext, ctx, "policy context")
-  if (Either.isLeft(c)) return Either.left(c.left)
-  return Either.right(resolveValidated(registry, a.right, c.right))
+  if (Result.isFailure(c)) return Result.fail(c.failure)
+  return Result.succeed(resolveValidated(registry, a.success, c.success))
 }
 
 const isPlainObject = (u: unknown): u is Record<string, unknown> => {
@@ -215,10 +229,10 @@ const isPlainObject = (u: unknown): u is Record<string, unknown> => {
 
 // Fast paths for plain, well-formed input: they accept a subset of what the schemas accept and
 // build the same value; anything else (including anything that throws) goes to the decoder.
-const fastAgent = (u: unknown): Either.Either<AgentToolSettings, never> | undefined => {
+const fastAgent = (u: unknown): Result.Result<AgentToolSettings, never> | undefined => {
   try {
     if (!isPlainObject(u)) return undefined
-    const list = u.disabledTools
+    const list = u["disabledTools"]
     if (!Array.isArray(list)) return undefined
     const copy: Array<string> = new Array(list.length)
     for (let i = 0; i < list.length; i++) {
@@ -226,28 +240,28 @@ const fastAgent = (u: unknown): Either.Either<AgentToolSettings, never> | undefi
       if (typeof item !== "string") return undefined
       copy[i] = item
     }
-    return Either.right({ disabledTools: copy })
+    return Result.succeed({ disabledTools: copy })
   } catch {
     return undefined
   }
 }
 
-const fastContext = (u: unknown): Either.Either<PolicyContext, never> | undefined => {
+const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefined => {
   try {
-    if (!isPlainObject(u) || typeof u.headless !== "boolean" || !isPlainObject(u.conditions)) return undefined
+    if (!isPlainObject(u) || typeof u["headless"] !== "boolean" || !isPlainObject(u["conditions"])) return undefined
     const conditions: Record<string, boolean> = {}
-    for (const key of Object.keys(u.conditions)) {
-      const value = u.conditions[key]
+    for (const key of Object.keys(u["conditions"])) {
+      const value = u["conditions"][key]
       if (typeof value !== "boolean") return undefined
       conditions[key] = value
     }
-    const out: { -readonly [K in keyof PolicyContext]: PolicyContext[K] } = { conditions, headless: u.headless }
+    const out: { -readonly [K in keyof PolicyContext]: PolicyContext[K] } = { conditions, headless: u["headless"] }
     if ("permissionMode" in u) {
-      if (typeof u.permissionMode !== "string") return undefined
-      out.permissionMode = u.permissionMode
+      if (typeof u["permissionMode"] !== "string") return undefined
+      out.permissionMode = u["permissionMode"]
     }
     if ("mcpServers" in u) {
-      const servers = u.mcpServers
+      const servers = u["mcpServers"]
       if (!Array.isArray(servers)) return undefined
       const copy: Array<string> = []
       for (const s of servers as ReadonlyArray<unknown>) {
@@ -256,7 +270,7 @@ const fastContext = (u: unknown): Either.Either<PolicyContext, never> | undefine
       }
       out.mcpServers = copy
     }
-    return Either.right(out)
+    return Result.succeed(out)
   } catch {
     return undefined
   }
@@ -704,7 +718,7 @@ const joinedBytes = (names: ReadonlyArray<string>): number => {
 export const boundPolicy = (
   policy: ToolPolicy,
   bounds: ArgvBounds = {}
-): Either.Either<BoundedPolicy, PolicyTooLargeError> => {
+): Result.Result<BoundedPolicy, PolicyTooLargeError> => {
   const { argBytes, inlineBytes, settingsBytes } = { ...defaultArgvBounds, ...bounds }
   const deny = policy.disallowedTools
   const allow = policy.allowedTools
@@ -729,10 +743,10 @@ export const boundPolicy = (
     return chunks
   }
   if (joinedBytes(deny) <= argBytes && joinedBytes(allow) <= argBytes) {
-    return Either.right({ disallowedChunks: deny.length > 0 ? [deny] : [], allowedTools: allow, settings: undefined })
+    return Result.succeed({ disallowedChunks: deny.length > 0 ? [deny] : [], allowedTools: allow, settings: undefined })
   }
   const tooLarge = () =>
-    Either.left(
+    Result.fail(
       new PolicyTooLargeError({
         entries: deny.length + allow.length,
         bytes: joinedBytes(deny) + joinedBytes(allow),
@@ -751,7 +765,7 @@ export const boundPolicy = (
   }
   const rest = chunk(deny.slice(inFile), inlineBytes)
   if (rest === undefined) return tooLarge()
-  return Either.right({
+  return Result.succeed({
     disallowedChunks: rest,
     allowedTools: [],
     settings: { permissions: { deny: deny.slice(0, inFile), allow } }
@@ -767,7 +781,8 @@ export const toBoundedCliFlags = (bounded: BoundedPolicy, settingsPath: string |
 
 // The Agent SDK is an optional peer: these are structural copies of the slice of its types this
 // module produces, so the main entry type-checks without it. test/registry/ToolPolicySdkTypes.test.ts
-// asserts at compile time that they stay assignable to the SDK's own `Options`.
+// (the root's, until next/ has the agent SDK) asserts at compile time that they stay assignable to
+// the SDK's own `Options`.
 
 /** The Agent SDK's permission modes (its `PermissionMode`). */
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"

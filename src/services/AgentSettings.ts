@@ -12,20 +12,18 @@
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
-import type * as CatalogView from "../registry/CatalogView.js"
-import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
-import type * as Registry from "../registry/Registry.js"
-import * as ToolPolicy from "../registry/ToolPolicy.js"
+import type * as CatalogView from "../registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.ts"
+import type * as Registry from "../registry/Registry.ts"
+import * as ToolPolicy from "../registry/ToolPolicy.ts"
 
 /** An agent's id: 1–256 characters, no control characters. */
-export const AgentId = Schema.String.pipe(
-  Schema.minLength(1),
-  Schema.maxLength(256),
-  Schema.pattern(/^[^\u0000-\u001f\u007f]*$/, { message: () => "agent ids cannot contain control characters" }),
-  Schema.annotations({ identifier: "AgentId" })
-)
+export const AgentId = Schema.String.check(
+  Schema.isMinLength(1),
+  Schema.isMaxLength(256),
+  Schema.isPattern(/^[^\u0000-\u001f\u007f]*$/, { message: "agent ids cannot contain control characters" })
+).pipe(Schema.annotate({ identifier: "AgentId" }))
 
 /**
  * One opt-out, as `ToolPolicy.OptOutEntry` spells it: a tool name (`Bash`, `mcp__notes__read`),
@@ -33,7 +31,7 @@ export const AgentId = Schema.String.pipe(
  * spaces are refused because the CLI splits its lists on them. Beyond this syntax, writes also
  * refuse entries the policy would not apply (see {@link PolicyRegistry}).
  */
-export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotations({ identifier: "DisabledToolName" }))
+export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotate({ identifier: "DisabledToolName" }))
 
 /**
  * The registry writes are checked against: an opt-out that the policy would ignore for it (an
@@ -44,11 +42,10 @@ export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotations({
  * `Effect.provideService(AgentSettings.PolicyRegistry, registry)` or
  * `Layer.succeed(AgentSettings.PolicyRegistry, registry)`.
  */
-export class PolicyRegistry
-  extends Context.Reference<PolicyRegistry>()("effect-chat-bridge/AgentSettings/PolicyRegistry", {
-    defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry
-  })
-{}
+export const PolicyRegistry: Context.Reference<Registry.Registry> = Context.Reference<Registry.Registry>(
+  "effect-chat-bridge/AgentSettings/PolicyRegistry",
+  { defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry }
+)
 
 /** A list of opt-outs as given by callers: any order, duplicates allowed. */
 export const DisabledTools = Schema.Array(DisabledToolName)
@@ -118,7 +115,7 @@ export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSetting
     /** The refused opt-out entries, when the argument was a list of them. */
     entries: Schema.optional(Schema.Array(Schema.String)),
     /** Refused unknown entry → the registry tool name it most likely means (when one is close). */
-    suggestions: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String }))
+    suggestions: Schema.optional(Schema.Record(Schema.String, Schema.String))
   }
 ) {}
 
@@ -131,7 +128,7 @@ export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsS
     /** What failed, without the settings' contents. */
     message: Schema.String,
     /** The underlying error (for example the SQL error), when there is one. */
-    cause: Schema.optional(Schema.Defect)
+    cause: Schema.optional(Schema.Defect())
   }
 ) {}
 
@@ -186,10 +183,9 @@ export interface AgentSettingsService {
  * {@link AgentSettingsService}), and an invalid argument is an `InvalidSettingsInputError` with
  * nothing written.
  */
-export class AgentSettings extends Context.Tag("effect-chat-bridge/AgentSettings")<
-  AgentSettings,
-  AgentSettingsService
->() {}
+export class AgentSettings extends Context.Service<AgentSettings, AgentSettingsService>()(
+  "effect-chat-bridge/AgentSettings"
+) {}
 
 /** Options of `resolveToolPolicyFor`. */
 export interface ResolveOptions {
@@ -212,11 +208,7 @@ export const resolveToolPolicyFor: (
   const service = yield* AgentSettings
   const settings = yield* service.get(agentId)
   const registry = options.registry ?? (yield* PolicyRegistry)
-  return yield* ToolPolicy.resolveToolPolicy(registry, settings, ctx).pipe(
-    Effect.mapError((error) =>
-      new InvalidSettingsInputError({
-        message: `invalid policy context: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
-      })
-    )
+  return yield* Effect.fromResult(ToolPolicy.resolveToolPolicy(registry, settings, ctx)).pipe(
+    Effect.mapError((error) => new InvalidSettingsInputError({ message: `invalid policy context: ${error.message}` }))
   )
 })

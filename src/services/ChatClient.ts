@@ -57,7 +57,7 @@ export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
       reasoningTokens: fields.reasoningTokens ?? 0,
       ...(fields.costUsd === undefined ? {} : { costUsd: fields.costUsd }),
       known: true
-    }, true)
+    }, { disableChecks: true })
 
   /** Sums two records; a cost is kept only where at least one side reported one. */
   static readonly add = (a: Usage, b: Usage): Usage => {
@@ -73,7 +73,7 @@ export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
       ...(costUsd === undefined ? {} : { costUsd }),
       known: a.known || b.known
       // Sums of two valid records: no need to validate again on every turn.
-    }, true)
+    }, { disableChecks: true })
   }
 }
 
@@ -104,7 +104,7 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
  * the provider refused the credentials (HTTP 401/403, or the `claude` CLI's invalid key / not
  * logged in) — the message names the variable or command that fixes it, and retrying will not.
  */
-export const ProviderErrorKind = Schema.Literal(
+export const ProviderErrorKind = Schema.Literals([
   "auth",
   "http",
   "network",
@@ -113,7 +113,7 @@ export const ProviderErrorKind = Schema.Literal(
   "process",
   "config",
   "unknown"
-)
+])
 /** The type of {@link ProviderErrorKind}. */
 export type ProviderErrorKind = typeof ProviderErrorKind.Type
 
@@ -154,7 +154,7 @@ export class RunLimitError extends Schema.TaggedError<RunLimitError>()("RunLimit
   /** The provider whose run stopped. */
   provider: Schema.String,
   /** Which bound was reached. */
-  limit: Schema.Literal("maxTurns", "maxBudgetUsd"),
+  limit: Schema.Literals(["maxTurns", "maxBudgetUsd"]),
   /** The partial answer (may be empty). */
   answer: Schema.String,
   /** What the run used, cost included when known. */
@@ -164,7 +164,7 @@ export class RunLimitError extends Schema.TaggedError<RunLimitError>()("RunLimit
 }) {}
 
 /** Errors a single provider can fail with (what `FallbackError` collects; nested chains are flattened). */
-export const ProviderFailure = Schema.Union(
+export const ProviderFailure = Schema.Union([
   EmptyPromptError,
   MaxStepsError,
   StructuredOutputError,
@@ -173,7 +173,7 @@ export const ProviderFailure = Schema.Union(
   RunLimitError,
   InvalidToolsError,
   UnsupportedContentError
-)
+])
 /** The type of {@link ProviderFailure}. */
 export type ProviderFailure = typeof ProviderFailure.Type
 
@@ -184,7 +184,7 @@ export type ProviderFailure = typeof ProviderFailure.Type
  */
 export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
   /** Why the chain gave up. */
-  reason: Schema.Literal("Exhausted", "RefusedAfterToolRun", "NoProviders"),
+  reason: Schema.Literals(["Exhausted", "RefusedAfterToolRun", "NoProviders"]),
   /** The providers' errors, in the order they happened. */
   errors: Schema.Array(ProviderFailure),
   /** Lists the providers tried and why each failed (a status or kind, never a provider's message). */
@@ -204,7 +204,7 @@ export type ChatError =
   | FallbackError
 
 /** The schema of `ChatError`, for callers that serialise errors. */
-export const ChatError = Schema.Union(
+export const ChatError = Schema.Union([
   EmptyPromptError,
   MaxStepsError,
   StructuredOutputError,
@@ -214,7 +214,7 @@ export const ChatError = Schema.Union(
   InvalidToolsError,
   UnsupportedContentError,
   FallbackError
-)
+])
 
 /**
  * A conversation with a model. Prompts are a string or a list of `Content` parts (text, images,
@@ -236,7 +236,7 @@ export interface ChatClientService {
    */
   readonly chatStream: (prompt: Prompt) => Stream.Stream<ChatEvent, ChatError>
   /** Asks for an answer shaped by `schema`, decoded with it. The answer joins the history. */
-  readonly ask: <A, I>(question: Prompt, schema: Schema.Schema<A, I>) => Effect.Effect<A, ChatError>
+  readonly ask: <A, I>(question: Prompt, schema: Schema.Codec<A, I>) => Effect.Effect<A, ChatError>
   /** Replaces the tool set (never merges). Handlers' requirements come from the caller's context. */
   readonly setTools: <R = never>(tools: ReadonlyArray<Tool<R>>) => Effect.Effect<void, ChatError, R>
   /** Running totals over every call on this client. */
@@ -269,4 +269,4 @@ export interface ChatClientService {
  * )
  * ```
  */
-export class ChatClient extends Context.Tag("effect-chat-bridge/ChatClient")<ChatClient, ChatClientService>() {}
+export class ChatClient extends Context.Service<ChatClient, ChatClientService>()("effect-chat-bridge/ChatClient") {}

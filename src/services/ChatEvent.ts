@@ -81,7 +81,7 @@ export class Complete extends Schema.TaggedClass<Complete>()("Complete", {
 }) {}
 
 /** Every event of a chat stream. */
-export const ChatEvent = Schema.Union(
+export const ChatEvent = Schema.Union([
   TextDelta,
   ReasoningDelta,
   ToolCallStart,
@@ -90,6 +90,6 @@ export const ChatEvent = Schema.Union(
   AgentToolEnd,
   UsageEvent,
   Complete
-)
+])
 /** The type of {@link ChatEvent}: discriminate on `_tag`. */
 export type ChatEvent = typeof ChatEvent.Type

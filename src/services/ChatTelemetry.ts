@@ -13,7 +13,6 @@
  */
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 
 /** Span attribute and metric label names (OpenTelemetry GenAI semantic conventions where one exists). */
 export const Attributes = {
@@ -62,26 +61,24 @@ export const Attributes = {
  * they may hold personal data or secrets your tools return. Turn on with
  * `Effect.provideService(ChatTelemetry.RecordContent, true)` or `Layer.succeed(RecordContent, true)`.
  */
-export class RecordContent
-  extends Context.Reference<RecordContent>()("effect-chat-bridge/ChatTelemetry/RecordContent", {
-    defaultValue: () => false
-  })
-{}
+export const RecordContent: Context.Reference<boolean> = Context.Reference<boolean>(
+  "effect-chat-bridge/ChatTelemetry/RecordContent",
+  { defaultValue: () => false }
+)
 
 // Token counts per turn range from a handful to a few hundred thousand.
-const tokenBoundaries = MetricBoundaries.exponential({ start: 1, factor: 4, count: 12 })
+const tokenBoundaries = Metric.exponentialBoundaries({ start: 1, factor: 4, count: 12 })
 // Seconds: 10 ms to about 10 minutes (the CLI's default run bound).
-const secondsBoundaries = MetricBoundaries.exponential({ start: 0.01, factor: 2, count: 17 })
+const secondsBoundaries = Metric.exponentialBoundaries({ start: 0.01, factor: 2, count: 17 })
 
 /**
  * Tokens per model turn, labelled `gen_ai.token.type` (`input`/`output`), `chat.provider` and
  * `gen_ai.request.model` when known (the GenAI `gen_ai.client.token.usage` histogram).
  */
-export const tokenUsage = Metric.histogram(
-  "gen_ai.client.token.usage",
-  tokenBoundaries,
-  "Tokens used per model turn, by gen_ai.token.type"
-)
+export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
+  boundaries: tokenBoundaries,
+  description: "Tokens used per model turn, by gen_ai.token.type"
+})
 
 /** Cost in US dollars, summed over turns; only providers that report a cost add to it. */
 export const costUsd = Metric.counter("chat.cost_usd", {
@@ -90,18 +87,16 @@ export const costUsd = Metric.counter("chat.cost_usd", {
 })
 
 /** Seconds per model turn (an HTTP request with its retries, or a whole CLI run), labelled `chat.provider`; failed turns carry `error.type`. */
-export const turnDuration = Metric.histogram(
-  "gen_ai.client.operation.duration",
-  secondsBoundaries,
-  "Seconds per model turn"
-)
+export const turnDuration = Metric.histogram("gen_ai.client.operation.duration", {
+  boundaries: secondsBoundaries,
+  description: "Seconds per model turn"
+})
 
 /** Seconds per tool call, labelled `gen_ai.tool.name` and `chat.provider`. */
-export const toolDuration = Metric.histogram(
-  "chat.tool.duration",
-  secondsBoundaries,
-  "Seconds per call of an in-process tool"
-)
+export const toolDuration = Metric.histogram("chat.tool.duration", {
+  boundaries: secondsBoundaries,
+  description: "Seconds per call of an in-process tool"
+})
 
 /** Tool calls that gave an error result, labelled `gen_ai.tool.name`, `chat.provider` and `error.type`. */
 export const toolErrors = Metric.counter("chat.tool.errors", {

@@ -167,7 +167,6 @@ export interface ClaudeSessionService {
 }
 
 /** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */
-export class ClaudeSession extends Context.Tag("effect-chat-bridge/ClaudeSession")<
-  ClaudeSession,
-  ClaudeSessionService
->() {}
+export class ClaudeSession extends Context.Service<ClaudeSession, ClaudeSessionService>()(
+  "effect-chat-bridge/ClaudeSession"
+) {}

@@ -23,7 +23,6 @@
  */
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -34,6 +33,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
 import { ProviderError } from "./ChatClient.js"
 
 /** No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn. */
@@ -52,7 +52,11 @@ export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeo
 export interface Permit {
   /** Runs a turn: the process is not evicted meanwhile, and its idle time starts when it ends. */
   readonly busy: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-  /** Marks the process as used now (its idle clock restarts); call it before handing the process out. */
+  /**
+   * Marks the process as ready and used now (its idle clock restarts); call it once the process
+   * has started and before handing it out. Until then (or its first `busy` turn) a process that is
+   * still starting is never reclaimed.
+   */
   readonly touch: Effect.Effect<void>
   /** True once the pool has decided to stop this process: do not start a turn on it. */
   readonly evicted: () => boolean
@@ -78,24 +82,23 @@ export interface ClaudeProcessPoolService {
 }
 
 /** The live-process pool shared by the Claude clients of an application. */
-export class ClaudeProcessPool extends Context.Tag("effect-chat-bridge/ClaudeProcessPool")<
-  ClaudeProcessPool,
-  ClaudeProcessPoolService
->() {}
+export class ClaudeProcessPool extends Context.Service<ClaudeProcessPool, ClaudeProcessPoolService>()(
+  "effect-chat-bridge/ClaudeProcessPool"
+) {}
 
 /** Options of {@link make} and {@link layer}; every field is optional. */
 export interface Options {
   /** At most this many live CLIs at once. Default 4. */
   readonly maxLiveProcesses?: number | undefined
   /** How long a turn waits for a permit before failing with {@link ProcessPoolTimeoutError}. Default 60 seconds. */
-  readonly acquireTimeout?: Duration.DurationInput | undefined
+  readonly acquireTimeout?: Duration.Input | undefined
   /** A CLI idle this long is stopped even when nobody waits. Default 5 minutes. */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
   /**
    * A CLI idle at least this long may be stopped for a waiting turn. Default 500 ms: long enough
    * for a conversation's next message to follow its last answer without losing its CLI.
    */
-  readonly reclaimAfter?: Duration.DurationInput | undefined
+  readonly reclaimAfter?: Duration.Input | undefined
 }
 
 /** Live CLIs held by pools (summed over the pools of the process). */
@@ -116,82 +119,81 @@ interface Entry {
   busy: boolean
   lastUsed: number
   evicted: boolean
-  timer: Fiber.RuntimeFiber<void> | undefined
+  timer: Fiber.Fiber<void> | undefined
 }
 
 /** A pool whose timers and evictions run in the current scope. */
-export const make = (options: Options = {}): Effect.Effect<ClaudeProcessPoolService, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const max = Math.max(1, Math.floor(options.maxLiveProcesses ?? 4))
-    const acquireTimeout = Duration.decode(options.acquireTimeout ?? Duration.seconds(60))
-    const idleMillis = Duration.toMillis(options.idleTimeout ?? Duration.minutes(5))
-    const reclaimMillis = Math.min(idleMillis, Duration.toMillis(options.reclaimAfter ?? Duration.millis(500)))
-    const semaphore = yield* Effect.makeSemaphore(max)
-    // Timers and evictions: an eviction closes the holder's scope, so it must not run in a fiber
-    // of that scope (closing it would wait for itself).
-    const fibers = yield* FiberSet.make<void>()
-    const entries = new Set<Entry>()
-    let waiting = 0
-    let evicted = 0
+export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Options = {}) {
+  const max = Math.max(1, Math.floor(options.maxLiveProcesses ?? 4))
+  const acquireTimeout = Duration.fromInputUnsafe(options.acquireTimeout ?? Duration.seconds(60))
+  const idleMillis = Duration.toMillis(options.idleTimeout ?? Duration.minutes(5))
+  const reclaimMillis = Math.min(idleMillis, Duration.toMillis(options.reclaimAfter ?? Duration.millis(500)))
+  const semaphore = yield* Semaphore.make(max)
+  // Timers and evictions: an eviction closes the holder's scope, so it must not run in a fiber
+  // of that scope (closing it would wait for itself).
+  const fibers = yield* FiberSet.make<void>()
+  const entries = new Set<Entry>()
+  let waiting = 0
+  let evicted = 0
 
-    const evict = (entry: Entry) =>
-      Effect.suspend(() => {
-        if (entry.evicted || entry.busy) return Effect.void
-        entry.evicted = true
-        evicted++
-        return Effect.zipRight(
-          Metric.increment(evictions),
-          FiberSet.run(fibers, Effect.withSpan(entry.evict, "ClaudeProcessPool.evict"))
-        )
-      })
-
-    /**
-     * For a waiting turn that no free permit (nor one on its way back) will serve: stops the CLI
-     * idle the longest, if one has been idle for `reclaimAfter`.
-     */
-    const reclaim = Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      let oldest: Entry | undefined
-      let returning = 0
-      for (const entry of entries) {
-        if (entry.evicted) returning++
-        if (entry.busy || entry.evicted || now - entry.lastUsed < reclaimMillis) continue
-        if (oldest === undefined || entry.lastUsed < oldest.lastUsed) oldest = entry
-      }
-      const unserved = waiting - (max - entries.size) - returning
-      return oldest === undefined || unserved <= 0 ? Effect.void : evict(oldest)
+  const evict = (entry: Entry) =>
+    Effect.suspend(() => {
+      if (entry.evicted || entry.busy) return Effect.void
+      entry.evicted = true
+      evicted++
+      return Effect.andThen(
+        Metric.update(evictions, 1),
+        FiberSet.run(fibers, Effect.withSpan(entry.evict, "ClaudeProcessPool.evict"))
+      )
     })
 
-    /** From idle: after `reclaimAfter` it gives way to a waiting turn, after `idleTimeout` it is stopped. */
-    const watch = (entry: Entry) =>
-      Effect.gen(function*() {
-        yield* Effect.sleep(Duration.millis(reclaimMillis))
-        yield* reclaim
-        yield* Effect.sleep(Duration.millis(idleMillis - reclaimMillis))
-        yield* evict(entry)
-      })
+  /**
+   * For a waiting turn that no free permit (nor one on its way back) will serve: stops the CLI
+   * idle the longest, if one has been idle for `reclaimAfter`.
+   */
+  const reclaim = Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    let oldest: Entry | undefined
+    let returning = 0
+    for (const entry of entries) {
+      if (entry.evicted) returning++
+      if (entry.busy || entry.evicted || now - entry.lastUsed < reclaimMillis) continue
+      if (oldest === undefined || entry.lastUsed < oldest.lastUsed) oldest = entry
+    }
+    const unserved = waiting - (max - entries.size) - returning
+    return oldest === undefined || unserved <= 0 ? Effect.void : evict(oldest)
+  })
 
-    const rearm = (entry: Entry) =>
-      Effect.gen(function*() {
-        entry.lastUsed = yield* Clock.currentTimeMillis
-        if (entry.timer !== undefined) yield* Fiber.interruptFork(entry.timer)
-        entry.timer = entry.busy || entry.evicted
-          ? undefined
-          : yield* FiberSet.run(fibers, Effect.interruptible(watch(entry)))
-      })
+  /** From idle: after `reclaimAfter` it gives way to a waiting turn, after `idleTimeout` it is stopped. */
+  const watch = (entry: Entry) =>
+    Effect.gen(function*() {
+      yield* Effect.sleep(Duration.millis(reclaimMillis))
+      yield* reclaim
+      yield* Effect.sleep(Duration.millis(idleMillis - reclaimMillis))
+      yield* evict(entry)
+    })
 
-    const acquire = (stop: Effect.Effect<void>) =>
-      Effect.uninterruptibleMask((restore) =>
-        Effect.gen(function*() {
-          waiting++
-          yield* Metric.increment(waitingTurns)
-          const started = yield* Clock.currentTimeMillis
-          const taken = yield* restore(
-            Effect.zipRight(
-              reclaim,
-              semaphore.take(1).pipe(
-                Effect.timeoutFail({
-                  duration: acquireTimeout,
-                  onTimeout: () =>
+  const rearm = (entry: Entry) =>
+    Effect.gen(function*() {
+      entry.lastUsed = yield* Clock.currentTimeMillis
+      if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
+      entry.timer = entry.busy || entry.evicted
+        ? undefined
+        : yield* FiberSet.run(fibers, Effect.interruptible(watch(entry)))
+    })
+
+  const acquire = (stop: Effect.Effect<void>) =>
+    Effect.uninterruptibleMask((restore) =>
+      Effect.gen(function*() {
+        waiting++
+        yield* Metric.modify(waitingTurns, 1)
+        const taken = yield* restore(
+          Effect.andThen(
+            reclaim,
+            semaphore.take(1).pipe(
+              Effect.timeoutOrElse({
+                duration: acquireTimeout,
+                orElse: () =>
+                  Effect.fail(
                     new ProcessPoolTimeoutError({
                       maxLiveProcesses: max,
                       waitedMillis: Duration.toMillis(acquireTimeout),
@@ -199,55 +201,69 @@ export const make = (options: Options = {}): Effect.Effect<ClaudeProcessPoolServ
                         Duration.format(acquireTimeout)
                       }: raise maxLiveProcesses or acquireTimeout of ClaudeProcessPool, or retry later`
                     })
-                })
-              )
+                  )
+              })
             )
-          ).pipe(
-            Effect.ensuring(Effect.suspend(() => {
-              waiting--
-              return Metric.incrementBy(waitingTurns, -1)
-            }))
           )
-          const entry: Entry = { evict: stop, busy: false, lastUsed: started, evicted: false, timer: undefined }
-          entries.add(entry)
-          yield* Metric.increment(liveProcesses)
-          yield* Effect.addFinalizer(() =>
-            Effect.gen(function*() {
-              entries.delete(entry)
-              entry.evicted = true
-              if (entry.timer !== undefined) yield* Fiber.interruptFork(entry.timer)
-              yield* Metric.incrementBy(liveProcesses, -1)
-              yield* semaphore.release(taken)
-            })
-          )
-          yield* rearm(entry)
-          const permit: Permit = {
-            busy: (self) =>
-              Effect.acquireUseRelease(
+        ).pipe(
+          Effect.ensuring(Effect.suspend(() => {
+            waiting--
+            return Metric.modify(waitingTurns, -1)
+          }))
+        )
+        // Starting counts as busy: stopping a CLI while it writes its MCP config or spawns would
+        // remove files it is about to use. Idle time starts when the permit is taken, not when the
+        // turn began waiting for it (a long wait must not make a new CLI reclaimable at once).
+        const entry: Entry = {
+          evict: stop,
+          busy: true,
+          lastUsed: yield* Clock.currentTimeMillis,
+          evicted: false,
+          timer: undefined
+        }
+        entries.add(entry)
+        yield* Metric.modify(liveProcesses, 1)
+        yield* Effect.addFinalizer(() =>
+          Effect.gen(function*() {
+            entries.delete(entry)
+            entry.evicted = true
+            if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
+            yield* Metric.modify(liveProcesses, -1)
+            yield* semaphore.release(taken)
+          })
+        )
+        yield* rearm(entry)
+        const permit: Permit = {
+          busy: (self) =>
+            Effect.acquireUseRelease(
+              Effect.suspend(() => {
+                entry.busy = true
+                return rearm(entry)
+              }),
+              () => self,
+              () =>
                 Effect.suspend(() => {
-                  entry.busy = true
+                  entry.busy = false
                   return rearm(entry)
-                }),
-                () => self,
-                () =>
-                  Effect.suspend(() => {
-                    entry.busy = false
-                    return rearm(entry)
-                  })
-              ),
-            touch: Effect.suspend(() => rearm(entry)),
-            evicted: () => entry.evicted
-          }
-          return permit
-        })
-      ).pipe(Effect.withSpan("ClaudeProcessPool.acquire", { attributes: { maxLiveProcesses: max } }))
+                })
+            ),
+          touch: Effect.suspend(() => {
+            entry.busy = false
+            return rearm(entry)
+          }),
+          evicted: () => entry.evicted
+        }
+        return permit
+      })
+    ).pipe(Effect.withSpan("ClaudeProcessPool.acquire", { attributes: { maxLiveProcesses: max } }))
 
-    return {
-      maxLiveProcesses: max,
-      acquire,
-      stats: Effect.sync(() => ({ live: entries.size, waiting, evictions: evicted }))
-    } satisfies ClaudeProcessPoolService
-  })
+  const service: ClaudeProcessPoolService = {
+    maxLiveProcesses: max,
+    acquire,
+    stats: Effect.sync(() => ({ live: entries.size, waiting, evictions: evicted }))
+  }
+  return service
+})
 
 /** A permit that bounds nothing: what a client without a pool gets. */
 export const unbounded: Permit = { busy: (self) => self, touch: Effect.void, evicted: () => false }
@@ -265,20 +281,23 @@ export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutE
 
 /** A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it. */
 export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
-  Layer.scoped(ClaudeProcessPool, make(options))
+  Layer.effect(ClaudeProcessPool, make(options))
 
 /**
  * {@link layer} configured from the environment: `CLAUDE_MAX_LIVE_PROCESSES`,
  * `CLAUDE_POOL_ACQUIRE_TIMEOUT`, `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER`
  * (durations such as `30 seconds`). Options given here win over the environment.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ClaudeProcessPool, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(
+export const layerConfig = (overrides: Options = {}): Layer.Layer<ClaudeProcessPool, Config.ConfigError> =>
+  Layer.unwrap(
     Effect.gen(function*() {
-      const duration = (name: string) => Config.option(Config.duration(name)).pipe(Effect.map(Option.getOrUndefined))
+      const duration = (name: string) => Config.option(Config.Duration(name)).pipe(Effect.map(Option.getOrUndefined))
       const max = yield* Config.option(
-        Config.integer("CLAUDE_MAX_LIVE_PROCESSES").pipe(
-          Config.validate({ message: "CLAUDE_MAX_LIVE_PROCESSES must be at least 1", validation: (n) => n >= 1 })
+        Config.schema(
+          Schema.Int.check(
+            Schema.isGreaterThanOrEqualTo(1, { message: "CLAUDE_MAX_LIVE_PROCESSES must be at least 1" })
+          ),
+          "CLAUDE_MAX_LIVE_PROCESSES"
         )
       )
       return layer({

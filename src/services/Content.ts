@@ -11,7 +11,7 @@
  * @since 0.1.0
  * @module
  */
-import * as Encoding from "effect/Encoding"
+import { Base64 } from "effect/encoding"
 import * as Schema from "effect/Schema"
 
 /** Media given inline, base64-encoded (standard alphabet, with padding). */
@@ -37,7 +37,7 @@ export const UrlSource = Schema.Struct({
 export type UrlSource = typeof UrlSource.Type
 
 /** Where an image's or document's bytes come from. */
-export const MediaSource = Schema.Union(Base64Source, UrlSource)
+export const MediaSource = Schema.Union([Base64Source, UrlSource])
 /** The type of {@link MediaSource}. */
 export type MediaSource = typeof MediaSource.Type
 
@@ -74,12 +74,12 @@ export const DocumentPart = Schema.Struct({
 export type DocumentPart = typeof DocumentPart.Type
 
 /** One part of a prompt. */
-export const Part = Schema.Union(TextPart, ImagePart, DocumentPart)
+export const Part = Schema.Union([TextPart, ImagePart, DocumentPart])
 /** The type of {@link Part}. */
 export type Part = typeof Part.Type
 
 /** A prompt: a string, or a list of parts sent in order as one user message. */
-export const Prompt = Schema.Union(Schema.String, Schema.Array(Part))
+export const Prompt = Schema.Union([Schema.String, Schema.Array(Part)])
 /** The type of {@link Prompt}. */
 export type Prompt = string | ReadonlyArray<Part>
 
@@ -89,7 +89,7 @@ export const ImageMediaTypes: ReadonlyArray<string> = ["image/png", "image/jpeg"
 /** The document media types supported (PDF). */
 export const DocumentMediaTypes: ReadonlyArray<string> = ["application/pdf"]
 
-const base64Of = (data: Uint8Array | string): string => typeof data === "string" ? data : Encoding.encodeBase64(data)
+const base64Of = (data: Uint8Array | string): string => typeof data === "string" ? data : Base64.encode(data)
 
 /** A text part. */
 export const text = (value: string): TextPart => ({ type: "text", text: value })
@@ -131,14 +131,14 @@ export const documentUrl = (url: string, options: { readonly title?: string } = 
  */
 export class ToolContent extends Schema.TaggedClass<ToolContent>()("ToolContent", {
   /** The text and images, in order. */
-  parts: Schema.Array(Schema.Union(TextPart, ImagePart))
+  parts: Schema.Array(Schema.Union([TextPart, ImagePart]))
 }) {}
 
 /** Builds a {@link ToolContent} for a tool handler to return. */
 export const toolContent = (parts: ReadonlyArray<TextPart | ImagePart>): ToolContent => new ToolContent({ parts })
 
 /** Why a provider refused a prompt's or tool result's content. */
-export const UnsupportedContentReason = Schema.Literal("MediaType", "TooLarge", "Url", "Document", "InvalidData")
+export const UnsupportedContentReason = Schema.Literals(["MediaType", "TooLarge", "Url", "Document", "InvalidData"])
 /** The type of {@link UnsupportedContentReason}. */
 export type UnsupportedContentReason = typeof UnsupportedContentReason.Type
 

@@ -12,7 +12,7 @@ import type * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
-import type { InvalidToolsError, Tool } from "./Tool.js"
+import type { InvalidToolsError, Tool } from "./Tool.ts"
 
 /** The server name used when none is given: tools appear to the CLI as `mcp__gtb__<tool>`. */
 export const defaultServerName = "gtb"
@@ -78,7 +78,7 @@ export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(con
 /** The bridge could not start: bad options, or the loopback listener could not bind. */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
   /** `InvalidOptions`: a bad server name, body limit, session bound or idle timeout; `BindFailed`: the listener could not start. */
-  reason: Schema.Literal("InvalidOptions", "BindFailed"),
+  reason: Schema.Literals(["InvalidOptions", "BindFailed"]),
   /** What was wrong. Never contains the token. */
   message: Schema.String
 }) {}
@@ -97,7 +97,7 @@ export interface McpBridgeOptions<R = never> {
    * A session with no request for this long (and no tool call in flight) is closed; its client
    * gets 404 and may initialize again. Default {@link defaultIdleTimeout} (30 minutes).
    */
-  readonly idleTimeout?: Duration.DurationInput | undefined
+  readonly idleTimeout?: Duration.Input | undefined
   /**
    * Bound on live sessions. Past it an `initialize` is answered with HTTP 503 and a JSON-RPC error
    * naming the bound; open sessions are untouched. Default {@link defaultMaxSessions} (100).
@@ -170,4 +170,4 @@ export interface McpBridgeService {
 }
 
 /** The MCP bridge service. */
-export class McpBridge extends Context.Tag("effect-chat-bridge/McpBridge")<McpBridge, McpBridgeService>() {}
+export class McpBridge extends Context.Service<McpBridge, McpBridgeService>()("effect-chat-bridge/McpBridge") {}

@@ -17,7 +17,7 @@ import type * as Scope from "effect/Scope"
  */
 export class SecretFileError extends Schema.TaggedError<SecretFileError>()("SecretFileError", {
   /** Which step failed. */
-  reason: Schema.Literal("CreateDirectory", "Write", "InsecureMode"),
+  reason: Schema.Literals(["CreateDirectory", "Write", "InsecureMode"]),
   /** What failed, with the path; never the contents. */
   message: Schema.String
 }) {}
@@ -34,7 +34,7 @@ export interface SecretFileService {
 }
 
 /** Writes secrets to owner-only temporary files that live as long as a scope. */
-export class SecretFile extends Context.Tag("effect-chat-bridge/SecretFile")<SecretFile, SecretFileService>() {}
+export class SecretFile extends Context.Service<SecretFile, SecretFileService>()("effect-chat-bridge/SecretFile") {}
 
 /**
  * Writes `contents` to a scoped secret file with the `SecretFile` service in context; returns its

@@ -37,9 +37,9 @@ export interface RunOptions {
    * Wall-clock limit for the whole run (a real process does not follow a `TestClock`). On expiry
    * the process group is terminated and `SubprocessTimeoutError` is raised. No limit by default.
    */
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   /** Time between SIGTERM and SIGKILL when the process group is terminated. Defaults to 2 seconds. */
-  readonly killGrace?: Duration.DurationInput
+  readonly killGrace?: Duration.Input
   /**
    * Bound on the bytes of stdout and (separately) stderr that are kept. Exceeding it terminates
    * the process group and raises `SubprocessOutputTooLargeError`. `run` defaults to 64 MiB;
@@ -116,7 +116,7 @@ export class SubprocessOutputTooLargeError extends Schema.TaggedError<Subprocess
     /** The program that was terminated. */
     command: Schema.String,
     /** The stream that went over the limit. */
-    stream: Schema.Literal("stdout", "stderr"),
+    stream: Schema.Literals(["stdout", "stderr"]),
     /** The `maxOutputBytes` limit. */
     maxBytes: Schema.Number,
     /** A human-readable summary. */
@@ -153,7 +153,7 @@ export interface SubprocessService {
 }
 
 /** Runs child processes. */
-export class Subprocess extends Context.Tag("effect-chat-bridge/Subprocess")<Subprocess, SubprocessService>() {}
+export class Subprocess extends Context.Service<Subprocess, SubprocessService>()("effect-chat-bridge/Subprocess") {}
 
 /** Runs a process with the `Subprocess` service in context. See {@link SubprocessService.run}. */
 export const run: (options: RunOptions) => Effect.Effect<RunResult, SubprocessError, Subprocess> = Effect.fn(

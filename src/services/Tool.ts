@@ -6,20 +6,24 @@
  * @module
  */
 import * as Cause from "effect/Cause"
-import type * as Context from "effect/Context"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as References from "effect/References"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Tracer from "effect/Tracer"
+import * as ParseErrorText from "../internal/parseErrorText.js"
 import * as Telemetry from "../internal/telemetry.js"
+import * as ToolJsonSchema from "../internal/toolJsonSchema.js"
 import { ImagePart, ToolContent } from "./Content.js"
 
 /** A JSON Schema document, as plain data. */
-export type JsonSchema = { readonly [key: string]: unknown }
+export type JsonSchema = ToolJsonSchema.JsonSchema
 
 /** A JSON Schema whose root describes an object, which is what every provider and MCP require. */
-export type JsonSchemaObject = { readonly type: "object"; readonly [key: string]: unknown }
+export type JsonSchemaObject = ToolJsonSchema.JsonSchemaObject
 
 /** Marks values built by {@link make} and {@link dynamic}. */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Tool")
@@ -29,7 +33,7 @@ export type TypeId = typeof TypeId
 /** Why a tool run did not produce a result; `executeTool` turns it into an error result. */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
   /** Arguments that are not JSON or do not decode, a failing handler, or a result that cannot be sent. */
-  reason: Schema.Literal("InvalidArguments", "HandlerFailed", "UnencodableResult"),
+  reason: Schema.Literals(["InvalidArguments", "HandlerFailed", "UnencodableResult"]),
   /** Sent to the model as the error result's text. */
   message: Schema.String
 }) {}
@@ -108,11 +112,6 @@ const encodeJson = (toolName: string, value: unknown): Effect.Effect<string, Too
       })
   })
 
-const stripMeta = (schema: JsonSchema): JsonSchemaObject => {
-  const { $schema: _ignored, ...rest } = schema
-  return rest as JsonSchemaObject
-}
-
 const parseArguments = (toolName: string, input: unknown): Effect.Effect<unknown, ToolFailure> => {
   if (typeof input !== "string") return Effect.succeed(input ?? {})
   if (input.trim() === "") return Effect.succeed({})
@@ -130,8 +129,10 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
 
 /**
  * Defines a tool whose arguments are an Effect Schema struct. The JSON Schema sent to the model is
- * derived from the fields; arguments are decoded with them before the handler runs. With `success`,
- * the handler's result is encoded with that schema before being sent as JSON.
+ * derived from the fields (object root, plain `number`, `additionalProperties: false`); arguments
+ * are decoded with the JSON codec of the fields (`Schema.toCodecJson`), which is what that schema
+ * describes, before the handler runs. With `success`, the handler's result is encoded with that
+ * schema's JSON codec before being sent as JSON.
  *
  * The tool itself never fails: bad arguments, a handler's failure or defect and an unencodable
  * result reach the model as an error result (see {@link executeTool}). A bad name or a
@@ -154,29 +155,28 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
   options: {
     readonly description: string
     readonly parameters: Fields
-    readonly success?: Schema.Schema<A, I>
+    readonly success?: Schema.Codec<A, I>
     readonly handler: (params: Schema.Struct.Type<Fields>) => Effect.Effect<A, E, R>
   }
-): Tool<R | Schema.Struct.Context<Fields>> => {
-  const parameters = Schema.Struct(options.parameters)
-  const decode = Schema.decodeUnknown(parameters, { errors: "all", onExcessProperty: "ignore" })
+): Tool<R | Schema.Struct.DecodingServices<Fields>> => {
+  const parameters = Schema.toCodecJson(Schema.Struct(options.parameters))
+  const decode = Schema.decodeUnknownEffect(parameters, { ...ParseErrorText.parseOptions, onExcessProperty: "ignore" })
   const success = options.success
-  const encodeSuccess = success === undefined ? undefined : Schema.encode(success)
+  const encodeSuccess = success === undefined
+    ? undefined
+    : Schema.encodeEffect(Schema.toCodecJson(success), ParseErrorText.parseOptions)
   return {
     [TypeId]: TypeId,
     name,
     description: options.description,
-    inputSchema: Object.keys(options.parameters).length === 0
-      // Effect renders an empty struct as "object or array"; every tool input is an object.
-      ? { type: "object", properties: {}, additionalProperties: false }
-      : stripMeta(JSONSchema.make(parameters) as unknown as JsonSchema),
+    inputSchema: ToolJsonSchema.fromFields(options.parameters),
     run: (input) =>
       parseArguments(name, input).pipe(
         Effect.flatMap((raw) =>
           Effect.mapError(decode(raw), (error) =>
             new ToolFailure({
               reason: "InvalidArguments",
-              message: `Invalid arguments for tool ${name}: ${ParseResult.TreeFormatter.formatErrorSync(error)}`
+              message: `Invalid arguments for tool ${name}: ${ParseErrorText.format(error)}`
             }))
         ),
         Effect.flatMap((params) =>
@@ -190,7 +190,7 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
                 new ToolFailure({
                   reason: "UnencodableResult",
                   message: `Tool ${name} returned a result that does not match its success schema: ${
-                    ParseResult.TreeFormatter.formatErrorSync(error)
+                    ParseErrorText.format(error)
                   }`
                 })
               ),
@@ -279,7 +279,10 @@ export const validate = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSe
 
 /** Provides the handlers' requirements from `context`, giving a set that needs nothing. */
 export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>): ToolSet => {
-  const tools = set.tools.map((tool): Tool => ({ ...tool, run: (input) => Effect.provide(tool.run(input), context) }))
+  const tools = set.tools.map((tool): Tool => ({
+    ...tool,
+    run: (input) => Effect.provideContext(tool.run(input), context)
+  }))
   return { tools, byName: new Map(tools.map((tool) => [tool.name, tool])) }
 }
 
@@ -288,7 +291,24 @@ export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>):
  * `setTools` does, so handlers can use the caller's services. Fails with `InvalidToolsError`.
  */
 export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
-  Effect.flatMap(validate(tools), (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, context)))
+  Effect.flatMap(
+    validate(tools),
+    (set) => Effect.map(Effect.context<R>(), (context) => provideContext(set, withoutCallSite(context)))
+  )
+
+/**
+ * On Effect 4 log annotations, log spans, metric attributes and the parent span live in the
+ * context: captured with the services, they would freeze `setTools`' call site into every later
+ * call. Dropped, so each call sees those of the turn (or bridge run) that makes it.
+ */
+const withoutCallSite = <R>(context: Context.Context<R>): Context.Context<R> =>
+  Context.omit(
+    References.CurrentLogAnnotations,
+    References.CurrentLogSpans,
+    References.CurrentStackFrame,
+    Metric.CurrentMetricAttributes,
+    Tracer.ParentSpan
+  )(context) as Context.Context<R>
 
 const errorResult = (call: ToolCall, content: string) =>
   new ToolResult({ callId: call.id, name: call.name, content, isError: true })
@@ -324,18 +344,18 @@ export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<T
     ? Effect.succeed(typedError(call, `Tool ${call.name} not found`, "ToolNotFound"))
     : Effect.suspend(() => tool.run(call.arguments)).pipe(
       Effect.map((content) => successResult(call, content)),
-      Effect.catchAllCause((cause) => {
-        const failure = Cause.failureOption(cause)
+      Effect.catchCause((cause) => {
+        const failure = Cause.findErrorOption(cause)
         if (Option.isSome(failure)) {
           const f = failure.value
           return Effect.succeed(
             typedError(call, f.reason === "HandlerFailed" ? `Error: ${f.message}` : f.message, f.reason)
           )
         }
-        const defect = Cause.dieOption(cause)
-        if (Option.isSome(defect)) {
+        const defect = Cause.findDefect(cause)
+        if (Result.isSuccess(defect)) {
           return Effect.succeed(
-            typedError(call, `tool handler panicked: ${describeUnknown(defect.value)}`, "HandlerPanicked")
+            typedError(call, `tool handler panicked: ${describeUnknown(defect.success)}`, "HandlerPanicked")
           )
         }
         return Effect.interrupt

@@ -1,6 +1,7 @@
-import * as AiTool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
 import { describe, expect, it } from "@effect/vitest"
+import * as Prompt from "effect/ai/Prompt"
+import * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
@@ -9,6 +10,7 @@ import * as AiToolkit from "../../src/ai/AiToolkit.js"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
 import * as Scripted from "../../src/layers/Scripted.js"
+import { ToolContent } from "../../src/services/Content.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import { HttpLive } from "../layers/httpProviderSupport.js"
 import { connectClient } from "../layers/mcpBridgeSupport.js"
@@ -19,6 +21,13 @@ const toolResultsOf = (request: TurnRequest) => {
   const last = request.history.at(-1)!
   return last.role === "tool" ? last.results.map(({ content, isError, name }) => ({ name, content, isError })) : []
 }
+
+const WebSearch = AiTool.providerDefined({
+  id: "anthropic.web_search_20250305",
+  customName: "WebSearch",
+  providerName: "web_search",
+  args: Schema.Struct({})
+})({})
 
 describe("AiToolkit.toTools", () => {
   it.effect("on Scripted: the toolkit's schemas decode params and encode results; failureMode maps", () => {
@@ -61,22 +70,19 @@ describe("AiToolkit.toTools", () => {
         isError: true
       })
       expect(results[4]).toEqual({ name: "broken", content: "Error: the database is on fire", isError: true })
-      // A number where the schema wants a numeric string: rejected before the handler runs.
-      expect(results[5]!.isError).toBe(true)
-      expect(results[5]!.content).toContain("Failed to decode tool call parameters for tool 'add'")
-      expect(results[5]!.content).toContain("Expected string, actual 40")
+      // A number where the schema wants a numeric string: rejected before the handler runs, in this
+      // library's parse-error text (message, actual value, path).
+      expect(results[5]).toEqual({
+        name: "add",
+        content: "Invalid arguments for tool add: Expected string, actual 40 at [\"b\"]",
+        isError: true
+      })
       expect(calls).toEqual({ add: 1, today: 1, lookup: 2, broken: 1 })
     }).pipe(Effect.provide(layer))
   })
 
   it.effect("rejects provider-defined tools and names providers cannot accept, naming them all", () =>
     Effect.gen(function*() {
-      const WebSearch = AiTool.providerDefined({
-        id: "anthropic.web_search_20250305",
-        toolkitName: "WebSearch",
-        providerName: "web_search",
-        args: {}
-      })({})
       const Spaced = AiTool.make("has space")
       const Dotted = AiTool.make("a.b")
       const toolkit = Toolkit.make(WebSearch, Spaced, Dotted)
@@ -94,7 +100,7 @@ describe("AiToolkit.toTools", () => {
       expect(error.message).toContain("rename them")
     }))
 
-  it.scopedLive("on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
+  it.live("on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
     const { calls, layer } = makeHandlers()
     return Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
@@ -109,7 +115,7 @@ describe("AiToolkit.toTools", () => {
       expect(yield* chat.chat("add 1 and 2")).toBe("3, and the database is on fire")
       const [first, second] = api.messageRequests()
       const sent = first!.body.tools!.find((t) => t.name === "add")!
-      expect(sent.description).toBe("Adds two numbers")
+      expect(sent["description"]).toBe("Adds two numbers")
       expect(sent.input_schema).toMatchObject({ type: "object", properties: { b: { type: "string" } } })
       expect(Fake.toolResults(second!)).toEqual([
         { tool_use_id: "tu_1", content: "3", is_error: false },
@@ -120,7 +126,7 @@ describe("AiToolkit.toTools", () => {
     }).pipe(Effect.provide(layer), Effect.provide(HttpLive))
   })
 
-  it.scopedLive("on the MCP bridge, through the MCP SDK's own client", () => {
+  it.live("on the MCP bridge, through the MCP SDK's own client", () => {
     const { calls, layer } = makeHandlers()
     return Effect.gen(function*() {
       const tools = yield* AiToolkit.fromToolkit(TestToolkit)
@@ -143,7 +149,7 @@ describe("AiToolkit.toTools", () => {
 
   it.effect("a toolkit whose schema needs a service gets it from where the tools are set", () =>
     Effect.gen(function*() {
-      const Echo = AiTool.make("echo", { parameters: { text: Schema.String }, success: Schema.String })
+      const Echo = AiTool.make("echo", { parameters: Schema.Struct({ text: Schema.String }), success: Schema.String })
       const toolkit = Toolkit.make(Echo)
       const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(
         Effect.provide(toolkit.toLayer({ echo: ({ text }) => Effect.succeed(text.toUpperCase()) }))
@@ -159,7 +165,10 @@ describe("AiToolkit.toTools", () => {
       const Wrong = AiTool.make("wrong", { success: Schema.Number })
       const Big = AiTool.make("big", { success: Schema.Unknown })
       const Nothing = AiTool.make("nothing")
-      const Fails = AiTool.make("fails", { parameters: { kind: Schema.String }, failure: Schema.Unknown })
+      const Fails = AiTool.make("fails", {
+        parameters: Schema.Struct({ kind: Schema.String }),
+        failure: Schema.Unknown
+      })
       const toolkit = Toolkit.make(Wrong, Big, Nothing, Fails)
       const tools = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
         wrong: () => Effect.succeed("not a number" as unknown as number),
@@ -179,7 +188,7 @@ describe("AiToolkit.toTools", () => {
       const [wrong, big, nothing, fails] = tools
       expect(yield* Effect.flip(wrong!.run({}))).toMatchObject({
         reason: "UnencodableResult",
-        message: expect.stringContaining("Failed to validate tool call result for tool 'wrong'")
+        message: expect.stringContaining("Tool wrong returned a result that does not match its success schema")
       })
       expect(yield* Effect.flip(big!.run({}))).toMatchObject({
         reason: "UnencodableResult",
@@ -191,5 +200,132 @@ describe("AiToolkit.toTools", () => {
       expect(yield* failure("object")).toEqual(["HandlerFailed", "{\"code\":7}"])
       expect(yield* failure("bigint")).toEqual(["HandlerFailed", "2"])
       expect(yield* failure("text")).toEqual(["HandlerFailed", "text"])
+    }))
+
+  it.effect("Tool.dynamic is passed through: its JSON Schema as given, the arguments as they came", () =>
+    Effect.gen(function*() {
+      const jsonSchema = {
+        type: "object",
+        properties: { query: { type: "string", description: "what to look for" } },
+        required: ["query"]
+      } as const
+      const Search = AiTool.dynamic("search", { description: "Searches", parameters: jsonSchema })
+      const Typed = AiTool.dynamic("typed", {
+        parameters: Schema.Struct({ n: Schema.NumberFromString }),
+        success: Schema.Number
+      })
+      const Anything = AiTool.dynamic("anything")
+      const seen: Array<unknown> = []
+      const toolkit = Toolkit.make(Search, Typed, Anything)
+      const [search, typed, anything] = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        search: (params) => Effect.sync(() => (seen.push(params), { hits: 1 })),
+        typed: ({ n }) => Effect.succeed(n * 2),
+        anything: (params) => Effect.succeed(params)
+      })))
+      expect(search!.inputSchema).toEqual(jsonSchema)
+      expect(search!.description).toBe("Searches")
+      // No validation: the handler is given what the model sent.
+      expect(yield* search!.run({ query: 42, extra: true })).toBe("{\"hits\":1}")
+      expect(seen).toEqual([{ query: 42, extra: true }])
+      expect(typed!.inputSchema).toMatchObject({ type: "object", properties: { n: { type: "string" } } })
+      expect(yield* typed!.run({ n: "21" })).toBe("42")
+      expect(yield* Effect.flip(typed!.run({ n: 21 }))).toMatchObject({
+        reason: "InvalidArguments",
+        message: "Invalid arguments for tool typed: Expected string, actual 21 at [\"n\"]"
+      })
+      expect(anything!.inputSchema).toEqual({ type: "object" })
+      expect(yield* anything!.run("{\"x\":[1]}")).toBe("{\"x\":[1]}")
+    }))
+
+  it.effect("needsApproval cannot be honoured: such toolkits are refused, naming the tools", () =>
+    Effect.gen(function*() {
+      const Delete = AiTool.make("delete_all", { needsApproval: true })
+      const Pay = AiTool.make("pay", {
+        parameters: Schema.Struct({ amount: Schema.Number }),
+        needsApproval: ({ amount }) => amount > 100
+      })
+      const Read = AiTool.make("read", { needsApproval: false })
+      const toolkit = Toolkit.make(Delete, Pay, Read)
+      const error = yield* Effect.flip(
+        AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+          delete_all: () => Effect.void,
+          pay: () => Effect.void,
+          read: () => Effect.void
+        })))
+      )
+      expect(error._tag).toBe("InvalidToolsError")
+      expect(error.message).toContain("needsApproval cannot be honoured (delete_all, pay)")
+      expect(error.message).not.toContain("read")
+      const readOnly = Toolkit.make(Read)
+      const tools = yield* AiToolkit.fromToolkit(readOnly).pipe(
+        Effect.provide(readOnly.toLayer({ read: () => Effect.void }))
+      )
+      expect(tools.map((t) => t.name)).toEqual(["read"])
+    }))
+
+  it.effect("toModelOutput: text and images reach the model as tool content", () =>
+    Effect.gen(function*() {
+      const Chart = AiTool.make("chart", {
+        success: Schema.Struct({ title: Schema.String }),
+        toModelOutput: ({ title }) => [
+          Prompt.textPart({ text: title }),
+          Prompt.filePart({ mediaType: "image/png", data: new Uint8Array([1, 2, 3]) }),
+          Prompt.filePart({ mediaType: "text/csv", fileName: "data.csv", data: "YSxi" })
+        ]
+      })
+      const toolkit = Toolkit.make(Chart)
+      const [chart] = yield* AiToolkit.fromToolkit(toolkit).pipe(
+        Effect.provide(toolkit.toLayer({ chart: () => Effect.succeed({ title: "Sales" }) }))
+      )
+      const result = yield* chart!.run({})
+      expect(result).toBeInstanceOf(ToolContent)
+      expect(result instanceof ToolContent && result.parts).toEqual([
+        { type: "text", text: "Sales" },
+        { type: "image", source: { type: "base64", mediaType: "image/png", data: "AQID" } },
+        { type: "text", text: "[text/csv data.csv omitted]" }
+      ])
+    }))
+
+  it.effect("parameters that are not a struct are sent as effect/ai renders them; a non-object root is refused", () =>
+    Effect.gen(function*() {
+      const Scores = AiTool.make("scores", {
+        parameters: Schema.Record(Schema.String, Schema.Number),
+        success: Schema.Number
+      })
+      const scores = Toolkit.make(Scores)
+      const [tool] = yield* AiToolkit.fromToolkit(scores).pipe(
+        Effect.provide(
+          scores.toLayer({ scores: (all) => Effect.succeed(Object.values(all).reduce((a, b) => a + b, 0)) })
+        )
+      )
+      expect(tool!.inputSchema).toMatchObject({ type: "object" })
+      expect(tool!.inputSchema).not.toHaveProperty("$schema")
+      expect(yield* tool!.run({ a: 1, b: 2 })).toBe("3")
+      const Either = AiTool.make("either", {
+        parameters: Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })])
+      })
+      const either = Toolkit.make(Either)
+      const error = yield* Effect.flip(
+        AiToolkit.fromToolkit(either).pipe(Effect.provide(either.toLayer({ either: () => Effect.void })))
+      )
+      expect(error.message).toBe("Tool either: inputSchema must have type \"object\" at its root")
+    }))
+
+  it.effect("failureMode return: a result the toolkit could not produce is not sent as the tool's failure", () =>
+    Effect.gen(function*() {
+      const Parse = AiTool.make("parse", {
+        success: Schema.Number,
+        failure: Schema.Unknown,
+        failureMode: "return"
+      })
+      const toolkit = Toolkit.make(Parse)
+      const [parse] = yield* AiToolkit.fromToolkit(toolkit).pipe(Effect.provide(toolkit.toLayer({
+        // A handler that fails with a SchemaError: effect/ai reports it as an invalid result.
+        parse: () => Schema.decodeUnknownEffect(Schema.Number)("x")
+      })))
+      expect(yield* Effect.flip(parse!.run({}))).toMatchObject({
+        reason: "UnencodableResult",
+        message: expect.stringContaining("Tool parse returned a result that does not match its success schema")
+      })
     }))
 })

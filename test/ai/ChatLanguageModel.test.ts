@@ -1,18 +1,27 @@
-import * as AiChat from "@effect/ai/Chat"
-import * as AiLanguageModel from "@effect/ai/LanguageModel"
-import * as Prompt from "@effect/ai/Prompt"
-import * as AiTool from "@effect/ai/Tool"
-import * as Toolkit from "@effect/ai/Toolkit"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
+import * as AiError from "effect/ai/AiError"
+import * as AiChat from "effect/ai/Chat"
+import * as AiLanguageModel from "effect/ai/LanguageModel"
+import * as Prompt from "effect/ai/Prompt"
+import * as AiTool from "effect/ai/Tool"
+import * as Toolkit from "effect/ai/Toolkit"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import { ChatError, ProviderError, Usage } from "../../src/services/ChatClient.js"
-import { Complete, TextDelta, ToolCallEnd, ToolCallStart, UsageEvent } from "../../src/services/ChatEvent.js"
+import {
+  AgentToolStart,
+  Complete,
+  ReasoningDelta,
+  TextDelta,
+  ToolCallEnd,
+  ToolCallStart,
+  UsageEvent
+} from "../../src/services/ChatEvent.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import { makeHandlers, TestToolkit } from "./aiSupport.js"
 
@@ -39,6 +48,13 @@ const userText = (request: TurnRequest): string => {
   return first.role === "user" ? first.content : ""
 }
 
+const WebSearch = AiTool.providerDefined({
+  id: "anthropic.web_search_20250305",
+  customName: "WebSearch",
+  providerName: "web_search",
+  args: Schema.Struct({})
+})({})
+
 describe("ChatLanguageModel on Scripted", () => {
   it.effect("generateText: the toolkit's calls come back provider-executed and run once", () => {
     const handlers = makeHandlers()
@@ -49,8 +65,9 @@ describe("ChatLanguageModel on Scripted", () => {
     return Effect.gen(function*() {
       const response = yield* AiLanguageModel.generateText({ prompt: "Add 2 and 40", toolkit: TestToolkit })
       expect(response.text).toBe("The sum is 42")
+      // Effect 4's default ("opaque") parameters mode: the params as the model sent them.
       expect(response.toolCalls).toMatchObject([
-        { name: "add", id: "c1", params: { a: 2, b: 40 }, providerExecuted: true },
+        { name: "add", id: "c1", params: { a: 2, b: "40" }, providerExecuted: true },
         { name: "broken", id: "c2", params: {}, providerExecuted: true }
       ])
       // A typed result for add; broken failed with failureMode "error": no typed result, the
@@ -62,9 +79,11 @@ describe("ChatLanguageModel on Scripted", () => {
       expect(response.finishReason).toBe("stop")
       const finish = response.content.find((part) => part.type === "finish")!
       expect(finish.metadata[ChatLanguageModel.MetadataKey]).toMatchObject({
+        costUsd: 0.5,
         toolErrors: [{ id: "c2", name: "broken", message: "Error: the database is on fire" }]
       })
-      expect(response.usage.outputTokens).toBeGreaterThan(3)
+      expect(response.usage.outputTokens.total).toBeGreaterThan(3)
+      expect(response.usage.inputTokens.total).toBeGreaterThan(7)
       expect(model.requests[0]!.request.tools.map((t) => t.name)).toEqual(["add", "today", "lookup", "broken"])
       expect(userText(model.requests[0]!.request)).toBe("Add 2 and 40")
     }).pipe(Effect.provide(handlers.layer), Effect.provide(model.layer))
@@ -103,6 +122,7 @@ describe("ChatLanguageModel on Scripted", () => {
 
   it.effect("generateObject: the structured answer is decoded with the caller's schema", () => {
     const model = scriptedModel([Scripted.structured({ city: "Lisbon", founded: "1147-10-25T00:00:00.000Z" })])
+    // Effect 4's Schema.Date: a Date on both sides; its JSON codec carries it as the ISO string.
     const City = Schema.Struct({ city: Schema.String, founded: Schema.Date })
     return Effect.gen(function*() {
       const response = yield* AiLanguageModel.generateObject({ prompt: "Capital of Portugal?", schema: City })
@@ -128,7 +148,7 @@ describe("ChatLanguageModel on Scripted", () => {
       })
       expect(response.value).toEqual({ sum: 3 })
       expect(response.toolCalls).toMatchObject([
-        { id: "add_1", name: "add", params: { a: 1, b: 2 }, providerExecuted: true },
+        { id: "add_1", name: "add", params: { a: 1, b: "2" }, providerExecuted: true },
         { id: "broken_1", name: "broken", providerExecuted: true }
       ])
       expect(response.toolResults).toMatchObject([{ id: "add_1", result: 3, providerExecuted: true }])
@@ -147,9 +167,7 @@ describe("ChatLanguageModel on Scripted", () => {
       Scripted.text("two")
     ])
     return Effect.gen(function*() {
-      const parts = Chunk.toReadonlyArray(
-        yield* Stream.runCollect(AiLanguageModel.streamText({ prompt: "1 + 1?", toolkit: TestToolkit }))
-      )
+      const parts = yield* Stream.runCollect(AiLanguageModel.streamText({ prompt: "1 + 1?", toolkit: TestToolkit }))
       expect(parts.map((p) => p.type)).toEqual([
         "tool-call",
         "tool-result",
@@ -167,7 +185,7 @@ describe("ChatLanguageModel on Scripted", () => {
   it.effect("Chat: system messages become the system prompt; resent history becomes a transcript", () => {
     const model = scriptedModel([Scripted.text("Nice to meet you, Ana")])
     return Effect.gen(function*() {
-      const chat = yield* AiChat.fromPrompt(Prompt.make([{ role: "system", content: "Be terse." }]))
+      const chat = yield* AiChat.fromPrompt([{ role: "system", content: "Be terse." }])
       yield* chat.generateText({ prompt: "My name is Ana" })
       yield* chat.generateText({ prompt: "What is my name?" })
       expect(model.requests.map((r) => r.systemPrompt)).toEqual(["Be terse.", "Be terse."])
@@ -211,13 +229,17 @@ describe("ChatLanguageModel on Scripted", () => {
       const http = yield* Effect.flip(
         AiLanguageModel.generateText({ prompt: "hi" }).pipe(Effect.provide(failing.layer))
       )
-      expect(http._tag).toBe("UnknownError")
-      expect(http.cause).toBeInstanceOf(ProviderError)
+      // Effect 4: the kind of failure is the reason; the ChatError rides in its metadata.
+      expect(http._tag).toBe("AiError")
+      expect(http.reason._tag).toBe("InternalProviderError")
+      expect(http.isRetryable).toBe(true)
+      expect(Option.getOrThrow(ChatLanguageModel.chatErrorOf(http))).toBeInstanceOf(ProviderError)
       expect(http.message).toContain("HTTP 500")
 
       const ok = scriptedModel([Scripted.text("ok")])
       const empty = yield* Effect.flip(AiLanguageModel.generateText({ prompt: "  " }).pipe(Effect.provide(ok.layer)))
-      expect(empty._tag).toBe("MalformedInput")
+      expect(empty.reason._tag).toBe("InvalidRequestError")
+      expect(Option.getOrThrow(ChatLanguageModel.chatErrorOf(empty))._tag).toBe("EmptyPromptError")
 
       const file = yield* Effect.flip(
         AiLanguageModel.generateText({
@@ -227,7 +249,7 @@ describe("ChatLanguageModel on Scripted", () => {
           }])
         }).pipe(Effect.provide(ok.layer))
       )
-      expect(file._tag).toBe("MalformedInput")
+      expect(file.reason._tag).toBe("InvalidRequestError")
       expect(file.message).toContain("File parts (image/png) are not supported")
 
       // A toolkit resolved elsewhere, whose handlers are not in the calling context.
@@ -236,16 +258,10 @@ describe("ChatLanguageModel on Scripted", () => {
         AiLanguageModel.generateText({ prompt: "hi", toolkit: resolved }).pipe(Effect.provide(ok.layer))
       )
       expect(missing).toMatchObject({
-        _tag: "MalformedInput",
+        reason: { _tag: "InvalidRequestError" },
         message: expect.stringContaining("No handler in context for tool(s) add, today, lookup, broken")
       })
 
-      const WebSearch = AiTool.providerDefined({
-        id: "anthropic.web_search_20250305",
-        toolkitName: "WebSearch",
-        providerName: "web_search",
-        args: {}
-      })({})
       const vendor = yield* Effect.flip(
         AiLanguageModel.generateText({ prompt: "hi", toolkit: Toolkit.make(WebSearch) }).pipe(
           Effect.provide(Toolkit.make(WebSearch).toLayer({})),
@@ -253,20 +269,51 @@ describe("ChatLanguageModel on Scripted", () => {
         )
       )
       expect(vendor.message).toContain("provider-defined tools cannot run in-process (WebSearch)")
+      expect(ok.requests).toEqual([])
     })
   })
 
   it("maps every ChatError kind", () => {
     const map = ChatLanguageModel.toAiError("generateText")
     const decode = Schema.decodeUnknownSync(ChatError)
-    const tags = [
+    const errors = [
+      { _tag: "EmptyPromptError", message: "m" },
       { _tag: "StructuredOutputError", message: "m", answer: "a" },
       { _tag: "ProviderError", provider: "p", kind: "decode", message: "m", retryable: false },
       { _tag: "ProviderError", provider: "p", kind: "timeout", message: "m", retryable: true },
+      { _tag: "ProviderError", provider: "p", kind: "http", status: 429, message: "m", retryable: true },
+      { _tag: "ProviderError", provider: "p", kind: "http", status: 400, message: "m", retryable: false },
+      { _tag: "ProviderError", provider: "p", kind: "auth", status: 401, message: "m", retryable: false },
       { _tag: "InvalidToolsError", message: "m" },
-      { _tag: "MaxStepsError", maxSteps: 3, message: "m" }
-    ].map((e) => map(decode(e))._tag)
-    expect(tags).toEqual(["MalformedOutput", "MalformedOutput", "UnknownError", "MalformedInput", "UnknownError"])
+      { _tag: "UnsupportedContentError", provider: "p", reason: "Url", message: "m" },
+      { _tag: "MaxStepsError", maxSteps: 3, message: "m" },
+      { _tag: "PermissionDeniedError", provider: "p", tools: ["Bash"], answer: "a", message: "m" },
+      { _tag: "FallbackError", reason: "NoProviders", errors: [], message: "m" }
+    ].map((e) => decode(e))
+    const mapped = errors.map(map)
+    expect(mapped.map((e) => e.reason._tag)).toEqual([
+      "InvalidRequestError",
+      "StructuredOutputError",
+      "InvalidResponseError",
+      "InternalProviderError",
+      "RateLimitError",
+      "UnknownError",
+      "AuthenticationError",
+      "InvalidRequestError",
+      "InvalidRequestError",
+      "UnknownError",
+      "UnknownError",
+      "UnknownError"
+    ])
+    expect(mapped.every((e) => e.module === "ChatLanguageModel" && e.method === "generateText")).toBe(true)
+    // A retry on `isRetryable` retries exactly what the provider called retryable.
+    expect(mapped.slice(2, 7).map((e) => e.isRetryable)).toEqual([false, true, true, false, false])
+    // The ChatError comes back from the reason's metadata, also after the AiError is serialised.
+    const roundTrip = Schema.decodeUnknownSync(AiError.AiError)(Schema.encodeSync(AiError.AiError)(mapped[1]!))
+    expect(Option.getOrThrow(ChatLanguageModel.chatErrorOf(roundTrip))).toEqual(errors[1])
+    expect(mapped.map((e) => Option.getOrThrow(ChatLanguageModel.chatErrorOf(e)))).toEqual(errors)
+    const foreign = AiError.make({ module: "X", method: "y", reason: new AiError.UnknownError({}) })
+    expect(Option.isNone(ChatLanguageModel.chatErrorOf(foreign))).toBe(true)
   })
 
   it("the translator ignores unknown tools and undecodable arguments, and keeps usage", () => {
@@ -277,13 +324,17 @@ describe("ChatLanguageModel on Scripted", () => {
       new ToolCallEnd({ id: "x", name: "Bash", result: "ok", isError: false }),
       new ToolCallStart({ id: "y", name: "add", arguments: { a: "nope" } }),
       new ToolCallEnd({ id: "y", name: "add", result: "Invalid arguments", isError: true }),
+      new UsageEvent({ usage: Usage.of({ inputTokens: 10, outputTokens: 5, cachedTokens: 4, reasoningTokens: 2 }) }),
       new UsageEvent({ usage: Usage.of({ inputTokens: 1, outputTokens: 2, costUsd: 0.25 }) }),
       new Complete({ text: "" })
     ].flatMap((event) => translate(event))
     expect(out).toEqual([{
       type: "finish",
       reason: "stop",
-      usage: { inputTokens: 1, outputTokens: 2, totalTokens: 3, reasoningTokens: 0, cachedInputTokens: 0 },
+      usage: {
+        inputTokens: { total: 11, cacheRead: 4, uncached: 7 },
+        outputTokens: { total: 7, reasoning: 2, text: 5 }
+      },
       metadata: {
         [ChatLanguageModel.MetadataKey]: {
           costUsd: 0.25,
@@ -291,5 +342,109 @@ describe("ChatLanguageModel on Scripted", () => {
         }
       }
     }])
+    const nothing = ChatLanguageModel.makeTranslator([])
+    expect(nothing(new Complete({ text: "" }))).toMatchObject([{ usage: { inputTokens: {}, outputTokens: {} } }])
+  })
+
+  it.effect("Tool.dynamic is passed through; needsApproval fails the call with a clear error before any run", () => {
+    const seen: Array<unknown> = []
+    const jsonSchema = { type: "object", properties: { query: { type: "string" } }, required: ["query"] } as const
+    const Search = AiTool.dynamic("search", { description: "Searches", parameters: jsonSchema })
+    const Dynamic = Toolkit.make(Search)
+    const dynamicHandlers = Dynamic.toLayer({ search: (params) => Effect.sync(() => (seen.push(params), ["a", "b"])) })
+    const model = scriptedModel([
+      Scripted.toolCalls({ id: "s1", name: "search", arguments: { query: "effect", page: 2 } }),
+      Scripted.text("found two")
+    ])
+    const Delete = AiTool.make("delete_all", { needsApproval: true })
+    const Guarded = Toolkit.make(Delete)
+    return Effect.gen(function*() {
+      const response = yield* AiLanguageModel.generateText({ prompt: "search", toolkit: Dynamic })
+      expect(model.requests[0]!.request.tools[0]!.inputSchema).toEqual(jsonSchema)
+      expect(seen).toEqual([{ query: "effect", page: 2 }])
+      expect(response.toolCalls).toMatchObject([{ name: "search", params: { query: "effect", page: 2 } }])
+      expect(response.toolResults).toMatchObject([{ name: "search", result: ["a", "b"], providerExecuted: true }])
+      expect(response.text).toBe("found two")
+
+      const before = model.requests.length
+      const refused = yield* Effect.flip(
+        AiLanguageModel.generateText({ prompt: "delete everything", toolkit: Guarded }).pipe(
+          Effect.provide(Guarded.toLayer({ delete_all: () => Effect.void }))
+        )
+      )
+      expect(refused).toMatchObject({
+        reason: { _tag: "InvalidRequestError" },
+        message: expect.stringContaining("needsApproval cannot be honoured (delete_all)")
+      })
+      expect(model.requests.length).toBe(before)
+    }).pipe(Effect.provide(dynamicHandlers), Effect.provide(model.layer))
+  })
+
+  it("the translator drops results that do not decode and events effect/ai has no part for", () => {
+    const translate = ChatLanguageModel.makeTranslator(Object.values(TestToolkit.tools))
+    const out = [
+      new ReasoningDelta({ text: "thinking" }),
+      new AgentToolStart({ id: "b", name: "Bash", input: {} }),
+      new TextDelta({ text: "a" }),
+      new ToolCallStart({ id: "1", name: "add", arguments: { a: 1, b: "1" } }),
+      new ToolCallEnd({ id: "1", name: "add", result: "\"two\"", isError: false }),
+      new ToolCallStart({ id: "2", name: "today", arguments: {} }),
+      new ToolCallEnd({ id: "2", name: "today", result: "not json", isError: false }),
+      new ToolCallStart({ id: "3", name: "lookup", arguments: { city: "X" } }),
+      new ToolCallEnd({ id: "3", name: "lookup", result: "Invalid arguments for tool lookup: …", isError: true }),
+      new ToolCallEnd({ id: "4", name: "add", result: "2", isError: false }),
+      new TextDelta({ text: "b" }),
+      new Complete({ text: "" })
+    ].flatMap((event) => translate(event))
+    expect(out.map((part) => part.type)).toEqual([
+      "text-start",
+      "text-delta",
+      "text-end",
+      "tool-call",
+      "tool-call",
+      "tool-call",
+      "text-start",
+      "text-delta",
+      "text-end",
+      "finish"
+    ])
+    expect(out.at(-1)).toMatchObject({
+      metadata: {
+        [ChatLanguageModel.MetadataKey]: {
+          toolErrors: [
+            { id: "1", name: "add", message: "\"two\"" },
+            { id: "2", name: "today", message: "not json" },
+            { id: "3", name: "lookup", message: "Invalid arguments for tool lookup: …" }
+          ]
+        }
+      }
+    })
+  })
+
+  it.effect("generateObject: a call the CLI could not run is reported, not returned", () => {
+    const handlers = makeHandlers()
+    const model = scriptedModel([
+      Scripted.toolCalls({ name: "add", arguments: "{not json" }, { name: "today" }),
+      Scripted.structured({ sum: 3 })
+    ])
+    return Effect.gen(function*() {
+      const response = yield* AiLanguageModel.generateObject({
+        prompt: "sum",
+        schema: Schema.Struct({ sum: Schema.Number }),
+        toolkit: TestToolkit
+      })
+      expect(response.value).toEqual({ sum: 3 })
+      // Arguments that are not even JSON: the call is dropped (effect/ai would fail on it).
+      expect(response.toolCalls.map((call) => call.name)).toEqual(["today"])
+      expect(response.toolResults).toMatchObject([{
+        name: "today",
+        encodedResult: { date: "2026-01-02T03:04:05.000Z" }
+      }])
+      const finish = response.content.find((part) => part.type === "finish")!
+      expect(finish.metadata[ChatLanguageModel.MetadataKey]).toMatchObject({
+        toolErrors: [{ id: "add_1", name: "add", message: "arguments did not decode" }]
+      })
+      expect(handlers.calls).toMatchObject({ add: 0, today: 1 })
+    }).pipe(Effect.provide(handlers.layer), Effect.provide(model.layer))
   })
 })

@@ -99,14 +99,14 @@ const stress = (options: {
           t),
         (t) =>
           chat.chat(`Conversation ${c}, turn ${t}: add`).pipe(
-            Effect.either,
+            Effect.result,
             Effect.map((answer) => ({ c, t, answer }))
           )
       ), { concurrency: "unbounded" })
     const wrong = answers.flat().flatMap(({ answer, c, t }) =>
-      answer._tag === "Right" && answer.right === expectedAnswer(calls, c, t)
+      answer._tag === "Success" && answer.success === expectedAnswer(calls, c, t)
         ? []
-        : [`conversation ${c} turn ${t}: ${answer._tag === "Right" ? answer.right : String(answer.left)}`]
+        : [`conversation ${c} turn ${t}: ${answer._tag === "Success" ? answer.success : String(answer.failure)}`]
     )
     const expected = new Set<string>()
     for (let c = 0; c < conversations; c++) {

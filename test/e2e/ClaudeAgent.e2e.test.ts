@@ -1,5 +1,4 @@
 import { expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,7 +32,7 @@ const broken = Tool.make("broken", {
 const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
 
 describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
-  it.scopedLive("the model calls an in-process tool over the control channel; its result reaches the model", () =>
+  it.live("the model calls an in-process tool over the control channel; its result reaches the model", () =>
     Effect.gen(function*() {
       const seen: Array<Array<string>> = []
       const api = yield* Fake.make((req) => {
@@ -72,7 +71,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(usage.outputTokens).toBeGreaterThan(0)
     }))
 
-  it.scopedLive("chatStream reports text, the in-process tool call, usage and the final answer", () =>
+  it.live("chatStream reports text, the in-process tool call, usage and the final answer", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         const results = Fake.toolResults(req)
@@ -82,7 +81,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       const box = yield* sandbox(api.url)
       const chat = yield* agentClient(box)
       yield* chat.setTools([add])
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("add 1 and 2")))
+      const events = yield* Stream.runCollect(chat.chatStream("add 1 and 2"))
       const tags = events.map((e) => e._tag)
       expect(events.find((e) => e._tag === "ToolCallStart")).toMatchObject({ name: "add", arguments: { a: 1, b: 2 } })
       expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "3", isError: false })
@@ -93,7 +92,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 3." })
     }))
 
-  it.scopedLive("a failing handler reaches the model as is_error", () =>
+  it.live("a failing handler reaches the model as is_error", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         const results = Fake.toolResults(req)
@@ -110,7 +109,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(answer).toContain("the database is on fire")
     }))
 
-  it.scopedLive("a second turn resumes the session; added text is joined into the prompt", () =>
+  it.live("a second turn resumes the session; added text is joined into the prompt", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => ({
         text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}`,
@@ -135,7 +134,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(both.costUsd).toBeCloseTo(2 * first.costUsd!, 9)
     }))
 
-  it.scopedLive("a failed turn is a typed error and keeps the added text for the next one", () =>
+  it.live("a failed turn is a typed error and keeps the added text for the next one", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         Fake.lastUserText(req).includes("First try")
@@ -157,7 +156,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(yield* chat.chat("Second try")).toMatch(/Context line\.\n\nSecond try$/)
     }))
 
-  it.scopedLive("ask returns a value decoded with the schema, via outputFormat", () =>
+  it.live("ask returns a value decoded with the schema, via outputFormat", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         toolNames(req).includes("StructuredOutput")
@@ -173,7 +172,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(yield* chat.chat("thanks")).toBe("no schema was offered")
     }))
 
-  it.scopedLive("a disallowed tool is absent from the model's tool list", () =>
+  it.live("a disallowed tool is absent from the model's tool list", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "ok" }))
       const box = yield* sandbox(api.url)
@@ -191,7 +190,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       }
     }))
 
-  it.scopedLive("a tool the policy marks interactive is blocked on these headless turns, as on ClaudeLocal", () =>
+  it.live("a tool the policy marks interactive is blocked on these headless turns, as on ClaudeLocal", () =>
     Effect.gen(function*() {
       let ran = 0
       const api = yield* Fake.make((req) => {
@@ -222,7 +221,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(ran).toBe(0)
     }))
 
-  it.scopedLive("tool calls open no TCP listener: the tools travel over the CLI's stdin/stdout", () =>
+  it.live("tool calls open no TCP listener: the tools travel over the CLI's stdin/stdout", () =>
     Effect.gen(function*() {
       let during: ReadonlyArray<string> = []
       let cliSockets = new Set<string>()
@@ -258,7 +257,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(cliSockets.size).toBeGreaterThan(0)
     }))
 
-  it.scopedLive("interrupting a turn kills the CLI and interrupts the running handler", () =>
+  it.live("interrupting a turn kills the CLI and interrupts the running handler", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -269,23 +268,23 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.provide(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
         handler: () =>
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.never),
+            Effect.andThen(Effect.never),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           )
       })
       yield* chat.setTools([slow])
-      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      const fiber = yield* Effect.forkChild(chat.chat("be slow"))
       yield* Deferred.await(started)
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBeGreaterThan(0)
-      const exit = yield* Fiber.interrupt(fiber)
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect(Exit.hasInterrupts(yield* Fiber.await(fiber))).toBe(true)
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
@@ -293,7 +292,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("closing the client's scope during a turn ends the turn and leaves no process", () =>
+  it.live("closing the client's scope during a turn ends the turn and leaves no process", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const api = yield* Fake.make((req) =>
@@ -303,14 +302,14 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { killGrace: "500 millis" }).pipe(Scope.provide(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
-        handler: () => Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+        handler: () => Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.never))
       })
       yield* chat.setTools([slow])
-      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      const fiber = yield* Effect.forkChild(chat.chat("be slow"))
       yield* Deferred.await(started)
       expect(claudeProcessesIn(box.cwd).length).toBeGreaterThan(0)
       yield* Scope.close(scope, Exit.void)
@@ -319,7 +318,7 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(Exit.isFailure(exit)).toBe(true)
     }))
 
-  it.scopedLive("a missing SDK or executable is a config ProviderError with a hint", () =>
+  it.live("a missing SDK or executable is a config ProviderError with a hint", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "unreachable" }))
       const box = yield* sandbox(api.url)
@@ -349,19 +348,19 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
     return { text: `You said: ${last}`, usage }
   }
 
-  it.scopedLive("three turns share one CLI; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
+  it.live("three turns share one CLI; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { keepAlive: true, model: "claude-sonnet-4-5" }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { keepAlive: true, model: "claude-sonnet-4-5" }).pipe(Scope.provide(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const first = yield* chat.usage
       // The CLI outlives the turn.
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBeGreaterThan(0)
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("Please add 2 and 40")))
+      const events = yield* Stream.runCollect(chat.chatStream("Please add 2 and 40"))
       expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "42", isError: false })
       expect(events.map((e) => e._tag).slice(-2)).toEqual(["Usage", "Complete"])
       expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 42." })
@@ -382,7 +381,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
     }))
 
-  it.scopedLive("interrupting a turn kills the CLI and the handler; the next turn resumes on a fresh CLI", () =>
+  it.live("interrupting a turn kills the CLI and the handler; the next turn resumes on a fresh CLI", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -395,13 +394,13 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { keepAlive: true, killGrace: "500 millis" }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { keepAlive: true, killGrace: "500 millis" }).pipe(Scope.provide(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
         handler: () =>
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.never),
+            Effect.andThen(Effect.never),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           )
       })
@@ -409,10 +408,11 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBeGreaterThan(0)
-      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      const fiber = yield* Effect.forkChild(chat.chat("be slow"))
       yield* Deferred.await(started)
       expect(claudeProcessesIn(box.cwd)).toEqual(pids)
-      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect(Exit.hasInterrupts(yield* Fiber.await(fiber))).toBe(true)
       expect(yield* Deferred.isDone(interrupted)).toBe(true)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow()
@@ -425,7 +425,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("a kept-alive turn stopped at maxTurns is a RunLimitError carrying the model's last text", () =>
+  it.live("a kept-alive turn stopped at maxTurns is a RunLimitError carrying the model's last text", () =>
     Effect.gen(function*() {
       // "loop" keeps calling add with a new text each model call, until maxTurns stops the run; the
       // model moves on once the test has seen the error (the resumed session ends in a tool result).
@@ -440,7 +440,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { keepAlive: true, maxTurns: 2 }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { keepAlive: true, maxTurns: 2 }).pipe(Scope.provide(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("First")).toBe("You said: First")
       const error = yield* Effect.flip(chat.chat("loop"))
@@ -458,7 +458,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("kept-alive turns report the agent's tool activity, with chat and with chatStream", () =>
+  it.live("kept-alive turns report the agent's tool activity, with chat and with chatStream", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         if (Fake.toolResults(req).length > 0) return { text: "done" }
@@ -469,7 +469,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const { chat, session } = yield* agentSession(box, { keepAlive: true }).pipe(Scope.extend(scope))
+      const { chat, session } = yield* agentSession(box, { keepAlive: true }).pipe(Scope.provide(scope))
       expect(yield* chat.chat("run from-chat")).toBe("done")
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBeGreaterThan(0)
@@ -477,7 +477,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(first.map((e) => `${e._tag}:${e.name}`)).toEqual(["AgentToolStart:Bash", "AgentToolEnd:Bash"])
       expect(first[0]).toMatchObject({ input: { command: "echo from-chat" } })
       expect(first[1]).toMatchObject({ result: "from-chat", isError: false })
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("run from-stream")))
+      const events = yield* Stream.runCollect(chat.chatStream("run from-stream"))
       const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")
       expect(streamed.map((e) => e._tag)).toEqual(["AgentToolStart", "AgentToolEnd"])
       expect(yield* session.lastActivity).toEqual(streamed)
@@ -490,7 +490,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("an application MCP server, sent over stdin, serves every kept-alive turn and the restarted CLI", () =>
+  it.live("an application MCP server, sent over stdin, serves every kept-alive turn and the restarted CLI", () =>
     Effect.gen(function*() {
       const { cmdlines, tool: lookup } = cmdlineRecordingLookup(() => box.cwd, (city) => `${city}: found`)
       const app = yield* NodeMcpBridge.make({ serverName: "app", tools: [lookup] })
@@ -505,9 +505,9 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       const chat = yield* agentClient(box, {
         keepAlive: true,
         mcpServers: {
-          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers.app!.headers, alwaysLoad: true }
+          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers["app"]!.headers, alwaysLoad: true }
         }
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       expect(yield* chat.chat("Lisbon")).toBe("Lisbon: found")
       const pids = claudeProcessesIn(box.cwd)
       expect(yield* chat.chat("Porto")).toBe("Porto: found")
@@ -522,7 +522,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("ask and setTools run on a fresh CLI; the kept-alive one restarts on the next turn", () =>
+  it.live("ask and setTools run on a fresh CLI; the kept-alive one restarts on the next turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         toolNames(req).includes("StructuredOutput")
@@ -531,7 +531,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { keepAlive: true }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { keepAlive: true }).pipe(Scope.provide(scope))
       expect(yield* chat.chat("First")).toBe("You said: First")
       const a = claudeProcessesIn(box.cwd)
       expect(a.length).toBeGreaterThan(0)
@@ -556,7 +556,7 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
 })
 
 describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", () => {
-  it.scopedLive("the first turn runs on the CLI started at build; setTools swaps it at once; the scope owns it", () =>
+  it.live("the first turn runs on the CLI started at build; setTools swaps it at once; the scope owns it", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         const sum = Fake.toolResults(req).map((r) => /^\d+/.exec(r.content)?.[0]).find((n) => n !== undefined)
@@ -567,7 +567,7 @@ describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", ()
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* agentClient(box, { prewarm: true }).pipe(Scope.extend(scope))
+      const chat = yield* agentClient(box, { prewarm: true }).pipe(Scope.provide(scope))
       let warm = claudeProcessesIn(box.cwd)
       for (let i = 0; i < 100 && warm.length === 0; i++) {
         yield* Effect.sleep("50 millis")
@@ -591,19 +591,19 @@ describeWithClaude("ClaudeAgent with prewarm: the CLI starts with the layer", ()
       yield* Scope.close(scope, Exit.void)
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
-  it.scopedLive("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
+  it.live("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => ({ text: `echo ${Fake.lastUserText(req).split("\n").at(-1)}` }))
       const box = yield* sandbox(api.url)
       const firstScope = yield* Scope.make()
-      const first = yield* agentSession(box).pipe(Scope.extend(firstScope))
+      const first = yield* agentSession(box).pipe(Scope.provide(firstScope))
       yield* first.chat.chat("remember the word PELICAN")
       const id = Option.getOrThrow(yield* first.session.sessionId)
       yield* Scope.close(firstScope, Exit.void)
 
       const scope = yield* Scope.make()
       const forked = yield* agentSession(box, { prewarm: true, resume: id, forkSession: true }).pipe(
-        Scope.extend(scope)
+        Scope.provide(scope)
       )
       let warm = claudeProcessesIn(box.cwd)
       for (let i = 0; i < 100 && warm.length === 0; i++) {

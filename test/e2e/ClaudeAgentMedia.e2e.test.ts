@@ -7,7 +7,7 @@ import { agentClient } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
-const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body.max_tokens !== 1)
+const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body["max_tokens"] !== 1)
 
 const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unknown>> => {
   const user = [...(req.body.messages ?? [])].reverse().find((m) => m.role === "user")
@@ -16,7 +16,7 @@ const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unk
 
 describe("ClaudeAgent media with the SDK's real claude binary", () => {
   for (const keepAlive of [false, true]) {
-    it.scopedLive(
+    it.live(
       `an image and a PDF reach the Messages API as blocks (keepAlive: ${keepAlive})`,
       () =>
         Effect.gen(function*() {
@@ -43,7 +43,7 @@ describe("ClaudeAgent media with the SDK's real claude binary", () => {
     )
   }
 
-  it.scopedLive("an image returned by a tool reaches the model in the tool_result", () =>
+  it.live("an image returned by a tool reaches the model in the tool_result", () =>
     Effect.gen(function*() {
       const screenshot = Tool.make("screenshot", {
         description: "Takes a screenshot",
@@ -52,7 +52,7 @@ describe("ClaudeAgent media with the SDK's real claude binary", () => {
           Effect.succeed(Content.toolContent([Content.text("the screen"), Content.image(pngBytes, "image/png")]))
       })
       const api = yield* Fake.make((req) =>
-        lastUserBlocks(req).some((b) => b.type === "tool_result")
+        lastUserBlocks(req).some((b) => b["type"] === "tool_result")
           ? { text: "I see it." }
           : { toolUses: [{ name: "mcp__gtb__screenshot", input: {} }] }
       )
@@ -60,8 +60,8 @@ describe("ClaudeAgent media with the SDK's real claude binary", () => {
       const chat = yield* agentClient(box)
       yield* chat.setTools([screenshot])
       expect(yield* chat.chat("Take a screenshot")).toBe("I see it.")
-      const result = lastUserBlocks(modelTurns(api)[1]!).find((b) => b.type === "tool_result")!
-      expect(result.content).toEqual(expect.arrayContaining([
+      const result = lastUserBlocks(modelTurns(api)[1]!).find((b) => b["type"] === "tool_result")!
+      expect(result["content"]).toEqual(expect.arrayContaining([
         expect.objectContaining({ type: "image", source: expect.objectContaining({ data: pngBase64 }) })
       ]))
     }), { timeout: 120_000 })

@@ -5,7 +5,6 @@
  * canUseTool, an application MCP server next to the bridge, agent tool events, `ask` with a UUID.
  */
 import { expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
@@ -57,14 +56,14 @@ const allUserText = (req: Fake.FakeRequest) => JSON.stringify(req.body.messages 
 
 for (const kind of ["local", "agent"] as const) {
   describeWithClaude(`Claude Code options on ${kind === "local" ? "ClaudeLocal" : "ClaudeAgent"} (real binary)`, () => {
-    it.scopedLive("user settings (a hook) are not applied by default; settingSources: ['user'] applies them", () =>
+    it.live("user settings (a hook) are not applied by default; settingSources: ['user'] applies them", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "hi" }))
         const box = yield* sandbox(api.url)
         const marker = join(box.dir, "hook-ran")
         const hook = { type: "command", command: `touch ${marker}` }
         writeFileSync(
-          join(box.env.CLAUDE_CONFIG_DIR!, "settings.json"),
+          join(box.env["CLAUDE_CONFIG_DIR"]!, "settings.json"),
           JSON.stringify({ hooks: { UserPromptSubmit: [{ hooks: [hook] }] } })
         )
         const isolated = yield* clientIn(kind, box)
@@ -75,7 +74,7 @@ for (const kind of ["local", "agent"] as const) {
         expect(existsSync(marker)).toBe(true)
       }))
 
-    it.scopedLive("resume by id continues the history; forkSession gives a new id with the old history", () =>
+    it.live("resume by id continues the history; forkSession gives a new id with the old history", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => ({ text: `echo ${Fake.lastUserText(req).split("\n").at(-1)}` }))
         const box = yield* sandbox(api.url)
@@ -100,7 +99,7 @@ for (const kind of ["local", "agent"] as const) {
         expect(yield* forked.session.sessionId).toEqual(Option.some(forkId))
       }))
 
-    it.scopedLive("maxTurns: a run that wants more turns fails with RunLimitError carrying the usage", () =>
+    it.live("maxTurns: a run that wants more turns fails with RunLimitError carrying the usage", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({
           text: "Looking…",
@@ -121,7 +120,7 @@ for (const kind of ["local", "agent"] as const) {
     // The CLI counts only its own process's spend: a kept CLI used to run on over turns (its
     // total) and a fresh one per turn started from 0 each time. Both must bound the conversation.
     for (const keepAlive of [false, true]) {
-      it.scopedLive(`maxBudgetUsd bounds the conversation's total cost (keepAlive: ${keepAlive})`, () =>
+      it.live(`maxBudgetUsd bounds the conversation's total cost (keepAlive: ${keepAlive})`, () =>
         Effect.gen(function*() {
           const api = yield* Fake.make((req) => ({
             text: `You said: ${Fake.lastUserText(req).split("\n").at(-1)}`,
@@ -130,7 +129,7 @@ for (const kind of ["local", "agent"] as const) {
           const box = yield* sandbox(api.url)
           // One plain turn's cost, as a client without a budget counts it.
           const probeScope = yield* Scope.make()
-          const probe = yield* clientIn(kind, box, { keepAlive }).pipe(Scope.extend(probeScope))
+          const probe = yield* clientIn(kind, box, { keepAlive }).pipe(Scope.provide(probeScope))
           expect(yield* probe.chat.chat("measure")).toBe("You said: measure")
           const turnCost = (yield* probe.chat.usage).costUsd!
           expect(turnCost).toBeGreaterThan(0)
@@ -167,7 +166,7 @@ for (const kind of ["local", "agent"] as const) {
         }))
     }
 
-    it.scopedLive("appendSystemPrompt reaches the request, after Claude Code's own prompt", () =>
+    it.live("appendSystemPrompt reaches the request, after Claude Code's own prompt", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
@@ -180,7 +179,7 @@ for (const kind of ["local", "agent"] as const) {
         expect(system).toContain("Claude")
       }))
 
-    it.scopedLive("canUseTool: a deny reaches the model as the tool's error; an allow with changed input runs that input", () =>
+    it.live("canUseTool: a deny reaches the model as the tool's error; an allow with changed input runs that input", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => {
           const results = Fake.toolResults(req)
@@ -198,7 +197,7 @@ for (const kind of ["local", "agent"] as const) {
           canUseTool: (request) =>
             Effect.sync(() => {
               asked.push(request)
-              const command = String(request.input.command)
+              const command = String(request.input["command"])
               return command.includes("denied")
                 ? ClaudeCodeOptions.deny("Not in this workspace")
                 : ClaudeCodeOptions.allow({ ...request.input, command: "mkdir changed && echo changed" })
@@ -216,7 +215,7 @@ for (const kind of ["local", "agent"] as const) {
         }
       }))
 
-    it.scopedLive("an application MCP server is mounted and called next to the bridge; the policy can unmount it", () =>
+    it.live("an application MCP server is mounted and called next to the bridge; the policy can unmount it", () =>
       Effect.gen(function*() {
         const warnings: Array<string> = []
         const onWarning = (warning: Error & { code?: string }) => warnings.push(warning.code ?? warning.name)
@@ -228,7 +227,7 @@ for (const kind of ["local", "agent"] as const) {
         const appServer = {
           type: "http" as const,
           url: app.url,
-          headers: app.mcpConfig.mcpServers.app!.headers,
+          headers: app.mcpConfig.mcpServers["app"]!.headers,
           alwaysLoad: true
         }
         const api = yield* Fake.make((req) => {
@@ -260,7 +259,7 @@ for (const kind of ["local", "agent"] as const) {
         expect(yield* off.chat.chat("Lisbon?")).toBe("no tools")
       }))
 
-    it.scopedLive("chatStream reports built-in tool activity as AgentTool events, apart from your tools' events; chat too", () =>
+    it.live("chatStream reports built-in tool activity as AgentTool events, apart from your tools' events; chat too", () =>
       Effect.gen(function*() {
         const api = yield* Fake.make((req) => {
           const results = Fake.toolResults(req)
@@ -277,7 +276,7 @@ for (const kind of ["local", "agent"] as const) {
         const box = yield* sandbox(api.url)
         const { chat, session } = yield* clientIn(kind, box)
         yield* chat.setTools([add])
-        const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("run both")))
+        const events = yield* Stream.runCollect(chat.chatStream("run both"))
         const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")
         expect(yield* session.lastActivity).toEqual(streamed)
         // The non-streaming result reports the same activity.
@@ -299,9 +298,14 @@ for (const kind of ["local", "agent"] as const) {
         expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "done" })
       }))
 
-    it.scopedLive("ask with a Schema.UUID field and a date: the format keywords survive the CLI", () =>
+    it.live("ask with a Schema.UUID field and a date: the format keywords survive the CLI", () =>
       Effect.gen(function*() {
-        const Ticket = Schema.Struct({ id: Schema.UUID, opened: Schema.Date, title: Schema.String })
+        // Effect 4 spells Effect 3's Schema.UUID and (string-encoded) Schema.Date this way.
+        const Ticket = Schema.Struct({
+          id: Schema.String.check(Schema.isUUID()),
+          opened: Schema.DateFromString,
+          title: Schema.String
+        })
         const id = "123e4567-e89b-12d3-a456-426614174000"
         const api = yield* Fake.make((req) =>
           (req.body.tools ?? []).some((t) => t.name === "StructuredOutput")

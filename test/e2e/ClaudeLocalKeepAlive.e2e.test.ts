@@ -1,5 +1,4 @@
 import { expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -65,12 +64,12 @@ const secretFiles = (box: Sandbox) =>
   readdirSync(box.secrets, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
 
 describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation", () => {
-  it.scopedLive("several turns on one process; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
+  it.live("several turns on one process; turn 2 sees turn 1 and streams a tool call; usage is per turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, { model: "claude-sonnet-4-5" }).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box, { model: "claude-sonnet-4-5" }).pipe(Scope.provide(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const first = yield* chat.usage
@@ -80,7 +79,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(secretFiles(box).length).toBe(1)
       const cmdline = readFileSync(`/proc/${pids[0]}/cmdline`, "utf8").split("\0")
       expect(cmdline).toEqual(expect.arrayContaining(["--input-format", "stream-json", "--mcp-config"]))
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.chatStream("Please add 2 and 40")))
+      const events = yield* Stream.runCollect(chat.chatStream("Please add 2 and 40"))
       expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "42", isError: false })
       expect(events.at(-1)).toMatchObject({ _tag: "Complete", text: "The sum is 42." })
       const turn2 = api.messageRequests().find((r) => Fake.lastUserText(r).includes("Please add"))!
@@ -99,12 +98,12 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(secretFiles(box)).toEqual([])
     }))
 
-  it.scopedLive("a killed process is replaced by one resuming the session", () =>
+  it.live("a killed process is replaced by one resuming the session", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box).pipe(Scope.provide(scope))
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const [pid] = claudeProcessesIn(box.cwd)
       process.kill(pid!, "SIGKILL")
@@ -122,7 +121,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("a process killed during a turn fails that turn with a typed error; the next turn is clean", () =>
+  it.live("a process killed during a turn fails that turn with a typed error; the next turn is clean", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const api = yield* Fake.make((req) => {
@@ -132,15 +131,15 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box).pipe(Scope.provide(scope))
       const slow = Tool.make("slow", {
         description: "Takes forever",
         parameters: {},
-        handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+        handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never)
       })
       yield* chat.setTools([slow])
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
-      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      const fiber = yield* Effect.forkChild(chat.chat("be slow"))
       yield* Deferred.await(started)
       for (const pid of claudeProcessesIn(box.cwd)) process.kill(pid, "SIGKILL")
       const failed = yield* Fiber.join(fiber).pipe(Effect.flip)
@@ -152,7 +151,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("interrupting a turn stops its process; the next turn reads only its own answer", () =>
+  it.live("interrupting a turn stops its process; the next turn reads only its own answer", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -163,13 +162,13 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, { killGrace: "500 millis" }).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box, { killGrace: "500 millis" }).pipe(Scope.provide(scope))
       const slow = Tool.make("slow", {
         description: "Takes a while",
         parameters: {},
         handler: () =>
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.sleep("3 seconds")),
+            Effect.andThen(Effect.sleep("3 seconds")),
             Effect.as("done"),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           )
@@ -178,9 +177,10 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(yield* chat.chat("Remember the word: pineapple.")).toBe("You said: Remember the word: pineapple.")
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBe(1)
-      const fiber = yield* Effect.fork(chat.chat("be slow"))
+      const fiber = yield* Effect.forkChild(chat.chat("be slow"))
       yield* Deferred.await(started)
-      expect(Exit.isInterrupted(yield* Fiber.interrupt(fiber))).toBe(true)
+      yield* Fiber.interrupt(fiber)
+      expect(Exit.hasInterrupts(yield* Fiber.await(fiber))).toBe(true)
       // The process is gone by the time the interruption returns.
       expect(claudeProcessesIn(box.cwd)).toEqual([])
       // Had the old process lived on, its late answer to "be slow" would be read as this turn's.
@@ -195,7 +195,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(secretFiles(box)).toEqual([])
     }))
 
-  it.scopedLive("setTools restarts the process only when the tools change", () =>
+  it.live("setTools restarts the process only when the tools change", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         const results = Fake.toolResults(req)
@@ -206,7 +206,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box).pipe(Scope.provide(scope))
       yield* chat.setTools([add])
       expect(yield* chat.chat("Please add 2 and 40")).toBe("Result 42.")
       const a = claudeProcessesIn(box.cwd)
@@ -233,7 +233,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("ask between chats runs with its --json-schema; the conversation carries on", () =>
+  it.live("ask between chats runs with its --json-schema; the conversation carries on", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         toolNames(req).includes("StructuredOutput") && Fake.toolResults(req).length === 0
@@ -244,7 +244,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       )
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box).pipe(Scope.provide(scope))
       expect(yield* chat.chat("First")).toBe("You said: First")
       const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
       expect(yield* chat.ask("Largest city of Portugal?", City)).toEqual({ city: "Lisbon", population: 545_000 })
@@ -262,12 +262,12 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("prewarm starts the CLI with the layer; setTools swaps it before the first turn; the scope owns it", () =>
+  it.live("prewarm starts the CLI with the layer; setTools swaps it before the first turn; the scope owns it", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const chat = yield* clientIn(box, { keepAlive: false, prewarm: true }).pipe(Scope.extend(scope))
+      const chat = yield* clientIn(box, { keepAlive: false, prewarm: true }).pipe(Scope.provide(scope))
       const warm = yield* theOneProcess(box.cwd)
       expect(warm.length).toBe(1)
       expect(api.messageRequests()).toEqual([])
@@ -282,7 +282,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(secretFiles(box)).toEqual([])
     }))
 
-  it.scopedLive("a turn over requestTimeout is a timeout error and stops the process; a tool server the CLI cannot reach is refused", () =>
+  it.live("a turn over requestTimeout is a timeout error and stops the process; a tool server the CLI cannot reach is refused", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         lastLine(req).includes("slow")
@@ -292,7 +292,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
       const chat = yield* clientIn(box, { requestTimeout: "20 seconds", killGrace: "500 millis" }).pipe(
-        Scope.extend(scope)
+        Scope.provide(scope)
       )
       expect(yield* chat.chat("hello")).toBe("You said: hello")
       const error = yield* Effect.flip(chat.chat("be slow"))
@@ -314,7 +314,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }))
 
-  it.scopedLive("a missing binary is the install hint, on every turn", () =>
+  it.live("a missing binary is the install hint, on every turn", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echoWithAdd)
       const box = yield* sandbox(api.url)
@@ -328,7 +328,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
 })
 
 describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the kept-alive CLI", () => {
-  it.scopedLive("appendSystemPrompt and canUseTool (deny, then allow with changed input) on one process", () =>
+  it.live("appendSystemPrompt and canUseTool (deny, then allow with changed input) on one process", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => {
         const results = Fake.toolResults(req)
@@ -345,7 +345,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
         appendSystemPrompt: "Always answer in Latin.",
         canUseTool: (request) =>
           Effect.sync(() => {
-            const command = String(request.input.command)
+            const command = String(request.input["command"])
             asked.push(command)
             return command.includes("denied")
               ? ClaudeCodeOptions.deny("Not in this workspace")
@@ -372,12 +372,12 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       }
     }))
 
-  it.scopedLive("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
+  it.live("prewarm with resume and forkSession: the warm CLI forks the session; later turns stay on it", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) => ({ text: `echo ${lastLine(req)}` }))
       const box = yield* sandbox(api.url)
       const firstScope = yield* Scope.make()
-      const first = yield* sessionIn(box, { cliVersion: "2.1.332" }).pipe(Scope.extend(firstScope))
+      const first = yield* sessionIn(box, { cliVersion: "2.1.332" }).pipe(Scope.provide(firstScope))
       yield* first.chat.chat("remember the word PELICAN")
       const id = Option.getOrThrow(yield* first.session.sessionId)
       yield* Scope.close(firstScope, Exit.void)
@@ -388,7 +388,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
         prewarm: true,
         resume: id,
         forkSession: true
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       const warm = (yield* theOneProcess(box.cwd)).filter((pid) =>
         readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").includes("--fork-session")
       )
@@ -409,7 +409,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
   // --max-turns is fixed in a kept process's argv: it must bound each turn, not the process's life
   // (2.0.0 reports num_turns summed over the process, yet still limits each turn on its own).
   for (const cli of claudeVersions) {
-    it.scopedLive(`maxTurns bounds each turn of a kept CLI, not its life (claude ${cli.version})`, () =>
+    it.live(`maxTurns bounds each turn of a kept CLI, not its life (claude ${cli.version})`, () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(echoWithAdd)
         const box = yield* sandbox(api.url)
@@ -424,7 +424,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       }))
   }
 
-  it.scopedLive("maxTurns fails the turn with RunLimitError; an app MCP server and the bridge serve the next one", () =>
+  it.live("maxTurns fails the turn with RunLimitError; an app MCP server and the bridge serve the next one", () =>
     Effect.gen(function*() {
       const lookup = Tool.make("lookup", {
         description: "Looks a city up",
@@ -456,9 +456,9 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
         cliVersion: "2.1.332",
         maxTurns: 2,
         mcpServers: {
-          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers.app!.headers, alwaysLoad: true }
+          app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers["app"]!.headers, alwaysLoad: true }
         }
-      }).pipe(Scope.extend(scope))
+      }).pipe(Scope.provide(scope))
       yield* chat.setTools([add])
       const error = yield* Effect.flip(chat.chat("loop forever"))
       expect(error).toMatchObject({ _tag: "RunLimitError", limit: "maxTurns" })

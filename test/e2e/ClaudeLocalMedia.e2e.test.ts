@@ -7,17 +7,24 @@ import { type ClientBox, localClient } from "../support/claudeClients.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
 
-const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body.max_tokens !== 1)
+const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body["max_tokens"] !== 1)
 
 /** The last user message's content blocks of a request. */
-const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Record<string, unknown>> => {
+/** A wire content block, as the fake API received it. */
+interface Block {
+  readonly type?: unknown
+  readonly text?: unknown
+  readonly content?: unknown
+}
+
+const lastUserBlocks = (req: Fake.FakeRequest): ReadonlyArray<Block> => {
   const user = [...(req.body.messages ?? [])].reverse().find((m) => m.role === "user")
-  return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Record<string, unknown>>) : []
+  return Array.isArray(user?.content) ? (user.content as ReadonlyArray<Block>) : []
 }
 
 describe.each(claudeVersions)("ClaudeLocal media with the real claude $version", ({ binary }) => {
   const clientIn = (box: ClientBox) => localClient(box, { binary })
-  it.scopedLive(
+  it.live(
     "an image and a PDF in the prompt reach the Messages API as image and document blocks",
     () =>
       Effect.gen(function*() {
@@ -56,7 +63,7 @@ describe.each(claudeVersions)("ClaudeLocal media with the real claude $version",
     { timeout: 120_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "an image returned by a tool reaches the model as an image in the tool_result",
     () =>
       Effect.gen(function*() {
@@ -99,7 +106,7 @@ describe.each(claudeVersions)("ClaudeLocal media with the real claude $version",
 })
 
 describe("ClaudeLocal media on a kept-alive CLI (real claude binary)", () => {
-  it.scopedLive(
+  it.live(
     "an image turn and a text turn share one kept-alive process; the image reaches the API as an image block",
     () =>
       Effect.gen(function*() {

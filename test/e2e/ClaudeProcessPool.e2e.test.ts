@@ -21,7 +21,7 @@ const clientIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPool
     // The pool bounds live CLIs; a client's one-off `claude --version` probe is not one, but it
     // runs in the same folder and would be counted by the process sampling below.
     cliVersion: "2.1.332"
-  }, { pool }).pipe(Scope.extend(scope))
+  }, { pool }).pipe(Scope.provide(scope))
 
 const until = (condition: () => boolean) =>
   Effect.gen(function*() {
@@ -30,7 +30,7 @@ const until = (condition: () => boolean) =>
   })
 
 describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", () => {
-  it.scopedLive("the bound is never exceeded under 3× as many concurrent conversations", () =>
+  it.live("the bound is never exceeded under 3× as many concurrent conversations", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echo)
       const box = yield* sandbox(api.url)
@@ -38,7 +38,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       const scope = yield* Scope.make()
       const clients = yield* Effect.forEach(Array.from({ length: 6 }, (_, i) => i), () => clientIn(box, scope, pool))
       let peak = 0
-      const sampler = yield* Effect.fork(Effect.forever(Effect.zipRight(
+      const sampler = yield* Effect.forkChild(Effect.forever(Effect.andThen(
         Effect.sync(() => {
           peak = Math.max(peak, claudeProcessesIn(box.cwd).length)
         }),
@@ -72,7 +72,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       expect((yield* pool.stats).live).toBe(0)
     }), 300_000)
 
-  it.scopedLive(
+  it.live(
     "an evicted conversation's next turn resumes its session and sees its earlier turns",
     () =>
       Effect.gen(function*() {
@@ -98,7 +98,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
     120_000
   )
 
-  it.scopedLive("interrupting a waiting turn releases nothing it did not hold", () =>
+  it.live("interrupting a waiting turn releases nothing it did not hold", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echo)
       const box = yield* sandbox(api.url)
@@ -111,7 +111,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       expect(yield* a.chat("first")).toBe("You said: first")
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBe(1)
-      const waiting = yield* Effect.fork(b.chat("waiting"))
+      const waiting = yield* Effect.forkChild(b.chat("waiting"))
       yield* until(() => Effect.runSync(pool.stats).waiting === 1)
       yield* Fiber.interrupt(waiting)
       expect(yield* pool.stats).toMatchObject({ live: 1, waiting: 0, evictions: 0 })
@@ -120,7 +120,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       expect(claudeProcessesIn(box.cwd)).toEqual(pids)
       expect(api.messageRequests().some((r) => said(r) === "waiting")).toBe(false)
       // Still one permit, held by a: b waits again until a's client closes, then runs.
-      const next = yield* Effect.fork(b.chat("now"))
+      const next = yield* Effect.forkChild(b.chat("now"))
       yield* until(() => Effect.runSync(pool.stats).waiting === 1)
       yield* Scope.close(scopeA, Exit.void)
       expect(yield* Fiber.join(next)).toBe("You said: now")
@@ -129,7 +129,7 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
       expect(claudeProcessesIn(box.cwd)).toEqual([])
     }), 120_000)
 
-  it.scopedLive("scope close stops every live CLI and returns every permit", () =>
+  it.live("scope close stops every live CLI and returns every permit", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(echo)
       const box = yield* sandbox(api.url)
@@ -147,9 +147,9 @@ describe("ClaudeProcessPool with the real claude CLI (ClaudeLocal keepAlive)", (
 
 describe("ClaudeProcessPool with the Agent SDK's real claude CLI (ClaudeAgent keepAlive)", () => {
   const agentIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPoolService) =>
-    agentClient(box, { requestTimeout: "120 seconds", keepAlive: true }, { pool }).pipe(Scope.extend(scope))
+    agentClient(box, { requestTimeout: "120 seconds", keepAlive: true }, { pool }).pipe(Scope.provide(scope))
 
-  it.scopedLive(
+  it.live(
     "a kept query holds a permit; evicted, the next turn resumes with its history; a waiter is bounded",
     () =>
       Effect.gen(function*() {

@@ -69,7 +69,7 @@ const addWithFreshIds = (req: Fake.FakeRequest, index: number): Fake.FakeReply =
 }
 
 describe("telemetry with the real claude binary", () => {
-  it.scopedLive(
+  it.live(
     "ClaudeLocal: the bridge's tool span is a child of the run, under chat; no span holds the token or key",
     () =>
       Effect.gen(function*() {
@@ -88,12 +88,12 @@ describe("telemetry with the real claude binary", () => {
         expect(token?.length).toBeGreaterThan(30)
         const dump = recorder.dump()
         expect(dump).not.toContain(token!)
-        expect(dump).not.toContain(box.env.ANTHROPIC_API_KEY!)
+        expect(dump).not.toContain(box.env["ANTHROPIC_API_KEY"]!)
       }),
     { timeout: 120_000 }
   )
 
-  it.scopedLive("ClaudeLocal streaming: the same shape under chatStream", () =>
+  it.live("ClaudeLocal streaming: the same shape under chatStream", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       const api = yield* Fake.make(script)
@@ -106,7 +106,7 @@ describe("telemetry with the real claude binary", () => {
       expectTrace(recorder, "ChatClient.chatStream", "claude-local")
     }), { timeout: 120_000 })
 
-  it.scopedLive(
+  it.live(
     "ClaudeLocal prewarm: each turn's tool call is a child of that turn, not of where the CLI started",
     () =>
       Effect.gen(function*() {
@@ -130,7 +130,7 @@ describe("telemetry with the real claude binary", () => {
     { timeout: 180_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "ClaudeAgent: the in-process tool span is a child of the run, under chat; no span holds the key",
     () =>
       Effect.gen(function*() {
@@ -143,12 +143,12 @@ describe("telemetry with the real claude binary", () => {
           expect(yield* chat.chat("What is 2 + 40? Use the add tool.")).toBe("The sum is 42.")
         }).pipe(Effect.withTracer(recorder.tracer))
         expectTrace(recorder, "ChatClient.chat", "claude-agent")
-        expect(recorder.dump()).not.toContain(box.env.ANTHROPIC_API_KEY!)
+        expect(recorder.dump()).not.toContain(box.env["ANTHROPIC_API_KEY"]!)
       }),
     { timeout: 120_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "ClaudeAgent keepAlive: the second turn's tool call is under the second run, not the first",
     () =>
       Effect.gen(function*() {

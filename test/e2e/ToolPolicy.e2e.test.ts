@@ -24,7 +24,7 @@ const clientIn = (box: Sandbox, options: ClaudeLocal.Options, secretFile: Layer.
   localClient(box, { requestTimeout: "120 seconds", allowPermissionDenials: true, ...options }, { secretFile })
 
 describe("ToolPolicy with the real claude binary", () => {
-  it.scopedLive(
+  it.live(
     "mcp__* (no always-on MCP tools): passed through, every MCP tool is gone, built-ins stay",
     () =>
       Effect.gen(function*() {
@@ -43,7 +43,7 @@ describe("ToolPolicy with the real claude binary", () => {
     { timeout: 180_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "mcp__* with an internal MCP tool: expanded, the user tools are blocked, the internal one stays",
     () =>
       Effect.gen(function*() {
@@ -73,7 +73,7 @@ describe("ToolPolicy with the real claude binary", () => {
     { timeout: 180_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "a 100,000-entry opt-out list runs: a --settings file plus bounded argv, every list entry applied",
     () =>
       Effect.gen(function*() {

@@ -65,7 +65,7 @@ const clients: ReadonlyArray<{ readonly name: string; readonly client: Client }>
 
 describeWithClaude("verbatim prompts on the real claude 2.1.332", () => {
   describe.each(clients)("$name", ({ client }) => {
-    it.scopedLive(
+    it.live(
       "no @file reaches the model, slash commands arrive as text, also with an image and on ask",
       () =>
         Effect.gen(function*() {
@@ -99,7 +99,7 @@ describeWithClaude("verbatim prompts on the real claude 2.1.332", () => {
       { timeout: 180_000 }
     )
 
-    it.scopedLive(
+    it.live(
       "with trustedPrompts the CLI expands @file as typed text",
       () => expandsWhenTrusted((box) => client(box, { trustedPrompts: true })),
       { timeout: 120_000 }
@@ -111,7 +111,7 @@ describe.each([false, true])("claude 2.0.0, which ignores client_composed (keepA
   const oldClient = (box: Sandbox, trustedPrompts = false) =>
     localClient(box, { binary: oldestClaudeBinary, keepAlive, trustedPrompts })
 
-  it.scopedLive(
+  it.live(
     "refuses a prompt it would interpret, before any model call, keeps added text, and runs a plain one",
     () =>
       Effect.gen(function*() {
@@ -131,7 +131,7 @@ describe.each([false, true])("claude 2.0.0, which ignores client_composed (keepA
         }
         const refusedAsk = yield* Effect.flip(chat.ask("About @secret.txt?", Schema.Struct({ answer: Schema.String })))
         expect(refusedAsk).toMatchObject({ _tag: "ProviderError", kind: "config" })
-        expect(api.messageRequests().filter((r) => r.body.max_tokens !== 1)).toHaveLength(0)
+        expect(api.messageRequests().filter((r) => r.body["max_tokens"] !== 1)).toHaveLength(0)
         yield* chat.add("context first")
         yield* Effect.flip(chat.chat("Now @secret.txt"))
 
@@ -143,7 +143,7 @@ describe.each([false, true])("claude 2.0.0, which ignores client_composed (keepA
     { timeout: 180_000 }
   )
 
-  it.scopedLive(
+  it.live(
     "with trustedPrompts it runs the prompt as the CLI reads it",
     () => expandsWhenTrusted((box) => oldClient(box, true)),
     { timeout: 120_000 }

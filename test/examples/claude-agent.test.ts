@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import { claudeProcessesIn, sandbox } from "../support/claudeCli.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeProcessesIn, sandbox } from "../support/claudeCli.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const run = (env: Record<string, string | undefined>) =>
-  Effect.async<{ stdout: string; stderr: string; code: number }>((resume) => {
+  Effect.callback<{ stdout: string; stderr: string; code: number }>((resume) => {
     // Asynchronous on purpose: the fake API answers from this process's event loop.
     execFile(
       process.execPath,
@@ -19,7 +19,7 @@ const run = (env: Record<string, string | undefined>) =>
   })
 
 describe("examples/claude-agent.ts", () => {
-  it.scopedLive(
+  it.live(
     "holds a two-turn conversation with two in-process tools against a fake API",
     () =>
       Effect.gen(function*() {
@@ -37,7 +37,7 @@ describe("examples/claude-agent.ts", () => {
         })
         const box = yield* sandbox(api.url)
         const env: Record<string, string | undefined> = { ...process.env, ...box.env, CLAUDE_CWD: box.cwd }
-        delete env.AI_PROVIDER
+        delete env["AI_PROVIDER"]
         const { code, stderr, stdout } = yield* run(env)
         expect({ code, stderr }).toMatchObject({ code: 0 })
         expect(stdout).toContain("tool stock_level(A-1) → 3")

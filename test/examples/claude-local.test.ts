@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import { claudeBinary, sandbox } from "../support/claudeCli.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeBinary, sandbox } from "../support/claudeCli.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 describe("examples/claude-local.ts", () => {
-  it.scopedLive("runs a two-turn conversation with two tools through the real claude CLI", () =>
+  it.live("runs a two-turn conversation with two tools through the real claude CLI", () =>
     Effect.gen(function*() {
       // A model that uses both tools, in order, then answers from their results.
       const api = yield* Fake.make((req) => {
@@ -22,13 +22,13 @@ describe("examples/claude-local.ts", () => {
         return { text: "Yes, Lisbon is warmer than Paris." }
       })
       const box = yield* sandbox(api.url)
-      const out = yield* Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
+      const out = yield* Effect.callback<{ code: number | null; stdout: string; stderr: string }>((resume) => {
         const child = execFile(
           process.execPath,
           ["--import", "tsx", "examples/claude-local.ts"],
           {
             env: { ...process.env, ...box.env, CLAUDE_BINARY: claudeBinary, CLAUDE_CWD: box.cwd },
-            timeout: 60_000
+            timeout: 100_000
           },
           (error, stdout, stderr) =>
             resume(Effect.succeed({ code: error ? (error.code as number) : 0, stdout, stderr }))
@@ -46,5 +46,5 @@ describe("examples/claude-local.ts", () => {
       expect(api.messageRequests()[0]!.body.system).toEqual(
         expect.arrayContaining([expect.objectContaining({ text: expect.stringContaining("Answer briefly") })])
       )
-    }))
+    }), 120_000)
 })

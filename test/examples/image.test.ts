@@ -5,9 +5,9 @@ import { execFile } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as FakeAnthropic from "../support/FakeMessagesApi.js"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { pngBase64 } from "../support/media.js"
+import * as FakeAnthropic from "../support/FakeMessagesApi.ts"
+import * as FakeOpenAi from "../support/FakeOpenAi.ts"
+import { pngBase64 } from "../support/media.ts"
 
 const withoutCredentials = () => {
   const env: Record<string, string | undefined> = { ...process.env }
@@ -18,7 +18,7 @@ const withoutCredentials = () => {
 }
 
 const runExample = (env: Record<string, string | undefined>, args: ReadonlyArray<string> = []) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
     const child = execFile(
       process.execPath,
       ["--import", "tsx", "examples/image.ts", ...args],
@@ -51,7 +51,7 @@ describe("examples/image.ts", () => {
       rmSync(dir, { recursive: true })
     }))
 
-  it.scopedLive("AI_PROVIDER=anthropic sends the generated PNG as an image block", () =>
+  it.live("AI_PROVIDER=anthropic sends the generated PNG as an image block", () =>
     Effect.gen(function*() {
       const api = yield* FakeAnthropic.make(() => ({ text: "A red rectangle." }))
       const out = yield* runExample({
@@ -65,12 +65,12 @@ describe("examples/image.ts", () => {
       const [text, image] = userBlocks(api.messageRequests()[0]!)
       expect(text).toEqual({ type: "text", text: "What does this image show? Answer in one sentence." })
       expect(image).toMatchObject({ type: "image", source: { type: "base64", media_type: "image/png" } })
-      const bytes = Buffer.from((image!.source as { data: string }).data, "base64")
+      const bytes = Buffer.from((image!["source"] as { data: string }).data, "base64")
       expect(bytes.subarray(1, 4).toString("latin1")).toBe("PNG")
       expect(bytes.readUInt32BE(16)).toBe(64)
     }))
 
-  it.scopedLive("AI_PROVIDER=openai sends a file given on the command line as a data URL", () =>
+  it.live("AI_PROVIDER=openai sends a file given on the command line as a data URL", () =>
     Effect.gen(function*() {
       const api = yield* FakeOpenAi.make(() => ({ text: "A pixel." }))
       const dir = mkdtempSync(join(tmpdir(), "image-example-"))

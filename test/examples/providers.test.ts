@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { providerFromEnv } from "../../examples/support/providers.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { providerFromEnv } from "../../examples/support/providers.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 
 const scripted = { name: "scripted (offline)", layer: Scripted.layer({ script: [Scripted.text("offline")] }) }
 const pick = (env: Record<string, string>) => providerFromEnv({ scripted, env }).name
@@ -25,7 +25,7 @@ describe("examples/support/providers.ts (providerFromEnv)", () => {
     expect(() => pick({ AI_PROVIDER: "bard" })).toThrow(/must be one of/)
   })
 
-  it.scopedLive("the chosen HTTP layer works end to end (OpenAI-compatible server on loopback)", () =>
+  it.live("the chosen HTTP layer works end to end (OpenAI-compatible server on loopback)", () =>
     Effect.gen(function*() {
       const api = yield* FakeOpenAi.make(() => ({ text: "from the fake" }))
       const env = { OPENAI_BASE_URL: api.url, OPENAI_MODEL: "local-model" }
@@ -33,7 +33,7 @@ describe("examples/support/providers.ts (providerFromEnv)", () => {
       const answer = yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(
         Effect.provide(
           choice.layer.pipe(
-            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+            Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env })))
           )
         )
       )

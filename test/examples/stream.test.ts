@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import * as Fake from "../support/FakeMessagesApi.js"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const withoutCredentials = () => {
   const env: Record<string, string | undefined> = { ...process.env }
@@ -12,7 +12,7 @@ const withoutCredentials = () => {
 }
 
 const runExample = (env: Record<string, string | undefined>) =>
-  Effect.async<{ code: number; stdout: string; stderr: string }>((resume) => {
+  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
     const child = execFile(
       process.execPath,
       ["--import", "tsx", "examples/stream.ts"],
@@ -41,7 +41,7 @@ describe("examples/stream.ts", () => {
       expect(lines.slice(7)).toEqual([""])
     }), 90_000)
 
-  it.scopedLive("on the Messages API (a local fake): streams over SSE and runs the tool", () =>
+  it.live("on the Messages API (a local fake): streams over SSE and runs the tool", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((req) =>
         Fake.toolResults(req).length === 0

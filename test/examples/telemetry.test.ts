@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net"
 
 /** Runs the example offline (no provider variables) with `env` added. */
 const runExample = (env: Record<string, string>) =>
-  Effect.async<{ code: number | null; stdout: string; stderr: string }>((resume) => {
+  Effect.callback<{ code: number | null; stdout: string; stderr: string }>((resume) => {
     const clean = Object.fromEntries(
       Object.entries(process.env).filter(([k]) => !/^(AI_PROVIDER|ANTHROPIC_|OPENAI_|GEMINI_|OTEL_|CLAUDE_)/.test(k))
     )
@@ -21,7 +21,7 @@ const runExample = (env: Record<string, string>) =>
 
 /** A loopback OTLP/HTTP receiver keeping each request's path and JSON body. */
 const receiver = Effect.acquireRelease(
-  Effect.async<{ url: string; received: Array<{ path: string; body: string; key: unknown }>; close: () => void }>(
+  Effect.callback<{ url: string; received: Array<{ path: string; body: string; key: unknown }>; close: () => void }>(
     (resume) => {
       const received: Array<{ path: string; body: string; key: unknown }> = []
       const server = createServer((req, res) => {
@@ -55,7 +55,7 @@ describe("examples/telemetry.ts", () => {
       expect(out.stdout).toContain("chat.tool.errors")
     }), { timeout: 120_000 })
 
-  it.scopedLive(
+  it.live(
     "exports to the OTLP endpoint of OTEL_EXPORTER_OTLP_ENDPOINT, with its headers",
     () =>
       Effect.gen(function*() {

@@ -2,13 +2,14 @@
  * Starts examples/tool-settings-server.ts in this process on a temp SQLite file, and a small
  * HTTP client for it (node:http, so tests can also send the headers a browser would not).
  */
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Scope from "effect/Scope"
 import * as http from "node:http"
-import * as ToolSettingsServer from "../../examples/tool-settings-server.js"
+import * as ToolSettingsServer from "../../examples/tool-settings-server.ts"
 
 /** A running server; `close` stops it and closes the database. */
 export interface RunningServer {
@@ -27,7 +28,7 @@ export const startServer = async (filename: string, port = 0): Promise<RunningSe
       Layer.buildWithScope(ToolSettingsServer.layer({ filename, port, conditions }), scope)
     )
     const address = Effect.runSync(Effect.provide(Effect.map(HttpServer.HttpServer, (s) => s.address), context))
-    if (address._tag !== "TcpAddress") throw new Error("expected a TCP address")
+    if (!NetAddress.isInetAddress(address)) throw new Error("expected a TCP address")
     return {
       url: `http://127.0.0.1:${address.port}`,
       port: address.port,

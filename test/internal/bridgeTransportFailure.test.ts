@@ -52,7 +52,7 @@ const interpret = (stdout: string) => {
 }
 
 const lostCount = (tool: string) =>
-  Metric.value(Metric.tagged(Metric.tagged(toolErrors, "gen_ai.tool.name", tool), "error.type", "BridgeTransportError"))
+  Metric.value(Metric.withAttributes(toolErrors, { "gen_ai.tool.name": tool, "error.type": "BridgeTransportError" }))
 
 describe("isTransportFailure", () => {
   it("matches the CLI's fetch errors, not the bridge's own error results", () => {

@@ -91,7 +91,7 @@ const hang = (started: Deferred.Deferred<void>) =>
   Tool.make("hang", {
     description: "Never answers",
     parameters: { n: Schema.Number },
-    handler: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)
+    handler: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never)
   })
 
 /** The tool server of `tools`, with an MCP client connected to it in memory. */
@@ -110,7 +110,7 @@ const connected = (tools: ReadonlyArray<Tool.Tool>, abort: AbortSignal) =>
   })
 
 describe("makeToolServer", () => {
-  it.scoped("lists each tool with its own schema, always loaded; a call without arguments runs with {}", () =>
+  it.effect("lists each tool with its own schema, always loaded; a call without arguments runs with {}", () =>
     Effect.gen(function*() {
       const { client, config } = yield* connected([ping], new AbortController().signal)
       expect(config).toMatchObject({ type: "sdk", name: "gtb" })
@@ -127,7 +127,7 @@ describe("makeToolServer", () => {
       expect(unknown).toMatchObject({ isError: true, content: [{ text: "Tool nope not found" }] })
     }))
 
-  it.scoped("a query already aborted cancels a call at once; aborting later interrupts a running handler", () =>
+  it.effect("a query already aborted cancels a call at once; aborting later interrupts a running handler", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const aborted = new AbortController()
@@ -160,7 +160,7 @@ const spawnNode = (script: string, cwd?: string) =>
     })({
       command: process.execPath,
       args: ["-e", script],
-      env: { PATH: process.env.PATH, UNSET: undefined },
+      env: { PATH: process.env["PATH"], UNSET: undefined },
       signal: controller.signal,
       ...(cwd === undefined ? {} : { cwd })
     }) as ChildProcessWithoutNullStreams

@@ -79,7 +79,7 @@ describe("claudeLiveCli", () => {
       assert.isDefined(after.ended)
     }))
 
-  it.scopedLive("a forking CLI serves the fork's first turn (a warm start), then the new session; a plain resume is not it", () =>
+  it.live("a forking CLI serves the fork's first turn (a warm start), then the new session; a plain resume is not it", () =>
     Effect.gen(function*() {
       const slot = LiveCli.makeSlot(NodeSubprocess.make, yield* Effect.scope)
       const old = Option.some("old")
@@ -102,7 +102,7 @@ describe("claudeLiveCli", () => {
       assert.strictEqual(yield* slot.use("k", forked, prepare([]), false), c)
     }))
 
-  it.scopedLive("a process that dies mid-turn ends the turn with its exit code and stderr; the slot restarts it", () =>
+  it.live("a process that dies mid-turn ends the turn with its exit code and stderr; the slot restarts it", () =>
     Effect.gen(function*() {
       yield* folder
       const scope = yield* Effect.scope
@@ -122,7 +122,7 @@ describe("claudeLiveCli", () => {
       assert.strictEqual(slot.current(), undefined)
     }))
 
-  it.scopedLive("a CLI that cannot start ends its first turn with the spawn error", () =>
+  it.live("a CLI that cannot start ends its first turn with the spawn error", () =>
     Effect.gen(function*() {
       const slot = LiveCli.makeSlot(NodeSubprocess.make, yield* Effect.scope)
       const cli = yield* slot.use("k", Option.none(), () => Effect.succeed({ command: "/no/such/claude", args: [] }))

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -302,7 +301,7 @@ describe("claudeSession.makeSessionClient", () => {
   it.effect("chatStream reports the run's usage, then completes with the text", () =>
     Effect.gen(function*() {
       const { client } = yield* scripted([result({ result: "done", usage: { input_tokens: 2, output_tokens: 3 } })])
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(client.chatStream("go")))
+      const events = yield* Stream.runCollect(client.chatStream("go"))
       expect(events.map((e) => e._tag)).toEqual(["Usage", "Complete"])
       expect(events[0]).toMatchObject({ usage: { inputTokens: 2, outputTokens: 3 } })
       expect(events[1]).toMatchObject({ text: "done" })

@@ -28,9 +28,9 @@ describe("geminiWire.toGeminiSchema", () => {
     }
     let node = Wire.toGeminiSchema(root)
     let depth = 0
-    while (node.properties?.next !== undefined) {
-      expect(node.properties.value).toEqual({ type: "STRING" })
-      node = node.properties.next
+    while (node.properties?.["next"] !== undefined) {
+      expect(node.properties["value"]).toEqual({ type: "STRING" })
+      node = node.properties["next"]
       depth++
     }
     // The innermost level is the cut-off: no properties at all.
@@ -43,7 +43,7 @@ describe("geminiWire.toGeminiSchema", () => {
       $defs: { "a b": { type: "string", description: "inner" } },
       properties: { x: { $ref: "#/$defs/a%20b", description: "outer" } }
     }
-    expect(Wire.toGeminiSchema(root).properties?.x).toEqual({ type: "STRING", description: "outer" })
+    expect(Wire.toGeminiSchema(root).properties?.["x"]).toEqual({ type: "STRING", description: "outer" })
   })
 
   it("oneOf is read like anyOf: several non-null branches stay a union, null makes it nullable", () => {

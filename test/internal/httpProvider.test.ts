@@ -1,10 +1,12 @@
-import * as Headers from "@effect/platform/Headers"
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
-import * as Either from "effect/Either"
+import * as Headers from "effect/http/Headers"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
-import { causeDetail, isAuthStatus, parseRetryAfter, scrub, validateBaseUrl } from "../../src/internal/httpProvider.js"
+import * as Result from "effect/Result"
+import { validateBaseUrl } from "../../src/internal/baseUrl.js"
+import { causeDetail, isAuthStatus, scrub } from "../../src/internal/httpErrorDetail.js"
+import { parseRetryAfter } from "../../src/internal/httpRetry.js"
 
 describe("validateBaseUrl (shared by every HTTP provider)", () => {
   const table: ReadonlyArray<readonly [string, boolean, string | boolean]> = [
@@ -40,11 +42,11 @@ describe("validateBaseUrl (shared by every HTTP provider)", () => {
     it(`${JSON.stringify(url.length > 60 ? `${url.slice(0, 60)}…` : url)} insecure=${insecure} → ${expected === false ? "refused" : "accepted"}`, () => {
       const result = validateBaseUrl(url, { allowInsecureHttp: insecure })
       if (expected === false) {
-        expect(Either.isLeft(result)).toBe(true)
+        expect(Result.isFailure(result)).toBe(true)
         // The reason never echoes the URL (it may carry a secret).
-        if (Either.isLeft(result) && url.length > 0) expect(result.left).not.toContain(url)
+        if (Result.isFailure(result) && url.length > 0) expect(result.failure).not.toContain(url)
       } else {
-        expect(result).toEqual(Either.right(expected))
+        expect(result).toEqual(Result.succeed(expected))
       }
     })
   }

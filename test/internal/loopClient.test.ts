@@ -24,8 +24,9 @@ describe("loopClient.responseFormatFor", () => {
         type: "object",
         required: ["value"],
         additionalProperties: false,
-        properties: { value: { type: "array", items: { $ref: "#/$defs/Point" } } },
-        $defs: { Point: { type: "object" } }
+        // Effect 4 names a class's definition after its encoded side.
+        properties: { value: { type: "array", items: { $ref: "#/$defs/PointEncoded" } } },
+        $defs: { PointEncoded: { type: "object", additionalProperties: false, properties: { x: { type: "number" } } } }
       })
     }))
 
@@ -35,14 +36,21 @@ describe("loopClient.responseFormatFor", () => {
       const { format, wrapped } = yield* responseFormatFor(Answer)
       expect(wrapped).toBe(false)
       expect(format.schema).toMatchObject({ type: "object", properties: { n: { type: "number" } } })
-      expect(format.schema.$ref).toBeUndefined()
+      expect(format.schema["$ref"]).toBeUndefined()
     }))
 
   it.effect("a schema JSON Schema cannot express is a StructuredOutputError", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(responseFormatFor(Schema.Struct({ n: Schema.BigIntFromSelf })))
+      // Effect 4 gives BigInt a JSON form (a string); a declaration without a JSON codec has none.
+      const Opaque = Schema.declare((u): u is Map<string, number> => u instanceof Map, { expected: "OpaqueMap" })
+      const error = yield* Effect.flip(responseFormatFor(Schema.Struct({ n: Opaque })))
       expect(error._tag).toBe("StructuredOutputError")
       expect(error.message).toContain("cannot be expressed as JSON Schema")
+      expect(error.message).toContain("OpaqueMap")
+      // Types Effect 4 can encode as JSON are accepted, including inside classes and unions.
+      class Big extends Schema.Class<Big>("Big")({ n: Schema.BigInt, d: Schema.Date }) {}
+      const ok = yield* responseFormatFor(Schema.Union([Big, Schema.Null]))
+      expect(ok.wrapped).toBe(true)
     }))
 })
 

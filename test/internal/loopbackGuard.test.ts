@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { isAllowedHost, isAllowedOrigin, makeBearerCheck } from "../../src/internal/loopbackGuard.js"
+import { isAllowedHost, isAllowedOrigin, makeBearerCheck } from "../../src/internal/loopbackGuard.ts"
 
 describe("loopbackGuard", () => {
   it("accepts only loopback hosts with the bound port", () => {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import * as AnthropicWire from "../../src/internal/anthropicWire.js"
 import * as GeminiWire from "../../src/internal/geminiWire.js"
-import { turnStream } from "../../src/internal/httpProvider.js"
 import * as OpenAiWire from "../../src/internal/openAiWire.js"
+import { turnStream } from "../../src/internal/turnStream.js"
 
 describe("reasoning in streamed HTTP turns", () => {
   it("Anthropic thinking_delta is reasoning, never text; the answer stays the text blocks", () => {
@@ -54,7 +53,7 @@ describe("reasoning in streamed HTTP turns", () => {
           finish: () => Effect.succeed({ text: "so", toolCalls: [], usage: undefined } as never)
         })
       )
-      expect(Chunk.toReadonlyArray(out).map((e) => e._tag === "Done" ? "Done" : `${e._tag}:${e.text}`)).toEqual([
+      expect(out.map((e) => e._tag === "Done" ? "Done" : `${e._tag}:${e.text}`)).toEqual([
         "ReasoningDelta:why",
         "ReasoningDelta:because",
         "TextDelta:so",

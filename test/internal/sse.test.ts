@@ -1,5 +1,4 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Stream from "effect/Stream"
@@ -11,8 +10,7 @@ const bytes = (...pieces: ReadonlyArray<string | Uint8Array>) =>
 const decodeAll = (stream: Stream.Stream<Uint8Array>, maxEventSize?: number) =>
   Sse.decode(stream, (e) => ({ tooLarge: e.message }), { maxEventSize }).pipe(
     Stream.map(({ data, event }) => ({ event, data })),
-    Stream.runCollect,
-    Effect.map(Chunk.toArray)
+    Stream.runCollect
   )
 
 describe("sse.decode", () => {

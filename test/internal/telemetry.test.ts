@@ -1,28 +1,29 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { parseRun } from "../../src/internal/claudeStreamJson.js"
-import * as Telemetry from "../../src/internal/telemetry.js"
-import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
-import * as Gemini from "../../src/layers/Gemini.js"
-import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as OpenAi from "../../src/layers/OpenAi.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { Usage } from "../../src/services/ChatClient.js"
-import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
-import * as Tool from "../../src/services/Tool.js"
-import { add, broken, HttpLive, SecretKey } from "../layers/httpProviderSupport.js"
-import { connectClient } from "../layers/mcpBridgeSupport.js"
-import * as FakeGemini from "../support/FakeGemini.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import * as FakeOpenAi from "../support/FakeOpenAi.js"
-import { makeRecorder, type RecordedSpan, type Recorder } from "../support/recordingTracer.js"
+import { parseRun } from "../../src/internal/claudeStreamJson.ts"
+import * as Telemetry from "../../src/internal/telemetry.ts"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { Usage } from "../../src/services/ChatClient.ts"
+import * as ChatTelemetry from "../../src/services/ChatTelemetry.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { add, broken, HttpLive, SecretKey } from "../layers/httpProviderSupport.ts"
+import { connectClient } from "../layers/mcpBridgeSupport.ts"
+import * as FakeGemini from "../support/FakeGemini.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import * as FakeOpenAi from "../support/FakeOpenAi.ts"
+import { makeRecorder, type RecordedSpan, type Recorder } from "../support/recordingTracer.ts"
 
 const A = ChatTelemetry.Attributes
 
@@ -35,23 +36,25 @@ const toolSpansUnder = (recorder: Recorder, root: RecordedSpan) => {
 
 const turnSpans = (recorder: Recorder) => recorder.find((s) => s.attributes.get(A.operationName) === "chat")
 
-const histogramSum = (metric: Metric.Metric.Histogram<number>) => Effect.map(Metric.value(metric), (s) => s.sum)
-const counterCount = (metric: Metric.Metric.Counter<number>) => Effect.map(Metric.value(metric), (s) => s.count)
+const histogramSum = (metric: Metric.Histogram<number>) => Effect.map(Metric.value(metric), (s) => s.sum)
+const counterCount = (metric: Metric.Counter<number>) => Effect.map(Metric.value(metric), (s) => s.count)
 
 describe("telemetry on Scripted", () => {
   it.effect("chat span > turn spans (with tokens) > tool spans (with GenAI attributes); metrics by provider and tool", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       const tokens = (type: string) =>
-        Metric.tagged(Metric.tagged(ChatTelemetry.tokenUsage, A.provider, "scripted"), A.tokenType, type)
-      // Metric keys compare their labels in order: the metric's own, then the fiber's (`chat.provider`).
-      const errors = Metric.tagged(ChatTelemetry.toolErrors, A.toolName, "broken").pipe(
-        Metric.tagged(A.errorType, "HandlerFailed"),
-        Metric.tagged(A.provider, "scripted")
-      )
-      const addDuration = Metric.tagged(ChatTelemetry.toolDuration, A.toolName, "add").pipe(
-        Metric.tagged(A.provider, "scripted")
-      )
+        Metric.withAttributes(ChatTelemetry.tokenUsage, { [A.provider]: "scripted", [A.tokenType]: type })
+      // A metric's key is its attributes, its own and the fiber's (`chat.provider`), in any order.
+      const errors = Metric.withAttributes(ChatTelemetry.toolErrors, {
+        [A.toolName]: "broken",
+        [A.errorType]: "HandlerFailed",
+        [A.provider]: "scripted"
+      })
+      const addDuration = Metric.withAttributes(ChatTelemetry.toolDuration, {
+        [A.toolName]: "add",
+        [A.provider]: "scripted"
+      })
       const inputBefore = yield* histogramSum(tokens("input"))
       const errorsBefore = yield* counterCount(errors)
       const addCallsBefore = yield* Effect.map(Metric.value(addDuration), (s) => s.count)
@@ -131,10 +134,11 @@ describe("telemetry on Scripted", () => {
 
   it.effect("a failed turn is measured with its error type", () =>
     Effect.gen(function*() {
-      const failed = Metric.tagged(ChatTelemetry.turnDuration, A.provider, "scripted").pipe(
-        Metric.tagged(A.operationName, "chat"),
-        Metric.tagged(A.errorType, "ProviderError:http")
-      )
+      const failed = Metric.withAttributes(ChatTelemetry.turnDuration, {
+        [A.provider]: "scripted",
+        [A.operationName]: "chat",
+        [A.errorType]: "ProviderError:http"
+      })
       const before = yield* Effect.map(Metric.value(failed), (s) => s.count)
       const client = yield* Scripted.make({ script: [Scripted.fail(Scripted.httpError(503))] })
       yield* Effect.flip(client.chat("hello"))
@@ -154,7 +158,7 @@ describe("telemetry on Scripted", () => {
 })
 
 describe("telemetry on an HTTP provider (ClaudeApi against the fake Messages API)", () => {
-  it.scopedLive("turn spans carry model, tokens and stop reason; no span holds the API key", () =>
+  it.live("turn spans carry model, tokens and stop reason; no span holds the API key", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       const api = yield* Fake.make((req) => {
@@ -193,9 +197,11 @@ describe("telemetry on an HTTP provider (ClaudeApi against the fake Messages API
       expect(turns.map((t) => t.attributes.get(A.finishReasons))).toEqual([["tool_use"], ["end_turn"]])
       const [tool] = toolSpansUnder(recorder, chat!)
       expect(tool!.attributes.get(A.toolCallId)).toBe("toolu_1")
-      // The HTTP client's own spans sit under the turn spans too.
-      const http = recorder.find((s) => s.name.startsWith("http.client"))
+      // The HTTP client's own spans sit under the turn spans too. Effect 4 names them after the
+      // method alone (`POST`; v3: `http.client POST`), so they are found by their HTTP attribute.
+      const http = recorder.find((s) => s.attributes.has("http.request.method"))
       expect(http.length).toBeGreaterThanOrEqual(2)
+      expect(http.map((s) => s.name)).toContain("POST")
       for (const span of http) expect(recorder.ancestors(span).some((a) => turns.includes(a))).toBe(true)
       expect(recorder.dump()).not.toContain(SecretKey)
     }))
@@ -217,8 +223,8 @@ describe("telemetry helpers", () => {
       yield* Effect.gen(function*() {
         // No span around: nothing to remember, the run just runs.
         yield* slot.within(Effect.void)
-        yield* Effect.withSpan(slot.within(Effect.forkDaemon(call).pipe(Effect.flatMap((f) => f.await))), "run")
-        yield* Effect.forkDaemon(Effect.withSpan(call, "outside")).pipe(Effect.flatMap((f) => f.await))
+        yield* Effect.withSpan(slot.within(Effect.forkDetach(call).pipe(Effect.flatMap(Fiber.await))), "run")
+        yield* Effect.forkDetach(Effect.withSpan(call, "outside")).pipe(Effect.flatMap(Fiber.await))
       }).pipe(Effect.withTracer(recorder.tracer))
       const [run] = recorder.find("run")
       const [inside, outside] = recorder.find("call")
@@ -251,10 +257,11 @@ describe("telemetry helpers", () => {
       const recorder = makeRecorder()
       const info = { provider: "odd-provider" }
       const measured = (type: string) =>
-        Metric.tagged(ChatTelemetry.turnDuration, A.provider, "odd-provider").pipe(
-          Metric.tagged(A.operationName, "chat"),
-          Metric.tagged(A.errorType, type)
-        )
+        Metric.withAttributes(ChatTelemetry.turnDuration, {
+          [A.provider]: "odd-provider",
+          [A.operationName]: "chat",
+          [A.errorType]: type
+        })
       yield* Effect.gen(function*() {
         yield* Effect.flip(Telemetry.turnSpan(info, Effect.fail("plain string")))
         yield* Effect.exit(Telemetry.turnSpan(info, Effect.interrupt))
@@ -297,7 +304,7 @@ describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
     expect(recorder.dump()).not.toContain(SecretKey)
   }
 
-  it.scopedLive("OpenAI", () =>
+  it.live("OpenAI", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       const api = yield* FakeOpenAi.make((_req, index) =>
@@ -316,7 +323,7 @@ describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
       check(recorder, "openai", [["tool_calls"], ["stop"]])
     }))
 
-  it.scopedLive("Gemini", () =>
+  it.live("Gemini", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       const api = yield* FakeGemini.make((_req, index) =>
@@ -338,11 +345,11 @@ describe("telemetry on OpenAI and Gemini (against their fakes)", () => {
 
 describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
   const bearer = (token: Redacted.Redacted<string>) => `Bearer ${Redacted.value(token)}`
-  type McpClient = Effect.Effect.Success<ReturnType<typeof connectClient>>
+  type McpClient = Effect.Success<ReturnType<typeof connectClient>>
   const callAdd = (client: McpClient) =>
     Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))
 
-  it.scopedLive("a run's calls are children of the span it was opened in, or of withRunSpan's; the bridge's own token's stay under the bridge", () =>
+  it.live("a run's calls are children of the span it was opened in, or of withRunSpan's; the bridge's own token's stay under the bridge", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       yield* Effect.gen(function*() {
@@ -362,7 +369,7 @@ describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
       expect(parents).toEqual(["opened", "turn", "opened", "McpBridge.make"])
     }))
 
-  it.scopedLive("two runs sharing a bridge: concurrent calls are each parented to their own run's span", () =>
+  it.live("two runs sharing a bridge: concurrent calls are each parented to their own run's span", () =>
     Effect.gen(function*() {
       const recorder = makeRecorder()
       // Both calls are in flight at once: each waits until the other has started.
@@ -374,12 +381,11 @@ describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
         handler: ({ run }) =>
           Ref.updateAndGet(arrived, (n) => n + 1).pipe(
             Effect.flatMap((n) => (n === 2 ? Deferred.succeed(bothIn, undefined) : Effect.void)),
-            Effect.zipRight(Deferred.await(bothIn)),
+            Effect.andThen(Deferred.await(bothIn)),
             Effect.as(run)
           )
       })
-      const duration = (run: string) =>
-        Metric.tagged(ChatTelemetry.toolDuration, A.toolName, "meet").pipe(Metric.tagged("run", run))
+      const duration = (run: string) => Metric.withAttributes(ChatTelemetry.toolDuration, { [A.toolName]: "meet", run })
       const before = yield* Effect.all([Metric.value(duration("a")), Metric.value(duration("b"))])
       yield* Effect.gen(function*() {
         const bridge = yield* NodeMcpBridge.make({ tools: [meet] })
@@ -399,10 +405,13 @@ describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
         ) =>
           run.withRunSpan(
             Deferred.succeed(mine, undefined).pipe(
-              Effect.zipRight(Deferred.await(other)),
-              Effect.zipRight(Effect.promise(() => client.callTool({ name: "meet", arguments: { run: name } })))
+              Effect.andThen(Deferred.await(other)),
+              Effect.andThen(Effect.promise(() => client.callTool({ name: "meet", arguments: { run: name } })))
             )
-          ).pipe(Effect.withSpan(`run ${name}`), Effect.tagMetrics("run", name))
+          ).pipe(
+            Effect.withSpan(`run ${name}`),
+            Effect.updateService(Metric.CurrentMetricAttributes, (attributes) => ({ ...attributes, run: name }))
+          )
         const [a, b] = yield* Effect.all([
           turn(runA, clientA, "a", inA, inB),
           turn(runB, clientB, "b", inB, inA)
@@ -418,5 +427,47 @@ describe("telemetry on the MCP bridge (the MCP SDK's own client)", () => {
       // Each run's call carries that run's metric labels.
       const after = yield* Effect.all([Metric.value(duration("a")), Metric.value(duration("b"))])
       expect([after[0].count - before[0].count, after[1].count - before[1].count]).toEqual([1, 1])
+    }))
+})
+
+describe("toolSpan", () => {
+  it.effect("a tool call is a Tool.executeTool span with the GenAI attributes; errors carry error.type", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const set = yield* Tool.validate([add])
+      yield* Tool.executeTool(set, new Tool.ToolCall({ id: "c1", name: "add", arguments: { a: 1, b: 2 } })).pipe(
+        Effect.withTracer(recorder.tracer)
+      )
+      yield* Tool.executeTool(set, new Tool.ToolCall({ id: "c2", name: "nope", arguments: {} })).pipe(
+        Effect.withTracer(recorder.tracer)
+      )
+      const [ok, missing] = recorder.find("Tool.executeTool")
+      expect(ok!.attributes.get(A.operationName)).toBe("execute_tool")
+      expect(ok!.attributes.get(A.toolName)).toBe("add")
+      expect(ok!.attributes.get(A.toolCallId)).toBe("c1")
+      expect(ok!.attributes.get(A.errorType)).toBeUndefined()
+      // Without RecordContent, no arguments or results on the span.
+      expect(ok!.attributes.get(A.toolCallArguments)).toBeUndefined()
+      expect(missing!.attributes.get(A.errorType)).toBe("ToolNotFound")
+    }))
+
+  it.effect("RecordContent puts the arguments (object or JSON text) and the result on the span", () =>
+    Effect.gen(function*() {
+      const recorder = makeRecorder()
+      const set = yield* Tool.validate([add])
+      for (const args of [{ a: 1, b: 2 }, "{\"a\":2,\"b\":2}", undefined]) {
+        yield* Tool.executeTool(set, new Tool.ToolCall({ id: "c", name: "add", arguments: args })).pipe(
+          Effect.withTracer(recorder.tracer),
+          Effect.provideService(ChatTelemetry.RecordContent, true)
+        )
+      }
+      const tools = recorder.find("Tool.executeTool")
+      expect(tools.map((s) => s.attributes.get(A.toolCallArguments))).toEqual([
+        "{\"a\":1,\"b\":2}",
+        "{\"a\":2,\"b\":2}",
+        "{}"
+      ])
+      expect(tools[0]!.attributes.get(A.toolCallResult)).toBe("3")
+      expect(tools[2]!.attributes.get(A.errorType)).toBe("InvalidArguments")
     }))
 })

@@ -1,16 +1,17 @@
-import * as SqliteClient from "@effect/sql-sqlite-node/SqliteClient"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as TestServices from "effect/TestServices"
+import * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 import { execFile } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.js"
-import * as AgentSettings from "../../src/services/AgentSettings.js"
+import { vi } from "vitest"
+import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.ts"
+import * as SqliteClient from "../../src/layers/SqliteClient.ts"
+import * as AgentSettings from "../../src/services/AgentSettings.ts"
 
 /** A fresh folder for one test, removed when its scope closes. */
 const testFolder = Effect.acquireRelease(
@@ -28,8 +29,9 @@ const withRawSql = <A, E>(filename: string, effect: Effect.Effect<A, E, SqlClien
 
 const failure = <A, E>(exit: Exit.Exit<A, E>): E => {
   assert.isTrue(Exit.isFailure(exit), "expected a failure")
-  if (Exit.isSuccess(exit) || exit.cause._tag !== "Fail") assert.fail(`expected a typed failure, got ${String(exit)}`)
-  return exit.cause.error
+  const reason = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+  if (reason?._tag !== "Fail") return assert.fail(`expected a typed failure, got ${String(exit)}`)
+  return reason.error
 }
 
 /** The schema of the application before the opt-out model: an allow list per agent. */
@@ -46,7 +48,7 @@ const legacyFixture = [
 ]
 
 describe("AgentSettingsSqlite", () => {
-  it.scoped("creates agents with disabled_tools TEXT NOT NULL DEFAULT '[]' and records its migrations", () =>
+  it.effect("creates agents with disabled_tools TEXT NOT NULL DEFAULT '[]' and records its migrations", () =>
     Effect.gen(function*() {
       const file = path.join(yield* testFolder, "agents.sqlite")
       yield* withSettings(file, Effect.flatMap(AgentSettings.AgentSettings, (s) => s.create("a")))
@@ -76,7 +78,7 @@ describe("AgentSettingsSqlite", () => {
       assert.deepStrictEqual(other.disabledTools, [])
     }))
 
-  it.scoped("migrates a legacy allowed_tools database: rows kept, empty opt-out sets, allowed_tools retired", () =>
+  it.effect("migrates a legacy allowed_tools database: rows kept, empty opt-out sets, allowed_tools retired", () =>
     Effect.gen(function*() {
       const file = path.join(yield* testFolder, "legacy.sqlite")
       yield* withRawSql(
@@ -117,7 +119,7 @@ describe("AgentSettingsSqlite", () => {
       ])
     }))
 
-  it.scoped("a corrupted disabled_tools value is a CorruptedSettingsError naming the agent; set repairs it", () =>
+  it.effect("a corrupted disabled_tools value is a CorruptedSettingsError naming the agent; set repairs it", () =>
     Effect.gen(function*() {
       const file = path.join(yield* testFolder, "agents.sqlite")
       const corrupt: ReadonlyArray<readonly [string, string]> = [
@@ -176,7 +178,7 @@ describe("AgentSettingsSqlite", () => {
       assert.deepStrictEqual(stored, [{ v: "[\"Bash\",42]" }], "a failed write leaves the stored value as it was")
     }))
 
-  it.scoped("reopening the file sees the data, and migrations do not run twice", () =>
+  it.effect("reopening the file sees the data, and migrations do not run twice", () =>
     Effect.gen(function*() {
       const file = path.join(yield* testFolder, "agents.sqlite")
       yield* withSettings(
@@ -197,11 +199,11 @@ describe("AgentSettingsSqlite", () => {
       assert.deepStrictEqual(migrations, [{ n: 2 }])
     }))
 
-  it.scoped(":memory: works and each layer gets its own database", () =>
+  it.effect(":memory: works and each layer gets its own database", () =>
     Effect.gen(function*() {
       const first = yield* withSettings(
         ":memory:",
-        Effect.flatMap(AgentSettings.AgentSettings, (s) => Effect.zipRight(s.create("a", ["Bash"]), s.list))
+        Effect.flatMap(AgentSettings.AgentSettings, (s) => Effect.andThen(s.create("a", ["Bash"]), s.list))
       )
       assert.deepStrictEqual(first, [{ agentId: "a", disabledTools: ["Bash"] }])
       assert.deepStrictEqual(
@@ -210,7 +212,7 @@ describe("AgentSettingsSqlite", () => {
       )
     }))
 
-  it.scoped("the default file is under XDG_DATA_HOME (or ~/.local/share), its directory created", () =>
+  it.effect("the default file is under XDG_DATA_HOME (or ~/.local/share), its directory created", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       assert.strictEqual(
@@ -250,7 +252,7 @@ describe("AgentSettingsSqlite", () => {
       ])
     }))
 
-  it.scoped("a file that cannot be opened is an AgentSettingsStorageError, not a crash", () =>
+  it.effect("a file that cannot be opened is an AgentSettingsStorageError, not a crash", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const missingDir = yield* Effect.exit(
@@ -270,7 +272,7 @@ describe("AgentSettingsSqlite", () => {
       assert.isFalse(nodeFs.existsSync(path.join(folder, "no")), "an explicit path's directory is not created")
     }))
 
-  it.scoped("writers in two other processes and this one, on the same file at the same time, lose nothing", () =>
+  it.effect("writers in two other processes and this one, on the same file at the same time, lose nothing", () =>
     Effect.gen(function*() {
       const file = path.join(yield* testFolder, "shared.sqlite")
       const count = 150
@@ -279,7 +281,7 @@ describe("AgentSettingsSqlite", () => {
       // Everyone starts writing at the same moment, after the children's tsx start-up.
       const startAt = Date.now() + 4_000
       const runWriter = (prefix: string) =>
-        Effect.async<string, Error>((resume) => {
+        Effect.callback<string, Error>((resume) => {
           const child = execFile(
             process.execPath,
             ["--import", "tsx", script, file, "shared", prefix, String(count), String(startAt)],
@@ -300,7 +302,7 @@ describe("AgentSettingsSqlite", () => {
             discard: true
           })
         })
-      ).pipe(TestServices.provideLive)
+      ).pipe(TestClock.withLive)
       const [a, b] = yield* Effect.all([runWriter("a"), runWriter("b"), inProcess], { concurrency: "unbounded" })
       assert.strictEqual(a.trim(), `done ${count}`)
       assert.strictEqual(b.trim(), `done ${count}`)
@@ -313,18 +315,32 @@ describe("AgentSettingsSqlite", () => {
     }))
 })
 
+// On the Effect 4 line the store needs no optional peer: `node:sqlite` comes with Node ≥ 22.19.
+// What is left of the peer check: a Node without `node:sqlite` is a storage error naming what to
+// install, not a crash at import.
 describe("AgentSettingsSqlite without its optional peer", () => {
   it.effect("building the layer fails with a storage error naming the package to install", () =>
     Effect.gen(function*() {
-      const exit = yield* Layer.build(
-        AgentSettingsSqlite.layerSqlite({ filename: ":memory:", sqliteClientModule: "@effect/sql-sqlite-missing/x" })
-      ).pipe(Effect.scoped, Effect.exit)
+      const Fresh = yield* Effect.promise(async () => {
+        vi.resetModules()
+        vi.doMock("node:sqlite", () => {
+          throw new Error("No such built-in module: node:sqlite")
+        })
+        return await import("../../src/layers/AgentSettingsSqlite.ts")
+      })
+      yield* Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          vi.doUnmock("node:sqlite")
+          vi.resetModules()
+        })
+      )
+      const exit = yield* Layer.build(Fresh.layerSqlite({ filename: ":memory:" })).pipe(Effect.scoped, Effect.exit)
       assert.isTrue(Exit.isFailure(exit))
-      const error = Exit.isFailure(exit) ? exit.cause : undefined
-      const failure = error?._tag === "Fail" ? error.error : undefined
+      const reason = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+      const failure = reason?._tag === "Fail" ? reason.error : undefined
       assert.strictEqual(failure?._tag, "AgentSettingsStorageError")
       assert.strictEqual(failure?.operation, "open")
-      assert.include(failure?.message, "npm install @effect/sql-sqlite-node")
+      assert.include(failure?.message, "Node >= 22.19 is required")
       assert.isDefined(failure?.cause)
     }))
 })

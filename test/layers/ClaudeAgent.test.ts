@@ -28,7 +28,7 @@ const client = (options: ClaudeAgent.Options = {}) =>
   ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis", ...options })
 
 describe("ClaudeAgent (scripted SDK)", () => {
-  it.scoped("an executable older than client_composed refuses a prompt it would interpret, before any query", () =>
+  it.effect("an executable older than client_composed refuses a prompt it would interpret, before any query", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
@@ -51,12 +51,12 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.calls().at(-1)!.options).toMatchObject({ verbatimPrompts: false })
     }))
 
-  it.scoped("builds the query's options from its own; resumes the session; ask sets the output format", () =>
+  it.effect("builds the query's options from its own; resumes the session; ask sets the output format", () =>
     Effect.gen(function*() {
       Sdk.script(async function*({ options }) {
         yield init()
         yield result(
-          options.outputFormat === undefined ? { result: "hello" } : { structured_output: { n: 3 }, result: "{}" }
+          options["outputFormat"] === undefined ? { result: "hello" } : { structured_output: { n: 3 }, result: "{}" }
         )
       })
       const cwd = fs.realpathSync(os.tmpdir())
@@ -82,17 +82,17 @@ describe("ClaudeAgent (scripted SDK)", () => {
         settingSources: [],
         mcpServers: {}
       })
-      expect(first!.options.resume).toBeUndefined()
-      expect(first!.options.outputFormat).toBeUndefined()
-      expect(first!.options.includePartialMessages).toBeUndefined()
-      const env = first!.options.env as Record<string, string>
-      expect(env.EXTRA_FOR_CLI).toBe("1")
-      expect(env.PATH).toBeUndefined()
+      expect(first!.options["resume"]).toBeUndefined()
+      expect(first!.options["outputFormat"]).toBeUndefined()
+      expect(first!.options["includePartialMessages"]).toBeUndefined()
+      const env = first!.options["env"] as Record<string, string>
+      expect(env["EXTRA_FOR_CLI"]).toBe("1")
+      expect(env["PATH"]).toBeUndefined()
       expect(second!.options).toMatchObject({ resume: "s-1", outputFormat: { type: "json_schema" } })
       expect(Sdk.closed()).toBe(2)
     }))
 
-  it.scoped("application MCP servers go over stdin (initialize) unless extraOptions says argv", () =>
+  it.effect("application MCP servers go over stdin (initialize) unless extraOptions says argv", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
@@ -106,7 +106,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(overridden!.options).toMatchObject({ mcpServersDelivery: "argv", mcpServers: { app } })
     }))
 
-  it.scoped("an SDK that throws before any result is a process error carrying the CLI's stderr", () =>
+  it.effect("an SDK that throws before any result is a process error carrying the CLI's stderr", () =>
     Effect.gen(function*() {
       Sdk.script(async function*({ spawn }) {
         yield init()
@@ -135,7 +135,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.calls()[0]!.prompt).toBe("kept\n\nagain")
     }))
 
-  it.scoped("an SDK that throws after an error result: the result line decides (status, retryable)", () =>
+  it.effect("an SDK that throws after an error result: the result line decides (status, retryable)", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
@@ -147,7 +147,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(error.message).toContain("Overloaded")
     }))
 
-  it.scoped("a query that ends without a result line is a process error, with the stderr when there is some", () =>
+  it.effect("a query that ends without a result line is a process error, with the stderr when there is some", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
@@ -165,7 +165,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(withStderr.message).toBe("The claude CLI ended without a result: session limit reached")
     }))
 
-  it.scopedLive("a query that never finishes times out (retryable) and is closed", () =>
+  it.live("a query that never finishes times out (retryable) and is closed", () =>
     Effect.gen(function*() {
       Sdk.script(async function*({ ended }) {
         yield init()
@@ -181,7 +181,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.closed()).toBe(1)
     }))
 
-  it.scoped("chatStream asks for partial messages and reports their text deltas", () =>
+  it.effect("chatStream asks for partial messages and reports their text deltas", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
@@ -200,10 +200,10 @@ describe("ClaudeAgent (scripted SDK)", () => {
       const texts = [...events].flatMap((e) => (e._tag === "TextDelta" ? [e.text] : []))
       expect(texts).toEqual(["Hel", "lo"])
       expect([...events].at(-1)).toMatchObject({ _tag: "Complete", text: "Hello" })
-      expect(Sdk.calls()[0]!.options.includePartialMessages).toBe(true)
+      expect(Sdk.calls()[0]!.options["includePartialMessages"]).toBe(true)
     }))
 
-  it.scoped("keepAlive: turns share one streaming-input query; an error result ends it; the next resumes", () =>
+  it.effect("keepAlive: turns share one streaming-input query; an error result ends it; the next resumes", () =>
     Effect.gen(function*() {
       // Answers each user message from the streaming input; "fail" gets an error result.
       Sdk.script(async function*({ prompt }) {
@@ -220,7 +220,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(yield* chat.chat("two")).toBe("echo two")
       expect(Sdk.calls().length).toBe(1)
       expect(typeof Sdk.calls()[0]!.prompt).toBe("object")
-      expect(Sdk.calls()[0]!.options.resume).toBeUndefined()
+      expect(Sdk.calls()[0]!.options["resume"]).toBeUndefined()
       expect(Sdk.closed()).toBe(0)
       const error = yield* Effect.flip(chat.chat("fail"))
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 500, retryable: true })
@@ -230,7 +230,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.calls()[1]!.options).toMatchObject({ resume: "s-1", includePartialMessages: true })
     }))
 
-  it.scoped("keepAlive: a query that cannot start is a typed error, and the next turn tries again", () =>
+  it.effect("keepAlive: a query that cannot start is a typed error, and the next turn tries again", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield result()
@@ -244,26 +244,24 @@ describe("ClaudeAgent (scripted SDK)", () => {
 })
 
 describe("ClaudeAgent.layerConfig", () => {
-  it.scoped("reads CLAUDE_* settings; options given in code win over the environment", () =>
+  it.effect("reads CLAUDE_* settings; options given in code win over the environment", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield init()
         yield result()
       })
       const cwd = fs.realpathSync(os.tmpdir())
-      const config = ConfigProvider.fromMap(
-        new Map([
-          ["CLAUDE_MODEL", "opus"],
-          ["CLAUDE_SYSTEM_PROMPT", "from env"],
-          ["CLAUDE_CWD", cwd],
-          ["CLAUDE_REQUEST_TIMEOUT", "1 minute"],
-          ["CLAUDE_PERMISSION_MODE", "acceptEdits"]
-        ])
-      )
+      const config = ConfigProvider.fromUnknown({
+        CLAUDE_MODEL: "opus",
+        CLAUDE_SYSTEM_PROMPT: "from env",
+        CLAUDE_CWD: cwd,
+        CLAUDE_REQUEST_TIMEOUT: "1 minute",
+        CLAUDE_PERMISSION_MODE: "acceptEdits"
+      })
       const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
         Effect.provide(
           ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier, systemPrompt: "from code", model: undefined }).pipe(
-            Layer.provide(Layer.setConfigProvider(config))
+            Layer.provide(ConfigProvider.layer(config))
           )
         )
       )
@@ -278,11 +276,11 @@ describe("ClaudeAgent.layerConfig", () => {
 
   it.effect("an unknown permission mode is a ConfigError", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["CLAUDE_PERMISSION_MODE", "yolo"]]))
+      const config = ConfigProvider.fromUnknown({ CLAUDE_PERMISSION_MODE: "yolo" })
       const error = yield* Effect.flip(
         Layer.build(ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier })).pipe(
           Effect.scoped,
-          Effect.withConfigProvider(config)
+          Effect.provide(ConfigProvider.layer(config))
         )
       )
       expect(error._tag).toBe("ConfigError")

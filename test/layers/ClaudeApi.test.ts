@@ -52,7 +52,7 @@ describe("ClaudeApi", () => {
     expect(body.system).toBe("s")
   })
 
-  it.scopedLive("plain chat: sends the key, version, model and prompt; returns the text", () =>
+  it.live("plain chat: sends the key, version, model and prompt; returns the text", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ text: "Hello there" }))
       const chat = yield* client(api, { system: "be brief", maxTokens: 123 })
@@ -68,7 +68,7 @@ describe("ClaudeApi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("runs a ReAct loop over two tool-calling steps", () =>
+  it.live("runs a ReAct loop over two tool-calling steps", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0
@@ -97,7 +97,7 @@ describe("ClaudeApi", () => {
       expect(reqs[0]!.body.tool_choice).toBeUndefined()
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("dispatches two tool calls of one turn together and answers them in order", () =>
+  it.live("dispatches two tool calls of one turn together and answers them in order", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0
@@ -120,7 +120,7 @@ describe("ClaudeApi", () => {
       expect(probe.peak()).toBe(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("reports a failing tool with is_error: true", () =>
+  it.live("reports a failing tool with is_error: true", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0 ? { toolUses: [{ id: "tu_x", name: "broken", input: {} }] } : { text: "it failed" }
@@ -133,7 +133,7 @@ describe("ClaudeApi", () => {
       ])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("fails with MaxStepsError when the model keeps calling tools", () =>
+  it.live("fails with MaxStepsError when the model keeps calling tools", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ toolUses: [{ name: "add", input: { a: 1, b: 1 } }] }))
       const chat = yield* client(api, { maxSteps: 3 })
@@ -143,7 +143,7 @@ describe("ClaudeApi", () => {
       expect(api.messageRequests()).toHaveLength(3)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask: a forced answer tool without user tools; decoded with the schema", () =>
+  it.live("ask: a forced answer tool without user tools; decoded with the schema", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ toolUses: [{ name: "answer", input: { city: "Paris", celsius: 18 } }] }))
       const chat = yield* client(api)
@@ -159,7 +159,7 @@ describe("ClaudeApi", () => {
       ])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask with tools: the model uses a tool, then answers through the answer tool", () =>
+  it.live("ask with tools: the model uses a tool, then answers through the answer tool", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0
@@ -180,7 +180,7 @@ describe("ClaudeApi", () => {
       expect(second!.tool_choice).toEqual({ type: "any" })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask: an answer that does not match the schema is a StructuredOutputError", () =>
+  it.live("ask: an answer that does not match the schema is a StructuredOutputError", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ toolUses: [{ name: "answer", input: { city: "Paris", celsius: "warm" } }] }))
       const chat = yield* client(api)
@@ -189,7 +189,7 @@ describe("ClaudeApi", () => {
       expect(error.message).toContain("celsius")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask → chat → ask: the answer tool is sent per request only", () =>
+  it.live("ask → chat → ask: the answer tool is sent per request only", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 1 ? { text: "just text" } : { toolUses: [{ name: "answer", input: { city: "Oslo", celsius: i } }] }
@@ -210,7 +210,7 @@ describe("ClaudeApi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("sums usage across steps (cache reads count as input and as cached)", () =>
+  it.live("sums usage across steps (cache reads count as input and as cached)", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0
@@ -235,7 +235,7 @@ describe("ClaudeApi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("retries a 429 after its retry-after, then succeeds", () =>
+  it.live("retries a 429 after its retry-after, then succeeds", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0 ? { status: 429, headers: { "retry-after": "0.3" } } : { text: "finally" }
@@ -247,7 +247,7 @@ describe("ClaudeApi", () => {
       expect(api.messageRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("retries Anthropic's 529 (overloaded) too, and gives up after maxRetries", () =>
+  it.live("retries Anthropic's 529 (overloaded) too, and gives up after maxRetries", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ status: 529 }))
       const chat = yield* client(api, { maxRetries: 2 })
@@ -262,7 +262,7 @@ describe("ClaudeApi", () => {
       expect(api.messageRequests()).toHaveLength(3)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
+  it.live("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({
         status: 401,
@@ -282,7 +282,7 @@ describe("ClaudeApi", () => {
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a slow answer is a typed timeout, and the prompt is kept for the next call", () =>
+  it.live("a slow answer is a typed timeout, and the prompt is kept for the next call", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) => (i === 0 ? { text: "late", delayMs: 2_000 } : { text: "on time" }))
       const chat = yield* client(api, { requestTimeout: "200 millis" })
@@ -293,7 +293,7 @@ describe("ClaudeApi", () => {
       expect(Fake.lastUserText(api.messageRequests()[1]!)).toBe("context\n\nagain")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("never logs the API key, even when the server echoes it; logs the host only", () =>
+  it.live("never logs the API key, even when the server echoes it; logs the host only", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith((_, i) =>
         i === 0
@@ -314,11 +314,10 @@ describe("ClaudeApi", () => {
       }
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("layerConfig reads ANTHROPIC_* and refuses a bad base URL with a config error", () =>
+  it.live("layerConfig reads ANTHROPIC_* and refuses a bad base URL with a config error", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ text: "configured" }))
-      const env = (map: Record<string, string>) =>
-        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
       const good = ClaudeApi.layerConfig().pipe(
         Layer.provide(
           env({

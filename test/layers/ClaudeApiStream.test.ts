@@ -17,7 +17,7 @@ const client = (api: Fake.FakeMessagesApi, options: Partial<ClaudeApi.Options> =
   })
 
 describe("ClaudeApi.chatStream", () => {
-  it.scopedLive("deltas concatenate to the final text; Complete, usage and history equal chat's", () =>
+  it.live("deltas concatenate to the final text; Complete, usage and history equal chat's", () =>
     Effect.gen(function*() {
       const reply: Fake.FakeReply = {
         text: "Streaming héllo 🌍 world, in pieces.",
@@ -46,7 +46,7 @@ describe("ClaudeApi.chatStream", () => {
       ])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a two-step tool loop streams tool calls in order with their results", () =>
+  it.live("a two-step tool loop streams tool calls in order with their results", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -106,7 +106,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(Fake.toolResults(reqs[2]!)).toEqual([{ tool_use_id: "tu_3", content: "7", is_error: false }])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("empty streamed tool input becomes {}", () =>
+  it.live("empty streamed tool input becomes {}", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -122,7 +122,7 @@ describe("ClaudeApi.chatStream", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
+  it.live("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "first half, second half", breakMidway: "destroy" }))
       const chat = yield* client(api)
@@ -135,7 +135,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("an error event mid-stream is a typed error after the deltas already emitted", () =>
+  it.live("an error event mid-stream is a typed error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "Partial answer here", breakMidway: "error" }))
       const chat = yield* client(api)
@@ -146,7 +146,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a stream that ends before message_stop, or sends a malformed event, is a typed error", () =>
+  it.live("a stream that ends before message_stop, or sends a malformed event, is a typed error", () =>
     Effect.gen(function*() {
       const start =
         `event: message_start\ndata: {"type":"message_start","message":{"usage":{"input_tokens":1,"output_tokens":1}}}\n\n` +
@@ -177,7 +177,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(odd.error?.message).toContain("unexpected shape")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("status errors before the first byte are retried like chat's", () =>
+  it.live("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -201,7 +201,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(failing.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("streamed turns log the host only, never the key", () =>
+  it.live("streamed turns log the host only, never the key", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -217,7 +217,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(lines.join("\n")).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
+  it.live("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -225,7 +225,7 @@ describe("ClaudeApi.chatStream", () => {
       ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(deltas(seen)).toBe("never f")
       yield* eventually(() => api.abandoned.length === 1)
       expect(api.abandoned).toEqual([0])

@@ -4,7 +4,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import {
@@ -71,7 +71,7 @@ type Script = (options: RunOptions, index: number) => Effect.Effect<RunResult, n
 const withClient = <A, E>(
   script: Script | ReadonlyArray<TestSubprocess.Scripted>,
   options: ClaudeLocal.Options,
-  body: (chat: ChatClient["Type"], calls: Effect.Effect<ReadonlyArray<RunOptions>>) => Effect.Effect<A, E>
+  body: (chat: ChatClient["Service"], calls: Effect.Effect<ReadonlyArray<RunOptions>>) => Effect.Effect<A, E>
 ) =>
   Effect.gen(function*() {
     const ctx = yield* Layer.build(
@@ -331,7 +331,10 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         ])
         const e = yield* flipChat([denied])
         expect(e).toMatchObject({ _tag: "PermissionDeniedError", tools: ["Bash"], answer: "I could not run it" })
-        const answer = yield* withClient([denied], { allowPermissionDenials: true }, (chat) => chat.chat("hi"))
+        // The allowed denial's warning is expected: kept off the test output.
+        const answer = yield* withClient([denied], { allowPermissionDenials: true }, (chat) => chat.chat("hi")).pipe(
+          Effect.provide(Logger.layer([]))
+        )
         expect(answer).toBe("I could not run it")
       }))
 
@@ -347,14 +350,14 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const e = yield* withClient(
           [ok([init([{ name: "gtb", status: "failed" }]), result()])],
           {},
-          (chat) => Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi")))
+          (chat) => Effect.andThen(chat.setTools([add]), Effect.flip(chat.chat("hi")))
         )
         expect(e._tag).toBe("ProviderError")
         expect(e.message).toContain("MCP server gtb: failed")
         const missing = yield* withClient(
           [ok([result()])],
           {},
-          (chat) => Effect.zipRight(chat.setTools([add]), Effect.flip(chat.chat("hi")))
+          (chat) => Effect.andThen(chat.setTools([add]), Effect.flip(chat.chat("hi")))
         )
         expect(missing.message).toContain("not reported")
       }))
@@ -388,12 +391,11 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
       )
       chmodSync(stub, 0o755)
       const lines: Array<string> = []
-      const capture = Logger.replace(
-        Logger.defaultLogger,
+      const capture = Logger.layer([
         Logger.make(({ message }) => {
           lines.push(Array.isArray(message) ? message.join(" ") : String(message))
         })
-      )
+      ])
       const secret = "a very private prompt"
       const answer = yield* Effect.gen(function*() {
         const chat = yield* ChatClient
@@ -407,7 +409,7 @@ console.log(JSON.stringify({ type: "result", is_error: false, result: "prompt=" 
           )
         ),
         Effect.provide(capture),
-        Logger.withMinimumLogLevel(LogLevel.Debug)
+        Effect.provideService(References.MinimumLogLevel, "Debug")
       )
       rmSync(dir, { recursive: true, force: true })
       expect(answer).toBe(`prompt=${secret} cfg=gtb`)
@@ -500,22 +502,24 @@ console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: proc
 `
       )
       chmodSync(stub, 0o755)
-      const config = ConfigProvider.fromMap(
-        new Map([
-          ["CLAUDE_BINARY", stub],
-          ["CLAUDE_MODEL", "opus"],
-          ["CLAUDE_SYSTEM_PROMPT", "from env"],
-          ["CLAUDE_CWD", dir],
-          ["CLAUDE_REQUEST_TIMEOUT", "30 seconds"],
-          ["CLAUDE_PERMISSION_MODE", "plan"]
-        ])
-      )
+      const config = ConfigProvider.fromEnv({
+        env: {
+          CLAUDE_BINARY: stub,
+          CLAUDE_MODEL: "opus",
+          CLAUDE_SYSTEM_PROMPT: "from env",
+          CLAUDE_CWD: dir,
+          CLAUDE_REQUEST_TIMEOUT: "30 seconds",
+          CLAUDE_PERMISSION_MODE: "plan"
+        }
+      })
       const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
         Effect.provide(
           ClaudeLocal.layerConfig({ systemPrompt: "from code", model: undefined }).pipe(
-            Layer.provide(Layer.setConfigProvider(config))
+            Layer.provide(ConfigProvider.layer(config))
           )
-        )
+        ),
+        // The stub answers `--version` with no version: the warning that causes is expected.
+        Effect.provide(Logger.layer([]))
       )
       const seen = JSON.parse(answer) as { args: Array<string>; cwd: string }
       expect(seen.cwd).toBe(dir)
@@ -527,9 +531,12 @@ console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: proc
 
   it.effect("a malformed CLAUDE_REQUEST_TIMEOUT is a ConfigError", () =>
     Effect.gen(function*() {
-      const config = ConfigProvider.fromMap(new Map([["CLAUDE_REQUEST_TIMEOUT", "soon"]]))
+      const config = ConfigProvider.fromEnv({ env: { CLAUDE_REQUEST_TIMEOUT: "soon" } })
       const error = yield* Effect.flip(
-        Layer.build(ClaudeLocal.layerConfig()).pipe(Effect.scoped, Effect.withConfigProvider(config))
+        Layer.build(ClaudeLocal.layerConfig()).pipe(
+          Effect.scoped,
+          Effect.provideService(ConfigProvider.ConfigProvider, config)
+        )
       )
       expect(error._tag).toBe("ConfigError")
     }))

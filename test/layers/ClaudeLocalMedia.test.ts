@@ -21,7 +21,7 @@ const ok = (fields: Record<string, unknown> = {}): TestSubprocess.Scripted => ({
 const withClient = <A, E>(
   script: ReadonlyArray<TestSubprocess.Scripted>,
   cliVersion: string,
-  body: (chat: ChatClient["Type"], test: TestSubprocess.TestSubprocess["Type"]) => Effect.Effect<A, E>
+  body: (chat: ChatClient["Service"], test: TestSubprocess.TestSubprocess["Service"]) => Effect.Effect<A, E>
 ) =>
   Effect.gen(function*() {
     const ctx = yield* Layer.build(

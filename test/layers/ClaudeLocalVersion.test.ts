@@ -29,7 +29,7 @@ const version = (v: string): TestSubprocess.Scripted => ({ stdout: `${v} (Claude
 const withClient = <A, E>(
   script: ReadonlyArray<TestSubprocess.Scripted>,
   options: ClaudeLocal.Options,
-  body: (chat: ChatClient["Type"], calls: Effect.Effect<ReadonlyArray<RunOptions>>) => Effect.Effect<A, E>
+  body: (chat: ChatClient["Service"], calls: Effect.Effect<ReadonlyArray<RunOptions>>) => Effect.Effect<A, E>
 ) =>
   Effect.gen(function*() {
     const ctx = yield* Layer.build(
@@ -164,12 +164,11 @@ describe("claude CLI versions", () => {
 
   it.live("an unreadable --version output logs a warning and runs with the newest features", () => {
     const warnings: Array<string> = []
-    const capture = Logger.replace(
-      Logger.defaultLogger,
+    const capture = Logger.layer([
       Logger.make(({ logLevel, message }) => {
-        if (logLevel._tag === "Warning") warnings.push(String(Array.isArray(message) ? message[0] : message))
+        if (logLevel === "Warn") warnings.push(String(Array.isArray(message) ? message[0] : message))
       })
-    )
+    ])
     return withClient(
       [{ stdout: "my-claude-wrapper\n" }, ok("{\"n\":1}")],
       {},

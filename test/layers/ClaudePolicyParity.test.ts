@@ -65,7 +65,7 @@ const agentTurn = (options: ClaudeAgent.Options) =>
   Effect.gen(function*() {
     let settings: string | undefined
     Sdk.script(async function*({ options }) {
-      if (typeof options.settings === "string") settings = fs.readFileSync(options.settings, "utf8")
+      if (typeof options["settings"] === "string") settings = fs.readFileSync(options["settings"], "utf8")
       yield JSON.parse(initLine)
       yield JSON.parse(resultLine)
     })
@@ -96,13 +96,13 @@ describe("ClaudeLocal and ClaudeAgent apply the same tool policy", () => {
           const local = yield* localTurn({ cwd, permissionMode: mode, toolPolicy })
           const agent = yield* agentTurn({ cwd, permissionMode: mode, toolPolicy })
           const fromCli = cliDisallowed(local.args)
-          expect([...(agent.options.disallowedTools as Array<string>)].sort()).toEqual(fromCli)
+          expect([...(agent.options["disallowedTools"] as Array<string>)].sort()).toEqual(fromCli)
           for (const name of interactive) expect(fromCli.includes(name)).toBe(mode !== "bypassPermissions")
           // A git workspace was detected: the non-interactive worktree tool is on when its pair is.
           expect(fromCli.includes("ExitWorktree")).toBe(mode !== "bypassPermissions")
           expect(fromCli).toEqual(expect.arrayContaining(["Bash", "BashOutput", "mcp__docs__*"]))
           // On bypassPermissions the SDK hook lets interactive tools through, as the CLI does.
-          const hooks = agent.options.hooks as ToolPolicy.AgentSdkOptions<never>["hooks"]
+          const hooks = agent.options["hooks"] as ToolPolicy.AgentSdkOptions<never>["hooks"]
           if (mode === "bypassPermissions") {
             const hook = hooks!.PreToolUse[0]!.hooks[0]!
             const answer = yield* Effect.promise(() =>
@@ -150,7 +150,7 @@ describe("ClaudeLocal and ClaudeAgent apply the same tool policy", () => {
       expect(yield* disallowed(git)).toContain("mcp__chan__notify")
       expect(yield* disallowed(git, { "agent-has-channel": true })).not.toContain("mcp__chan__notify")
       const agent = yield* agentTurn({ cwd: git, permissionMode: "bypassPermissions" })
-      expect(agent.options.disallowedTools).not.toContain("ExitWorktree")
+      expect(agent.options["disallowedTools"]).not.toContain("ExitWorktree")
       fs.rmSync(git, { recursive: true, force: true })
       fs.rmSync(plain, { recursive: true, force: true })
     }))
@@ -165,17 +165,17 @@ describe("ClaudeLocal and ClaudeAgent apply the same tool policy", () => {
       const agentDeny = (JSON.parse(agent.settings!) as { permissions: { deny: Array<string> } }).permissions.deny
       const expected = [...many, "Write"]
       const localAll = new Set(cliDisallowed(local.args, localDeny))
-      const agentAll = new Set([...agentDeny, ...(agent.options.disallowedTools as Array<string>)])
+      const agentAll = new Set([...agentDeny, ...(agent.options["disallowedTools"] as Array<string>)])
       expect(expected.filter((n) => !localAll.has(n))).toEqual([])
       expect(expected.filter((n) => !agentAll.has(n))).toEqual([])
       expect(localDeny.length).toBeGreaterThan(0)
       expect(agentDeny.length).toBeGreaterThan(0)
       for (const a of local.args) expect(Buffer.byteLength(a)).toBeLessThanOrEqual(96 * 1024)
-      expect(Buffer.byteLength((agent.options.disallowedTools as Array<string>).join(","))).toBeLessThanOrEqual(
+      expect(Buffer.byteLength((agent.options["disallowedTools"] as Array<string>).join(","))).toBeLessThanOrEqual(
         96 * 1024
       )
       // The files are gone with the turn.
-      expect(fs.existsSync(agent.options.settings as string)).toBe(false)
+      expect(fs.existsSync(agent.options["settings"] as string)).toBe(false)
       expect(fs.existsSync(local.args[local.args.indexOf("--settings") + 1]!)).toBe(false)
     }))
 })

@@ -7,6 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
 import * as Ref from "effect/Ref"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
@@ -16,7 +17,13 @@ import * as Fallback from "../../src/layers/Fallback.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { ChatClient, MaxStepsError, ProviderError, Usage } from "../../src/services/ChatClient.js"
+import {
+  ChatClient,
+  type ChatClientService,
+  MaxStepsError,
+  ProviderError,
+  Usage
+} from "../../src/services/ChatClient.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import * as Tool from "../../src/services/Tool.js"
 
@@ -42,7 +49,7 @@ const fallback = (
 
 const run = <A, E, LE>(
   layer: Layer.Layer<ChatClient, LE>,
-  body: (chat: ChatClient["Type"]) => Effect.Effect<A, E>
+  body: (chat: ChatClientService) => Effect.Effect<A, E>
 ) => Effect.flatMap(ChatClient, body).pipe(Effect.provide(layer))
 
 const networkError = (provider: string) =>
@@ -170,16 +177,18 @@ describe("Fallback", () => {
       const started = yield* Deferred.make<void>()
       const a = {
         name: "a",
-        layer: Scripted.layer({ respond: () => Effect.zipRight(Deferred.succeed(started, undefined), Effect.never) })
+        layer: Scripted.layer({ respond: () => Effect.andThen(Deferred.succeed(started, undefined), Effect.never) })
       }
       const b = recorded("b", [Scripted.text("from b")])
       const exit = yield* run(fallback([a, b]), (chat) =>
         Effect.gen(function*() {
-          const fiber = yield* Effect.fork(chat.chat("hi"))
+          const fiber = yield* Effect.forkChild(chat.chat("hi"))
           yield* Deferred.await(started)
-          return yield* Fiber.interrupt(fiber)
+          // On Effect 4 Fiber.interrupt returns void: the exit comes from Fiber.await.
+          yield* Fiber.interrupt(fiber)
+          return yield* Fiber.await(fiber)
         }))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(b.requests.length).toBe(0)
     }))
 
@@ -198,7 +207,7 @@ describe("Fallback", () => {
       const b = recorded("b", [Scripted.toolCalls({ name: "charge_card" }), Scripted.text("done")])
       const error = yield* Effect.flip(
         run(fallback([a, b], { strictToolContext: true }), (chat) =>
-          Effect.zipRight(chat.setTools([sideEffect]), chat.chat("charge it")))
+          Effect.andThen(chat.setTools([sideEffect]), chat.chat("charge it")))
       )
       expect(error).toMatchObject({ _tag: "FallbackError", reason: "RefusedAfterToolRun" })
       expect(b.requests.length).toBe(0)
@@ -212,7 +221,7 @@ describe("Fallback", () => {
         Scripted.fail(Scripted.httpError(503, "a"))
       ])
       const b = recorded("b", [Scripted.text("done")])
-      expect(yield* run(fallback([a, b]), (chat) => Effect.zipRight(chat.setTools([add]), chat.chat("go")))).toBe(
+      expect(yield* run(fallback([a, b]), (chat) => Effect.andThen(chat.setTools([add]), chat.chat("go")))).toBe(
         "done"
       )
     }))
@@ -248,13 +257,13 @@ describe("Fallback", () => {
         }),
         (chat) => chat.ask("n?", Schema.Struct({ n: Schema.Number }))
       ).pipe(
-        Effect.provide(Logger.replace(
-          Logger.defaultLogger,
+        Effect.provide(Logger.layer([
           Logger.make((o) => {
-            const annotations = Object.fromEntries(o.annotations) as Record<string, unknown>
-            logs.push(`${String(o.message)} ${JSON.stringify(annotations, Object.keys(annotations).sort())}`)
+            const annotations = o.fiber.getRef(References.CurrentLogAnnotations)
+            const message = Array.isArray(o.message) ? o.message.map(String).join(" ") : String(o.message)
+            logs.push(`${message} ${JSON.stringify(annotations, Object.keys(annotations).sort())}`)
           })
-        ))
+        ]))
       )
       expect(value).toEqual({ n: 4 })
       expect(hooks).toEqual(["a->b:ProviderError"])
@@ -301,7 +310,7 @@ const listeningPorts = (): Array<number> =>
     .map((cols) => parseInt(cols[1]!.split(":")[1]!, 16))
 
 const refuses = (port: number) =>
-  Effect.async<boolean>((resume) => {
+  Effect.callback<boolean>((resume) => {
     const socket = connect(port, "127.0.0.1")
     socket.on("connect", () => {
       socket.destroy()
@@ -346,12 +355,11 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
       const a = recorded("a", [Scripted.structured({ n: "not a number" })])
       const b = recorded("b", [Scripted.structured({ n: 1 })])
       const value = yield* run(fallback([a, b], { policy: () => "failover" }), (chat) => chat.ask("n?", Answer)).pipe(
-        Effect.provide(Logger.replace(
-          Logger.defaultLogger,
+        Effect.provide(Logger.layer([
           Logger.make((o) => {
-            logs.push(Object.fromEntries(o.annotations))
+            logs.push({ ...o.fiber.getRef(References.CurrentLogAnnotations) })
           })
-        ))
+        ]))
       )
       expect(value).toEqual({ n: 1 })
       expect(logs).toEqual([{ from: "a", to: "b", reason: "StructuredOutputError" }])

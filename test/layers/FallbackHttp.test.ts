@@ -7,7 +7,7 @@ import * as Schema from "effect/Schema"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as Fallback from "../../src/layers/Fallback.js"
 import * as OpenAi from "../../src/layers/OpenAi.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
+import { ChatClient, type ChatClientService } from "../../src/services/ChatClient.js"
 import * as Tool from "../../src/services/Tool.js"
 import * as FakeMessages from "../support/FakeMessagesApi.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
@@ -30,11 +30,11 @@ const add = Tool.make("add", {
 
 const withHttp = <A, E>(
   layer: Layer.Layer<ChatClient, unknown, never>,
-  body: (chat: ChatClient["Type"]) => Effect.Effect<A, E>
+  body: (chat: ChatClientService) => Effect.Effect<A, E>
 ) => Effect.flatMap(ChatClient, body).pipe(Effect.provide(layer))
 
 describe("Fallback over the HTTP providers", () => {
-  it.scopedLive("a 529 from Anthropic moves to OpenAI, which gets the tools and the transcript", () =>
+  it.live("a 529 from Anthropic moves to OpenAI, which gets the tools and the transcript", () =>
     Effect.gen(function*() {
       let calls = 0
       const anthropic = yield* FakeMessages.make(() => (calls++ === 0 ? { text: "Paris" } : { status: 529 }))
@@ -58,7 +58,7 @@ describe("Fallback over the HTTP providers", () => {
       expect((first.body.tools ?? []).map((t) => t.function.name)).toEqual(["add"])
     }))
 
-  it.scopedLive("a refused connection (network error) moves on; a 401 does not", () =>
+  it.live("a refused connection (network error) moves on; a 401 does not", () =>
     Effect.gen(function*() {
       const openai = yield* FakeOpenAi.make(() => ({ text: "from openai" }))
       const closedPort = yield* Effect.acquireRelease(FakeMessages.make(() => ({ text: "never" })), () => Effect.void)

@@ -17,7 +17,7 @@ const client = (api: Fake.FakeGemini, options: Partial<Gemini.Options> = {}) =>
   })
 
 describe("Gemini.chatStream", () => {
-  it.scopedLive("deltas concatenate to the final text (thoughts as ReasoningDelta); Complete, usage and history equal chat's", () =>
+  it.live("deltas concatenate to the final text (thoughts as ReasoningDelta); Complete, usage and history equal chat's", () =>
     Effect.gen(function*() {
       const reply: Fake.FakeReply = {
         thought: "Let me think about this.",
@@ -51,7 +51,7 @@ describe("Gemini.chatStream", () => {
       ])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a two-step tool loop streams tool calls in order with their results; signatures kept", () =>
+  it.live("a two-step tool loop streams tool calls in order with their results; signatures kept", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -113,7 +113,7 @@ describe("Gemini.chatStream", () => {
       expect(Fake.functionResponses(reqs[2]!)).toEqual([{ name: "add", response: { output: "7" }, id: "g3" }])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a function call without args becomes {}", () =>
+  it.live("a function call without args becomes {}", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -129,7 +129,7 @@ describe("Gemini.chatStream", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a blocked prompt is the same typed error as chat's", () =>
+  it.live("a blocked prompt is the same typed error as chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ blockReason: "SAFETY" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
@@ -137,7 +137,7 @@ describe("Gemini.chatStream", () => {
       expect(error).toMatchObject({ _tag: "ProviderError", message: "gemini returned no answer (SAFETY)" })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
+  it.live("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "first half, second half", breakMidway: "destroy" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
@@ -147,7 +147,7 @@ describe("Gemini.chatStream", () => {
       expect(api.generateRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("an error chunk mid-stream is a typed error after the deltas already emitted", () =>
+  it.live("an error chunk mid-stream is a typed error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "Partial answer here", breakMidway: "error" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
@@ -156,7 +156,7 @@ describe("Gemini.chatStream", () => {
       expect(error?.message).toContain("UNAVAILABLE: The model is overloaded.")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("status errors before the first byte are retried like chat's", () =>
+  it.live("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) => (i === 0 ? { status: 503 } : { text: "after a retry" }))
       const events = yield* collect((yield* client(api)).chatStream("go"))
@@ -164,7 +164,7 @@ describe("Gemini.chatStream", () => {
       expect(api.generateRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
+  it.live("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -172,7 +172,7 @@ describe("Gemini.chatStream", () => {
       ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(deltas(seen)).toBe("never f")
       yield* eventually(() => api.abandoned.length === 1)
       expect(api.abandoned).toEqual([0])

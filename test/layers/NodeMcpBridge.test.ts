@@ -10,12 +10,13 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as McpBridge from "../../src/services/McpBridge.js"
-import * as Tool from "../../src/services/Tool.js"
-import { connectClient, initializeBody, mcpHeaders, openSseStream, probePort, rawRequest } from "./mcpBridgeSupport.js"
+import * as Http from "node:http"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as McpBridge from "../../src/services/McpBridge.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { connectClient, initializeBody, mcpHeaders, openSseStream, probePort, rawRequest } from "./mcpBridgeSupport.ts"
 
-class Greeter extends Context.Tag("test/Greeter")<Greeter, { readonly greet: (name: string) => string }>() {}
+class Greeter extends Context.Service<Greeter, { readonly greet: (name: string) => string }>()("test/Greeter") {}
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -77,7 +78,7 @@ const startBridge = (options: McpBridge.McpBridgeOptions<Greeter> = {}) =>
 const bearer = (bridge: McpBridge.McpBridgeService) => `Bearer ${Redacted.value(bridge.token)}`
 
 describe("NodeMcpBridge", () => {
-  it.scopedLive("serves each tool's JSON Schema unaltered", () =>
+  it.live("serves each tool's JSON Schema unaltered", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       const client = yield* connectClient(bridge.url, bearer(bridge))
@@ -91,7 +92,7 @@ describe("NodeMcpBridge", () => {
       expect(listed.tools.find((t) => t.name === "search")!.inputSchema).toEqual(dynamicSchema)
     }))
 
-  it.scopedLive("exposes url, token, server name and the MCP config", () =>
+  it.live("exposes url, token, server name and the MCP config", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       expect(bridge.url).toBe(`http://127.0.0.1:${bridge.port}/mcp`)
@@ -111,7 +112,7 @@ describe("NodeMcpBridge", () => {
       expect(Redacted.value(other.token)).not.toBe(token)
     }))
 
-  it.scopedLive("calls tools: text, JSON, caller's services; failures and defects are isError and serving goes on", () =>
+  it.live("calls tools: text, JSON, caller's services; failures and defects are isError and serving goes on", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       const client = yield* connectClient(bridge.url, bearer(bridge))
@@ -155,7 +156,7 @@ describe("NodeMcpBridge", () => {
       expect(JSON.parse(textOf(again))).toBe(42)
     }))
 
-  it.scopedLive("answers 200 concurrent calls correctly", () =>
+  it.live("answers 200 concurrent calls correctly", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       const client = yield* connectClient(bridge.url, bearer(bridge))
@@ -168,7 +169,7 @@ describe("NodeMcpBridge", () => {
       expect(results.every((r) => r.isError === false)).toBe(true)
     }))
 
-  it.scopedLive("interrupts the handler's fiber when the client cancels the call", () =>
+  it.live("interrupts the handler's fiber when the client cancels the call", () =>
     Effect.gen(function*() {
       const started = yield* Deferred.make<void>()
       const interrupted = yield* Deferred.make<void>()
@@ -177,7 +178,7 @@ describe("NodeMcpBridge", () => {
         parameters: {},
         handler: () =>
           Deferred.succeed(started, undefined).pipe(
-            Effect.zipRight(Effect.never),
+            Effect.andThen(Effect.never),
             Effect.onInterrupt(() => Deferred.succeed(interrupted, undefined))
           )
       })
@@ -194,7 +195,7 @@ describe("NodeMcpBridge", () => {
     }))
 
   describe("request checks", () => {
-    it.scopedLive("accepts a well-formed request (control case)", () =>
+    it.live("accepts a well-formed request (control case)", () =>
       Effect.gen(function*() {
         const bridge = yield* startBridge()
         const token = Redacted.value(bridge.token)
@@ -211,7 +212,7 @@ describe("NodeMcpBridge", () => {
         }
       }))
 
-    it.scopedLive("401 for missing, wrong and malformed credentials, never echoing the token", () =>
+    it.live("401 for missing, wrong and malformed credentials, never echoing the token", () =>
       Effect.gen(function*() {
         const bridge = yield* startBridge()
         const token = Redacted.value(bridge.token)
@@ -238,7 +239,7 @@ describe("NodeMcpBridge", () => {
         }
       }))
 
-    it.scopedLive("403 for a foreign Host, another port, or a foreign Origin", () =>
+    it.live("403 for a foreign Host, another port, or a foreign Origin", () =>
       Effect.gen(function*() {
         const bridge = yield* startBridge()
         const token = Redacted.value(bridge.token)
@@ -261,7 +262,7 @@ describe("NodeMcpBridge", () => {
         }
       }))
 
-    it.scopedLive("413 for a body over the limit, declared or streamed", () =>
+    it.live("413 for a body over the limit, declared or streamed", () =>
       Effect.gen(function*() {
         const bridge = yield* startBridge({ maxBodyBytes: 1024 })
         const token = Redacted.value(bridge.token)
@@ -295,7 +296,7 @@ describe("NodeMcpBridge", () => {
         expect(JSON.parse(streamed.body).error.message).toContain("1024")
       }))
 
-    it.scopedLive("malformed JSON-RPC gets a JSON-RPC error and the server keeps serving", () =>
+    it.live("malformed JSON-RPC gets a JSON-RPC error and the server keeps serving", () =>
       Effect.gen(function*() {
         const bridge = yield* startBridge()
         const token = Redacted.value(bridge.token)
@@ -358,7 +359,7 @@ describe("NodeMcpBridge", () => {
       }))
   })
 
-  it.scopedLive("setTools replaces the set for a connected client, which hears list_changed; port and token stay", () =>
+  it.live("setTools replaces the set for a connected client, which hears list_changed; port and token stay", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       const { port, token, url } = bridge
@@ -380,7 +381,7 @@ describe("NodeMcpBridge", () => {
       // it is up; a notification sent before that is dropped, so set again until one arrives.
       yield* bridge.setTools([mul, greet]).pipe(
         provideGreeter,
-        Effect.zipRight(Effect.promise(() => changed).pipe(Effect.timeout("100 millis"))),
+        Effect.andThen(Effect.promise(() => changed).pipe(Effect.timeout("100 millis"))),
         Effect.retry({ times: 50 })
       )
       expect(notified).toBeGreaterThanOrEqual(1)
@@ -418,9 +419,9 @@ describe("NodeMcpBridge", () => {
   it.live("scope close with open SSE streams is quick, refuses connections afterwards, and is idempotent", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const bridge = yield* startBridge().pipe(Scope.extend(scope))
+      const bridge = yield* startBridge().pipe(Scope.provide(scope))
       const token = Redacted.value(bridge.token)
-      const client = yield* connectClient(bridge.url, bearer(bridge)).pipe(Scope.extend(scope))
+      const client = yield* connectClient(bridge.url, bearer(bridge)).pipe(Scope.provide(scope))
       yield* Effect.promise(() => client.listTools())
       const init = yield* Effect.promise(() =>
         rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: initializeBody })
@@ -458,21 +459,19 @@ describe("NodeMcpBridge", () => {
     }).pipe(
       Effect.provide(
         NodeMcpBridge.layerConfig({
-          serverName: Config.string("BRIDGE_SERVER_NAME"),
-          maxBodyBytes: Config.integer("BRIDGE_MAX_BODY_BYTES"),
-          idleTimeout: Config.duration("BRIDGE_IDLE_TIMEOUT"),
-          maxSessions: Config.integer("BRIDGE_MAX_SESSIONS")
+          serverName: Config.String("BRIDGE_SERVER_NAME"),
+          maxBodyBytes: Config.Int("BRIDGE_MAX_BODY_BYTES"),
+          idleTimeout: Config.Duration("BRIDGE_IDLE_TIMEOUT"),
+          maxSessions: Config.Int("BRIDGE_MAX_SESSIONS")
         }).pipe(
           Layer.provide(
-            Layer.setConfigProvider(
-              ConfigProvider.fromMap(
-                new Map([
-                  ["BRIDGE_SERVER_NAME", "from_config"],
-                  ["BRIDGE_MAX_BODY_BYTES", "100"],
-                  ["BRIDGE_IDLE_TIMEOUT", "5 minutes"],
-                  ["BRIDGE_MAX_SESSIONS", "3"]
-                ])
-              )
+            ConfigProvider.layer(
+              ConfigProvider.fromUnknown({
+                BRIDGE_SERVER_NAME: "from_config",
+                BRIDGE_MAX_BODY_BYTES: "100",
+                BRIDGE_IDLE_TIMEOUT: "5 minutes",
+                BRIDGE_MAX_SESSIONS: "3"
+              })
             )
           )
         )
@@ -502,7 +501,7 @@ describe("NodeMcpBridge: more edges", () => {
       expect(error.message).toContain("must not be empty")
     }))
 
-  it.scopedLive("a call without arguments runs the tool with {} (a tool without parameters succeeds)", () =>
+  it.live("a call without arguments runs the tool with {} (a tool without parameters succeeds)", () =>
     Effect.gen(function*() {
       const ping = Tool.make("ping", {
         description: "No parameters",
@@ -520,7 +519,7 @@ describe("NodeMcpBridge: more edges", () => {
       expect(textOf(missing)).toContain("Invalid arguments for tool add")
     }))
 
-  it.scopedLive("an initialize request sent as a one-element batch opens a session", () =>
+  it.live("an initialize request sent as a one-element batch opens a session", () =>
     Effect.gen(function*() {
       const bridge = yield* startBridge()
       const token = Redacted.value(bridge.token)
@@ -529,5 +528,51 @@ describe("NodeMcpBridge: more edges", () => {
       )
       expect(init.status).toBe(200)
       expect(typeof init.headers["mcp-session-id"]).toBe("string")
+    }))
+
+  it.live("an initialize the transport refuses (no event-stream in Accept) opens no session", () =>
+    Effect.gen(function*() {
+      const bridge = yield* startBridge()
+      const token = Redacted.value(bridge.token)
+      const refused = yield* Effect.promise(() =>
+        rawRequest({
+          port: bridge.port,
+          headers: mcpHeaders(bridge.port, token, { accept: "application/json" }),
+          body: initializeBody
+        })
+      )
+      expect(refused.status).toBe(406)
+      expect(refused.headers["mcp-session-id"]).toBeUndefined()
+      expect(yield* bridge.sessionCount).toBe(0)
+      const init = yield* Effect.promise(() =>
+        rawRequest({ port: bridge.port, headers: mcpHeaders(bridge.port, token), body: initializeBody })
+      )
+      expect(init.status).toBe(200)
+      expect(yield* bridge.sessionCount).toBe(1)
+    }))
+
+  it.live("a request whose body is cut off mid-stream is dropped; the bridge keeps serving", () =>
+    Effect.gen(function*() {
+      const bridge = yield* startBridge()
+      const token = Redacted.value(bridge.token)
+      const dropped = yield* Effect.callback<string>((resume) => {
+        const req = Http.request({
+          host: "127.0.0.1",
+          port: bridge.port,
+          method: "POST",
+          path: "/mcp",
+          agent: false,
+          headers: mcpHeaders(bridge.port, token, { "content-length": String(initializeBody.length) })
+        })
+        req.on("response", (res) => resume(Effect.succeed(`answered ${res.statusCode}`)))
+        req.on("close", () => resume(Effect.succeed("closed")))
+        req.on("error", () => undefined)
+        req.write(initializeBody.slice(0, 20), () => setTimeout(() => req.destroy(), 100))
+      })
+      expect(dropped).toBe("closed")
+      expect(yield* bridge.sessionCount).toBe(0)
+      const client = yield* connectClient(bridge.url, bearer(bridge))
+      const sum = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 1 } }))
+      expect(JSON.parse(textOf(sum))).toBe(2)
     }))
 })

@@ -10,8 +10,8 @@ import * as Redacted from "effect/Redacted"
 import * as Scope from "effect/Scope"
 import * as Http from "node:http"
 import type * as Net from "node:net"
-import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import { initializeBody, mcpHeaders } from "./mcpBridgeSupport.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import { initializeBody, mcpHeaders } from "./mcpBridgeSupport.ts"
 
 interface Sent {
   readonly status: number
@@ -21,7 +21,7 @@ interface Sent {
 
 /** An initialize POST through `agent`, with the socket it went over. */
 const initialize = (agent: Http.Agent, port: number, token: string) =>
-  Effect.async<Sent>((resume) => {
+  Effect.callback<Sent>((resume) => {
     const req = Http.request(
       { host: "127.0.0.1", port, method: "POST", path: "/mcp", headers: mcpHeaders(port, token), agent },
       (res) => {
@@ -41,12 +41,12 @@ const keepAliveAgent = Effect.acquireRelease(
 )
 
 const closed = (socket: Net.Socket) =>
-  socket.destroyed ? Effect.void : Effect.async<void>((resume) => {
+  socket.destroyed ? Effect.void : Effect.callback<void>((resume) => {
     socket.once("close", () => resume(Effect.void))
   })
 
 describe("NodeMcpBridge connection lifetimes", () => {
-  it.scopedLive(
+  it.live(
     "an idle keep-alive connection outlives Node's idle close (5 s + 1 s) and is reused",
     () =>
       Effect.gen(function*() {
@@ -64,17 +64,19 @@ describe("NodeMcpBridge connection lifetimes", () => {
     20_000
   )
 
-  it.scopedLive("a run's connections close when the run ends; the bridge's own stay open", () =>
+  it.live("a run's connections close when the run ends; the bridge's own stay open", () =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make()
       const own = yield* initialize(yield* keepAliveAgent, bridge.port, Redacted.value(bridge.token))
       const runScope = yield* Scope.make()
-      const run = yield* Scope.extend(bridge.openRun, runScope)
+      const run = yield* bridge.openRun.pipe(Scope.provide(runScope))
       const sent = yield* initialize(yield* keepAliveAgent, bridge.port, Redacted.value(run.token))
       expect(sent.status).toBe(200)
       expect(sent.socket.destroyed).toBe(false)
       yield* Scope.close(runScope, Exit.void)
-      yield* closed(sent.socket).pipe(Effect.timeoutFail({ duration: "2 seconds", onTimeout: () => "still open" }))
+      yield* closed(sent.socket).pipe(
+        Effect.timeoutOrElse({ duration: "2 seconds", orElse: () => Effect.fail("still open") })
+      )
       expect(sent.socket.destroyed).toBe(true)
       expect(own.socket.destroyed).toBe(false)
     }))

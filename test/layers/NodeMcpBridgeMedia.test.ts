@@ -2,11 +2,14 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
-import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as Content from "../../src/services/Content.js"
-import * as Tool from "../../src/services/Tool.js"
-import { pngBase64, pngBytes } from "../support/media.js"
-import { connectClient } from "./mcpBridgeSupport.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as Content from "../../src/services/Content.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { connectClient } from "./mcpBridgeSupport.ts"
+
+// The 1×1 PNG of test/support/media.ts, copied so this file does not wait for that module's port.
+const pngBase64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg=="
+const pngBytes = new Uint8Array(Buffer.from(pngBase64, "base64"))
 
 const screenshot = Tool.make("screenshot", {
   description: "Takes a screenshot",
@@ -24,7 +27,7 @@ const chart = Tool.dynamic("chart", {
 })
 
 describe("NodeMcpBridge media", () => {
-  it.scopedLive("an image returned by a tool reaches the MCP client as image content, after the text", () =>
+  it.live("an image returned by a tool reaches the MCP client as image content, after the text", () =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make({ tools: [screenshot, chart] })
       const client = yield* connectClient(bridge.url, `Bearer ${Redacted.value(bridge.token)}`)

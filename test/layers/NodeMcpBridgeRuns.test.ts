@@ -6,16 +6,14 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
-import * as HashMap from "effect/HashMap"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Http from "node:http"
-import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.js"
-import * as Tool from "../../src/services/Tool.js"
-import { connectClient, initializeBody, mcpHeaders, rawRequest } from "./mcpBridgeSupport.js"
+import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { connectClient, initializeBody, mcpHeaders, rawRequest } from "./mcpBridgeSupport.ts"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -32,7 +30,7 @@ const slowTool = Effect.gen(function*() {
     parameters: {},
     handler: () =>
       Deferred.succeed(started, undefined).pipe(
-        Effect.zipRight(Effect.never),
+        Effect.andThen(Effect.never),
         Effect.ensuring(Deferred.succeed(finalized, undefined))
       )
   })
@@ -42,16 +40,16 @@ const slowTool = Effect.gen(function*() {
 const bearerOf = (token: Redacted.Redacted<string>) => `Bearer ${Redacted.value(token)}`
 
 describe("NodeMcpBridge runs", () => {
-  it.scopedLive("a run's token opens sessions of its own; closing the run closes them and revokes the token", () =>
+  it.live("a run's token opens sessions of its own; closing the run closes them and revokes the token", () =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make({ tools: [add] })
       const runScope = yield* Scope.make()
-      const run = yield* Scope.extend(bridge.openRun, runScope)
+      const run = yield* bridge.openRun.pipe(Scope.provide(runScope))
       expect(Redacted.value(run.token)).not.toBe(Redacted.value(bridge.token))
-      expect(run.mcpConfig.mcpServers.gtb!.headers.Authorization).toBe(bearerOf(run.token))
+      expect(run.mcpConfig.mcpServers["gtb"]!.headers.Authorization).toBe(bearerOf(run.token))
 
       const clientScope = yield* Scope.make()
-      const client = yield* Scope.extend(connectClient(bridge.url, bearerOf(run.token)), clientScope)
+      const client = yield* connectClient(bridge.url, bearerOf(run.token)).pipe(Scope.provide(clientScope))
       const result = yield* Effect.promise(() => client.callTool({ name: "add", arguments: { a: 1, b: 2 } }))
       expect(result.content).toEqual([{ type: "text", text: "3" }])
       // The bridge's own client is not the run's.
@@ -77,7 +75,7 @@ describe("NodeMcpBridge runs", () => {
       yield* Scope.close(clientScope, Exit.void)
     }))
 
-  it.scopedLive("a run's session is not reachable with another credential", () =>
+  it.live("a run's session is not reachable with another credential", () =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make({ tools: [add] })
       const run = yield* bridge.openRun
@@ -102,12 +100,12 @@ describe("NodeMcpBridge runs", () => {
       expect(foreign.status).toBe(404)
     }))
 
-  it.scopedLive("closing a run interrupts the tool calls it started, finalizers included", () =>
+  it.live("closing a run interrupts the tool calls it started, finalizers included", () =>
     Effect.gen(function*() {
       const { finalized, slow, started } = yield* slowTool
       const bridge = yield* NodeMcpBridge.make({ tools: [slow] })
       const runScope = yield* Scope.make()
-      const run = yield* Scope.extend(bridge.openRun, runScope)
+      const run = yield* bridge.openRun.pipe(Scope.provide(runScope))
       const client = yield* connectClient(bridge.url, bearerOf(run.token))
       const pending = client.callTool({ name: "slow", arguments: {} }, undefined, { timeout: 5_000 }).then(
         () => "answered",
@@ -120,16 +118,12 @@ describe("NodeMcpBridge runs", () => {
       expect(yield* Effect.promise(() => pending)).toBe("failed")
     }))
 
-  it.scopedLive("a run's tool calls are forked from where openRun ran (its log annotations reach the handler)", () =>
+  it.live("a run's tool calls are forked from where openRun ran (its log annotations reach the handler)", () =>
     Effect.gen(function*() {
       const runId = Tool.make("run_id", {
         description: "Reports the run annotation of the handler's fiber",
         parameters: {},
-        handler: () =>
-          Effect.map(
-            FiberRef.get(FiberRef.currentLogAnnotations),
-            (a) => String(HashMap.get(a, "run").pipe(Option.getOrElse(() => "none")))
-          )
+        handler: () => Effect.map(Effect.service(References.CurrentLogAnnotations), (a) => String(a["run"] ?? "none"))
       })
       const bridge = yield* NodeMcpBridge.make({ tools: [runId] })
       const run = yield* bridge.openRun.pipe(Effect.annotateLogs("run", "r-1"))
@@ -142,7 +136,7 @@ describe("NodeMcpBridge runs", () => {
       expect(plain.content).toEqual([{ type: "text", text: "none" }])
     }))
 
-  it.scopedLive("a tools/call whose HTTP connection closes before the answer interrupts its handler", () =>
+  it.live("a tools/call whose HTTP connection closes before the answer interrupts its handler", () =>
     Effect.gen(function*() {
       const { finalized, slow, started } = yield* slowTool
       const bridge = yield* NodeMcpBridge.make({ tools: [slow, add] })
@@ -192,7 +186,7 @@ describe("NodeMcpBridge runs", () => {
       expect(next.body).toContain("\"text\":\"5\"")
     }))
 
-  it.scopedLive("past maxSessions an initialize gets a JSON-RPC error; open sessions keep working", () =>
+  it.live("past maxSessions an initialize gets a JSON-RPC error; open sessions keep working", () =>
     Effect.gen(function*() {
       const bridge = yield* NodeMcpBridge.make({ tools: [add], maxSessions: 2 })
       const auth = bearerOf(bridge.token)
@@ -234,7 +228,7 @@ describe("NodeMcpBridge runs", () => {
       expect(yield* bridge.sessionCount).toBe(2)
     }))
 
-  it.scopedLive("an idle session expires; a busy one does not", () =>
+  it.live("an idle session expires; a busy one does not", () =>
     Effect.gen(function*() {
       const { finalized, slow, started } = yield* slowTool
       const bridge = yield* NodeMcpBridge.make({ tools: [slow, add], idleTimeout: "300 millis" })

@@ -1,20 +1,20 @@
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as PlatformError from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
 import { assert, describe, it } from "@effect/vitest"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
+import * as PlatformError from "effect/PlatformError"
 import * as Ref from "effect/Ref"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as TestSecretFile from "../../src/layers/TestSecretFile.js"
-import * as SecretFile from "../../src/services/SecretFile.js"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as TestSecretFile from "../../src/layers/TestSecretFile.ts"
+import * as SecretFile from "../../src/services/SecretFile.ts"
 
 /** A fresh folder for the test, removed when its scope closes. */
 const testFolder = Effect.acquireRelease(
@@ -36,7 +36,7 @@ const writeIn = (directory: string, contents: string) =>
   SecretFile.writeScoped(contents).pipe(Effect.provide(NodeSecretFile.layer({ directory })))
 
 describe("NodeSecretFile", () => {
-  it.scoped("writes the exact contents to a 0600 file in a fresh 0700 directory, even with umask 0", () =>
+  it.effect("writes the exact contents to a 0600 file in a fresh 0700 directory, even with umask 0", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       yield* withUmask(0o000)
@@ -56,7 +56,7 @@ describe("NodeSecretFile", () => {
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("two writes get two different directories", () =>
+  it.effect("two writes get two different directories", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const [a, b] = yield* Effect.scoped(Effect.all([writeIn(folder, "a"), writeIn(folder, "b")]))
@@ -64,7 +64,7 @@ describe("NodeSecretFile", () => {
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("removes the file and directory when the scope fails", () =>
+  it.effect("removes the file and directory when the scope fails", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const seen = yield* Ref.make("")
@@ -85,11 +85,11 @@ describe("NodeSecretFile", () => {
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("removes the file and directory when the fiber is interrupted", () =>
+  it.effect("removes the file and directory when the fiber is interrupted", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const written = yield* Deferred.make<string>()
-      const fiber = yield* Effect.fork(
+      const fiber = yield* Effect.forkChild(
         Effect.scoped(
           Effect.gen(function*() {
             const file = yield* writeIn(folder, "secret")
@@ -100,13 +100,14 @@ describe("NodeSecretFile", () => {
       )
       const file = yield* Deferred.await(written)
       assert.isTrue(exists(file))
-      const exit = yield* Fiber.interrupt(fiber)
-      assert.isTrue(Exit.isInterrupted(exit))
+      yield* Fiber.interrupt(fiber)
+      const exit = yield* Fiber.await(fiber)
+      assert.isTrue(Exit.hasInterrupts(exit))
       assert.isFalse(exists(file))
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("a missing parent directory is a typed CreateDirectory error", () =>
+  it.effect("a missing parent directory is a typed CreateDirectory error", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* Effect.flip(Effect.scoped(writeIn(path.join(folder, "does-not-exist"), "x")))
@@ -115,7 +116,7 @@ describe("NodeSecretFile", () => {
       assert.include(error.message, "does-not-exist")
     }))
 
-  it.scoped("a removal failure is logged, not raised over the result", () =>
+  it.effect("a removal failure is logged, not raised over the result", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const messages = yield* Ref.make<ReadonlyArray<string>>([])
@@ -128,8 +129,8 @@ describe("NodeSecretFile", () => {
           ...fs,
           remove: (p: string) =>
             Effect.fail(
-              new PlatformError.SystemError({
-                reason: "PermissionDenied",
+              PlatformError.systemError({
+                _tag: "PermissionDenied",
                 module: "FileSystem",
                 method: "remove",
                 pathOrDescriptor: p
@@ -139,7 +140,7 @@ describe("NodeSecretFile", () => {
       ).pipe(Layer.provide(NodeFileSystem.layer))
       const file = yield* Effect.scoped(SecretFile.writeScoped("kept")).pipe(
         Effect.provide(NodeSecretFile.layerFileSystem({ directory: folder }).pipe(Layer.provide(failingRemove))),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        Effect.provide(Logger.layer([logger]))
       )
       assert.strictEqual(nodeFs.readFileSync(file, "utf8"), "kept")
       const logged = yield* Ref.get(messages)
@@ -152,7 +153,7 @@ describe("NodeSecretFile", () => {
 })
 
 describe("TestSecretFile", () => {
-  it.scoped("records writes and marks them removed when their scope closes", () =>
+  it.effect("records writes and marks them removed when their scope closes", () =>
     Effect.gen(function*() {
       const recorder = yield* TestSecretFile.TestSecretFile
       const inside = yield* Effect.scoped(
@@ -185,7 +186,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
       Effect.provide(NodeSecretFile.layerFileSystem({ directory: folder, prefix: "p-" }).pipe(Layer.provide(fsLayer)))
     )
 
-  it.scoped("a file readable by others is refused (InsecureMode) and removed with its directory", () =>
+  it.effect("a file readable by others is refused (InsecureMode) and removed with its directory", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* writeWith(folder, reporting((p) => p.endsWith("/secret"), 0o100644))
@@ -194,7 +195,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("a directory open to others is refused before the file is trusted", () =>
+  it.effect("a directory open to others is refused before the file is trusted", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* writeWith(folder, reporting((p) => !p.endsWith("/secret"), 0o40755))
@@ -203,7 +204,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
-  it.scoped("a failing chmod is a typed Write error naming the file; nothing is left behind", () =>
+  it.effect("a failing chmod is a typed Write error naming the file; nothing is left behind", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* writeWith(
@@ -212,8 +213,8 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
           chmod: (p: string, mode: number) =>
             p.endsWith("/secret")
               ? Effect.fail(
-                new PlatformError.SystemError({
-                  reason: "PermissionDenied",
+                PlatformError.systemError({
+                  _tag: "PermissionDenied",
                   module: "FileSystem",
                   method: "chmod",
                   pathOrDescriptor: p
@@ -229,7 +230,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
 })
 
 describe("TestSecretFile scopes", () => {
-  it.scoped("closing one write's scope marks only that write removed", () =>
+  it.effect("closing one write's scope marks only that write removed", () =>
     Effect.gen(function*() {
       const recorder = yield* TestSecretFile.TestSecretFile
       const first = yield* Effect.scoped(SecretFile.writeScoped("one"))

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import type OpenAI from "openai"
 import * as Wire from "../../src/internal/openAiWire.js"
+import * as ToolJsonSchema from "../../src/internal/toolJsonSchema.js"
 import * as OpenAi from "../../src/layers/OpenAi.js"
 import { ChatClient } from "../../src/services/ChatClient.js"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
@@ -59,7 +59,7 @@ describe("OpenAi", () => {
   })
 
   it("sends schemas with optional fields non-strict (strict mode needs every property required)", () => {
-    const json = (schema: Schema.Schema.Any) => JSONSchema.make(schema) as unknown
+    const json = (schema: Schema.Top) => ToolJsonSchema.fromSchema(schema) as unknown
     expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, n: Schema.Struct({ b: Schema.Number }) }))))
       .toBe(true)
     expect(Wire.strictCompatible(json(Schema.Struct({ a: Schema.String, b: Schema.optional(Schema.Number) })))).toBe(
@@ -68,7 +68,7 @@ describe("OpenAi", () => {
     expect(Wire.strictCompatible({ type: "object", properties: { a: {} }, required: ["a"] })).toBe(false)
   })
 
-  it.scopedLive("plain chat: bearer key, model, system prompt; returns the text", () =>
+  it.live("plain chat: bearer key, model, system prompt; returns the text", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "Hello there" }))
       const chat = yield* client(api, { system: "be brief", maxTokens: 99 })
@@ -82,7 +82,7 @@ describe("OpenAi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("an OpenAI-compatible server without a key, using max_tokens", () =>
+  it.live("an OpenAI-compatible server without a key, using max_tokens", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "local" }))
       const chat = yield* OpenAi.make({
@@ -95,10 +95,10 @@ describe("OpenAi", () => {
       expect(yield* chat.chat("hi")).toBe("local")
       const [req] = api.completionRequests()
       expect(req!.headers.authorization).toBeUndefined()
-      expect(req!.body.max_tokens).toBe(5)
+      expect(req!.body["max_tokens"]).toBe(5)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("runs a ReAct loop over two tool-calling steps", () =>
+  it.live("runs a ReAct loop over two tool-calling steps", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -126,7 +126,7 @@ describe("OpenAi", () => {
       expect(reqs[0]!.body.response_format).toBeUndefined()
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("dispatches two tool calls of one turn together and answers them in order", () =>
+  it.live("dispatches two tool calls of one turn together and answers them in order", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -149,7 +149,7 @@ describe("OpenAi", () => {
       expect(probe.peak()).toBe(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("reports a failing tool as {\"error\": …} content", () =>
+  it.live("reports a failing tool as {\"error\": …} content", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -170,7 +170,7 @@ describe("OpenAi", () => {
       expect(JSON.parse(y!.content).error).toContain("not JSON")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("fails with MaxStepsError when the model keeps calling tools", () =>
+  it.live("fails with MaxStepsError when the model keeps calling tools", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ toolCalls: [{ name: "add", arguments: { a: 1, b: 1 } }] }))
       const chat = yield* client(api, { maxSteps: 2 })
@@ -180,7 +180,7 @@ describe("OpenAi", () => {
       expect(api.completionRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask: json_schema strict response format; the answer is decoded", () =>
+  it.live("ask: json_schema strict response format; the answer is decoded", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "{\"city\":\"Paris\",\"celsius\":18}" }))
       const chat = yield* client(api)
@@ -199,7 +199,7 @@ describe("OpenAi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask: a wrong answer or a refusal is a StructuredOutputError", () =>
+  it.live("ask: a wrong answer or a refusal is a StructuredOutputError", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0 ? { text: "{\"city\":\"Paris\",\"celsius\":\"warm\"}" } : { refusal: "I can't help with that" }
@@ -212,7 +212,7 @@ describe("OpenAi", () => {
       expect(refused).toMatchObject({ _tag: "StructuredOutputError", answer: "I can't help with that" })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("ask → chat → ask: the response format is set per request only", () =>
+  it.live("ask → chat → ask: the response format is set per request only", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -228,7 +228,7 @@ describe("OpenAi", () => {
       expect(c!.response_format).toEqual(a!.response_format)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("sums usage across steps, with cached and reasoning tokens", () =>
+  it.live("sums usage across steps, with cached and reasoning tokens", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -259,7 +259,7 @@ describe("OpenAi", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("retries a 429 after its retry-after, then succeeds", () =>
+  it.live("retries a 429 after its retry-after, then succeeds", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -272,7 +272,7 @@ describe("OpenAi", () => {
       expect(api.completionRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
+  it.live("a 401 is not retried and is a typed, non-retryable auth error naming the key variable", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({
         status: 401,
@@ -294,7 +294,7 @@ describe("OpenAi", () => {
       expect(api.completionRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a slow answer is a typed timeout", () =>
+  it.live("a slow answer is a typed timeout", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "late", delayMs: 2_000 }))
       const chat = yield* client(api, { requestTimeout: "200 millis" })
@@ -302,7 +302,7 @@ describe("OpenAi", () => {
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "timeout", retryable: true })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("never logs the API key, even when the server echoes it; logs the host only", () =>
+  it.live("never logs the API key, even when the server echoes it; logs the host only", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -322,11 +322,10 @@ describe("OpenAi", () => {
       }
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("layerConfig reads OPENAI_* and refuses plain http to a remote host", () =>
+  it.live("layerConfig reads OPENAI_* and refuses plain http to a remote host", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "configured" }))
-      const env = (map: Record<string, string>) =>
-        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(map))))
+      const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
       const good = OpenAi.layerConfig().pipe(
         Layer.provide(env({ OPENAI_API_KEY: SecretKey, OPENAI_BASE_URL: api.url, OPENAI_MODEL: "gpt-env" }))
       )

@@ -17,7 +17,7 @@ const client = (api: Fake.FakeOpenAi, options: Partial<OpenAi.Options> = {}) =>
   })
 
 describe("OpenAi.chatStream", () => {
-  it.scopedLive("deltas concatenate to the final text; Complete, usage and history equal chat's", () =>
+  it.live("deltas concatenate to the final text; Complete, usage and history equal chat's", () =>
     Effect.gen(function*() {
       const reply: Fake.FakeReply = {
         text: "Streaming héllo 🌍 world, in pieces.",
@@ -45,7 +45,7 @@ describe("OpenAi.chatStream", () => {
       ])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a two-step tool loop streams tool calls (assembled by index) in order with their results", () =>
+  it.live("a two-step tool loop streams tool calls (assembled by index) in order with their results", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((_, i) =>
         i === 0
@@ -107,7 +107,7 @@ describe("OpenAi.chatStream", () => {
       expect(Fake.toolMessages(reqs[2]!)).toEqual([{ tool_call_id: "c3", content: "7" }])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("empty streamed arguments become {}", () =>
+  it.live("empty streamed arguments become {}", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -122,7 +122,7 @@ describe("OpenAi.chatStream", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
+  it.live("a connection lost mid-stream is a typed network error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "first half, second half", breakMidway: "destroy" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
@@ -132,7 +132,7 @@ describe("OpenAi.chatStream", () => {
       expect(api.completionRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("an error chunk mid-stream is a typed error after the deltas already emitted", () =>
+  it.live("an error chunk mid-stream is a typed error after the deltas already emitted", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "Partial answer here", breakMidway: "error" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
@@ -141,7 +141,7 @@ describe("OpenAi.chatStream", () => {
       expect(error?.message).toContain("The server had an error")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("status errors before the first byte are retried like chat's", () =>
+  it.live("status errors before the first byte are retried like chat's", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -152,7 +152,7 @@ describe("OpenAi.chatStream", () => {
       expect(api.completionRequests()).toHaveLength(2)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
+  it.live("interrupting the consumer closes the HTTP connection (seen by the server)", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make((
         _,
@@ -160,7 +160,7 @@ describe("OpenAi.chatStream", () => {
       ) => (i === 0 ? { text: "never finishes", breakMidway: "hang" } : { text: "next turn" }))
       const chat = yield* client(api)
       const { exit, seen } = yield* interruptAfterFirstDelta(chat.chatStream("go"))
-      expect(Exit.isInterrupted(exit)).toBe(true)
+      expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(deltas(seen)).toBe("never f")
       yield* eventually(() => api.abandoned.length === 1)
       expect(api.abandoned).toEqual([0])

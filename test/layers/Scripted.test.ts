@@ -127,11 +127,11 @@ describe("the tool loop (on Scripted)", () => {
 
   it.effect("handler requirements are provided from the setTools call site", () =>
     Effect.gen(function*() {
-      class Db extends Context.Tag("test/Db")<Db, { readonly lookup: (k: string) => string }>() {}
+      class Db extends Context.Service<Db, { readonly lookup: (k: string) => string }>()("test/Db") {}
       const lookup = Tool.make("lookup", {
         description: "Looks up a key",
         parameters: { key: Schema.String },
-        handler: ({ key }) => Effect.map(Db, (db) => db.lookup(key))
+        handler: ({ key }) => Effect.map(Effect.service(Db), (db) => db.lookup(key))
       })
       const { client, requests } = yield* recording([
         Scripted.toolCalls({ name: "lookup", arguments: { key: "capital" } }),

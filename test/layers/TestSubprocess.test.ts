@@ -1,9 +1,8 @@
 import { assert, describe, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import * as Subprocess from "../../src/services/Subprocess.js"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
+import * as Subprocess from "../../src/services/Subprocess.ts"
 
 describe("TestSubprocess", () => {
   it.effect("records calls and answers them in order with the scripted outcomes", () =>
@@ -40,7 +39,7 @@ describe("TestSubprocess", () => {
   it.effect("a function script answers every call and streams split into lines", () =>
     Effect.gen(function*() {
       const lines = yield* Stream.runCollect(Subprocess.stream({ command: "echo", args: ["a", "b"] }))
-      assert.deepStrictEqual(Chunk.toReadonlyArray(lines), ["a", "b"])
+      assert.deepStrictEqual(lines, ["a", "b"])
       const failing = yield* Effect.flip(Stream.runCollect(Subprocess.stream({ command: "fail", args: [] })))
       assert.strictEqual(failing._tag, "SubprocessExitError")
       const calls = yield* Effect.flatMap(TestSubprocess.TestSubprocess, (t) => t.calls)

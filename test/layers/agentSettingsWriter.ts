@@ -5,8 +5,8 @@
  * `mcp__<prefix>__t0..count-1` concurrently, one `disable` call each, then prints `done <count>`.
  */
 import * as Effect from "effect/Effect"
-import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.js"
-import * as AgentSettings from "../../src/services/AgentSettings.js"
+import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.ts"
+import * as AgentSettings from "../../src/services/AgentSettings.ts"
 
 const [file, agentId, prefix, count, startAt] = process.argv.slice(2)
 if (

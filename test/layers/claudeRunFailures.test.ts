@@ -4,8 +4,10 @@
  * real Agent SDK, and the scripted SDK for the "Not logged in" result.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Logger from "effect/Logger"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -44,7 +46,7 @@ const localClient = (binary: string, dir: string) =>
       Layer.provide(NodeSubprocess.layer),
       Layer.provide(NodeSecretFile.layer({ directory: dir }))
     )
-  ).pipe(Effect.map((ctx) => ctx.unsafeMap.get(ChatClient.key) as ChatClientService))
+  ).pipe(Effect.map((ctx): ChatClientService => Context.get(ctx, ChatClient)))
 
 const failures = (chat: ChatClientService) =>
   Effect.gen(function*() {
@@ -52,10 +54,13 @@ const failures = (chat: ChatClientService) =>
     const viaChat = yield* Effect.flip(chat.chat("hi"))
     const viaStream = yield* Effect.flip(Stream.runDrain(chat.chatStream("hi")))
     return [viaChat, viaStream] as const
-  })
+  }).pipe(
+    // The stub fails `claude --version` too: ClaudeLocal's warning about it is expected here.
+    Effect.provide(Logger.layer([]))
+  )
 
 describe("a CLI that exits before its init line, with tools set", () => {
-  it.scopedLive("ClaudeLocal: a process error with the exit code and stderr, not a tool-server error", () =>
+  it.live("ClaudeLocal: a process error with the exit code and stderr, not a tool-server error", () =>
     Effect.gen(function*() {
       const stub = yield* stubCli("Error: cannot write to /nope: read-only file system", 3)
       for (const error of yield* failures(yield* localClient(stub.path, stub.dir))) {
@@ -66,7 +71,7 @@ describe("a CLI that exits before its init line, with tools set", () => {
       }
     }))
 
-  it.scopedLive("ClaudeAgent (real Agent SDK): a process error with the exit code and stderr", () =>
+  it.live("ClaudeAgent (real Agent SDK): a process error with the exit code and stderr", () =>
     Effect.gen(function*() {
       const stub = yield* stubCli("Error: cannot write to /nope: read-only file system", 1)
       const chat = yield* ClaudeAgent.make({ pathToClaudeCodeExecutable: stub.path, killGrace: "100 millis" })
@@ -77,7 +82,7 @@ describe("a CLI that exits before its init line, with tools set", () => {
       }
     }))
 
-  it.scopedLive("an invalid key on stderr is an auth error on both, saying how to log in", () =>
+  it.live("an invalid key on stderr is an auth error on both, saying how to log in", () =>
     Effect.gen(function*() {
       const stub = yield* stubCli("Invalid API key · Please run /login", 1)
       const local = yield* failures(yield* localClient(stub.path, stub.dir))
@@ -94,7 +99,7 @@ describe("a CLI that exits before its init line, with tools set", () => {
 })
 
 describe("ClaudeAgent: a CLI that is not logged in", () => {
-  it.scoped("its error result is an auth error naming `claude` login and ANTHROPIC_API_KEY", () =>
+  it.effect("its error result is an auth error naming `claude` login and ANTHROPIC_API_KEY", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
         yield { type: "system", subtype: "init", session_id: "s-1", mcp_servers: [] }

@@ -3,10 +3,10 @@
  * in-memory HttpClient, so no request leaves the machine) and streams that end without a finish
  * (served raw by a server on 127.0.0.1).
  */
-import * as HttpClient from "@effect/platform/HttpClient"
-import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as HttpClient from "effect/http/HttpClient"
+import * as HttpClientResponse from "effect/http/HttpClientResponse"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -41,23 +41,23 @@ const recordingClient = (reply: unknown) => {
 }
 
 describe("HTTP providers: default endpoints", () => {
-  it.scoped("OpenAI goes to api.openai.com/v1 with its key; a compatible server without a key gets no authorization", () => {
+  it.effect("OpenAI goes to api.openai.com/v1 with its key; a compatible server without a key gets no authorization", () => {
     const { layer, seen } = recordingClient({ choices: [{ message: { content: "hi" } }] })
     return Effect.gen(function*() {
       const chat = yield* OpenAi.make({ model: "gpt-test", apiKey: Redacted.make(SecretKey) })
       expect(yield* chat.chat("hello")).toBe("hi")
       expect(seen).toHaveLength(1)
       expect(seen[0]!.url).toBe("https://api.openai.com/v1/chat/completions")
-      expect(seen[0]!.headers.authorization).toBe(`Bearer ${SecretKey}`)
+      expect(seen[0]!.headers["authorization"]).toBe(`Bearer ${SecretKey}`)
       expect(seen[0]!.body).toMatchObject({ model: "gpt-test", messages: [{ role: "user", content: "hello" }] })
       const local = yield* OpenAi.make({ model: "gpt-test", baseUrl: "http://127.0.0.1:9/v1" })
       expect(yield* local.chat("hello")).toBe("hi")
       expect(seen[1]!.url).toBe("http://127.0.0.1:9/v1/chat/completions")
-      expect(seen[1]!.headers.authorization).toBeUndefined()
+      expect(seen[1]!.headers["authorization"]).toBeUndefined()
     }).pipe(Effect.provide(layer))
   })
 
-  it.scoped("Claude goes to api.anthropic.com/v1/messages with the default version and max_tokens", () => {
+  it.effect("Claude goes to api.anthropic.com/v1/messages with the default version and max_tokens", () => {
     const { layer, seen } = recordingClient({ content: [{ type: "text", text: "hi" }] })
     return Effect.gen(function*() {
       const chat = yield* ClaudeApi.make({ model: "claude-test", apiKey: Redacted.make(SecretKey) })
@@ -69,7 +69,7 @@ describe("HTTP providers: default endpoints", () => {
     }).pipe(Effect.provide(layer))
   })
 
-  it.scoped("Gemini goes to generativelanguage.googleapis.com/v1beta, the model name escaped in the path", () => {
+  it.effect("Gemini goes to generativelanguage.googleapis.com/v1beta, the model name escaped in the path", () => {
     const { layer, seen } = recordingClient({ candidates: [{ content: { parts: [{ text: "hi" }] } }] })
     return Effect.gen(function*() {
       const chat = yield* Gemini.make({ model: "models/tuned/x y", apiKey: Redacted.make(SecretKey) })
@@ -84,7 +84,7 @@ describe("HTTP providers: default endpoints", () => {
 /** A server on 127.0.0.1 that answers every POST with `body` as an event stream, then ends it. */
 const rawSse = (body: string): Effect.Effect<string, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ url: string; close: () => Promise<void> }>((resume) => {
+    Effect.callback<{ url: string; close: () => Promise<void> }>((resume) => {
       const server = createServer((req, res) => {
         req.resume()
         req.on("end", () => {
@@ -110,7 +110,7 @@ const rawSse = (body: string): Effect.Effect<string, never, Scope.Scope> =>
 const data = (json: unknown) => `data: ${JSON.stringify(json)}\n\n`
 
 describe("HTTP providers: a stream that ends before its finish", () => {
-  it.scopedLive("OpenAI: deltas but no finish_reason is a retryable network error after the deltas", () =>
+  it.live("OpenAI: deltas but no finish_reason is a retryable network error after the deltas", () =>
     Effect.gen(function*() {
       const url = yield* rawSse(
         data({ choices: [{ index: 0, delta: { content: "Hel" } }] }) +
@@ -128,7 +128,7 @@ describe("HTTP providers: a stream that ends before its finish", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("Gemini: chunks without a finishReason (or block reason) are a truncated stream", () =>
+  it.live("Gemini: chunks without a finishReason (or block reason) are a truncated stream", () =>
     Effect.gen(function*() {
       const url = yield* rawSse(
         data({ candidates: [{ content: { parts: [{ text: "Par" }] } }] }) +
@@ -146,7 +146,7 @@ describe("HTTP providers: a stream that ends before its finish", () => {
       expect((yield* chat.usage).known).toBe(false)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("Gemini: a streamed block reason without candidates is the typed no-answer error", () =>
+  it.live("Gemini: a streamed block reason without candidates is the typed no-answer error", () =>
     Effect.gen(function*() {
       const url = yield* rawSse(data({ promptFeedback: { blockReason: "SAFETY" } }))
       const chat = yield* Gemini.make({ model: "g", baseUrl: url, apiKey: Redacted.make(SecretKey) })

@@ -4,9 +4,8 @@
  */
 import { NodeHttpClient } from "@effect/platform-node"
 import * as Effect from "effect/Effect"
-import * as Layer from "effect/Layer"
 import * as Logger from "effect/Logger"
-import * as LogLevel from "effect/LogLevel"
+import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Tool from "../../src/services/Tool.js"
 
@@ -59,12 +58,13 @@ export const Weather = Schema.Struct({ city: Schema.String, celsius: Schema.Numb
 export const withCapturedLogs = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.gen(function*() {
     const lines: Array<string> = []
-    const capture = Logger.map(Logger.logfmtLogger, (line) => {
+    const capture = Logger.map(Logger.formatLogFmt, (line) => {
       lines.push(line)
     })
     const exit = yield* effect.pipe(
       Effect.exit,
-      Effect.provide(Layer.merge(Logger.replace(Logger.defaultLogger, capture), Logger.minimumLogLevel(LogLevel.Debug)))
+      Effect.provide(Logger.layer([capture])),
+      Effect.provideService(References.MinimumLogLevel, "Debug")
     )
     return { exit, lines }
   })

@@ -35,7 +35,7 @@ const screenshot = Tool.make("screenshot", {
 const MB = 1024 * 1024
 
 describe("ClaudeApi media", () => {
-  it.scopedLive("image and document blocks, inline and by URL; a tool's image inside its tool_result", () =>
+  it.live("image and document blocks, inline and by URL; a tool's image inside its tool_result", () =>
     Effect.gen(function*() {
       let n = 0
       const api = yield* FakeAnthropic.make(() =>
@@ -84,7 +84,7 @@ describe("ClaudeApi media", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("refuses before any request: an image over 5 MB, an unsupported type, bad base64, an empty prompt", () =>
+  it.live("refuses before any request: an image over 5 MB, an unsupported type, bad base64, an empty prompt", () =>
     Effect.gen(function*() {
       const api = yield* FakeAnthropic.make(() => ({ text: "never" }))
       const chat = yield* ClaudeApi.make({ ...settings, baseUrl: api.url })
@@ -109,7 +109,7 @@ describe("ClaudeApi media", () => {
 })
 
 describe("OpenAi media", () => {
-  it.scopedLive("image_url data URLs and URLs, PDFs as file parts; a tool's image becomes a note", () =>
+  it.live("image_url data URLs and URLs, PDFs as file parts; a tool's image becomes a note", () =>
     Effect.gen(function*() {
       let n = 0
       const api = yield* FakeOpenAi.make(() =>
@@ -135,7 +135,7 @@ describe("OpenAi media", () => {
       }])
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("refuses before any request: a PDF URL, an image over 20 MB; a text prompt is unchanged", () =>
+  it.live("refuses before any request: a PDF URL, an image over 20 MB; a text prompt is unchanged", () =>
     Effect.gen(function*() {
       const api = yield* FakeOpenAi.make(() => ({ text: "ok" }))
       const chat = yield* OpenAi.make({ ...settings, baseUrl: api.url })
@@ -153,7 +153,7 @@ describe("OpenAi media", () => {
 })
 
 describe("Gemini media", () => {
-  it.scopedLive("inlineData for images and PDFs (also streamed); a tool's image becomes a note", () =>
+  it.live("inlineData for images and PDFs (also streamed); a tool's image becomes a note", () =>
     Effect.gen(function*() {
       let n = 0
       const api = yield* FakeGemini.make(() =>
@@ -187,7 +187,7 @@ describe("Gemini media", () => {
       })
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("refuses before any request: any URL, an image over 20 MB", () =>
+  it.live("refuses before any request: any URL, an image over 20 MB", () =>
     Effect.gen(function*() {
       const api = yield* FakeGemini.make(() => ({ text: "ok" }))
       const chat = yield* Gemini.make({ ...settings, baseUrl: api.url })

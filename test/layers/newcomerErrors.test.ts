@@ -15,7 +15,7 @@ import * as OpenAi from "../../src/layers/OpenAi.js"
 import { HttpLive, SecretKey } from "./httpProviderSupport.js"
 
 /** A loopback port nothing listens on: bound, then released. */
-const closedPort = Effect.async<number>((resume) => {
+const closedPort = Effect.callback<number>((resume) => {
   const server = createServer()
   server.listen(0, "127.0.0.1", () => {
     const { port } = server.address() as AddressInfo
@@ -24,10 +24,10 @@ const closedPort = Effect.async<number>((resume) => {
 })
 
 const withEnv = (env: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromUnknown(env))
 
 describe("errors a newcomer meets", () => {
-  it.scoped("AI_PROVIDER=openai without OPENAI_API_KEY: a config error naming OPENAI_API_KEY and OPENAI_BASE_URL", () =>
+  it.effect("AI_PROVIDER=openai without OPENAI_API_KEY: a config error naming OPENAI_API_KEY and OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(OpenAi.layerConfig()).pipe(withEnv({})))
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "config", retryable: false })
@@ -37,7 +37,7 @@ describe("errors a newcomer meets", () => {
       yield* Layer.build(OpenAi.layerConfig()).pipe(withEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }))
     }).pipe(Effect.provide(HttpLive)))
 
-  it.scopedLive("a refused connection keeps its cause (ECONNREFUSED host:port) and names the base URL variable", () =>
+  it.live("a refused connection keeps its cause (ECONNREFUSED host:port) and names the base URL variable", () =>
     Effect.gen(function*() {
       const port = yield* closedPort
       const baseUrl = `http://127.0.0.1:${port}`

@@ -1,15 +1,15 @@
 /** Shared bits of the HTTP providers' streaming tests. */
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import type { ChatError } from "../../src/services/ChatClient.js"
 import type { ChatEvent } from "../../src/services/ChatEvent.js"
 
-export const collect = (stream: Stream.Stream<ChatEvent, ChatError>) =>
-  Effect.map(Stream.runCollect(stream), Chunk.toArray)
+export const collect = (stream: Stream.Stream<ChatEvent, ChatError>) => Stream.runCollect(stream)
 
 export const deltas = (events: ReadonlyArray<ChatEvent>) =>
   events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
@@ -21,14 +21,14 @@ export const runRecording = (stream: Stream.Stream<ChatEvent, ChatError>) =>
   Effect.gen(function*() {
     const seen: Array<ChatEvent> = []
     const exit = yield* Stream.runForEach(stream, (e) => Effect.sync(() => seen.push(e))).pipe(Effect.exit)
-    const error = Exit.isFailure(exit) && exit.cause._tag === "Fail" ? exit.cause.error : undefined
+    const error = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause).pipe(Option.getOrUndefined) : undefined
     return { seen, exit, error }
   })
 
 /** Polls `check` every 10 ms, for at most 5 s (a loose bound), until it holds. */
 export const eventually = (check: () => boolean) =>
   Effect.suspend(() => (check() ? Effect.void : Effect.fail("not yet" as const))).pipe(
-    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo("5 seconds")))
+    Effect.retry(Schedule.spaced("10 millis").pipe(Schedule.upTo({ duration: "5 seconds" })))
   )
 
 /**
@@ -38,8 +38,9 @@ export const eventually = (check: () => boolean) =>
 export const interruptAfterFirstDelta = (stream: Stream.Stream<ChatEvent, ChatError>) =>
   Effect.gen(function*() {
     const seen: Array<ChatEvent> = []
-    const fiber = yield* Effect.fork(Stream.runForEach(stream, (e) => Effect.sync(() => seen.push(e))))
+    const fiber = yield* Effect.forkChild(Stream.runForEach(stream, (e) => Effect.sync(() => seen.push(e))))
     yield* eventually(() => seen.some((e) => e._tag === "TextDelta"))
-    const exit = yield* Fiber.interrupt(fiber)
+    yield* Fiber.interrupt(fiber)
+    const exit = yield* Fiber.await(fiber)
     return { seen, exit }
   })

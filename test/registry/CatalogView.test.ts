@@ -1,13 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import ts from "typescript"
-import * as CatalogView from "../../src/registry/CatalogView.js"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import { categoryOrder } from "../../src/registry/ToolDescriptor.js"
+import * as CatalogView from "../../src/registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import { categoryOrder } from "../../src/registry/ToolDescriptor.ts"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 const registry = ClaudeCodeCatalog.registry

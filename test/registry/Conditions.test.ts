@@ -1,17 +1,17 @@
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect } from "effect"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as Conditions from "../../src/registry/Conditions.js"
+import * as Conditions from "../../src/registry/Conditions.ts"
 
-const withTempDir = <A, E>(f: (dir: string) => Effect.Effect<A, E, NodeContext.NodeContext>) =>
+const withTempDir = <A, E>(f: (dir: string) => Effect.Effect<A, E, NodeServices.NodeServices>) =>
   Effect.acquireUseRelease(
     Effect.sync(() => fs.mkdtempSync(path.join(os.tmpdir(), "conditions-"))),
     f,
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-  ).pipe(Effect.provide(NodeContext.layer))
+  ).pipe(Effect.provide(NodeServices.layer))
 
 describe("detectConditions", () => {
   it.effect("workspace-has-git is false without .git, true with a .git dir in cwd or an ancestor, or a .git file", () =>
@@ -29,6 +29,34 @@ describe("detectConditions", () => {
         expect(yield* Conditions.detectConditions({ cwd: path.join(dir, "missing") })).toEqual({
           "workspace-has-git": false
         })
+      })
+    ))
+})
+
+// Not in the root's suite (there ClaudeLocal's and ClaudeAgent's tests reach it); next/ has no
+// provider yet, so the Node form is tested here.
+describe("detectNodeConditions", () => {
+  it.effect("a given workspace-has-git wins; otherwise it is detected on the real file system, given values kept", () =>
+    withTempDir((dir) =>
+      Effect.gen(function*() {
+        fs.mkdirSync(path.join(dir, ".git"))
+        expect(yield* Conditions.detectNodeConditions({ cwd: dir, given: { "workspace-has-git": false } })).toEqual({
+          "workspace-has-git": false
+        })
+        expect(yield* Conditions.detectNodeConditions({ cwd: dir, given: { "agent-has-channel": true } })).toEqual({
+          "workspace-has-git": true,
+          "agent-has-channel": true
+        })
+        const plain = path.join(dir, "..", `${path.basename(dir)}-plain`)
+        fs.mkdirSync(plain)
+        try {
+          const detected = yield* Conditions.detectNodeConditions({ cwd: plain })
+          expect(Object.keys(detected)).toEqual(["workspace-has-git"])
+        } finally {
+          fs.rmSync(plain, { recursive: true, force: true })
+        }
+        const here = yield* Conditions.detectNodeConditions({})
+        expect(typeof here["workspace-has-git"]).toBe("boolean")
       })
     ))
 })

@@ -1,14 +1,17 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, ParseResult } from "effect"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import type { ToolDescriptorInput } from "../../src/registry/ToolDescriptor.js"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import type { ToolDescriptorInput } from "../../src/registry/ToolDescriptor.ts"
+import { formatIssues } from "./issues.ts"
 
 const issues = (descriptors: ReadonlyArray<unknown>, options?: Registry.MakeOptions) => {
-  const r = Registry.makeEither(descriptors as ReadonlyArray<ToolDescriptorInput>, options)
-  if (Either.isRight(r)) throw new Error("expected a ParseError")
-  expect(ParseResult.isParseError(r.left)).toBe(true)
-  return ParseResult.ArrayFormatter.formatErrorSync(r.left).map((i) => ({ path: i.path, message: i.message }))
+  const r = Registry.makeResult(descriptors as ReadonlyArray<ToolDescriptorInput>, options)
+  if (Result.isSuccess(r)) throw new Error("expected a SchemaError")
+  expect(Schema.isSchemaError(r.failure)).toBe(true)
+  return formatIssues(r.failure).map((i) => ({ path: i.path, message: i.message }))
 }
 
 const sdk = (name: string, extra: Record<string, unknown> = {}) => ({
@@ -56,7 +59,7 @@ describe("Registry", () => {
   it.effect("duplicate names fail, naming the entry and field", () =>
     Effect.gen(function*() {
       const e = yield* Effect.flip(ClaudeCodeCatalog.makeRegistry([sdk("Bash") as ToolDescriptorInput]))
-      const found = ParseResult.ArrayFormatter.formatErrorSync(e)
+      const found = formatIssues(e)
       expect(found).toHaveLength(1)
       expect(found[0]!.path).toEqual([ClaudeCodeCatalog.descriptors.length, "name"])
       expect(found[0]!.message).toContain("duplicate tool name Bash")
@@ -85,8 +88,8 @@ describe("Registry", () => {
       issues([sdk("A", { exposure: "conditional", condition: "app-has-inbox" })])[0]
     ).toMatchObject({ path: [0, "condition"] })
     expect(
-      Either.isRight(
-        Registry.makeEither([
+      Result.isSuccess(
+        Registry.makeResult([
           sdk("A", {
             pairGroup: "mine",
             exposure: "conditional",
@@ -102,6 +105,8 @@ describe("Registry", () => {
 
   it("shape errors name the path", () => {
     expect(issues([sdk("A", { category: "weather" })])[0]!.path).toEqual([0, "category"])
+    // The rejected value is named (Effect 4 needs `reportInput` for that; Effect 3 always did).
+    expect(issues([sdk("A", { category: "weather" })])[0]!.message).toContain("got \"weather\"")
     expect(issues([sdk("A"), { name: "B" }]).map((i) => i.path)).toContainEqual([1, "category"])
     expect(issues([{ ...sdk("mcp__bad__name__x"), kind: "mcp", mcpServer: "bad__name", mcpWireName: "x" }])[0]!.path)
       .toEqual([0, "mcpServer"])
@@ -147,8 +152,8 @@ describe("Registry: more descriptor rules", () => {
       labelKey: "deploy.label",
       descriptionKey: "tools.mcp.gtb.deploy.description"
     })
-    const made = Registry.makeEither([descriptor], { pairGroups: ["deploys"], conditions: ["agent-has-channel"] })
-    expect(Either.isRight(made)).toBe(true)
+    const made = Registry.makeResult([descriptor], { pairGroups: ["deploys"], conditions: ["agent-has-channel"] })
+    expect(Result.isSuccess(made)).toBe(true)
     // Without the condition, a conditional tool is rejected.
     const { condition: _dropped, ...withoutCondition } = descriptor
     expect(issues([withoutCondition], { pairGroups: ["deploys"] })[0]!.path).toEqual([0, "condition"])
@@ -158,7 +163,7 @@ describe("Registry: more descriptor rules", () => {
 describe("Registry: conditions", () => {
   it("agent-has-channel is known without declaring it; gated is an exposure", () => {
     expect(Registry.knownConditions).toContain("agent-has-channel")
-    const r = Registry.makeEither([
+    const r = Registry.makeResult([
       Registry.mcpTool({
         server: "chan",
         wireName: "notify",
@@ -168,6 +173,6 @@ describe("Registry: conditions", () => {
       }),
       Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
     ])
-    expect(Either.isRight(r)).toBe(true)
+    expect(Result.isSuccess(r)).toBe(true)
   })
 })

@@ -1,8 +1,12 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, ParseResult } from "effect"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import * as ToolPolicy from "../../src/registry/ToolPolicy.js"
+import * as Effect from "effect/Effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as fc from "fast-check"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
+import { formatIssues, formatMessage } from "./issues.ts"
 
 const registry = Registry.unsafeMake([
   ...ClaudeCodeCatalog.descriptors,
@@ -13,7 +17,7 @@ const registry = Registry.unsafeMake([
 ])
 
 const resolve = (disabledTools: ReadonlyArray<string>, ctx: Partial<ToolPolicy.PolicyContext> = {}) =>
-  Either.getOrThrow(
+  Result.getOrThrow(
     ToolPolicy.resolveToolPolicy(registry, { disabledTools }, { conditions: {}, headless: false, ...ctx })
   )
 
@@ -55,7 +59,7 @@ describe("resolveToolPolicy: rules", () => {
   })
 
   it("the shipped catalog alone disallows exactly its disabled tools plus the worktree pair without git", () => {
-    const policy = Either.getOrThrow(
+    const policy = Result.getOrThrow(
       ToolPolicy.resolveToolPolicy(ClaudeCodeCatalog.registry, { disabledTools: [] }, {
         conditions: {},
         headless: false
@@ -163,7 +167,7 @@ describe("resolveToolPolicy: rules", () => {
       ...ClaudeCodeCatalog.descriptors,
       Registry.mcpTool({ server: "memory", wireName: "recall", category: "context" })
     ])
-    const passed = Either.getOrThrow(
+    const passed = Result.getOrThrow(
       ToolPolicy.resolveToolPolicy(plain, { disabledTools: ["mcp__*"] }, {
         conditions: {},
         headless: true,
@@ -232,7 +236,7 @@ describe("resolveToolPolicy: rules", () => {
       Registry.mcpTool({ server: "skills", wireName: "search_skills", category: "context", exposure: "internal" }),
       Registry.mcpTool({ server: "skills", wireName: "install_skill", category: "context", exposure: "gated" })
     ])
-    const policy = Either.getOrThrow(
+    const policy = Result.getOrThrow(
       ToolPolicy.resolveToolPolicy(gated, { disabledTools: ["mcp__skills__install_skill"] }, {
         conditions: {},
         headless: true
@@ -275,7 +279,7 @@ describe("resolveToolPolicy: rules", () => {
   })
 })
 
-const paths = (e: ParseResult.ParseError) => ParseResult.ArrayFormatter.formatErrorSync(e).map((i) => i.path)
+const paths = (e: Schema.SchemaError) => formatIssues(e).map((i) => i.path)
 
 describe("resolveToolPolicy: invalid input", () => {
   it("a wrongly shaped agent is a ParseError naming the path", () => {
@@ -283,10 +287,12 @@ describe("resolveToolPolicy: invalid input", () => {
       conditions: {},
       headless: false
     })
-    expect(Either.isLeft(r)).toBe(true)
-    if (Either.isRight(r)) throw new Error("expected a ParseError")
-    expect(ParseResult.isParseError(r.left)).toBe(true)
-    expect(paths(r.left)).toEqual([["disabledTools", 1]])
+    expect(Result.isFailure(r)).toBe(true)
+    if (Result.isSuccess(r)) throw new Error("expected a SchemaError")
+    expect(Schema.isSchemaError(r.failure)).toBe(true)
+    expect(paths(r.failure)).toEqual([["disabledTools", 1]])
+    // Effect 4 names the rejected value only with `reportInput`, which the policy's decoders set.
+    expect(r.failure.message).toBe("Expected string, got 3\n  at [\"disabledTools\"][1]")
   })
 
   it("a wrongly shaped context is a ParseError naming the path", () => {
@@ -298,11 +304,11 @@ describe("resolveToolPolicy: invalid input", () => {
       ] as const
     ) {
       const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, ctx)
-      if (Either.isRight(r)) throw new Error("expected a ParseError")
-      expect(paths(r.left)).toEqual([path])
+      if (Result.isSuccess(r)) throw new Error("expected a SchemaError")
+      expect(paths(r.failure)).toEqual([path])
     }
-    expect(Either.isLeft(ToolPolicy.resolveToolPolicy(registry, null, null))).toBe(true)
-    expect(Either.isLeft(ToolPolicy.resolveToolPolicy(registry, "Bash", undefined))).toBe(true)
+    expect(Result.isFailure(ToolPolicy.resolveToolPolicy(registry, null, null))).toBe(true)
+    expect(Result.isFailure(ToolPolicy.resolveToolPolicy(registry, "Bash", undefined))).toBe(true)
   })
 })
 
@@ -382,7 +388,7 @@ describe("resolveToolPolicy: properties", () => {
     mcpServers: fc.array(fc.constantFrom("gtb", "docs", "memory"), { maxLength: 3 })
   })
   const run = (agent: { disabledTools: ReadonlyArray<string> }, ctx: ToolPolicy.PolicyContext) =>
-    Either.getOrThrow(ToolPolicy.resolveToolPolicy(registry, agent, ctx))
+    Result.getOrThrow(ToolPolicy.resolveToolPolicy(registry, agent, ctx))
   const byName = registry.byName
 
   it("disabled tools are always disallowed; the user's opt-outs of user tools too", () => {
@@ -447,7 +453,7 @@ describe("resolveToolPolicy: properties", () => {
   it("never throws on arbitrary input", () => {
     fc.assert(fc.property(fc.anything(), fc.anything(), (agent, ctx) => {
       const r = ToolPolicy.resolveToolPolicy(registry, agent, ctx)
-      expect(Either.isEither(r)).toBe(true)
+      expect(Result.isResult(r)).toBe(true)
     }))
   })
 })
@@ -518,7 +524,7 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
     mcpServers: fc.array(fc.constantFrom("gtb", "docs"), { maxLength: 2 })
   })
   const run = (agent: { disabledTools: ReadonlyArray<string> }, ctx: ToolPolicy.PolicyContext) =>
-    Either.getOrThrow(ToolPolicy.resolveToolPolicy(app, agent, ctx))
+    Result.getOrThrow(ToolPolicy.resolveToolPolicy(app, agent, ctx))
   const params = { numRuns: 300 }
 
   it("opt-outs never turn off an always-on tool, and no disallow entry matches one the session keeps on", () => {
@@ -673,10 +679,10 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
       const [agent, c] of [[throwing, ctx], [proxy, ctx], [listProxy, ctx], [{ disabledTools: [] }, proxy]] as const
     ) {
       const r = ToolPolicy.resolveToolPolicy(app, agent, c)
-      expect(Either.isLeft(r)).toBe(true)
-      if (Either.isLeft(r)) {
-        expect(ParseResult.isParseError(r.left)).toBe(true)
-        expect(ParseResult.TreeFormatter.formatErrorSync(r.left)).toMatch(/could not be read: (boom|trap|list trap)/)
+      expect(Result.isFailure(r)).toBe(true)
+      if (Result.isFailure(r)) {
+        expect(Schema.isSchemaError(r.failure)).toBe(true)
+        expect(formatMessage(r.failure)).toMatch(/could not be read: (boom|trap|list trap)/)
       }
     }
   })
@@ -692,7 +698,7 @@ describe("boundPolicy", () => {
   })
 
   it("short lists stay inline as one argument each, no settings file", () => {
-    const b = Either.getOrThrow(ToolPolicy.boundPolicy(policyOf(["Bash", "Write"], ["mcp__gtb__*"])))
+    const b = Result.getOrThrow(ToolPolicy.boundPolicy(policyOf(["Bash", "Write"], ["mcp__gtb__*"])))
     expect(b).toEqual({ disallowedChunks: [["Bash", "Write"]], allowedTools: ["mcp__gtb__*"], settings: undefined })
     expect(ToolPolicy.toBoundedCliFlags(b, undefined)).toEqual([
       "--disallowedTools",
@@ -711,12 +717,12 @@ describe("boundPolicy", () => {
         (deny, allow, argBytes) => {
           const bounds = { argBytes, inlineBytes: argBytes * 3, settingsBytes: 2_000 }
           const r = ToolPolicy.boundPolicy(policyOf(deny, allow), bounds)
-          if (Either.isLeft(r)) {
-            expect(r.left.bytes).toBeGreaterThan(0)
-            expect(r.left.message).toContain("wildcards")
+          if (Result.isFailure(r)) {
+            expect(r.failure.bytes).toBeGreaterThan(0)
+            expect(r.failure.message).toContain("wildcards")
             return
           }
-          const b = r.right
+          const b = r.success
           const inFile = b.settings?.permissions.deny ?? []
           expect([...inFile, ...b.disallowedChunks.flat()]).toEqual(deny)
           expect([...(b.settings?.permissions.allow ?? []), ...b.allowedTools]).toEqual(allow)
@@ -737,11 +743,11 @@ describe("boundPolicy", () => {
   it("beyond the bound: a PolicyTooLargeError that says what to do", () => {
     const deny = Array.from({ length: 200_000 }, (_, i) => `mcp__server__tool_${i}`)
     const r = ToolPolicy.boundPolicy(policyOf(deny))
-    expect(Either.isLeft(r)).toBe(true)
-    if (Either.isLeft(r)) {
-      expect(r.left._tag).toBe("PolicyTooLargeError")
-      expect(r.left.entries).toBe(200_000)
-      expect(r.left.message).toContain("mcp__<server>__*")
+    expect(Result.isFailure(r)).toBe(true)
+    if (Result.isFailure(r)) {
+      expect(r.failure._tag).toBe("PolicyTooLargeError")
+      expect(r.failure.entries).toBe(200_000)
+      expect(r.failure.message).toContain("mcp__<server>__*")
     }
   })
 })

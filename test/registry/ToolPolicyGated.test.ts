@@ -1,12 +1,13 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import type * as ToolDescriptor from "../../src/registry/ToolDescriptor.js"
-import * as ToolPolicy from "../../src/registry/ToolPolicy.js"
+import * as Result from "effect/Result"
+import * as fc from "fast-check"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import type * as ToolDescriptor from "../../src/registry/ToolDescriptor.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 
 const resolve = (registry: Registry.Registry, disabledTools: ReadonlyArray<string>, ctx: ToolPolicy.PolicyContext) =>
-  Either.getOrThrow(ToolPolicy.resolveToolPolicy(registry, { disabledTools }, ctx))
+  Result.getOrThrow(ToolPolicy.resolveToolPolicy(registry, { disabledTools }, ctx))
 
 const glob = (pattern: string) =>
   new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")}$`)
@@ -23,7 +24,7 @@ const covers = (rule: string, tool: string): boolean => {
 const allowLists = (policy: ToolPolicy.ToolPolicy): ReadonlyArray<ReadonlyArray<string>> => {
   const flags = ToolPolicy.toCliFlags(policy)
   const at = flags.indexOf("--allowedTools")
-  const bounded = Either.getOrThrow(ToolPolicy.boundPolicy(policy))
+  const bounded = Result.getOrThrow(ToolPolicy.boundPolicy(policy))
   return [
     policy.allowedTools,
     at < 0 ? [] : flags[at + 1]!.split(","),

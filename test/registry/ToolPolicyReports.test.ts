@@ -1,15 +1,16 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import * as ToolPolicy from "../../src/registry/ToolPolicy.js"
+import * as Result from "effect/Result"
+import * as fc from "fast-check"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 
 const resolve = (
   registry: Registry.Registry,
   disabledTools: ReadonlyArray<string>,
   ctx: Partial<ToolPolicy.PolicyContext> = {}
 ) =>
-  Either.getOrThrow(
+  Result.getOrThrow(
     ToolPolicy.resolveToolPolicy(registry, { disabledTools }, { conditions: {}, headless: true, ...ctx })
   )
 

@@ -10,7 +10,7 @@ describe("examples/tool-policy.ts", () => {
     const r = spawnSync(process.execPath, ["--import", "tsx", "examples/tool-policy.ts"], {
       cwd: root,
       encoding: "utf8",
-      timeout: 30_000
+      timeout: 60_000
     })
     expect(r.stderr).toBe("")
     expect(r.status).toBe(0)

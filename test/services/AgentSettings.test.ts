@@ -2,9 +2,9 @@ import * as Effect from "effect/Effect"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import * as AgentSettingsMemory from "../../src/layers/AgentSettingsMemory.js"
-import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.js"
-import { agentSettingsSuite } from "../support/agentSettingsSuite.js"
+import * as AgentSettingsMemory from "../../src/layers/AgentSettingsMemory.ts"
+import * as AgentSettingsSqlite from "../../src/layers/AgentSettingsSqlite.ts"
+import { agentSettingsSuite } from "../support/agentSettingsSuite.ts"
 
 /** A fresh folder for one test, removed when its scope closes. */
 const testFolder = Effect.acquireRelease(

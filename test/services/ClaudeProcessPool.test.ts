@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -8,18 +9,22 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
-import * as TestClock from "effect/TestClock"
+import * as TestClock from "effect/testing/TestClock"
 import * as Pool from "../../src/services/ClaudeProcessPool.js"
 
-/** A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`. */
-const holder = (pool: Pool.ClaudeProcessPoolService) =>
+/**
+ * A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`; `started`
+ * false leaves it starting (not yet touched), which the pool never reclaims.
+ */
+const holder = (pool: Pool.ClaudeProcessPoolService, started = true) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     let stops = 0
     const permit = yield* pool.acquire(Effect.suspend(() => {
       stops++
       return Scope.close(scope, Exit.void)
-    })).pipe(Scope.extend(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+    })).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+    if (started) yield* permit.touch
     return { scope, permit, stops: () => stops, close: Scope.close(scope, Exit.void) }
   })
 
@@ -29,15 +34,15 @@ const waiting = (pool: Pool.ClaudeProcessPoolService) => Effect.map(pool.stats, 
 const settle = TestClock.adjust("0 millis")
 
 describe("ClaudeProcessPool", () => {
-  it.scoped("at most maxLiveProcesses permits; a waiting turn gets the next one released", () =>
+  it.effect("at most maxLiveProcesses permits; a waiting turn gets the next one released", () =>
     Effect.gen(function*() {
       const pool = yield* Pool.make({ maxLiveProcesses: 2 })
       const a = yield* holder(pool)
       yield* holder(pool)
-      const third = yield* Effect.fork(holder(pool))
+      const third = yield* Effect.forkChild(holder(pool))
       yield* settle
       assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 1, evictions: 0 })
-      assert.isTrue(Option.isNone(yield* Fiber.poll(third)))
+      assert.isTrue(third.pollUnsafe() === undefined)
       yield* a.close
       const c = yield* Fiber.join(third)
       assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 0 })
@@ -45,17 +50,18 @@ describe("ClaudeProcessPool", () => {
       assert.strictEqual(yield* live(pool), 1)
     }))
 
-  it.scoped("a turn that waits acquireTimeout fails with ProcessPoolTimeoutError and holds nothing", () =>
+  it.effect("a turn that waits acquireTimeout fails with ProcessPoolTimeoutError and holds nothing", () =>
     Effect.gen(function*() {
       const pool = yield* Pool.make({ maxLiveProcesses: 1, acquireTimeout: "10 seconds" })
       const a = yield* holder(pool)
       yield* a.permit.busy(Effect.gen(function*() {
-        const waiter = yield* Effect.fork(holder(pool))
+        const waiter = yield* Effect.forkChild(holder(pool))
         yield* TestClock.adjust("10 seconds")
         const exit = yield* Fiber.await(waiter)
         assert.isTrue(Exit.isFailure(exit))
-        if (Exit.isFailure(exit) && exit.cause._tag === "Fail") {
-          const error = exit.cause.error
+        const failure = Exit.isFailure(exit) ? Cause.findErrorOption(exit.cause) : Option.none()
+        if (Option.isSome(failure)) {
+          const error = failure.value
           assert.strictEqual(error._tag, "ProcessPoolTimeoutError")
           assert.strictEqual(error.maxLiveProcesses, 1)
           assert.include(error.message, "raise maxLiveProcesses")
@@ -65,32 +71,32 @@ describe("ClaudeProcessPool", () => {
       yield* a.close
       // The permit the timed-out turn never held is not given back twice: one more, not two.
       yield* holder(pool)
-      const extra = yield* Effect.fork(holder(pool))
+      const extra = yield* Effect.forkChild(holder(pool))
       yield* settle
-      assert.isTrue(Option.isNone(yield* Fiber.poll(extra)))
+      assert.isTrue(extra.pollUnsafe() === undefined)
       yield* Fiber.interrupt(extra)
     }))
 
-  it.scoped("interrupting a waiting turn releases nothing it did not hold", () =>
+  it.effect("interrupting a waiting turn releases nothing it did not hold", () =>
     Effect.gen(function*() {
       const pool = yield* Pool.make({ maxLiveProcesses: 1 })
       const a = yield* holder(pool)
-      const waiter = yield* Effect.fork(holder(pool))
+      const waiter = yield* Effect.forkChild(holder(pool))
       yield* settle
       assert.strictEqual(yield* waiting(pool), 1)
       yield* Fiber.interrupt(waiter)
       assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0 })
       assert.strictEqual(a.stops(), 0)
       // Still exactly one permit: a new waiter waits until a's is released.
-      const next = yield* Effect.fork(holder(pool))
+      const next = yield* Effect.forkChild(holder(pool))
       yield* settle
-      assert.isTrue(Option.isNone(yield* Fiber.poll(next)))
+      assert.isTrue(next.pollUnsafe() === undefined)
       yield* a.close
       yield* Fiber.join(next)
       assert.strictEqual(yield* live(pool), 1)
     }))
 
-  it.scoped("a process idle for idleTimeout is evicted; a busy one is not; metrics count it", () =>
+  it.effect("a process idle for idleTimeout is evicted; a busy one is not; metrics count it", () =>
     Effect.gen(function*() {
       const before = (yield* Metric.value(Pool.evictions)).count
       const liveBefore = (yield* Metric.value(Pool.liveProcesses)).value
@@ -98,7 +104,7 @@ describe("ClaudeProcessPool", () => {
       const idle = yield* holder(pool)
       const working = yield* holder(pool)
       assert.strictEqual((yield* Metric.value(Pool.liveProcesses)).value, liveBefore + 2)
-      const turn = yield* Effect.fork(working.permit.busy(Effect.sleep("5 minutes")))
+      const turn = yield* Effect.forkChild(working.permit.busy(Effect.sleep("5 minutes")))
       yield* TestClock.adjust("30 seconds")
       yield* idle.permit.touch
       yield* TestClock.adjust("59 seconds")
@@ -120,16 +126,16 @@ describe("ClaudeProcessPool", () => {
       assert.strictEqual((yield* Metric.value(Pool.liveProcesses)).value, liveBefore)
     }))
 
-  it.scoped("a waiting turn takes the place of the process idle the longest, once idle for reclaimAfter", () =>
+  it.effect("a waiting turn takes the place of the process idle the longest, once idle for reclaimAfter", () =>
     Effect.gen(function*() {
       const pool = yield* Pool.make({ maxLiveProcesses: 2, reclaimAfter: "1 second" })
       const older = yield* holder(pool)
       yield* TestClock.adjust("100 millis")
       const newer = yield* holder(pool)
       // Both idle less than reclaimAfter: the waiter waits; then the older one gives way.
-      const waiter = yield* Effect.fork(holder(pool))
+      const waiter = yield* Effect.forkChild(holder(pool))
       yield* TestClock.adjust("500 millis")
-      assert.isTrue(Option.isNone(yield* Fiber.poll(waiter)))
+      assert.isTrue(waiter.pollUnsafe() === undefined)
       yield* TestClock.adjust("500 millis")
       const c = yield* Fiber.join(waiter)
       assert.strictEqual(older.stops(), 1)
@@ -140,12 +146,33 @@ describe("ClaudeProcessPool", () => {
       assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 1 })
       // A busy process is never reclaimed: the waiter waits for the turn to end.
       yield* newer.permit.busy(c.permit.busy(Effect.gen(function*() {
-        const late = yield* Effect.fork(holder(pool))
+        const late = yield* Effect.forkChild(holder(pool))
         yield* TestClock.adjust("10 seconds")
-        assert.isTrue(Option.isNone(yield* Fiber.poll(late)))
+        assert.isTrue(late.pollUnsafe() === undefined)
         yield* Fiber.interrupt(late)
       })))
       assert.strictEqual(newer.stops() + c.stops(), 0)
+    }))
+
+  it.effect("a process still starting is never reclaimed, however long its turn waited for the permit", () =>
+    Effect.gen(function*() {
+      const pool = yield* Pool.make({ maxLiveProcesses: 1, reclaimAfter: "1 second" })
+      const first = yield* holder(pool)
+      // A turn waits 5 s for the only permit, then gets it when the first process gives way.
+      const starting = yield* Effect.forkChild(holder(pool, false))
+      yield* TestClock.adjust("1 second")
+      const second = yield* Fiber.join(starting)
+      assert.strictEqual(first.stops(), 1)
+      // While it starts (writing its config, spawning) a new waiter cannot take its place.
+      const waiter = yield* Effect.forkChild(holder(pool))
+      yield* TestClock.adjust("5 seconds")
+      assert.isTrue(waiter.pollUnsafe() === undefined)
+      assert.strictEqual(second.stops(), 0)
+      // Started and idle for reclaimAfter: now it gives way.
+      yield* second.permit.touch
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(waiter)
+      assert.strictEqual(second.stops(), 1)
     }))
 
   it.effect("without a pool a permit bounds nothing", () =>
@@ -159,20 +186,23 @@ describe("ClaudeProcessPool", () => {
 
   it.effect("layerConfig reads the environment; overrides win", () =>
     Effect.gen(function*() {
-      const provider = ConfigProvider.fromMap(
-        new Map([["CLAUDE_MAX_LIVE_PROCESSES", "3"], ["CLAUDE_POOL_IDLE_TIMEOUT", "2 minutes"]])
-      )
+      const provider = ConfigProvider.fromEnv({
+        env: { CLAUDE_MAX_LIVE_PROCESSES: "3", CLAUDE_POOL_IDLE_TIMEOUT: "2 minutes" }
+      })
       const max = (overrides: Pool.Options) =>
         Effect.scoped(
           Layer.build(Pool.layerConfig(overrides)).pipe(
             Effect.map((ctx) => Context.get(ctx, Pool.ClaudeProcessPool).maxLiveProcesses),
-            Effect.withConfigProvider(provider)
+            Effect.provideService(ConfigProvider.ConfigProvider, provider)
           )
         )
       assert.strictEqual(yield* max({}), 3)
       assert.strictEqual(yield* max({ maxLiveProcesses: 7 }), 7)
       const bad = yield* Effect.scoped(Layer.build(Pool.layerConfig())).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["CLAUDE_MAX_LIVE_PROCESSES", "0"]]))),
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({ env: { CLAUDE_MAX_LIVE_PROCESSES: "0" } })
+        ),
         Effect.flip
       )
       assert.include(String(bad), "at least 1")

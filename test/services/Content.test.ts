@@ -36,6 +36,12 @@ describe("Content", () => {
     expect(Content.partsOf("x")).toEqual([Content.text("x")])
   })
 
+  it("UnsupportedContentError carries the provider, the reason and the message", () => {
+    const error = new Content.UnsupportedContentError({ provider: "openai", reason: "Document", message: "no PDFs" })
+    expect(error).toMatchObject({ _tag: "UnsupportedContentError", provider: "openai", reason: "Document" })
+    expect(error.message).toBe("no PDFs")
+  })
+
   it("sizes base64 as decoded bytes", () => {
     expect(Media.decodedBytes(pngBase64)).toBe(pngBytes.length)
     expect(Media.decodedBytes("QQ==")).toBe(1)
@@ -50,7 +56,7 @@ describe("Content", () => {
       expect(image).toMatchObject({ reason: "MediaType", provider: "custom" })
       const doc = yield* Effect.flip(
         Media.checkPrompt(Media.gemini, [Content.document(pngBytes)]).pipe(
-          Effect.zipRight(Media.checkPrompt(text, [Content.document(pngBytes)]))
+          Effect.andThen(Media.checkPrompt(text, [Content.document(pngBytes)]))
         )
       )
       expect(doc).toMatchObject({ reason: "Document" })

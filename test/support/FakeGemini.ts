@@ -107,7 +107,12 @@ const generated = (reply: Exclude<FakeReply, { status: number }>, model: string)
   if (reply.blockReason !== undefined) {
     return { promptFeedback: { blockReason: reply.blockReason }, usageMetadata, modelVersion: model }
   }
-  const parts: Array<Record<string, unknown>> = []
+  const parts: Array<{
+    readonly text?: string
+    readonly thought?: boolean
+    readonly functionCall?: unknown
+    readonly thoughtSignature?: string
+  }> = []
   if (reply.thought !== undefined) parts.push({ text: reply.thought, thought: true })
   if (reply.text !== undefined) parts.push({ text: reply.text })
   for (const call of reply.functionCalls ?? []) {

@@ -67,7 +67,7 @@ export interface FakeMessagesApi {
 export const toolResults = (req: FakeRequest): Array<{ tool_use_id: string; content: string; is_error: boolean }> => {
   const last = req.body.messages?.at(-1)
   if (!last || !Array.isArray(last.content)) return []
-  return (last.content as Array<Record<string, unknown>>)
+  return (last.content as Array<WireBlock>)
     .filter((b) => b.type === "tool_result")
     .map((b) => ({
       tool_use_id: String(b.tool_use_id),
@@ -98,10 +98,22 @@ export const lastUserText = (req: FakeRequest): string => {
  */
 export const lastUserLine = (req: FakeRequest): string => lastUserText(req).split("\n").at(-1) ?? ""
 
+/** A content block as sent or answered on the wire (only the fields the fake reads). */
+interface WireBlock {
+  readonly type?: unknown
+  readonly text?: unknown
+  readonly id?: unknown
+  readonly name?: unknown
+  readonly input?: unknown
+  readonly tool_use_id?: unknown
+  readonly content?: unknown
+  readonly is_error?: unknown
+}
+
 let counter = 0
 
 const message = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
-  const content: Array<Record<string, unknown>> = []
+  const content: Array<WireBlock> = []
   if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text })
   for (const use of reply.toolUses ?? []) {
     content.push({ type: "tool_use", id: use.id ?? `toolu_fake_${++counter}`, name: use.name, input: use.input ?? {} })

@@ -28,6 +28,8 @@ export interface FakeBody {
     { readonly type: string; readonly function: { readonly name: string; readonly [k: string]: unknown } }
   >
   readonly response_format?: unknown
+  readonly stream?: boolean
+  readonly stream_options?: { readonly include_usage?: boolean }
   readonly [k: string]: unknown
 }
 
@@ -177,8 +179,7 @@ export const make = (
     const done = completion(reply, body.model ?? "gpt-fake")
     if (body.stream !== true) return sendJson(res, 200, done)
     watchAbandon()
-    const options = body.stream_options as { include_usage?: boolean } | undefined
-    return sse(res, done, reply, options?.include_usage === true)
+    return sse(res, done, reply, body.stream_options?.include_usage === true)
   }).pipe(Effect.map((server) => ({
     ...server,
     url: `${server.url}/v1`,

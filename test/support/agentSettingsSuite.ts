@@ -5,12 +5,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as References from "effect/References"
 import type * as Scope from "effect/Scope"
-import * as CatalogView from "../../src/registry/CatalogView.js"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import * as ToolPolicy from "../../src/registry/ToolPolicy.js"
-import * as AgentSettings from "../../src/services/AgentSettings.js"
+import * as CatalogView from "../../src/registry/CatalogView.ts"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
+import * as AgentSettings from "../../src/services/AgentSettings.ts"
 
 /** Runs `effect` against a fresh, empty store of the layer under test. */
 export type WithFreshStore = <A, E>(
@@ -43,16 +44,16 @@ const entryById = (registry: Registry.Registry, agent: ToolPolicy.AgentToolSetti
 
 const failure = <A, E>(exit: Exit.Exit<A, E>): E => {
   assert.isTrue(Exit.isFailure(exit), "expected a failure")
-  const error = Exit.isFailure(exit) ? exit.cause : undefined
-  assert.strictEqual(error?._tag, "Fail", `expected a typed failure, got ${String(error)}`)
-  return (error as { readonly error: E }).error
+  const reason = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
+  assert.strictEqual(reason?._tag, "Fail", `expected a typed failure, got ${String(reason)}`)
+  return (reason as { readonly error: E }).error
 }
 
 const headless: ToolPolicy.PolicyContext = { conditions: {}, headless: true }
 
 export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore) =>
   describe(`AgentSettings behaviour: ${name}`, () => {
-    it.scoped("round trip: create, get, disable, enable, set, list, remove", () =>
+    it.effect("round trip: create, get, disable, enable, set, list, remove", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         assert.deepStrictEqual(yield* settings.create("writer"), { agentId: "writer", disabledTools: [] })
@@ -78,7 +79,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         assert.deepStrictEqual((yield* settings.list).map((s) => s.agentId), ["writer"])
       })))
 
-    it.scoped("unknown agents are AgentNotFoundError, duplicates AgentAlreadyExistsError", () =>
+    it.effect("unknown agents are AgentNotFoundError, duplicates AgentAlreadyExistsError", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         const ops: ReadonlyArray<Effect.Effect<unknown, unknown>> = [
@@ -104,7 +105,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         )
       })))
 
-    it.scoped("invalid ids and tool names are InvalidSettingsInputError and write nothing", () =>
+    it.effect("invalid ids and tool names are InvalidSettingsInputError and write nothing", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a", ["Read"])
@@ -125,7 +126,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         assert.deepStrictEqual(yield* settings.list, [{ agentId: "a", disabledTools: ["Read"] }])
       })))
 
-    it.scoped("entries the policy would drop are refused, naming them; wildcards and MCP names are kept", () =>
+    it.effect("entries the policy would drop are refused, naming them; wildcards and MCP names are kept", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a")
@@ -166,7 +167,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         assert.deepStrictEqual((yield* settings.enable("a", ["Agent", ...kept])).disabledTools, [])
       })))
 
-    it.scoped("a mistyped built-in is refused, naming the tool it most likely means; nothing is written", () =>
+    it.effect("a mistyped built-in is refused, naming the tool it most likely means; nothing is written", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a", ["Read"])
@@ -192,7 +193,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         ])
       })))
 
-    it.scoped("toggling a pair-group entry writes every member, and the policy blocks the whole group", () =>
+    it.effect("toggling a pair-group entry writes every member, and the policy blocks the whole group", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a", ["Grep"])
@@ -215,7 +216,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         assert.isTrue(entryById(notesRegistry, on, "group:notes").enabled)
       })))
 
-    it.scoped("the Claude Code catalog's bash switch and resolveToolPolicyFor on the default registry", () =>
+    it.effect("the Claude Code catalog's bash switch and resolveToolPolicyFor on the default registry", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a")
@@ -242,7 +243,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         )
       })))
 
-    it.scoped("50 concurrent disable calls on one agent lose nothing", () =>
+    it.effect("50 concurrent disable calls on one agent lose nothing", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("busy", ["Bash"])
@@ -252,13 +253,13 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
         yield* Effect.forEach(names, (name) => settings.disable("busy", [name]), {
           concurrency: "unbounded",
           discard: true
-        }).pipe(Effect.withMaxOpsBeforeYield(16))
+        }).pipe(Effect.provideService(References.MaxOpsBeforeYield, 16))
         const { disabledTools } = yield* settings.get("busy")
         assert.strictEqual(disabledTools.length, 51)
         assert.deepStrictEqual(disabledTools, [...names, "Bash"].sort())
       })))
 
-    it.scoped("concurrent enables and disables of different tools each land", () =>
+    it.effect("concurrent enables and disables of different tools each land", () =>
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         const evens = Array.from({ length: 20 }, (_, i) => `mcp__test__t${2 * i}`)
@@ -270,7 +271,7 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
             ...odds.map((n) => settings.disable("busy", [n]))
           ],
           { concurrency: "unbounded", discard: true }
-        ).pipe(Effect.withMaxOpsBeforeYield(16))
+        ).pipe(Effect.provideService(References.MaxOpsBeforeYield, 16))
         assert.deepStrictEqual((yield* settings.get("busy")).disabledTools, [...odds].sort())
       })))
   })

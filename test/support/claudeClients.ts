@@ -1,8 +1,8 @@
 /**
  * ChatClients on the real `claude` binary inside a {@link Sandbox}: `ClaudeLocal` with the Node
- * subprocess and secret files kept in the sandbox, or `ClaudeAgent` with the SDK's own binary.
+ * subprocess and secret files kept in the sandbox (the `ClaudeAgent` helpers join them here).
  * Each lives in the caller's Scope; a test that closes a client itself runs the builder under
- * `Scope.extend(scope)`.
+ * `Scope.provide(scope)`.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -25,7 +25,7 @@ import { claudeBinary, claudeProcessesIn, type Sandbox } from "./claudeCli.js"
 /** The parts of a sandbox a client runs in (a test that never starts the CLI may pass made-up ones). */
 export type ClientBox = Pick<Sandbox, "cwd" | "env" | "secrets">
 
-/** Services a test puts under the Agent SDK client. */
+/** Services a test puts under a client. */
 export interface AgentWiring {
   /** The pool the client's CLIs take their permits from; none bounds nothing. */
   readonly pool?: Pool.ClaudeProcessPoolService
@@ -44,9 +44,10 @@ export interface ClaudeClient {
 }
 
 /** Long enough for a cold CLI on a busy machine, short enough that a hung run fails the test. */
-const requestTimeout = "60 seconds"
+export const requestTimeout = "60 seconds"
 
-const withPool = <A, E, R>(layer: Layer.Layer<A, E, R>, pool: Pool.ClaudeProcessPoolService | undefined) =>
+/** `layer`, taking its CLIs' permits from `pool` when one is given. */
+export const withPool = <A, E, R>(layer: Layer.Layer<A, E, R>, pool: Pool.ClaudeProcessPoolService | undefined) =>
   pool === undefined ? layer : layer.pipe(Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool)))
 
 /**
@@ -57,12 +58,15 @@ export const recordingSecretFile = (box: ClientBox, alter: (contents: string) =>
   const written: Array<string> = []
   const layer: Layer.Layer<SecretFile> = Layer.effect(
     SecretFile,
-    Effect.map(SecretFile, (real) => ({
-      writeScoped: (contents: string) => {
-        written.push(contents)
-        return real.writeScoped(alter(contents))
-      }
-    }))
+    Effect.gen(function*() {
+      const real = yield* SecretFile
+      return SecretFile.of({
+        writeScoped: (contents: string) => {
+          written.push(contents)
+          return real.writeScoped(alter(contents))
+        }
+      })
+    })
   ).pipe(Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
   return { layer, written } as const
 }
@@ -86,21 +90,20 @@ const localLayer = (
     wiring.pool
   )
 
-/** `ClaudeAgent` on the SDK's binary in `box`. */
-const agentLayer = (
-  box: ClientBox,
-  options: ClaudeAgent.Options = {},
-  wiring: AgentWiring = {}
-): Layer.Layer<ChatClient | ClaudeSession> =>
-  withPool(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options }), wiring.pool)
-
-const sessionOf = (layer: Layer.Layer<ChatClient | ClaudeSession>): Effect.Effect<ClaudeClient, never, Scope.Scope> =>
+/**
+ * A client and its session from `layer`, open until the caller's Scope closes. Built fresh
+ * (`Layer.fresh`): on Effect 4 a layer built once is memoized, and every call here is a new client.
+ */
+export const sessionOf = (
+  layer: Layer.Layer<ChatClient | ClaudeSession>
+): Effect.Effect<ClaudeClient, never, Scope.Scope> =>
   Effect.map(
-    Layer.build(layer),
+    Layer.build(Layer.fresh(layer)),
     (ctx) => ({ chat: Context.get(ctx, ChatClient), session: Context.get(ctx, ClaudeSession) })
   )
 
-const chatOf = Effect.map(({ chat }: ClaudeClient): ChatClientService => chat)
+/** The ChatClient of a {@link ClaudeClient}. */
+export const chatOf = Effect.map(({ chat }: ClaudeClient): ChatClientService => chat)
 
 /** A `ClaudeLocal` client and its session, open until the caller's Scope closes. */
 export const localSession = (
@@ -109,15 +112,23 @@ export const localSession = (
   wiring?: LocalWiring
 ): Effect.Effect<ClaudeClient, never, Scope.Scope> => sessionOf(localLayer(box, options, wiring))
 
+/** {@link localSession}'s ChatClient. */
+export const localClient = (...args: Parameters<typeof localSession>) => chatOf(localSession(...args))
+
+/** `ClaudeAgent` on the SDK's binary in `box`. */
+const agentLayer = (
+  box: ClientBox,
+  options: ClaudeAgent.Options = {},
+  wiring: AgentWiring = {}
+): Layer.Layer<ChatClient | ClaudeSession> =>
+  withPool(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options }), wiring.pool)
+
 /** A `ClaudeAgent` client and its session, open until the caller's Scope closes. */
 export const agentSession = (
   box: ClientBox,
   options?: ClaudeAgent.Options,
   wiring?: AgentWiring
 ): Effect.Effect<ClaudeClient, never, Scope.Scope> => sessionOf(agentLayer(box, options, wiring))
-
-/** {@link localSession}'s ChatClient. */
-export const localClient = (...args: Parameters<typeof localSession>) => chatOf(localSession(...args))
 
 /** {@link agentSession}'s ChatClient. */
 export const agentClient = (...args: Parameters<typeof agentSession>) => chatOf(agentSession(...args))

@@ -72,7 +72,7 @@ export const query = (params: { prompt: unknown; options?: Record<string, unknow
   const ended = new Promise<void>((resolve) => {
     close = resolve
   })
-  const controller = options.abortController as AbortController | undefined
+  const controller = options["abortController"] as AbortController | undefined
   controller?.signal.addEventListener("abort", () => close(), { once: true })
   const call: QueryCall = {
     prompt: params.prompt,
@@ -80,10 +80,10 @@ export const query = (params: { prompt: unknown; options?: Record<string, unknow
     ended,
     spawn: (scriptText) =>
       new Promise((resolve) => {
-        const child = (options.spawnClaudeCodeProcess as Spawn)({
+        const child = (options["spawnClaudeCodeProcess"] as Spawn)({
           command: process.execPath,
           args: ["-e", scriptText],
-          env: { PATH: process.env.PATH },
+          env: { PATH: process.env["PATH"] },
           signal: controller?.signal ?? new AbortController().signal
         })
         child.once("close", () => resolve())

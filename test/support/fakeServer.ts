@@ -68,7 +68,7 @@ export const serve = <B extends object>(
   handle: (exchange: Exchange<B>) => Promise<void> | void
 ): Effect.Effect<FakeServer<B>, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ server: FakeServer<B>; close: () => Promise<void> }>((resume) => {
+    Effect.callback<{ server: FakeServer<B>; close: () => Promise<void> }>((resume) => {
       const requests: Array<Recorded<B>> = []
       const abandoned: Array<number> = []
       const server = createServer((req, res) => {

@@ -14,21 +14,33 @@ const valueImports = (file: string): Array<string> => {
   return specifiers
 }
 
-/** Every package the source file `entry` (an absolute path) reaches through value imports, following relative ones. */
-export const packagesReachedFrom = (entry: string): Set<string> => {
+/**
+ * Every bare specifier (a package or one of its subpaths, such as `effect/ai/Tool`, or a `node:`
+ * builtin) the source file `entry` (an absolute path) reaches through value imports, following
+ * relative ones.
+ */
+export const modulesReachedFrom = (entry: string): Set<string> => {
   const seen = new Set<string>()
-  const packages = new Set<string>()
+  const modules = new Set<string>()
   const visit = (file: string) => {
     if (seen.has(file)) return
     seen.add(file)
     for (const specifier of valueImports(file)) {
       if (specifier.startsWith(".")) visit(path.resolve(path.dirname(file), specifier.replace(/\.js$/, ".ts")))
-      else if (!specifier.startsWith("node:")) {
-        const parts = specifier.split("/")
-        packages.add(specifier.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!)
-      }
+      else modules.add(specifier)
     }
   }
   visit(entry)
+  return modules
+}
+
+/** Every package the source file `entry` (an absolute path) reaches through value imports, following relative ones. */
+export const packagesReachedFrom = (entry: string): Set<string> => {
+  const packages = new Set<string>()
+  for (const specifier of modulesReachedFrom(entry)) {
+    if (specifier.startsWith("node:")) continue
+    const parts = specifier.split("/")
+    packages.add(specifier.startsWith("@") ? `${parts[0]}/${parts[1]}` : parts[0]!)
+  }
   return packages
 }

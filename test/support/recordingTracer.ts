@@ -36,7 +36,7 @@ export const makeRecorder = (): Recorder => {
   const recorded: Array<RecordedSpan> = []
   const byId = new Map<string, RecordedSpan>()
   const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
+    span: ({ annotations, kind, links, name, parent, sampled, startTime }) => {
       const attributes = new Map<string, unknown>()
       const events: Array<RecordedEvent> = []
       const id = `span-${++nextId}`
@@ -45,15 +45,15 @@ export const makeRecorder = (): Recorder => {
         _tag: "Span",
         name,
         spanId: id,
-        traceId: Option.match(parent, { onNone: () => `trace-${id}`, onSome: (p) => p.traceId }),
+        traceId: Option.match(parent, { onNone: () => `trace-${id}`, onSome: (p: Tracer.AnySpan) => p.traceId }),
         parent,
-        context,
+        annotations,
         get status() {
           return status
         },
         attributes,
         links: [...links],
-        sampled: true,
+        sampled,
         kind,
         events,
         get ended() {
@@ -73,8 +73,7 @@ export const makeRecorder = (): Recorder => {
       recorded.push(span)
       byId.set(id, span)
       return span
-    },
-    context: (f) => f()
+    }
   })
   const find = (match: string | ((span: RecordedSpan) => boolean)) =>
     recorded.filter(typeof match === "string" ? (s) => s.name === match : match)
@@ -97,7 +96,7 @@ export const makeRecorder = (): Recorder => {
     })))
   return {
     tracer,
-    layer: Layer.setTracer(tracer),
+    layer: Layer.succeed(Tracer.Tracer, tracer),
     spans: () => recorded,
     find,
     ancestors,

@@ -4,14 +4,19 @@
  * installed agent SDK's typed tools; prints the drift and exits 1 when there is any (2 when the
  * check cannot run).
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as ClaudeCodeCatalog from "../ClaudeCodeCatalog.js"
-import * as DriftGuard from "../DriftGuard.js"
+import * as ClaudeCodeCatalog from "../ClaudeCodeCatalog.ts"
+import * as DriftGuard from "../DriftGuard.ts"
 
 const sdkToolsPath = process.argv[2]
+
+const setExitCode = (code: number) =>
+  Effect.sync(() => {
+    process.exitCode = code
+  })
 
 const program = DriftGuard.check(
   ClaudeCodeCatalog.registry,
@@ -20,17 +25,12 @@ const program = DriftGuard.check(
   Effect.flatMap((report) =>
     report.ok
       ? Console.log(DriftGuard.formatReport(report))
-      : Console.error(DriftGuard.formatReport(report)).pipe(Effect.zipRight(Effect.sync(() => {
-        process.exitCode = 1
-      })))
+      : Console.error(DriftGuard.formatReport(report)).pipe(Effect.andThen(setExitCode(1)))
   ),
   Effect.catchTag(
     "DriftGuardError",
-    (e) =>
-      Console.error(`check-claude-tools: ${e.message}`).pipe(Effect.zipRight(Effect.sync(() => {
-        process.exitCode = 2
-      })))
+    (e) => Console.error(`check-claude-tools: ${e.message}`).pipe(Effect.andThen(setExitCode(2)))
   )
 )
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeContext.layer)), { disableErrorReporting: true })
+NodeRuntime.runMain(program.pipe(Effect.provide(NodeFileSystem.layer)), { disableErrorReporting: true })

@@ -4,7 +4,7 @@
  * @since 0.1.0
  * @module
  */
-import type { MessageKey } from "./en.js"
+import type { MessageKey } from "./en.ts"
 
 export const messages = {
   "category.shell": "Shell",

@@ -1,0 +1,125 @@
+/**
+ * Reading one ClaudeAgent turn: the query's messages become a transcript (what the CLI printed
+ * that the provider reads, with the stream events of `chatStream` emitted on the way), and the
+ * transcript becomes the turn's outcome or typed error.
+ */
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { type ChatError, ProviderError } from "../services/ChatClient.js"
+import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
+import type { Started } from "./claudeAgentQuery.js"
+import { provider } from "./claudeAgentSdk.js"
+import {
+  authError,
+  bounded,
+  interpretRun,
+  isAuthFailure,
+  type RunInput,
+  type RunOutcome,
+  withTurnTimeout
+} from "./claudeSession.js"
+import { type InitLine, makeRunReader, type ResultLine, toChatEvent, type ToolUse } from "./claudeStreamJson.js"
+import type { Emit } from "./loopClient.js"
+
+/** What the CLI printed during one query (or one turn of a kept-alive query) that the provider reads. */
+export interface Transcript {
+  readonly init: InitLine | undefined
+  readonly result: ResultLine | undefined
+  readonly lastText?: string | undefined
+  readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
+  readonly toolUses?: ReadonlyArray<ToolUse> | undefined
+}
+
+/** The stderr tail of the query's CLI, trimmed and bounded for an error message. */
+const stderrOf = (started: Started) => bounded((started.cli()?.stderr() ?? "").trim(), 1_000)
+
+/** A failure thrown by the SDK: an auth failure says how to log in; anything else is a `process` error. */
+const sdkFailure = (started: Started, e: unknown): ProviderError => {
+  const stderr = stderrOf(started)
+  const said = e instanceof Error ? e.message : String(e)
+  if (isAuthFailure(stderr) || isAuthFailure(said)) return authError(provider, stderr === "" ? said : stderr)
+  return new ProviderError({
+    provider,
+    kind: "process",
+    message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`,
+    retryable: false
+  })
+}
+
+/**
+ * Reads the query's messages, collecting what the provider reads: to its end, or (for a
+ * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`; on
+ * interruption the query is aborted.
+ */
+export const consume = (params: {
+  readonly started: Started
+  readonly serverName: string
+  readonly emit: Emit | undefined
+  readonly untilResult: boolean
+  readonly timeout: Duration.Duration
+}): Effect.Effect<Transcript, ProviderError> => {
+  const { emit, started, untilResult } = params
+  return Effect.flatMap(Effect.context<never>(), (context) =>
+    Effect.tryPromise({
+      try: async (signal) => {
+        const reader = makeRunReader(`mcp__${params.serverName}__`)
+        const runEmit = Effect.runPromiseWith(context)
+        signal.addEventListener("abort", () => started.controller.abort(), { once: true })
+        try {
+          for (;;) {
+            const step = await started.next()
+            if (step.done === true) break
+            const events = reader.message(step.value)
+            if (emit !== undefined) { for (const event of events) await runEmit(emit(toChatEvent(event))) }
+            if (untilResult && reader.result() !== undefined) break
+          }
+        } catch (e) {
+          // The SDK throws after an error result; the result line says more (status, subtype).
+          if (reader.result() === undefined) throw e
+        }
+        const { activity, init, lastText, result, toolUses } = reader.done()
+        return { init, result, lastText, activity, toolUses } satisfies Transcript
+      },
+      catch: (e) => sdkFailure(started, e)
+    })).pipe(withTurnTimeout(provider, params.timeout))
+}
+
+/** What the provider's settings add to reading a transcript. */
+export interface InterpretSetup {
+  readonly serverName: string
+  readonly allowPermissionDenials: boolean
+  /** Tool use ids the application denied through `canUseTool`: its decisions, not failures. */
+  readonly decidedDenials: ReadonlySet<string>
+}
+
+/** The outcome of a turn from its transcript (see `interpretRun`). */
+export const interpret = (
+  setup: InterpretSetup,
+  input: RunInput,
+  started: Started,
+  transcript: Transcript
+): Effect.Effect<RunOutcome, ChatError> =>
+  interpretRun({
+    provider,
+    serverName: setup.serverName,
+    mounted: started.mounted,
+    init: transcript.init,
+    result: transcript.result,
+    // Only for a run without a result: after one, the CLI may still be on its way out.
+    exitCode: transcript.result === undefined ? started.cli()?.child.exitCode ?? undefined : undefined,
+    stderr: started.cli()?.stderr(),
+    toolUses: transcript.toolUses,
+    allowPermissionDenials: setup.allowPermissionDenials,
+    recordResult: input.recordResult,
+    lastText: transcript.lastText,
+    decidedDenials: setup.decidedDenials,
+    noResult: () => {
+      const stderr = stderrOf(started)
+      return new ProviderError({
+        provider,
+        kind: "process",
+        message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`,
+        retryable: false
+      })
+    }
+  }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
