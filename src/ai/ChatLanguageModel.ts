@@ -102,7 +102,8 @@ const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
  * `InvalidRequestError`; `StructuredOutputError` is `StructuredOutputError` (with the answer as
  * `responseText`); a `ProviderError` is `AuthenticationError` (kind `auth`), `InvalidResponseError`
  * (`decode`), `RateLimitError` (HTTP 429), `InternalProviderError` (any other retryable one:
- * timeouts, network, 408, 5xx) or `UnknownError`; everything else (`MaxStepsError`,
+ * timeouts, stalls, network, 408, 5xx) or `UnknownError`; a `SessionStoreError` is
+ * `InternalProviderError` when retryable, else `UnknownError`; everything else (`MaxStepsError`,
  * `PermissionDeniedError`, `RunLimitError`, `FallbackError`) is `UnknownError`. The ChatError,
  * encoded with its schema, is in `reason.metadata["effect-chat-bridge"]`.
  */
@@ -125,6 +126,10 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
         if (error.status === 429) return new AiError.RateLimitError({ metadata })
         if (error.retryable) return new AiError.InternalProviderError({ description, metadata })
         return new AiError.UnknownError({ description, metadata })
+      case "SessionStoreError":
+        return error.retryable
+          ? new AiError.InternalProviderError({ description, metadata })
+          : new AiError.UnknownError({ description, metadata })
       default:
         return new AiError.UnknownError({ description, metadata })
     }

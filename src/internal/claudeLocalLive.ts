@@ -134,7 +134,7 @@ export const makeLive = (
     // Nothing is spent before the first turn.
     const budgetUsd = remainingBudget(env.options.maxBudgetUsd, 0)
     if (env.options.prewarm !== true || budgetUsd === 0) return Effect.void
-    const resume = Option.fromUndefinedOr(env.options.resume)
+    const resume = Option.fromUndefinedOr(env.options.snapshot?.sessionId ?? env.options.resume)
     return liveCli(resume, env.options.forkSession === true, undefined, budgetUsd).pipe(
       Effect.asVoid,
       Effect.catch(warmFailed)

@@ -24,13 +24,15 @@ import {
 } from "../services/ChatClient.js"
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../services/ChatEvent.js"
 import { Attributes } from "../services/ChatTelemetry.js"
-import { ClaudeSession, type ClaudeSessionService } from "../services/ClaudeCodeOptions.js"
+import { ClaudeSession, type ClaudeSessionService, ClaudeSnapshot } from "../services/ClaudeCodeOptions.js"
+import { SessionStoreError } from "../services/ClaudeSessionStore.ts"
 import type { Part, Prompt } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
 import { decodeAnswer, type Emit, responseFormatFor, streamOf } from "./loopClient.js"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
+import type { Transcripts } from "./claudeTranscripts.ts"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */
@@ -326,6 +328,10 @@ export const makeSessionClient = (params: {
    * left; a turn with nothing left fails with `RunLimitError` without running.
    */
   readonly maxBudgetUsd?: number | undefined
+  /** The store step of each run (`claudeTranscripts.ts`); none: the runtime's own files only. */
+  readonly transcripts: Transcripts
+  /** What the conversation used before this client (an imported snapshot's usage). */
+  readonly initialUsage?: Usage | undefined
 }): Effect.Effect<SessionClient> =>
   Effect.gen(function*() {
     const { provider } = params
@@ -334,7 +340,7 @@ export const makeSessionClient = (params: {
     const fork = yield* Ref.make(params.resume !== undefined && params.forkSession === true)
     const activity = yield* Ref.make<ReadonlyArray<AgentToolStart | AgentToolEnd>>([])
     const pending = yield* Ref.make<ReadonlyArray<Prompt>>([])
-    const usage = yield* Ref.make(Usage.empty)
+    const usage = yield* Ref.make(params.initialUsage ?? Usage.empty)
     const media = params.media ?? textOnly(provider)
     const lock = yield* Semaphore.make(1)
     // The CLI reports `total_cost_usd` cumulatively over a resumed session (usage tokens are per
@@ -383,6 +389,8 @@ export const makeSessionClient = (params: {
         const buffered = yield* Ref.get(pending)
         const user = userMessage([...buffered, prompt])
         yield* Telemetry.recordPrompt(user.content)
+        const resumed = yield* Ref.get(sessionId)
+        if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
         // One CLI run is one turn span; the run's own model turns are inside the CLI.
         const outcome = yield* Telemetry.turnSpan(
           info,
@@ -390,16 +398,24 @@ export const makeSessionClient = (params: {
             prompt: user.content,
             ...(user.parts === undefined ? {} : { parts: user.parts }),
             responseFormat,
-            sessionId: yield* Ref.get(sessionId),
+            sessionId: resumed,
             fork: yield* Ref.get(fork),
             emit,
             budgetUsd,
             recordResult: recordResult(emit)
           })
         )
+        const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
+        // Stored before anything else can fail: a store step that fails keeps the answer, and the
+        // entries it could not store are sent again after the next turn.
+        if (ran !== undefined) {
+          yield* params.transcripts.afterRun(ran).pipe(
+            Effect.mapError((error) => new SessionStoreError({ ...error, answer: outcome.text }))
+          )
+        }
         const value = yield* finish(outcome)
         yield* Telemetry.recordAnswer(outcome.text)
-        if (outcome.sessionId !== undefined) yield* Ref.set(sessionId, Option.some(outcome.sessionId))
+        if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
         yield* Ref.set(fork, false)
         yield* Ref.set(activity, outcome.activity ?? [])
         yield* Ref.set(pending, [])
@@ -448,6 +464,19 @@ export const makeSessionClient = (params: {
       yield* lock.withPermits(1)(Effect.flatMap(budgetLeft, (budgetUsd) => params.setTools(set, budgetUsd)))
     })
 
+    const snapshot = lock.withPermits(1)(Effect.gen(function*() {
+      const current = yield* Ref.get(sessionId)
+      if (Option.isNone(current)) {
+        return yield* new SessionStoreError({
+          operation: "load",
+          message: "The conversation has no session yet, so there is nothing to snapshot; snapshot after a turn",
+          retryable: false
+        })
+      }
+      const transcript = yield* params.transcripts.load(current.value)
+      return new ClaudeSnapshot({ sessionId: current.value, transcript, usage: yield* Ref.get(usage) })
+    })).pipe(Effect.withSpan("ClaudeSession.snapshot"))
+
     return {
       add,
       chat,
@@ -456,7 +485,8 @@ export const makeSessionClient = (params: {
       setTools,
       usage: Ref.get(usage),
       sessionId: Ref.get(sessionId),
-      lastActivity: Ref.get(activity)
+      lastActivity: Ref.get(activity),
+      snapshot
     }
   })
 
@@ -466,5 +496,9 @@ export type SessionClient = ChatClientService & ClaudeSessionService
 /** The context a Claude Code layer provides: the client as `ChatClient` and as `ClaudeSession`. */
 export const sessionContext = (client: SessionClient): Context.Context<ChatClient | ClaudeSession> =>
   Context.make(ChatClient, client).pipe(
-    Context.add(ClaudeSession, { sessionId: client.sessionId, lastActivity: client.lastActivity })
+    Context.add(ClaudeSession, {
+      sessionId: client.sessionId,
+      lastActivity: client.lastActivity,
+      snapshot: client.snapshot
+    })
   )

@@ -61,6 +61,8 @@ import {
   type SessionClient,
   sessionContext
 } from "../internal/claudeSession.js"
+import * as SessionFile from "../internal/claudeSessionFile.ts"
+import { makeTranscripts } from "../internal/claudeTranscripts.ts"
 import * as UserMessage from "../internal/claudeUserMessage.js"
 import * as Media from "../internal/media.js"
 import * as Telemetry from "../internal/telemetry.js"
@@ -69,6 +71,7 @@ import * as Conditions from "../registry/Conditions.js"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Pool from "../services/ClaudeProcessPool.js"
+import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -265,9 +268,10 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       return yield* interpret(reading, input, started, yield* read(started, input.emit, false))
     }))
 
+  const resume = options.snapshot?.sessionId ?? options.resume
   const session: KeepAlive.SessionState = {
-    last: Option.fromNullishOr(options.resume),
-    fork: options.resume !== undefined && options.forkSession === true
+    last: Option.fromNullishOr(resume),
+    fork: resume !== undefined && options.forkSession === true
   }
   const live = KeepAlive.make({
     clientScope: yield* Effect.scope,
@@ -324,9 +328,18 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     run,
     setTools,
     media: Media.claudeCode(provider),
-    resume: options.resume,
+    resume,
     forkSession: options.forkSession,
-    maxBudgetUsd: options.maxBudgetUsd
+    maxBudgetUsd: options.maxBudgetUsd,
+    transcripts: makeTranscripts({
+      store: yield* Effect.serviceOption(ClaudeSessionStore),
+      projectKey: options.projectKey,
+      storeTimeout: options.storeTimeout,
+      configDir: () => SessionFile.configDir(agentEnvironment(process.env, options.env, options.inheritEnv === true)),
+      cwd: options.cwd,
+      snapshot: options.snapshot
+    }),
+    initialUsage: options.snapshot?.usage
   })
 })
 

@@ -41,11 +41,14 @@ import { makeLive } from "../internal/claudeLocalLive.js"
 import * as Plan from "../internal/claudeLocalPlan.js"
 import { freshRun } from "../internal/claudeLocalRun.js"
 import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeSession.js"
+import * as SessionFile from "../internal/claudeSessionFile.ts"
+import { makeTranscripts } from "../internal/claudeTranscripts.ts"
 import * as Media from "../internal/media.js"
 import type * as Registry from "../registry/Registry.js"
 import type { ChatClient } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Pool from "../services/ClaudeProcessPool.js"
+import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 import type { McpBridgeService } from "../services/McpBridge.js"
 import type { SecretFile } from "../services/SecretFile.js"
 import type { Subprocess } from "../services/Subprocess.js"
@@ -186,7 +189,30 @@ export const make: (
         setTools
       )
       : undefined
-    if (live !== undefined) yield* live.prewarm
+    const resume = options.snapshot?.sessionId ?? options.resume
+    const transcripts = makeTranscripts({
+      store: yield* Effect.serviceOption(ClaudeSessionStore),
+      projectKey: options.projectKey,
+      storeTimeout: options.storeTimeout,
+      configDir: () => SessionFile.configDir(env.runEnv()),
+      cwd: options.cwd,
+      snapshot: options.snapshot
+    })
+    if (live !== undefined) {
+      // A warm CLI resumes the session at once: its file must be there first.
+      const restored = resume === undefined ? Effect.succeed(true) : transcripts.beforeRun(resume).pipe(
+        Effect.as(true),
+        Effect.catch((error) =>
+          Effect.as(
+            Effect.logWarning("claude CLI warm start skipped; the first turn restores the session").pipe(
+              Effect.annotateLogs({ error: error.message })
+            ),
+            false
+          )
+        )
+      )
+      if (yield* restored) yield* live.prewarm
+    }
 
     return yield* makeSessionClient({
       provider: Args.provider,
@@ -194,9 +220,11 @@ export const make: (
       run: live?.run ?? freshRun(env),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
-      resume: options.resume,
+      resume,
       forkSession: options.forkSession,
-      maxBudgetUsd: options.maxBudgetUsd
+      maxBudgetUsd: options.maxBudgetUsd,
+      transcripts,
+      initialUsage: options.snapshot?.usage
     })
   }
 )

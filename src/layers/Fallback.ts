@@ -56,7 +56,7 @@ export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502
 export const defaultPolicy = (error: ProviderFailure): Decision => {
   if (error._tag === "UnsupportedContentError") return "failover"
   if (error._tag !== "ProviderError" || error.kind === "auth") return "fatal"
-  if (error.kind === "timeout" || error.kind === "network") return "failover"
+  if (error.kind === "timeout" || error.kind === "stalled" || error.kind === "network") return "failover"
   if (error.kind === "http" && error.status !== undefined && failoverStatuses.has(error.status)) return "failover"
   return "fatal"
 }

@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.js"
 import { type Prompt, UnsupportedContentError } from "./Content.js"
+import { SessionStoreError } from "./ClaudeSessionStore.ts"
 import { InvalidToolsError, type Tool } from "./Tool.js"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */
@@ -103,6 +104,9 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
  * How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. `auth`:
  * the provider refused the credentials (HTTP 401/403, or the `claude` CLI's invalid key / not
  * logged in) — the message names the variable or command that fixes it, and retrying will not.
+ * `stalled`: a Claude Code run printed nothing for its `stallTimeout` while the model was
+ * answering (no tool or permission decision pending); its CLI was stopped and the next turn
+ * resumes the session, so it is retryable.
  */
 export const ProviderErrorKind = Schema.Literals([
   "auth",
@@ -112,6 +116,7 @@ export const ProviderErrorKind = Schema.Literals([
   "decode",
   "process",
   "config",
+  "stalled",
   "unknown"
 ])
 /** The type of {@link ProviderErrorKind}. */
@@ -172,7 +177,8 @@ export const ProviderFailure = Schema.Union([
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,
-  UnsupportedContentError
+  UnsupportedContentError,
+  SessionStoreError
 ])
 /** The type of {@link ProviderFailure}. */
 export type ProviderFailure = typeof ProviderFailure.Type
@@ -201,6 +207,7 @@ export type ChatError =
   | RunLimitError
   | InvalidToolsError
   | UnsupportedContentError
+  | SessionStoreError
   | FallbackError
 
 /** The schema of `ChatError`, for callers that serialise errors. */
@@ -213,6 +220,7 @@ export const ChatError = Schema.Union([
   RunLimitError,
   InvalidToolsError,
   UnsupportedContentError,
+  SessionStoreError,
   FallbackError
 ])
 

@@ -8,8 +8,12 @@
  */
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Usage } from "./ChatClient.ts"
+import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
 
 /** Claude Code settings files a run may load (`--setting-sources`). */
@@ -153,7 +157,45 @@ export interface ClaudeCodeOptions {
    * older CLI refuses a prompt it would interpret with a `config` error).
    */
   readonly trustedPrompts?: boolean | undefined
+  /**
+   * The session store's project key for this client's sessions (see `ClaudeSessionStore`): a
+   * tenant or project name, the same on every machine that continues them. It does not depend on
+   * `cwd`. Default `"default"`. Used only when a `ClaudeSessionStore` is provided.
+   */
+  readonly projectKey?: string | undefined
+  /**
+   * Bound on each session-store call (storing a turn's transcript, loading one to resume); a call
+   * that takes longer fails the turn with a retryable `SessionStoreError`. Default 10 seconds.
+   */
+  readonly storeTimeout?: Duration.Input | undefined
+  /**
+   * A run that prints nothing for this long while the model is answering fails with a retryable
+   * `ProviderError` (`kind: "stalled"`), its CLI is stopped, and the next turn resumes the
+   * session. Time spent running a tool or waiting for a permission decision does not count.
+   * Default 3 minutes; `requestTimeout` still bounds the whole run.
+   */
+  readonly stallTimeout?: Duration.Input | undefined
+  /**
+   * Continue a conversation exported with `ClaudeSession.snapshot` (on this machine or another):
+   * the first turn resumes `snapshot.sessionId` with its transcript, and `usage` starts at the
+   * snapshot's. Takes the place of `resume` (with `forkSession`, the first turn forks it).
+   */
+  readonly snapshot?: ClaudeSnapshot | undefined
 }
+
+/**
+ * A conversation as one value: its session id, its transcript entries and what it has used.
+ * Encode it with its schema to keep it anywhere; a client built with the `snapshot` option
+ * continues it with the same history, on any machine.
+ */
+export class ClaudeSnapshot extends Schema.Class<ClaudeSnapshot>("effect-chat-bridge/ClaudeSnapshot")({
+  /** The session the next turn continues. */
+  sessionId: Schema.String,
+  /** The session's transcript entries, in order. */
+  transcript: Schema.Array(TranscriptEntry),
+  /** What the conversation used so far. */
+  usage: Usage
+}) {}
 
 /** What a Claude Code client tells about its conversation. */
 export interface ClaudeSessionService {
@@ -164,6 +206,12 @@ export interface ClaudeSessionService {
    * successful turn, as `chatStream` reports them: the same activity for `chat` and `ask`.
    */
   readonly lastActivity: Effect.Effect<ReadonlyArray<AgentToolStart | AgentToolEnd>>
+  /**
+   * The conversation as one value (see {@link ClaudeSnapshot}): the transcript comes from the
+   * session store when one is provided, otherwise from the CLI's session file. Fails with
+   * `SessionStoreError` when there is no session yet or its transcript cannot be read.
+   */
+  readonly snapshot: Effect.Effect<ClaudeSnapshot, SessionStoreError>
 }
 
 /** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */

@@ -13,6 +13,7 @@ import {
   type RunInput
 } from "../../src/internal/claudeSession.js"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
+import { makeTranscripts } from "../../src/internal/claudeTranscripts.ts"
 import { ProviderError, Usage } from "../../src/services/ChatClient.js"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
@@ -135,6 +136,14 @@ const scripted = (lines: ReadonlyArray<ReturnType<typeof result> | "fail">, maxB
     const client = yield* makeSessionClient({
       provider: "test",
       maxBudgetUsd,
+      transcripts: makeTranscripts({
+        store: Option.none(),
+        projectKey: undefined,
+        storeTimeout: undefined,
+        configDir: () => "/nonexistent",
+        cwd: undefined,
+        snapshot: undefined
+      }),
       setTools: (_, budgetUsd) => Effect.sync(() => void toolBudgets.push(budgetUsd)),
       run: (input) =>
         Effect.gen(function*() {

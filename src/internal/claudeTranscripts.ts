@@ -1,0 +1,177 @@
+/**
+ * The store step of a Claude Code run's lifecycle (prepare → start → turn → store → close), the
+ * one place where a `ClaudeSessionStore` meets a conversation. Before a run that resumes a
+ * session the transcript is made available where the runtime reads it; after a successful run
+ * what is new is stored, bounded by `storeTimeout`; a snapshot reads it back.
+ *
+ * Two ways to store: `file` (ClaudeLocal) reads the CLI's session file after each turn and
+ * appends the entries not stored yet, and writes the file back from the store before a resume
+ * that would not find it; `mirror` (ClaudeAgent) lets the Agent SDK send the entries itself
+ * (its `sessionStore`) and only checks, after each turn, that every batch landed.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as fs from "node:fs"
+import type { ClaudeSnapshot } from "../services/ClaudeCodeOptions.ts"
+import {
+  type ClaudeSessionStoreService,
+  SessionStoreError,
+  type StoreOperation,
+  type TranscriptEntry
+} from "../services/ClaudeSessionStore.ts"
+import * as SessionFile from "./claudeSessionFile.ts"
+
+/** The default bound on one store call. */
+export const DefaultStoreTimeout = Duration.seconds(10)
+
+/** The default project key. */
+export const DefaultProjectKey = "default"
+
+/** What the conversation shell calls around each run. */
+export interface Transcripts {
+  /** Before a run that resumes `sessionId`. */
+  readonly beforeRun: (sessionId: string) => Effect.Effect<void, SessionStoreError>
+  /** After a successful run of `sessionId`: returns once its transcript is stored. */
+  readonly afterRun: (sessionId: string) => Effect.Effect<void, SessionStoreError>
+  /** The session's transcript, for a snapshot. */
+  readonly load: (sessionId: string) => Effect.Effect<ReadonlyArray<TranscriptEntry>, SessionStoreError>
+}
+
+/** How a client stores its transcripts. */
+export interface TranscriptSetup {
+  readonly store: Option.Option<ClaudeSessionStoreService>
+  readonly projectKey: string | undefined
+  readonly storeTimeout: Duration.Input | undefined
+  /** The runtime's config dir, read at each call (the environment of now). */
+  readonly configDir: () => string
+  readonly cwd: string | undefined
+  readonly snapshot: ClaudeSnapshot | undefined
+  /** `mirror`: the runtime stores entries itself; `flush` tells whether all of them landed. */
+  readonly mirror?: { readonly flush: (sessionId: string) => Effect.Effect<void, SessionStoreError> } | undefined
+}
+
+/** One store call bounded by `storeTimeout`: a store that does not answer is a retryable error. */
+export const boundedCall = (
+  operation: StoreOperation,
+  sessionId: string | undefined,
+  timeout: Duration.Input | undefined
+) =>
+<A>(call: Effect.Effect<A, SessionStoreError>): Effect.Effect<A, SessionStoreError> => {
+  const bound = timeout ?? DefaultStoreTimeout
+  return Effect.timeoutOrElse(call, {
+    duration: bound,
+    orElse: () =>
+      Effect.fail(
+        new SessionStoreError({
+          operation,
+          ...(sessionId === undefined ? {} : { sessionId }),
+          message: `The session store did not answer ${operation} within ${
+            Duration.format(Duration.fromInputUnsafe(bound))
+          }; check the store's database, or raise the storeTimeout option`,
+          retryable: true
+        })
+      )
+  })
+}
+
+const notFound = (sessionId: string, projectKey: string, where: string) =>
+  new SessionStoreError({
+    operation: "load",
+    sessionId,
+    message: `Session ${sessionId} is in neither ${where} nor the session store (project key ${
+      JSON.stringify(projectKey)
+    }); resume a session that exists there, check projectKey, or start a new conversation`,
+    retryable: false
+  })
+
+/** Builds the store step of a client (see the module's description). */
+export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
+  const projectKey = setup.projectKey ?? DefaultProjectKey
+  const key = (sessionId: string) => ({ projectKey, sessionId })
+  const call = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, setup.storeTimeout)
+  // The session file's entries known to be in the store, by session: later turns send the rest.
+  const stored = new Map<string, number>()
+  let snapshotPending = setup.snapshot !== undefined
+
+  const localFile = (sessionId: string) =>
+    Effect.gen(function*() {
+      const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
+      if (fs.existsSync(here)) return Option.some(here)
+      return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+    })
+
+  /** Writes a session the runtime would not find into its config dir: from the snapshot or the store. */
+  const restoreFile = (sessionId: string) =>
+    Effect.gen(function*() {
+      if (Option.isNone(setup.store) && !snapshotPending) return
+      const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
+      if (fs.existsSync(here)) return
+      const snapshot = setup.snapshot
+      if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
+        // Not in the store yet: the first store step sends it.
+        return yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+      }
+      if (Option.isNone(setup.store)) return
+      const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+      const entries = Option.isSome(elsewhere)
+        ? Option.some(yield* SessionFile.readSessionFile(elsewhere.value, sessionId))
+        : yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
+      if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
+      yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
+      if (Option.isNone(elsewhere)) stored.set(sessionId, entries.value.length)
+    })
+
+  /** A snapshot imported with a store goes to the store before the runtime loads it. */
+  const restoreMirror = (sessionId: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const snapshot = setup.snapshot
+      if (snapshot === undefined || snapshot.sessionId !== sessionId || !snapshotPending) return
+      yield* call("append", sessionId)(store.append(key(sessionId), snapshot.transcript))
+      snapshotPending = false
+    })
+
+  /** Sends the session file's entries that are not in the store yet. */
+  const storeFile = (sessionId: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const file = yield* localFile(sessionId)
+      if (Option.isNone(file)) {
+        return yield* new SessionStoreError({
+          operation: "append",
+          sessionId,
+          message: `The claude CLI left no session file for ${sessionId} under ${
+            setup.configDir()
+          }, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
+          retryable: false
+        })
+      }
+      const entries = yield* SessionFile.readSessionFile(file.value, sessionId)
+      const fresh = entries.slice(stored.get(sessionId) ?? 0)
+      if (fresh.length > 0) yield* call("append", sessionId)(store.append(key(sessionId), fresh))
+      stored.set(sessionId, entries.length)
+      snapshotPending = false
+    })
+
+  const beforeRun = (sessionId: string) =>
+    Option.isSome(setup.store) && setup.mirror !== undefined
+      ? restoreMirror(sessionId, setup.store.value)
+      : restoreFile(sessionId)
+
+  const afterRun = (sessionId: string) => {
+    if (Option.isNone(setup.store)) return Effect.void
+    return setup.mirror !== undefined ? setup.mirror.flush(sessionId) : storeFile(sessionId, setup.store.value)
+  }
+
+  const load = (sessionId: string) =>
+    Effect.gen(function*() {
+      if (Option.isSome(setup.store)) {
+        const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
+        if (Option.isSome(entries)) return entries.value
+      }
+      const file = yield* localFile(sessionId)
+      if (Option.isNone(file)) return yield* notFound(sessionId, projectKey, setup.configDir())
+      return yield* SessionFile.readSessionFile(file.value, sessionId)
+    })
+
+  return { beforeRun, afterRun, load }
+}
