@@ -410,7 +410,16 @@ export const makeSessionClient = (params: {
         // entries it could not store are sent again after the next turn.
         if (ran !== undefined) {
           yield* params.transcripts.afterRun(ran).pipe(
-            Effect.mapError((error) => new SessionStoreError({ ...error, answer: outcome.text }))
+            Effect.mapError((error) =>
+              new SessionStoreError({
+                operation: error.operation,
+                ...(error.sessionId === undefined ? {} : { sessionId: error.sessionId }),
+                message: error.message,
+                retryable: error.retryable,
+                answer: outcome.text,
+                cause: error.cause
+              })
+            )
           )
         }
         const value = yield* finish(outcome)
