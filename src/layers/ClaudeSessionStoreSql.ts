@@ -123,8 +123,32 @@ const details = (error: SqlError | Migrator.MigrationError): string => {
   return driver === "" || driver === error.message ? error.message : `${error.message}: ${driver}`
 }
 
-const isRetryable = (error: SqlError | Migrator.MigrationError): boolean =>
-  error instanceof SqlError ? error.isRetryable : error.cause instanceof SqlError && error.cause.isRetryable
+const sqlErrorOf = (error: SqlError | Migrator.MigrationError): SqlError | undefined =>
+  error instanceof SqlError ? error : error.cause instanceof SqlError ? error.cause : undefined
+
+const operationAdvice =
+  `check that the database is the one the store was set up on, and that its tables (migrated in ${migrationsTable}) are intact`
+
+/** What to check, from the kind of failure the driver reported; `fallback` for the others. */
+const advice = (error: SqlError | Migrator.MigrationError, fallback = operationAdvice): string => {
+  switch (sqlErrorOf(error)?.reason._tag) {
+    case "ConnectionError":
+      return "check that the database server is running and reachable at the address the SqlClient is configured with, then try again"
+    case "AuthenticationError":
+      return "check the user name and password the SqlClient is configured with"
+    case "AuthorizationError":
+      return "check that the database user may read and write the session store's tables"
+    case "LockTimeoutError":
+    case "DeadlockError":
+    case "SerializationError":
+    case "StatementTimeoutError":
+      return "the database was busy or slow (locks, timeouts): try again, and check what else holds locks on it"
+    default:
+      return fallback
+  }
+}
+
+const isRetryable = (error: SqlError | Migrator.MigrationError): boolean => sqlErrorOf(error)?.isRetryable ?? false
 
 const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError =>
   new SessionStoreError({
@@ -132,9 +156,7 @@ const storeError = (operation: StoreOperation, sessionId?: string) => (error: Sq
     ...(sessionId === undefined ? {} : { sessionId }),
     message: `the session store's ${operation}${sessionId === undefined ? "" : ` of session ${sessionId}`} failed (${
       details(error)
-    }); check that the database is reachable, accepts the connection and is not locked${
-      error.isRetryable ? ", then try again" : ""
-    }`,
+    }); ${advice(error)}`,
     retryable: error.isRetryable,
     cause: error
   })
@@ -148,9 +170,12 @@ export const migrate: Effect.Effect<
   Effect.mapError((error) =>
     new SessionStoreSetupError({
       stage: "migrate",
-      message: `cannot migrate the session store's tables (${
-        details(error)
-      }); check that the database is reachable and the user may create tables`,
+      message: `cannot set up the session store's tables (${details(error)}); ${
+        advice(
+          error,
+          `check that the database exists, that the SqlClient's user may create tables in it, and the migrations recorded in ${migrationsTable}`
+        )
+      }`,
       retryable: isRetryable(error),
       cause: error
     })
@@ -333,7 +358,7 @@ const openSqlite = (options: SqliteOptions) =>
         stage: "open",
         message: `cannot open the session store ${options.filename} (${
           details(error)
-        }); check that its directory exists and is writable, and that Node is >= 22.19 (node:sqlite)`,
+        }); check that its directory exists and is writable`,
         retryable: error.isRetryable,
         cause: error
       })

@@ -1,9 +1,12 @@
-import { assert, describe, it } from "@effect/vitest"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { assert, describe, it, layer } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Scope from "effect/Scope"
 import * as SqlClient from "effect/sql/SqlClient"
 import { randomUUID } from "node:crypto"
 import * as nodeFs from "node:fs"
@@ -12,6 +15,7 @@ import * as path from "node:path"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as ClaudeSessionStore from "../../src/services/ClaudeSessionStore.ts"
+import * as Postgres from "../support/postgres.ts"
 import { entry, freshProject, sessionStoreSuite } from "../support/sessionStoreSuite.ts"
 
 /** A fresh folder, removed when its scope closes. */
@@ -141,7 +145,7 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       ])
       for (const error of errors) {
         assert.include(error.message, "no such table: claude_session_entries")
-        assert.include(error.message, "check that the database is reachable")
+        assert.include(error.message, "that its tables (migrated in effect_chat_bridge_session_migrations) are intact")
         assert.isFalse(error.retryable)
         assert.isDefined(error.cause)
       }
@@ -205,5 +209,201 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
         })
       )
       assert.deepStrictEqual(back, Option.some(batch))
+    }))
+})
+
+/** A `SqlClient` on the server's `database` over TCP (a pool of its own: another "process"). */
+const pgClient = (server: Postgres.PostgresServer, database?: string) =>
+  PgClient.layer({ url: server.url(database), connectTimeout: "5 seconds" })
+
+/** The store on the server's default database. */
+const pgStore = (server: Postgres.PostgresServer, database?: string) =>
+  ClaudeSessionStoreSql.layer.pipe(Layer.provide(pgClient(server, database)))
+
+/** A new, empty database on the server. */
+const freshDatabase = Effect.gen(function*() {
+  const server = yield* Postgres.PostgresServer
+  const name = `t_${randomUUID().replaceAll("-", "")}`
+  yield* Effect.provide(
+    Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE DATABASE ${sql(name)}`),
+    pgClient(server)
+  )
+  return name
+})
+
+/** Whether the process `pid` still exists. */
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+const pgTimeout = "180 seconds"
+
+sessionStoreSuite(
+  "PostgreSQL",
+  Layer.unwrap(Effect.gen(function*() {
+    return pgStore(yield* Postgres.PostgresServer)
+  })).pipe(
+    Layer.provide(Postgres.layer())
+  ),
+  { timeout: pgTimeout }
+)
+
+layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on PostgreSQL", (it) => {
+  it.effect("the transcript survives closing the connection; a new connection reads it", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      const key = { projectKey: freshProject(), sessionId: randomUUID(), subpath: "subagents/a.jsonl" }
+      yield* Effect.provide(Effect.flatMap(store, (s) => s.append(key, [entry("a"), entry("b")])), pgStore(server))
+      const back = yield* Effect.provide(
+        Effect.gen(function*() {
+          const s = yield* store
+          yield* s.append(key, [entry("b"), entry("c")])
+          return [yield* s.load(key), yield* s.listSubkeys(key)] as const
+        }),
+        pgStore(server)
+      )
+      assert.deepStrictEqual(back, [Option.some([entry("a"), entry("b"), entry("c")]), ["subagents/a.jsonl"]])
+    }))
+
+  it.effect("two clients appending to one session at once: nothing lost, duplicated or interleaved", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      const a = Context.get(yield* Layer.build(pgStore(server)), store)
+      const b = Context.get(yield* Layer.build(pgStore(server)), store)
+      const key = { projectKey: freshProject(), sessionId: randomUUID() }
+      const batch = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => entry(`${prefix}-${i}`))
+      const shared = batch("shared", 50)
+      yield* Effect.all([
+        a.append(key, batch("a1", 100)),
+        b.append(key, batch("b1", 100)),
+        a.append(key, shared),
+        b.append(key, shared),
+        a.append(key, batch("a2", 100)),
+        b.append(key, batch("b2", 100))
+      ], { concurrency: "unbounded" })
+      const stored = Option.getOrThrow(yield* b.load(key)).map((e) => e.uuid!)
+      assert.strictEqual(stored.length, 450)
+      assert.strictEqual(new Set(stored).size, 450, "no uuid twice")
+      // Each append's entries form one run, in order: the runs' prefixes never repeat.
+      const runs = stored.map((uuid) => uuid.split("-")[0]).filter((p, i, all) => i === 0 || all[i - 1] !== p)
+      assert.deepStrictEqual([...runs].sort(), ["a1", "a2", "b1", "b2", "shared"], `runs: ${runs.join()}`)
+      for (const prefix of runs) {
+        const mine = stored.filter((uuid) => uuid.startsWith(`${prefix}-`))
+        assert.deepStrictEqual(mine, mine.map((_, i) => `${prefix}-${i}`))
+      }
+      assert.deepStrictEqual(yield* a.load(key), yield* b.load(key))
+    }))
+
+  it.effect("migrations run once in their own table, even when two clients build at once", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      const database = yield* freshDatabase
+      const runs = yield* Effect.all([
+        Effect.provide(ClaudeSessionStoreSql.migrate, pgClient(server, database)),
+        Effect.provide(ClaudeSessionStoreSql.migrate, pgClient(server, database))
+      ], { concurrency: 2 })
+      assert.deepStrictEqual([...runs].sort((x, y) => y.length - x.length), [[[1, "create_session_tables"]], []])
+      const [again, recorded] = yield* Effect.provide(
+        Effect.gen(function*() {
+          const sql = yield* SqlClient.SqlClient
+          return [
+            yield* ClaudeSessionStoreSql.migrate,
+            yield* sql<{ migration_id: number; name: string }>`SELECT migration_id, name
+              FROM effect_chat_bridge_session_migrations ORDER BY migration_id`
+          ] as const
+        }),
+        pgClient(server, database)
+      )
+      assert.deepStrictEqual(again, [])
+      assert.deepStrictEqual(recorded, [{ migration_id: 1, name: "create_session_tables" }])
+      const key = { projectKey: freshProject(), sessionId: randomUUID() }
+      yield* Effect.provide(Effect.flatMap(store, (s) => s.append(key, [entry("a")])), pgStore(server, database))
+    }))
+
+  it.effect("a wrong password fails to build with what to check, and no password in the message", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      const wrong = "hunter2-wrong-password"
+      const url = Redacted.make(`postgres://postgres:${wrong}@${server.host}:${server.port}/postgres`)
+      const exit = yield* Effect.exit(
+        Layer.build(ClaudeSessionStoreSql.layer.pipe(Layer.provide(PgClient.layer({ url }))))
+      )
+      const error = failure(exit)
+      if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
+      assert.include(error.message, "check the user name and password")
+      assert.isFalse(error.retryable)
+      for (const secret of [wrong, Redacted.value(server.password)]) {
+        assert.notInclude(error.message, secret)
+        assert.notInclude(String(error.cause), secret)
+      }
+    }))
+
+  it.effect("nothing listening on the port: a retryable error that says to check the server", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      const port = yield* Postgres.freePort
+      const url = Redacted.make(`postgres://postgres:${Redacted.value(server.password)}@127.0.0.1:${port}/postgres`)
+      const error = failure(
+        yield* Effect.exit(Layer.build(ClaudeSessionStoreSql.layer.pipe(Layer.provide(PgClient.layer({ url })))))
+      )
+      if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
+      assert.include(error.message, "check that the database server is running and reachable")
+      assert.isTrue(error.retryable)
+      assert.notInclude(error.message, Redacted.value(server.password))
+    }))
+})
+
+describe("ClaudeSessionStoreSql on a PostgreSQL server that stops", () => {
+  it.live(
+    "operations fail with a retryable SessionStoreError; the server leaves no process or folder",
+    () =>
+      Effect.gen(function*() {
+        const serverScope = yield* Scope.make()
+        const server = yield* Postgres.start().pipe(Scope.provide(serverScope))
+        assert.isTrue(alive(server.pid))
+        const s = Context.get(yield* Layer.build(pgStore(server)), store)
+        const key = { projectKey: freshProject(), sessionId: "session-1" }
+        yield* s.append(key, [entry("a")])
+        yield* Scope.close(serverScope, Exit.void)
+        assert.isFalse(alive(server.pid), "the server process is gone")
+        assert.isFalse(nodeFs.existsSync(server.folder), "its data folder is removed")
+        const errors = [
+          failure(yield* Effect.exit(s.append(key, [entry("b")]))),
+          failure(yield* Effect.exit(s.load(key)))
+        ]
+        for (const error of errors) {
+          assert.strictEqual(error._tag, "SessionStoreError")
+          assert.strictEqual(error.sessionId, "session-1")
+          assert.include(error.message, "check that the database server is running and reachable")
+          assert.isTrue(error.retryable, error.message)
+          assert.notInclude(error.message, Redacted.value(server.password))
+        }
+      }).pipe(Effect.scoped),
+    { timeout: 180_000 }
+  )
+})
+
+describe("test/support/postgres hydrateSymlinks", () => {
+  it.effect("creates the listed symlinks that are missing, once", () =>
+    Effect.gen(function*() {
+      const root = yield* testFolder
+      nodeFs.mkdirSync(path.join(root, "native", "lib"), { recursive: true })
+      nodeFs.writeFileSync(path.join(root, "native", "lib", "libpq.so.5.18"), "the library")
+      nodeFs.writeFileSync(
+        path.join(root, "native", "pg-symlinks.json"),
+        JSON.stringify([
+          { source: "native/lib/libpq.so.5.18", target: "native/lib/libpq.so.5" },
+          { source: "native/lib/libpq.so.5.18", target: "native/lib/libpq.so" }
+        ])
+      )
+      assert.strictEqual(Postgres.hydrateSymlinks(root), 2)
+      assert.strictEqual(nodeFs.readFileSync(path.join(root, "native", "lib", "libpq.so"), "utf8"), "the library")
+      assert.strictEqual(nodeFs.readlinkSync(path.join(root, "native", "lib", "libpq.so.5")), "libpq.so.5.18")
+      assert.strictEqual(Postgres.hydrateSymlinks(root), 0, "idempotent")
     }))
 })
