@@ -9,7 +9,7 @@
  * import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
  *
  * const SessionStore = ClaudeSessionStoreSql.layer.pipe(
- *   Layer.provide(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
+ *   Layer.provide(PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") }))
  * )
  * ```
  *
