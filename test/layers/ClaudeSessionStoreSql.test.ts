@@ -152,6 +152,27 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       }
     }))
 
+  it.effect("an entry row that is not JSON (written by something else) fails load, typed", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* testFolder, "sessions.sqlite")
+      const key = { projectKey: freshProject(), sessionId: "session-1" }
+      yield* withSqliteStore(filename, Effect.flatMap(store, (s) => s.append(key, [entry("a")])))
+      yield* Effect.provide(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql`INSERT INTO claude_session_entries (project_key, session_id, uuid, entry, created_at)
+            VALUES (${key.projectKey}, ${key.sessionId}, 'b', '{"type": "user", truncated', 0)`
+        ),
+        SqliteClient.layer({ filename })
+      )
+      const error = failure(yield* Effect.exit(withSqliteStore(filename, Effect.flatMap(store, (s) => s.load(key)))))
+      assert.strictEqual(error._tag, "SessionStoreError")
+      if (error._tag !== "SessionStoreError") return
+      assert.deepStrictEqual([error.operation, error.sessionId, error.retryable], ["load", "session-1", false])
+      assert.include(error.message, "session session-1 holds an entry that is not JSON")
+    }))
+
   it.effect("a failed append stores nothing: its transaction is rolled back", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* testFolder, "sessions.sqlite")
