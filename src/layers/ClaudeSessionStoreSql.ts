@@ -9,7 +9,7 @@
  * import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
  *
  * const SessionStore = ClaudeSessionStoreSql.layer.pipe(
- *   Layer.provide(PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") }))
+ *   Layer.provide(PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") }))
  * )
  * ```
  *
@@ -234,6 +234,104 @@ const requireDialect = (sql: SqlClient.SqlClient) =>
       )
   })
 
+/** `append` and `delete`: each one transaction (see the module's description). */
+const makeWrites = (sql: SqlClient.SqlClient) => {
+  // SQLite: take the write lock at BEGIN, so another process waits (busy timeout) instead of
+  // failing with SQLITE_BUSY_SNAPSHOT when the transaction would upgrade.
+  const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => undefined })
+  const transaction = <A>(effect: Effect.Effect<A, SqlError>) =>
+    sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.BeginTransaction, begin))
+  const newerMtime = sql.onDialectOrElse({
+    pg: () => sql.unsafe("GREATEST(claude_sessions.mtime, excluded.mtime)"),
+    orElse: () => sql.unsafe("MAX(claude_sessions.mtime, excluded.mtime)")
+  })
+
+  const append = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) => {
+    const now = Date.now()
+    const rows = entryRows(key, entries, now)
+    const session = { project_key: key.projectKey, session_id: key.sessionId, subpath: key.subpath ?? "", mtime: now }
+    return rows.length === 0 ? Effect.void : transaction(
+      Effect.gen(function*() {
+        // First, so its lock serialises appends to this transcript (see the module's description).
+        yield* sql`INSERT INTO claude_sessions ${sql.insert(session)}
+          ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = ${newerMtime}`.withoutTransform
+        for (const batch of Arr.chunksOf(rows, insertBatchSize)) {
+          yield* sql`INSERT INTO ${sql(entriesTable)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`.withoutTransform
+        }
+      })
+    ).pipe(
+      Effect.mapError(storeError("append", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.append", {
+        attributes: { ...spanAttributes(key), "claude_session_store.entries": entries.length }
+      })
+    )
+  }
+
+  // A main transcript takes its subpaths with it; a subpath only itself.
+  const remove = (key: SessionKey) => {
+    const subpath = key.subpath === undefined ? sql`` : sql`AND subpath = ${key.subpath}`
+    return transaction(Effect.gen(function*() {
+      yield* sql`DELETE FROM claude_session_entries
+        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
+      yield* sql`DELETE FROM claude_sessions
+        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
+    })).pipe(
+      Effect.mapError(storeError("delete", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.delete", { attributes: spanAttributes(key) })
+    )
+  }
+
+  return { append, delete: remove }
+}
+
+/** `load`, `listSessions` and `listSubkeys`: single statements, outside any transaction. */
+const makeReads = (sql: SqlClient.SqlClient) => {
+  const load = (key: SessionKey) =>
+    sql<{ readonly entry: string }>`SELECT entry FROM claude_session_entries
+      WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath = ${key.subpath ?? ""}
+      ORDER BY seq`.withoutTransform.pipe(
+      Effect.mapError(storeError("load", key.sessionId)),
+      Effect.flatMap((rows) =>
+        Effect.try({
+          try: () => rows.map((row) => JSON.parse(row.entry) as TranscriptEntry),
+          catch: (cause) =>
+            new SessionStoreError({
+              operation: "load",
+              sessionId: key.sessionId,
+              message: `session ${key.sessionId} holds an entry that is not JSON (${
+                describe(cause)
+              }); check what else writes to ${entriesTable}`,
+              retryable: false,
+              cause
+            })
+        })
+      ),
+      Effect.map((entries) => entries.length === 0 ? Option.none() : Option.some(entries)),
+      Effect.withSpan("ClaudeSessionStore.load", { attributes: spanAttributes(key) })
+    )
+
+  const listSessions = (projectKey: string) =>
+    sql<{ readonly session_id: string; readonly mtime: unknown }>`SELECT session_id, mtime FROM claude_sessions
+      WHERE project_key = ${projectKey} AND subpath = ''`.withoutTransform.pipe(
+      Effect.map((rows) => rows.map((row): StoredSession => ({ sessionId: row.session_id, mtime: Number(row.mtime) }))),
+      Effect.mapError(storeError("listSessions")),
+      Effect.withSpan("ClaudeSessionStore.listSessions", {
+        attributes: { "claude_session_store.project_key": projectKey }
+      })
+    )
+
+  const listSubkeys = (key: { readonly projectKey: string; readonly sessionId: string }) =>
+    sql<{ readonly subpath: string }>`SELECT subpath FROM claude_sessions
+      WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath <> ''
+      ORDER BY subpath`.withoutTransform.pipe(
+      Effect.map((rows) => rows.map((row) => row.subpath)),
+      Effect.mapError(storeError("listSubkeys", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.listSubkeys", { attributes: spanAttributes(key) })
+    )
+
+  return { load, listSessions, listSubkeys }
+}
+
 /**
  * Migrates the database of the `SqlClient` in context (SQLite or PostgreSQL) and builds the
  * store over it. The store uses the client for as long as it is used; it holds no resource itself.
@@ -243,98 +341,7 @@ export const make: Effect.Effect<ClaudeSessionStoreService, SessionStoreSetupErr
     const sql = yield* SqlClient.SqlClient
     yield* requireDialect(sql)
     yield* migrate
-
-    // SQLite: take the write lock at BEGIN, so another process waits (busy timeout) instead of
-    // failing with SQLITE_BUSY_SNAPSHOT when the transaction would upgrade.
-    const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => undefined })
-    const transaction = <A>(effect: Effect.Effect<A, SqlError>) =>
-      sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.BeginTransaction, begin))
-    const newerMtime = sql.onDialectOrElse({
-      pg: () => sql.unsafe("GREATEST(claude_sessions.mtime, excluded.mtime)"),
-      orElse: () => sql.unsafe("MAX(claude_sessions.mtime, excluded.mtime)")
-    })
-
-    const append = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) => {
-      const now = Date.now()
-      const rows = entryRows(key, entries, now)
-      const session = { project_key: key.projectKey, session_id: key.sessionId, subpath: key.subpath ?? "", mtime: now }
-      return rows.length === 0 ? Effect.void : transaction(
-        Effect.gen(function*() {
-          // First, so its lock serialises appends to this transcript (see the module's description).
-          yield* sql`INSERT INTO claude_sessions ${sql.insert(session)}
-            ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = ${newerMtime}`.withoutTransform
-          for (const batch of Arr.chunksOf(rows, insertBatchSize)) {
-            yield* sql`INSERT INTO ${sql(entriesTable)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`.withoutTransform
-          }
-        })
-      ).pipe(
-        Effect.mapError(storeError("append", key.sessionId)),
-        Effect.withSpan("ClaudeSessionStore.append", {
-          attributes: { ...spanAttributes(key), "claude_session_store.entries": entries.length }
-        })
-      )
-    }
-
-    const load = (key: SessionKey) =>
-      sql<{ readonly entry: string }>`SELECT entry FROM claude_session_entries
-        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath = ${key.subpath ?? ""}
-        ORDER BY seq`.withoutTransform.pipe(
-        Effect.mapError(storeError("load", key.sessionId)),
-        Effect.flatMap((rows) =>
-          Effect.try({
-            try: () => rows.map((row) => JSON.parse(row.entry) as TranscriptEntry),
-            catch: (cause) =>
-              new SessionStoreError({
-                operation: "load",
-                sessionId: key.sessionId,
-                message: `session ${key.sessionId} holds an entry that is not JSON (${
-                  describe(cause)
-                }); check what else writes to ${entriesTable}`,
-                retryable: false,
-                cause
-              })
-          })
-        ),
-        Effect.map((entries) => entries.length === 0 ? Option.none() : Option.some(entries)),
-        Effect.withSpan("ClaudeSessionStore.load", { attributes: spanAttributes(key) })
-      )
-
-    const listSessions = (projectKey: string) =>
-      sql<{ readonly session_id: string; readonly mtime: unknown }>`SELECT session_id, mtime FROM claude_sessions
-        WHERE project_key = ${projectKey} AND subpath = ''`.withoutTransform.pipe(
-        Effect.map((rows) =>
-          rows.map((row): StoredSession => ({ sessionId: row.session_id, mtime: Number(row.mtime) }))
-        ),
-        Effect.mapError(storeError("listSessions")),
-        Effect.withSpan("ClaudeSessionStore.listSessions", {
-          attributes: { "claude_session_store.project_key": projectKey }
-        })
-      )
-
-    const listSubkeys = (key: { readonly projectKey: string; readonly sessionId: string }) =>
-      sql<{ readonly subpath: string }>`SELECT subpath FROM claude_sessions
-        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath <> ''
-        ORDER BY subpath`.withoutTransform.pipe(
-        Effect.map((rows) => rows.map((row) => row.subpath)),
-        Effect.mapError(storeError("listSubkeys", key.sessionId)),
-        Effect.withSpan("ClaudeSessionStore.listSubkeys", { attributes: spanAttributes(key) })
-      )
-
-    // A main transcript takes its subpaths with it; a subpath only itself.
-    const remove = (key: SessionKey) => {
-      const subpath = key.subpath === undefined ? sql`` : sql`AND subpath = ${key.subpath}`
-      return transaction(Effect.gen(function*() {
-        yield* sql`DELETE FROM claude_session_entries
-          WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
-        yield* sql`DELETE FROM claude_sessions
-          WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
-      })).pipe(
-        Effect.mapError(storeError("delete", key.sessionId)),
-        Effect.withSpan("ClaudeSessionStore.delete", { attributes: spanAttributes(key) })
-      )
-    }
-
-    return ClaudeSessionStore.of({ append, load, listSessions, listSubkeys, delete: remove })
+    return ClaudeSessionStore.of({ ...makeWrites(sql), ...makeReads(sql) })
   }
 )
 

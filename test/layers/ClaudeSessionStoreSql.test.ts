@@ -16,6 +16,7 @@ import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.t
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as ClaudeSessionStore from "../../src/services/ClaudeSessionStore.ts"
 import * as Postgres from "../support/postgres.ts"
+import { makeRecorder } from "../support/recordingTracer.ts"
 import { entry, freshProject, sessionStoreSuite } from "../support/sessionStoreSuite.ts"
 
 /** A fresh folder, removed when its scope closes. */
@@ -151,6 +152,27 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       }
     }))
 
+  it.effect("an entry row that is not JSON (written by something else) fails load, typed", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* testFolder, "sessions.sqlite")
+      const key = { projectKey: freshProject(), sessionId: "session-1" }
+      yield* withSqliteStore(filename, Effect.flatMap(store, (s) => s.append(key, [entry("a")])))
+      yield* Effect.provide(
+        Effect.flatMap(
+          SqlClient.SqlClient,
+          (sql) =>
+            sql`INSERT INTO claude_session_entries (project_key, session_id, uuid, entry, created_at)
+            VALUES (${key.projectKey}, ${key.sessionId}, 'b', '{"type": "user", truncated', 0)`
+        ),
+        SqliteClient.layer({ filename })
+      )
+      const error = failure(yield* Effect.exit(withSqliteStore(filename, Effect.flatMap(store, (s) => s.load(key)))))
+      assert.strictEqual(error._tag, "SessionStoreError")
+      if (error._tag !== "SessionStoreError") return
+      assert.deepStrictEqual([error.operation, error.sessionId, error.retryable], ["load", "session-1", false])
+      assert.include(error.message, "session session-1 holds an entry that is not JSON")
+    }))
+
   it.effect("a failed append stores nothing: its transaction is rolled back", () =>
     Effect.gen(function*() {
       const filename = path.join(yield* testFolder, "sessions.sqlite")
@@ -192,6 +214,48 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
           assert.deepStrictEqual((yield* s.listSessions(key.projectKey)).map((x) => x.sessionId), [key.sessionId])
         })
       )
+    }))
+
+  it.effect("each operation is a span with the project key, session id and entry count", () =>
+    Effect.gen(function*() {
+      const filename = path.join(yield* testFolder, "sessions.sqlite")
+      const recorder = makeRecorder()
+      const key = { projectKey: freshProject(), sessionId: randomUUID(), subpath: "subagents/a.jsonl" }
+      yield* withSqliteStore(
+        filename,
+        Effect.gen(function*() {
+          const s = yield* store
+          yield* s.append(key, [entry("a"), entry("b"), entry("a")])
+          yield* s.load(key)
+          yield* s.listSessions(key.projectKey)
+          yield* s.listSubkeys(key)
+          yield* s.delete(key)
+        })
+      ).pipe(Effect.withTracer(recorder.tracer))
+      const attributes = (name: string) => {
+        const [span] = recorder.find(name)
+        if (span === undefined) return assert.fail(`no span ${name}`)
+        assert.isTrue(span.ended)
+        return Object.fromEntries(span.attributes)
+      }
+      const keyAttributes = {
+        "claude_session_store.project_key": key.projectKey,
+        "claude_session_store.session_id": key.sessionId,
+        "claude_session_store.subpath": key.subpath
+      }
+      assert.deepInclude(attributes("ClaudeSessionStore.append"), {
+        ...keyAttributes,
+        "claude_session_store.entries": 3
+      })
+      assert.deepInclude(attributes("ClaudeSessionStore.load"), keyAttributes)
+      assert.deepInclude(attributes("ClaudeSessionStore.delete"), keyAttributes)
+      assert.deepInclude(attributes("ClaudeSessionStore.listSubkeys"), {
+        "claude_session_store.session_id": key.sessionId
+      })
+      assert.deepInclude(attributes("ClaudeSessionStore.listSessions"), {
+        "claude_session_store.project_key": key.projectKey
+      })
+      assert.lengthOf(recorder.find("ClaudeSessionStoreSql.migrate"), 1)
     }))
 
   it.effect("a large first turn is one append in batches: 1,200 entries of ~4 KB", () =>

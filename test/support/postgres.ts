@@ -109,7 +109,7 @@ const serverUser = (): { readonly uid: number; readonly gid: number } | undefine
   return { uid: Number(uid ?? 65534), gid: Number(gid ?? 65534) }
 }
 
-/** Throws when `user` could not traverse to `file` (root may, `nobody` needs o+x on every folder). */
+/** Throws when `nobody` could not traverse to `file` (it needs o+x on every folder above). */
 const checkReachable = (file: string) => {
   for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
     if ((fs.statSync(dir).mode & 0o001) === 0) {
@@ -209,9 +209,16 @@ const startServer = (
           Effect.fail(new PostgresStartError({ message: `postgres was not ready within ${timeout}`, log }))
       })
     )
+  // Should the test process exit without closing the scope, the server must not outlive it.
+  let onExit = () => {}
   return Effect.acquireRelease(
-    Effect.sync(() => spawn(postgres, args, { ...user, env: serverEnv(), stdio: ["ignore", "pipe", "pipe"] })),
-    stopServer
+    Effect.sync(() => {
+      const child = spawn(postgres, args, { ...user, env: serverEnv(), stdio: ["ignore", "pipe", "pipe"] })
+      onExit = () => child.kill("SIGKILL")
+      process.once("exit", onExit)
+      return child
+    }),
+    (child) => Effect.ensuring(stopServer(child), Effect.sync(() => process.off("exit", onExit)))
   ).pipe(Effect.tap(waitReady))
 }
 
@@ -239,7 +246,10 @@ const prepare = Effect.fnUntraced(function*(binaries: Binaries, user: ReturnType
   yield* Effect.try({
     try: () => {
       hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), "..", ".."))
-      if (user !== undefined) checkReachable(binaries.postgres)
+      if (user !== undefined) {
+        checkReachable(binaries.postgres)
+        checkReachable(path.join(os.tmpdir(), "data"))
+      }
     },
     catch: (cause) => new PostgresStartError({ message: `cannot prepare the binaries: ${describe(cause)}`, cause })
   })
