@@ -18,6 +18,7 @@ import {
   type RunOutcome,
   withTurnTimeout
 } from "./claudeSession.js"
+import * as Stall from "./claudeStall.ts"
 import { type InitLine, makeRunReader, type ResultLine, toChatEvent, type ToolUse } from "./claudeStreamJson.js"
 import type { Emit } from "./loopClient.js"
 
@@ -48,8 +49,9 @@ const sdkFailure = (started: Started, e: unknown): ProviderError => {
 
 /**
  * Reads the query's messages, collecting what the provider reads: to its end, or (for a
- * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`; on
- * interruption the query is aborted.
+ * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`, and failed as
+ * `stalled` when no message comes for `stallTimeout` while no tool runs; on either, or on
+ * interruption, the query is aborted (its CLI is reaped when its scope closes).
  */
 export const consume = (params: {
   readonly started: Started
@@ -57,20 +59,34 @@ export const consume = (params: {
   readonly emit: Emit | undefined
   readonly untilResult: boolean
   readonly timeout: Duration.Duration
+  /** Default 3 minutes. The query should stream partial messages, or a long answer reads as silence. */
+  readonly stallTimeout?: Duration.Input | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
-  return Effect.flatMap(Effect.context<never>(), (context) =>
-    Effect.tryPromise({
+  return Effect.gen(function*() {
+    const reader = makeRunReader(`mcp__${params.serverName}__`)
+    const context = yield* Effect.context<never>()
+    const watchdog = yield* Stall.make({
+      provider,
+      stallTimeout: params.stallTimeout,
+      busy: () => reader.openTools() > 0
+    })
+    const read = Effect.tryPromise({
       try: async (signal) => {
-        const reader = makeRunReader(`mcp__${params.serverName}__`)
         const runEmit = Effect.runPromiseWith(context)
         signal.addEventListener("abort", () => started.controller.abort(), { once: true })
         try {
           for (;;) {
             const step = await started.next()
+            watchdog.output()
             if (step.done === true) break
             const events = reader.message(step.value)
-            if (emit !== undefined) { for (const event of events) await runEmit(emit(toChatEvent(event))) }
+            if (emit !== undefined && events.length > 0) {
+              // A consumer that is behind holds the query back: that is not the CLI's silence.
+              watchdog.waitStarted()
+              for (const event of events) await runEmit(emit(toChatEvent(event)))
+              watchdog.waitEnded()
+            }
             if (untilResult && reader.result() !== undefined) break
           }
         } catch (e) {
@@ -81,7 +97,9 @@ export const consume = (params: {
         return { init, result, lastText, activity, toolUses } satisfies Transcript
       },
       catch: (e) => sdkFailure(started, e)
-    })).pipe(withTurnTimeout(provider, params.timeout))
+    })
+    return yield* Stall.watched(watchdog, read)
+  }).pipe(withTurnTimeout(provider, params.timeout))
 }
 
 /** What the provider's settings add to reading a transcript. */

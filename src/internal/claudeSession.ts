@@ -30,9 +30,9 @@ import type { Part, Prompt } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
+import type { Transcripts } from "./claudeTranscripts.ts"
 import { decodeAnswer, type Emit, responseFormatFor, streamOf } from "./loopClient.js"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
-import type { Transcripts } from "./claudeTranscripts.ts"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */
@@ -123,6 +123,22 @@ export const turnTimeout = (provider: string, timeout: Duration.Input) =>
     message: `The claude CLI did not finish the turn within ${
       Duration.format(Duration.fromInputUnsafe(timeout))
     } and was stopped; raise the requestTimeout option if turns need longer`,
+    retryable: true
+  })
+
+/**
+ * A turn whose CLI printed nothing for `stallTimeout` while no tool ran and no permission decision
+ * was pending: retryable (its CLI is stopped, and the next turn resumes the session).
+ */
+export const stalled = (provider: string, stallTimeout: Duration.Input) =>
+  new ProviderError({
+    provider,
+    kind: "stalled",
+    message:
+      `The claude CLI printed nothing for ${
+        Duration.format(Duration.fromInputUnsafe(stallTimeout))
+      } while no tool ran (the stallTimeout option) and was stopped; the next turn resumes the session. ` +
+      "Retry the turn, or raise stallTimeout if the model legitimately pauses that long",
     retryable: true
   })
 
