@@ -69,7 +69,8 @@ export const consume = (params: {
     const watchdog = yield* Stall.make({
       provider,
       stallTimeout: params.stallTimeout,
-      busy: () => reader.openTools() > 0
+      // After the result the query only has to end: `timeout` bounds that.
+      busy: () => reader.openTools() > 0 || reader.result() !== undefined
     })
     const read = Effect.tryPromise({
       try: async (signal) => {

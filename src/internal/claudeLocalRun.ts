@@ -38,7 +38,8 @@ const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined
     const watchdog = yield* Stall.make({
       provider,
       stallTimeout: env.options.stallTimeout,
-      busy: () => reader.openTools() > 0
+      // After its result line the CLI only has to exit: `requestTimeout` bounds that.
+      busy: () => reader.openTools() > 0 || reader.result() !== undefined
     })
     yield* env.permissionWaits.attach(watchdog)
     let first = true
