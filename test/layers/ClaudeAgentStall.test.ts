@@ -14,7 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import { ChatClient, ProviderError } from "../../src/services/ChatClient.js"
+import { ProviderError } from "../../src/services/ChatClient.js"
 import * as Sdk from "../support/fakeAgentSdk.js"
 
 const init = (sessionId: string) => ({ type: "system", subtype: "init", session_id: sessionId, mcp_servers: [] })
