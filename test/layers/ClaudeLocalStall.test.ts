@@ -87,6 +87,37 @@ process.stdin.on("end", () => {
 })
 `
 
+/**
+ * A stub that asks the application's `canUseTool` through the permission prompt tool (the MCP
+ * server in its --mcp-config), as the CLI does, after printing only an init line and a text
+ * delta: no tool call is open meanwhile, so only the pending decision keeps the run from stalling.
+ */
+const permissionStub = `#!/usr/bin/env node
+const fs = require("node:fs")
+const { pathToFileURL } = require("node:url")
+const args = process.argv.slice(2)
+const cfg = JSON.parse(fs.readFileSync(args[args.indexOf("--mcp-config") + 1], "utf8"))
+const [, server, name] = args[args.indexOf("--permission-prompt-tool") + 1].split("__")
+const sdk = (p) => import(pathToFileURL(${
+  JSON.stringify(join(process.cwd(), "node_modules/@modelcontextprotocol/sdk/dist/esm"))
+} + p).href)
+const out = (o) => process.stdout.write(JSON.stringify(o) + "\\n")
+fs.readFileSync(0)
+;(async () => {
+  out({ type: "system", subtype: "init", session_id: "session-p", mcp_servers: [] })
+  out({ type: "stream_event", event: { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "May I?" } } })
+  const { Client } = await sdk("/client/index.js")
+  const { StreamableHTTPClientTransport } = await sdk("/client/streamableHttp.js")
+  const entry = cfg.mcpServers[server]
+  const client = new Client({ name: "stub", version: "0" })
+  await client.connect(new StreamableHTTPClientTransport(new URL(entry.url), { requestInit: { headers: entry.headers } }))
+  const answer = await client.callTool({ name, arguments: { tool_name: "Bash", input: { command: "ls" }, tool_use_id: "toolu_9" } })
+  await client.close()
+  out({ type: "result", subtype: "success", is_error: false, result: "decided " + answer.content[0].text, session_id: "session-p", total_cost_usd: 0 })
+  process.exit(0)
+})()
+`
+
 interface Spawn {
   readonly args: ReadonlyArray<string>
   readonly pid: number
@@ -193,6 +224,25 @@ const silentTool = (keepAlive: boolean) =>
   }).pipe(Effect.scoped)
 
 describe("ClaudeLocal stallTimeout (stub CLI, real processes)", () => {
+  it.live("a pending canUseTool decision (2.5 s, stallTimeout 1 s) is not a stall", () =>
+    Effect.gen(function*() {
+      const { binary, dir } = yield* stub
+      writeFileSync(binary, permissionStub)
+      let asked = 0
+      const answer = yield* Effect.gen(function*() {
+        const chat = yield* ChatClient
+        return yield* chat.chat("may it?")
+      }).pipe(Effect.provide(client(binary, dir, {
+        canUseTool: () =>
+          Effect.sync(() => asked++).pipe(
+            Effect.andThen(Effect.sleep("2500 millis")),
+            Effect.as({ _tag: "Allow" } as const)
+          )
+      })))
+      expect(asked).toBe(1)
+      expect(answer).toContain("\"behavior\":\"allow\"")
+    }).pipe(Effect.scoped), 30_000)
+
   it.live(
     "fresh run: a CLI silent mid-answer is stopped as stalled; the next turn resumes",
     () => stalledThenResumed(false),
