@@ -50,7 +50,8 @@ const sdkFailure = (started: Started, e: unknown): ProviderError => {
 /**
  * Reads the query's messages, collecting what the provider reads: to its end, or (for a
  * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`, and failed as
- * `stalled` when no message comes for `stallTimeout` while no tool runs; on either, or on
+ * `stalled` when no message comes for `stallTimeout` while no tool runs (and no permission
+ * decision is pending, when the client counts them in `permissionWaits`); on either, or on
  * interruption, the query is aborted (its CLI is reaped when its scope closes).
  */
 export const consume = (params: {
@@ -59,8 +60,16 @@ export const consume = (params: {
   readonly emit: Emit | undefined
   readonly untilResult: boolean
   readonly timeout: Duration.Duration
-  /** Default 3 minutes. The query should stream partial messages, or a long answer reads as silence. */
+  /** Default 3 minutes. */
   readonly stallTimeout?: Duration.Input | undefined
+  /**
+   * Whether the query streams partial messages; default: as ClaudeAgent starts them (kept-alive
+   * queries and streamed turns). Without them a long answer is silent until it is whole, so such
+   * a query is bounded by `timeout` only.
+   */
+  readonly partialMessages?: boolean | undefined
+  /** The client's pending `canUseTool` decisions, when its permission callback counts them. */
+  readonly permissionWaits?: Stall.PermissionWaits | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
   return Effect.gen(function*() {
@@ -72,6 +81,7 @@ export const consume = (params: {
       // After the result the query only has to end: `timeout` bounds that.
       busy: () => reader.openTools() > 0 || reader.result() !== undefined
     })
+    if (params.permissionWaits !== undefined) yield* params.permissionWaits.attach(watchdog)
     const read = Effect.tryPromise({
       try: async (signal) => {
         const runEmit = Effect.runPromiseWith(context)
@@ -99,8 +109,9 @@ export const consume = (params: {
       },
       catch: (e) => sdkFailure(started, e)
     })
-    return yield* Stall.watched(watchdog, read)
-  }).pipe(withTurnTimeout(provider, params.timeout))
+    const streamed = params.partialMessages ?? (untilResult || emit !== undefined)
+    return yield* (streamed ? Stall.watched(watchdog, read) : read)
+  }).pipe(Effect.scoped, withTurnTimeout(provider, params.timeout))
 }
 
 /** What the provider's settings add to reading a transcript. */

@@ -9,6 +9,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -129,12 +130,26 @@ const setUp = Effect.acquireRelease(
 const client = (keepAlive: boolean) =>
   ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis", keepAlive })
 
+type Client = Effect.Success<ReturnType<typeof client>>
+
+/**
+ * A watched turn: on a kept-alive query any turn (it streams partial messages); on a fresh one a
+ * streamed turn (ClaudeAgent asks for partial messages only then), read to its Complete text.
+ */
+const watchedTurn = (chat: Client, keepAlive: boolean, prompt: string) =>
+  keepAlive ? chat.chat(prompt) : Stream.runCollect(chat.chatStream(prompt)).pipe(
+    Effect.map((events) => {
+      const last = [...events].at(-1)
+      return last?._tag === "Complete" ? last.text : undefined
+    })
+  )
+
 const stalledThenResumed = (keepAlive: boolean) =>
   Effect.gen(function*() {
     const { spawned } = yield* setUp
     const chat = yield* client(keepAlive)
     expect(yield* chat.chat("one")).toBe("echo one")
-    const fiber = yield* Effect.forkChild(chat.chat("stall"))
+    const fiber = yield* Effect.forkChild(watchedTurn(chat, keepAlive, "stall"))
     // The stalled query's CLI is up and its lines are read.
     const stalledQuery = keepAlive ? 0 : 1
     yield* until(() => spawned().some(([query]) => query === stalledQuery))
@@ -163,7 +178,7 @@ const silentTool = (keepAlive: boolean) =>
   Effect.gen(function*() {
     const { release, spawned } = yield* setUp
     const chat = yield* client(keepAlive)
-    const fiber = yield* Effect.forkChild(chat.chat("tool"))
+    const fiber = yield* Effect.forkChild(watchedTurn(chat, keepAlive, "tool"))
     yield* until(() => spawned().some(([query]) => query === 0))
     yield* realSleep(100)
     // The tool runs for ten minutes less a second of silence (requestTimeout is 10 minutes).
@@ -188,6 +203,26 @@ describe("ClaudeAgent stallTimeout (scripted SDK, real CLI stand-ins)", () => {
   )
 
   it.effect("fresh turn: silence while a tool runs is not a stall", () => silentTool(false), 30_000)
+
+  it.effect(
+    "a fresh chat (no partial messages: a long answer is silent) is bounded by requestTimeout only",
+    () =>
+      Effect.gen(function*() {
+        const { release } = yield* setUp
+        const chat = yield* client(false)
+        const fiber = yield* Effect.forkChild(chat.chat("stall"))
+        yield* until(() => Sdk.calls().length === 1)
+        yield* realSleep(100)
+        yield* TestClock.adjust("9 minutes")
+        yield* realSleep(100)
+        expect(fiber.pollUnsafe()).toBeUndefined()
+        yield* TestClock.adjust("1 minute")
+        const error = yield* Effect.flip(Fiber.join(fiber))
+        expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout" })
+        release()
+      }).pipe(Effect.scoped),
+    30_000
+  )
 
   it.effect("keepAlive: silence while a tool runs is not a stall", () => silentTool(true), 30_000)
 })
