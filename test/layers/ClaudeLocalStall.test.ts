@@ -8,6 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Schema from "effect/Schema"
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -15,6 +16,11 @@ import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
 import { ChatClient, ProviderError } from "../../src/services/ChatClient.js"
+import * as Tool from "../../src/services/Tool.js"
+import { claudeProcessesIn, sandbox } from "../support/claudeCli.js"
+import { localClient } from "../support/claudeClients.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
+import * as Fake from "../support/FakeMessagesApi.js"
 
 /**
  * The stub: answers each user message on stdin (one for a fresh run, one per turn when kept
@@ -262,4 +268,64 @@ describe("ClaudeLocal stallTimeout (stub CLI, real processes)", () => {
   )
 
   it.live("keepAlive: silence while a tool runs is not a stall", () => silentTool(true), 30_000)
+})
+
+describeWithClaude("ClaudeLocal stallTimeout (real claude binary, fake API)", () => {
+  const stalledMidStream = (keepAlive: boolean) =>
+    Effect.gen(function*() {
+      // "hang": the API sends the first text delta, then nothing, keeping the connection open.
+      const api = yield* Fake.make((req) =>
+        Fake.lastUserLine(req) === "hang"
+          ? { text: "A long answer that never ends", breakMidway: "hang" }
+          : { text: `fine: ${Fake.lastUserLine(req)}` }
+      )
+      const box = yield* sandbox(api.url)
+      const chat = yield* localClient(box, { stallTimeout: "5 seconds", keepAlive })
+      expect(yield* chat.chat("hello")).toBe("fine: hello")
+      const started = Date.now()
+      const error = yield* Effect.flip(chat.chat("hang"))
+      const took = Date.now() - started
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "stalled", retryable: true })
+      // Well before requestTimeout (60 s).
+      expect(took).toBeLessThan(30_000)
+      expect(claudeProcessesIn(box.cwd)).toEqual([])
+      expect(yield* chat.chat("after")).toBe("fine: after")
+      // The next turn resumed the first one's session: the model sees the earlier exchange.
+      const last = api.messageRequests().filter((r) => Fake.lastUserLine(r) === "after").at(-1)!
+      expect(JSON.stringify(last.body.messages)).toContain("fine: hello")
+    }).pipe(Effect.scoped)
+
+  it.live(
+    "fresh run: an API stream that hangs mid-answer is a stalled turn; the next one resumes",
+    () => stalledMidStream(false),
+    60_000
+  )
+
+  it.live(
+    "keepAlive: an API stream that hangs mid-answer is a stalled turn; the next one resumes",
+    () => stalledMidStream(true),
+    60_000
+  )
+
+  it.live(
+    "a bridge tool running 8 s (stallTimeout 5 s) is not a stall: the CLI printed its tool_use first",
+    () =>
+      Effect.gen(function*() {
+        const slow = Tool.make("slow", {
+          description: "Takes a while",
+          parameters: { n: Schema.Number },
+          handler: ({ n }) => Effect.as(Effect.sleep("8 seconds"), n * 2)
+        })
+        const api = yield* Fake.make((req) => {
+          const results = Fake.toolResults(req)
+          if (results.length === 0) return { toolUses: [{ name: "mcp__gtb__slow", input: { n: 21 } }] }
+          return { text: `got ${results[0]!.content}` }
+        })
+        const box = yield* sandbox(api.url)
+        const chat = yield* localClient(box, { stallTimeout: "5 seconds" })
+        yield* chat.setTools([slow])
+        expect(yield* chat.chat("call slow")).toBe("got 42")
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })
