@@ -27,7 +27,7 @@ export const userMessage = (env: LocalEnv, input: RunInput, schemaText: string |
   )
 
 /**
- * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen
+ * Runs the CLI (its argv asks for partial messages), reporting text and bridge tool calls as they happen
  * (when the turn streams), and stopping it when it goes silent for `stallTimeout`: a long answer
  * prints its stream events, so only a stalled run is silent outside its tool calls. A bridge the
  * CLI could not connect to stops the run at the init line.
@@ -43,10 +43,7 @@ const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined
     })
     yield* env.permissionWaits.attach(watchdog)
     let first = true
-    const outcome = yield* env.subprocess.stream({
-      ...runOptions,
-      args: [...runOptions.args, "--include-partial-messages"]
-    }).pipe(
+    const outcome = yield* env.subprocess.stream(runOptions).pipe(
       Stream.runForEach((line) =>
         Effect.gen(function*() {
           watchdog.output()
@@ -106,7 +103,8 @@ export const freshRun = (env: LocalEnv) => (input: RunInput) =>
     // Every prompt is one stream-json user message, so it can say "verbatim".
     const runOptions = {
       ...prepared,
-      args: [...prepared.args, ...UserMessage.streamJsonInputFlags],
+      // Partial messages always: a long answer prints its stream events, so only a stalled run is silent.
+      args: [...prepared.args, "--include-partial-messages", ...UserMessage.streamJsonInputFlags],
       stdin: `${JSON.stringify(userMessage(env, input, plan.schemaText))}\n`,
       timeout: env.timeout
     }
