@@ -307,6 +307,31 @@ describeWithClaude("ClaudeLocal stallTimeout (real claude binary, fake API)", ()
     60_000
   )
 
+  it.live("a canUseTool decision taking 8 s (stallTimeout 5 s) is not a stall", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make((req) => {
+        const results = Fake.toolResults(req)
+        if (results.length === 0) {
+          return {
+            toolUses: [{ name: "Bash", input: { command: "mkdir made && echo decided", description: "make a dir" } }]
+          }
+        }
+        return { text: `Tool said: ${results[0]!.content.trim()}` }
+      })
+      const box = yield* sandbox(api.url)
+      let asked = 0
+      const chat = yield* localClient(box, {
+        stallTimeout: "5 seconds",
+        canUseTool: (request) =>
+          Effect.sync(() => asked++).pipe(
+            Effect.andThen(Effect.sleep("8 seconds")),
+            Effect.as({ _tag: "Allow", updatedInput: request.input } as const)
+          )
+      })
+      expect(yield* chat.chat("run it")).toBe("Tool said: decided")
+      expect(asked).toBe(1)
+    }).pipe(Effect.scoped), 60_000)
+
   it.live(
     "a bridge tool running 8 s (stallTimeout 5 s) is not a stall: the CLI printed its tool_use first",
     () =>
