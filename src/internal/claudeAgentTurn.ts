@@ -18,6 +18,7 @@ import {
   type RunOutcome,
   withTurnTimeout
 } from "./claudeSession.js"
+import * as Stall from "./claudeStall.ts"
 import { type InitLine, makeRunReader, type ResultLine, toChatEvent, type ToolUse } from "./claudeStreamJson.js"
 import type { Emit } from "./loopClient.js"
 
@@ -48,8 +49,10 @@ const sdkFailure = (started: Started, e: unknown): ProviderError => {
 
 /**
  * Reads the query's messages, collecting what the provider reads: to its end, or (for a
- * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`; on
- * interruption the query is aborted.
+ * kept-alive query, `untilResult`) to this turn's result line. Bounded by `timeout`, and failed as
+ * `stalled` when no message comes for `stallTimeout` while no tool runs (and no permission
+ * decision is pending, when the client counts them in `permissionWaits`); on either, or on
+ * interruption, the query is aborted (its CLI is reaped when its scope closes).
  */
 export const consume = (params: {
   readonly started: Started
@@ -57,20 +60,44 @@ export const consume = (params: {
   readonly emit: Emit | undefined
   readonly untilResult: boolean
   readonly timeout: Duration.Duration
+  /** Default 3 minutes. */
+  readonly stallTimeout?: Duration.Input | undefined
+  /**
+   * Whether the query streams partial messages; default: as ClaudeAgent starts them (kept-alive
+   * queries and streamed turns). Without them a long answer is silent until it is whole, so such
+   * a query is bounded by `timeout` only.
+   */
+  readonly partialMessages?: boolean | undefined
+  /** The client's pending `canUseTool` decisions, when its permission callback counts them. */
+  readonly permissionWaits?: Stall.PermissionWaits | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
-  return Effect.flatMap(Effect.context<never>(), (context) =>
-    Effect.tryPromise({
+  return Effect.gen(function*() {
+    const reader = makeRunReader(`mcp__${params.serverName}__`)
+    const context = yield* Effect.context<never>()
+    const watchdog = yield* Stall.make({
+      provider,
+      stallTimeout: params.stallTimeout,
+      // After the result the query only has to end: `timeout` bounds that.
+      busy: () => reader.openTools() > 0 || reader.result() !== undefined
+    })
+    if (params.permissionWaits !== undefined) yield* params.permissionWaits.attach(watchdog)
+    const read = Effect.tryPromise({
       try: async (signal) => {
-        const reader = makeRunReader(`mcp__${params.serverName}__`)
         const runEmit = Effect.runPromiseWith(context)
         signal.addEventListener("abort", () => started.controller.abort(), { once: true })
         try {
           for (;;) {
             const step = await started.next()
+            watchdog.output()
             if (step.done === true) break
             const events = reader.message(step.value)
-            if (emit !== undefined) { for (const event of events) await runEmit(emit(toChatEvent(event))) }
+            if (emit !== undefined && events.length > 0) {
+              // A consumer that is behind holds the query back: that is not the CLI's silence.
+              watchdog.waitStarted()
+              for (const event of events) await runEmit(emit(toChatEvent(event)))
+              watchdog.waitEnded()
+            }
             if (untilResult && reader.result() !== undefined) break
           }
         } catch (e) {
@@ -81,7 +108,10 @@ export const consume = (params: {
         return { init, result, lastText, activity, toolUses } satisfies Transcript
       },
       catch: (e) => sdkFailure(started, e)
-    })).pipe(withTurnTimeout(provider, params.timeout))
+    })
+    const streamed = params.partialMessages ?? (untilResult || emit !== undefined)
+    return yield* (streamed ? Stall.watched(watchdog, read) : read)
+  }).pipe(Effect.scoped, withTurnTimeout(provider, params.timeout))
 }
 
 /** What the provider's settings add to reading a transcript. */

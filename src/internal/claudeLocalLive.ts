@@ -21,6 +21,7 @@ import {
   toolServerFailure,
   withTurnTimeout
 } from "./claudeSession.js"
+import * as Stall from "./claudeStall.ts"
 import { makeRunReader, toChatEvent } from "./claudeStreamJson.js"
 
 /** A kept-alive CLI that ended before the turn's result: why, and that the next turn starts anew. */
@@ -79,10 +80,18 @@ export const makeLive = (
       const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
       const { mounted } = plan
       const reader = makeRunReader(env.toolPrefix)
+      // The CLI runs with partial messages on: only a stalled turn is silent outside its tools.
+      const watchdog = yield* Stall.make({
+        provider,
+        stallTimeout: env.options.stallTimeout,
+        busy: () => reader.openTools() > 0
+      })
+      yield* env.permissionWaits.attach(watchdog)
       let checked = !mounted
       // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
-      const output = yield* cli.turn(userMessage(env, input, plan.schemaText), (line) =>
+      const turn = cli.turn(userMessage(env, input, plan.schemaText), (line) =>
         Effect.gen(function*() {
+          watchdog.output()
           const events = reader.line(line)
           if (!checked) {
             // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
@@ -92,8 +101,15 @@ export const makeLive = (
               return yield* toolServerFailure(provider, env.serverName, init)
             }
           }
-          if (input.emit !== undefined) { for (const event of events) yield* input.emit(toChatEvent(event)) }
-        })).pipe(withTurnTimeout(provider, env.timeout))
+          if (input.emit !== undefined && events.length > 0) {
+            // A consumer that is behind holds the CLI back: that is not the CLI's silence.
+            watchdog.waitStarted()
+            for (const event of events) yield* input.emit(toChatEvent(event))
+            watchdog.waitEnded()
+          }
+        }))
+      // A stalled turn is interrupted, so the CLI is dropped (below) and the next turn resumes.
+      const output = yield* Stall.watched(watchdog, turn).pipe(withTurnTimeout(provider, env.timeout))
       const parsed = reader.done()
       const ended = output.ended
       const outcome = yield* interpretRun({
@@ -112,7 +128,7 @@ export const makeLive = (
         noResult: () => endedEarly(env.binary, ended)
       })
       return { ...outcome, activity: parsed.activity }
-    }).pipe(Effect.onError(() => slot.drop))
+    }).pipe(Effect.scoped, Effect.onError(() => slot.drop))
 
   const run = (input: RunInput) =>
     // Refused before a CLI is started, and without dropping a warm one.

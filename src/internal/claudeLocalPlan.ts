@@ -16,6 +16,7 @@ import * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ProviderError } from "../services/ChatClient.js"
+import type { CanUseTool } from "../services/ClaudeCodeOptions.js"
 import type { McpBridgeService } from "../services/McpBridge.js"
 import { SecretFile, type SecretFileService } from "../services/SecretFile.js"
 import { type RunOptions, Subprocess, type SubprocessError, type SubprocessService } from "../services/Subprocess.js"
@@ -32,6 +33,7 @@ import {
   serverAllowRules
 } from "./claudeLocalArgs.js"
 import { bounded, type RunInput, turnTimeout } from "./claudeSession.js"
+import * as Stall from "./claudeStall.ts"
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
@@ -58,6 +60,8 @@ export interface LocalEnv {
   readonly permissionServer: string
   /** The permission prompt's own bridge, started once when first needed; none without `canUseTool`. */
   readonly permissionBridge: Effect.Effect<McpBridgeService | undefined, ProviderError>
+  /** `canUseTool` decisions in progress: the run's `stallTimeout` does not count while one is pending. */
+  readonly permissionWaits: Stall.PermissionWaits
   /** The installed CLI's version, read once (only a supported one is kept). */
   readonly cliVersion: Effect.Effect<CliVersion.CliVersion, ProviderError>
   /** The CLI's environment as changes to this process's: the allow-list of now. */
@@ -129,7 +133,11 @@ export const makeEnv = (options: Options) =>
     const timeout = options.requestTimeout ?? DefaultRequestTimeout
     const decidedDenials = new Set<string>()
     const permissionServer = `${serverName}_permission`
-    const canUseTool = options.canUseTool
+    const permissionWaits = Stall.makePermissionWaits()
+    const given = options.canUseTool
+    const canUseTool: CanUseTool | undefined = given === undefined
+      ? undefined
+      : (request) => permissionWaits.around(given(request))
     // Not the tools' bridge, so it never mixes with the caller's tools, and the policy never
     // mounts or allows it for the model.
     const permissionBridge = canUseTool === undefined
@@ -157,6 +165,7 @@ export const makeEnv = (options: Options) =>
       decidedDenials,
       permissionServer,
       permissionBridge,
+      permissionWaits,
       cliVersion: yield* makeCliVersion(options, subprocess, binary),
       runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
       fromTurnSubprocess: (error) =>

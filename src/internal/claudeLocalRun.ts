@@ -10,7 +10,8 @@ import type * as CliVersion from "./claudeCliVersion.js"
 import { provider } from "./claudeLocalArgs.js"
 import { type LocalEnv, planRun, prepareRun } from "./claudeLocalPlan.js"
 import { bounded, interpretRun, type RunInput, serverStatus, toolServerFailure } from "./claudeSession.js"
-import { makeRunReader, type ParsedRun, parseRun, toChatEvent } from "./claudeStreamJson.js"
+import * as Stall from "./claudeStall.ts"
+import { makeRunReader, type ParsedRun, toChatEvent } from "./claudeStreamJson.js"
 import * as UserMessage from "./claudeUserMessage.js"
 import type { Emit } from "./loopClient.js"
 
@@ -26,19 +27,26 @@ export const userMessage = (env: LocalEnv, input: RunInput, schemaText: string |
   )
 
 /**
- * Runs the CLI with partial messages on, reporting text and bridge tool calls as they happen.
- * A bridge the CLI could not connect to stops the run at the init line.
+ * Runs the CLI (its argv asks for partial messages), reporting text and bridge tool calls as they happen
+ * (when the turn streams), and stopping it when it goes silent for `stallTimeout`: a long answer
+ * prints its stream events, so only a stalled run is silent outside its tool calls. A bridge the
+ * CLI could not connect to stops the run at the init line.
  */
-const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit, mounted: boolean) =>
-  Effect.gen(function*() {
+const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined, mounted: boolean) =>
+  Effect.scoped(Effect.gen(function*() {
     const reader = makeRunReader(env.toolPrefix)
+    const watchdog = yield* Stall.make({
+      provider,
+      stallTimeout: env.options.stallTimeout,
+      // After its result line the CLI only has to exit: `requestTimeout` bounds that.
+      busy: () => reader.openTools() > 0 || reader.result() !== undefined
+    })
+    yield* env.permissionWaits.attach(watchdog)
     let first = true
-    const outcome = yield* env.subprocess.stream({
-      ...runOptions,
-      args: [...runOptions.args, "--include-partial-messages"]
-    }).pipe(
+    const outcome = yield* env.subprocess.stream(runOptions).pipe(
       Stream.runForEach((line) =>
         Effect.gen(function*() {
+          watchdog.output()
           const events = reader.line(line)
           if (mounted && first) {
             const init = reader.init()
@@ -47,15 +55,22 @@ const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit, mounted: b
             }
           }
           first = false
-          for (const event of events) yield* emit(toChatEvent(event))
+          if (emit !== undefined && events.length > 0) {
+            // A consumer that is behind holds the CLI back: that is not the CLI's silence.
+            watchdog.waitStarted()
+            for (const event of events) yield* emit(toChatEvent(event))
+            watchdog.waitEnded()
+          }
         })
       ),
       Effect.as({ exitCode: 0, stderr: "" }),
       Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })),
-      Effect.mapError((e) => (e._tag === "ProviderError" ? e : env.fromTurnSubprocess(e)))
+      Effect.mapError((e) => (e._tag === "ProviderError" ? e : env.fromTurnSubprocess(e))),
+      // Interrupting the stream stops the process group before the error is returned.
+      (run) => Stall.watched(watchdog, run)
     )
     return { ...outcome, parsed: reader.done() }
-  })
+  }))
 
 /** A finished run that printed no result line: what its exit and output tell. */
 const noResult = (result: { readonly exitCode: number; readonly stderr: string; readonly parsed: ParsedRun }) => {
@@ -88,18 +103,15 @@ export const freshRun = (env: LocalEnv) => (input: RunInput) =>
     // Every prompt is one stream-json user message, so it can say "verbatim".
     const runOptions = {
       ...prepared,
-      args: [...prepared.args, ...UserMessage.streamJsonInputFlags],
+      // Partial messages always: a long answer prints its stream events, so only a stalled run is silent.
+      args: [...prepared.args, "--include-partial-messages", ...UserMessage.streamJsonInputFlags],
       stdin: `${JSON.stringify(userMessage(env, input, plan.schemaText))}\n`,
       timeout: env.timeout
     }
     // The bridge's tool calls during this run are children of the span the run's token was
     // opened in (prepareRun, inside this turn's span).
-    const result = input.emit === undefined
-      ? yield* env.subprocess.run({ ...runOptions, allowNonZeroExit: true }).pipe(
-        Effect.map((done) => ({ ...done, parsed: parseRun(done.stdout, env.toolPrefix) })),
-        Effect.mapError(env.fromTurnSubprocess)
-      )
-      : yield* streamRun(env, runOptions, input.emit, mounted)
+    // Streamed even when the turn is not, so that a silent CLI is seen.
+    const result = yield* streamRun(env, runOptions, input.emit, mounted)
     const { parsed } = result
     const outcome = yield* interpretRun({
       provider,

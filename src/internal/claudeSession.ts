@@ -113,6 +113,22 @@ export const turnTimeout = (provider: string, timeout: Duration.Input) =>
     retryable: true
   })
 
+/**
+ * A turn whose CLI printed nothing for `stallTimeout` while no tool ran and no permission decision
+ * was pending: retryable (its CLI is stopped, and the next turn resumes the session).
+ */
+export const stalled = (provider: string, stallTimeout: Duration.Input) =>
+  new ProviderError({
+    provider,
+    kind: "stalled",
+    message:
+      `The claude CLI printed nothing for ${
+        Duration.format(Duration.fromInputUnsafe(stallTimeout))
+      } while no tool ran (the stallTimeout option) and was stopped; the next turn resumes the session. ` +
+      "Retry the turn, or raise stallTimeout if the model legitimately pauses that long",
+    retryable: true
+  })
+
 /** Bounds a turn by `requestTimeout`, failing with {@link turnTimeout}. */
 export const withTurnTimeout =
   (provider: string, timeout: Duration.Input) =>

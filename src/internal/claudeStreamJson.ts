@@ -163,6 +163,8 @@ export const makeRunReader = (toolPrefix: string) => {
   const uses: Array<OpenUse["use"]> = []
   const byId = new Map<string, OpenUse>()
   const activity: Array<AgentToolStart | AgentToolEnd> = []
+  // Tool calls printed without their result yet: a run is not silent while one runs.
+  let running = 0
 
   const toolEvents = (type: unknown, content: ReadonlyArray<Block>) => {
     const out: Array<TranslatedEvent> = []
@@ -178,6 +180,8 @@ export const makeRunReader = (toolPrefix: string) => {
           pending: kind !== "internal"
         }
         uses.push(open.use)
+        if (byId.get(id)?.pending === true) running--
+        if (open.pending) running++
         byId.set(id, open)
         if (kind === "bridge") out.push({ _tag: "ToolCallStart", id, name: open.name, arguments: block.input ?? {} })
         else if (kind === "agent") {
@@ -193,6 +197,7 @@ export const makeRunReader = (toolPrefix: string) => {
         open.use.isError = isError
         if (!open.pending) continue
         open.pending = false
+        running--
         const text = resultText(block.content)
         if (open.kind === "bridge" && isError && isTransportFailure(text)) open.use.transportError = text
         const end = { id, name: open.name, result: text, isError }
@@ -266,6 +271,8 @@ export const makeRunReader = (toolPrefix: string) => {
     init: (): InitLine | undefined => init,
     /** The result line read so far (the last one). */
     result: (): ResultLine | undefined => result,
+    /** How many tool calls were printed and have no result yet (the library's own tools not counted). */
+    openTools: (): number => running,
     done: (): ParsedRun => ({ init, result, garbage, lastText, toolUses: uses, activity })
   }
 }
