@@ -51,6 +51,7 @@ import {
 } from "../internal/claudeAgentQuery.js"
 import { agentEnvironment, type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgentSdk.js"
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgentTurn.js"
+import * as Stall from "../internal/claudeStall.ts"
 import type * as CliVersion from "../internal/claudeCliVersion.js"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claudeCodeRun.js"
 import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeConversation.ts"
@@ -148,7 +149,8 @@ export const DefaultRequestTimeout = Duration.minutes(10)
  */
 const permissionCallback = (
   options: Options,
-  decidedDenials: Set<string>
+  decidedDenials: Set<string>,
+  waits: Stall.PermissionWaits
 ): Effect.Effect<AgentSdk.CanUseTool | undefined> =>
   Effect.map(Effect.context<never>(), (context): AgentSdk.CanUseTool | undefined => {
     const canUseTool = options.canUseTool
@@ -156,7 +158,8 @@ const permissionCallback = (
     const runPromise = Effect.runPromiseWith(context)
     return async (toolName, input, { toolUseID }) => {
       const request = { toolName, input, toolUseId: toolUseID }
-      const decision = await runPromise(decide(canUseTool, request))
+      // A pending decision is not the run going silent.
+      const decision = await runPromise(waits.around(decide(canUseTool, request)))
       if (decision._tag === "Deny") decidedDenials.add(toolUseID)
       return permissionAnswer(request, decision)
     }
@@ -212,6 +215,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     appServers[name] = mcpConfigEntry(server) as AgentSdk.McpServerConfig
   }
   const decidedDenials = new Set<string>()
+  const permissionWaits = Stall.makePermissionWaits()
   const conditions = yield* Conditions.detectNodeConditions({
     cwd: options.cwd,
     given: options.toolPolicy?.conditions
@@ -231,7 +235,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     tools: Ref.get(tools),
     appServers,
     runSlot,
-    canUseTool: permissionCallback(options, decidedDenials)
+    canUseTool: permissionCallback(options, decidedDenials, permissionWaits)
   }
   const start = (params: QueryParams) => startQuery(setup, params)
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
@@ -245,7 +249,16 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     decidedDenials
   }
   const read = (started: Parameters<typeof interpret>[2], emit: RunInput["emit"], untilResult: boolean) =>
-    consume({ started, serverName, emit, untilResult, timeout })
+    consume({
+      started,
+      serverName,
+      emit,
+      untilResult,
+      timeout,
+      stallTimeout: options.stallTimeout,
+      partialMessages: true,
+      permissionWaits
+    })
 
   /** A turn on a query (and CLI) of its own, resuming the session. */
   const freshTurn = (input: RunInput) =>
@@ -256,7 +269,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
         resume: input.sessionId,
         fork: input.fork,
         responseFormat: input.responseFormat,
-        partialMessages: input.emit !== undefined,
+        // Partial messages let the stall watchdog tell a long answer from a silent run.
+        partialMessages: true,
         budgetUsd: input.budgetUsd
       })
       return yield* interpret(reading, input, started, yield* read(started, input.emit, false))

@@ -205,20 +205,21 @@ describe("ClaudeAgent stallTimeout (scripted SDK, real CLI stand-ins)", () => {
   it.effect("fresh turn: silence while a tool runs is not a stall", () => silentTool(false), 30_000)
 
   it.effect(
-    "a fresh chat (no partial messages: a long answer is silent) is bounded by requestTimeout only",
+    "a fresh chat (not streamed) is watched too: its query streams partial messages, so silence is a stall",
     () =>
       Effect.gen(function*() {
         const { release } = yield* setUp
         const chat = yield* client(false)
         const fiber = yield* Effect.forkChild(chat.chat("stall"))
         yield* until(() => Sdk.calls().length === 1)
+        expect(Sdk.calls()[0]!.options["includePartialMessages"]).toBe(true)
         yield* realSleep(100)
-        yield* TestClock.adjust("9 minutes")
+        yield* TestClock.adjust("179 seconds")
         yield* realSleep(100)
         expect(fiber.pollUnsafe()).toBeUndefined()
-        yield* TestClock.adjust("1 minute")
+        yield* TestClock.adjust("1 second")
         const error = yield* Effect.flip(Fiber.join(fiber))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout" })
+        expect(error).toMatchObject({ _tag: "ProviderError", kind: "stalled", retryable: true })
         release()
       }).pipe(Effect.scoped),
     30_000
