@@ -1,0 +1,287 @@
+/**
+ * The Agent SDK's `sessionStore` on a `ClaudeSessionStore`, for the ClaudeAgent provider, with no
+ * silent gaps. The SDK mirrors the CLI's session file itself (`append` after each batch, `load`
+ * once before a resume), but left alone it keys sessions by the cwd, waits 60 s for an `append`
+ * that hangs, and drops a batch that failed three times (a `mirror_error` message, and the turn
+ * still succeeds). Here:
+ *
+ * - every key gets the client's `projectKey` in place of the SDK's cwd-derived one, so a client
+ *   in another directory (or on another machine) finds the session;
+ * - every call is bounded by `storeTimeout`; a batch that could not be stored stays in a backlog
+ *   of its session (the SDK is told it landed, so it neither retries nor drops it), is sent again,
+ *   in order, before the session's next batch, and {@link AgentStore.flush} (after each turn's
+ *   result) fails the turn with the `SessionStoreError` while it is not stored;
+ * - a `load` first sends the session's backlog (a resume never starts from a store with a gap),
+ *   and remembers why it failed or found nothing, so that the turn's error says so
+ *   ({@link AgentStore.explain}) rather than the CLI's "No conversation found";
+ * - closing the client's scope waits for appends in flight and sends what is left, bounded.
+ */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import * as Semaphore from "effect/Semaphore"
+import type { ChatError } from "../services/ChatClient.js"
+import {
+  type ClaudeSessionStoreService,
+  type SessionKey,
+  SessionStoreError,
+  type StoreOperation,
+  type TranscriptEntry
+} from "../services/ClaudeSessionStore.ts"
+import { boundedCall, DefaultProjectKey, DefaultStoreTimeout } from "./claudeTranscripts.ts"
+
+/** What a client's queries share to store their sessions. */
+export interface AgentStore {
+  /** The adapter to pass as the SDK's `sessionStore`. */
+  readonly sdkStore: AgentSdk.SessionStore
+  /** The SDK's `loadTimeoutMs`: above `storeTimeout`, so that the bound here answers first. */
+  readonly loadTimeoutMs: number
+  /**
+   * After a turn's result: waits for the session's appends in flight, then sends its backlog;
+   * fails with the store's error while some entries of the session are still not stored.
+   */
+  readonly flush: (sessionId: string) => Effect.Effect<void, SessionStoreError>
+  /**
+   * A turn that resumed `sessionId` and failed in the SDK or the CLI because the store's `load`
+   * failed, timed out or found nothing fails with that `SessionStoreError` instead.
+   */
+  readonly explain: (
+    sessionId: Option.Option<string>
+  ) => <A, R>(turn: Effect.Effect<A, ChatError, R>) => Effect.Effect<A, ChatError, R>
+}
+
+/** How the adapter keys and bounds its calls. */
+export interface AgentStoreOptions {
+  readonly projectKey: string | undefined
+  readonly storeTimeout: Duration.Input | undefined
+}
+
+interface Batch {
+  readonly key: SessionKey
+  readonly entries: ReadonlyArray<TranscriptEntry>
+}
+
+/** One session's sends, one at a time, and what is not stored yet. */
+interface SessionState {
+  readonly lock: Semaphore.Semaphore
+  backlog: Array<Batch>
+  failure: SessionStoreError | undefined
+}
+
+/** A store failure of any kind (a defect too) as the typed error. */
+const asStoreError = (operation: StoreOperation, sessionId: string) => (cause: Cause.Cause<SessionStoreError>) => {
+  const typed = Cause.findErrorOption(cause)
+  if (Option.isSome(typed)) return typed.value
+  return new SessionStoreError({
+    operation,
+    sessionId,
+    message: `The session store failed on ${operation} (${Cause.pretty(cause)}); check the store`,
+    retryable: false,
+    cause: Cause.squash(cause)
+  })
+}
+
+/** Consecutive batches of the same key become one call. */
+const coalesce = (batches: ReadonlyArray<Batch>): Array<Batch> => {
+  const out: Array<Batch> = []
+  for (const batch of batches) {
+    const last = out.at(-1)
+    if (last !== undefined && last.key.subpath === batch.key.subpath) {
+      out[out.length - 1] = { key: last.key, entries: [...last.entries, ...batch.entries] }
+    } else out.push(batch)
+  }
+  return out
+}
+
+/** Builds the adapter in the current scope (see the module's description). */
+export const make = (
+  store: ClaudeSessionStoreService,
+  options: AgentStoreOptions
+): Effect.Effect<AgentStore, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const projectKey = options.projectKey ?? DefaultProjectKey
+    const timeout = options.storeTimeout ?? DefaultStoreTimeout
+    const bound = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, timeout)
+    const context = yield* Effect.context<never>()
+    const runPromise = Effect.runPromiseWith(context)
+    const sessions = new Map<string, SessionState>()
+    const loadFailures = new Map<string, SessionStoreError>()
+    const inFlight = new Set<Promise<unknown>>()
+
+    const ours = (key: AgentSdk.SessionKey): SessionKey => ({
+      projectKey,
+      sessionId: key.sessionId,
+      ...(key.subpath === undefined ? {} : { subpath: key.subpath })
+    })
+    const stateOf = (sessionId: string) =>
+      Effect.gen(function*() {
+        const known = sessions.get(sessionId)
+        if (known !== undefined) return known
+        const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined }
+        sessions.set(sessionId, state)
+        return state
+      })
+    /** Runs an Effect for the SDK, counted in flight until it settles. */
+    const settle = <A>(effect: Effect.Effect<A, SessionStoreError>): Promise<A> => {
+      const promise = runPromise(effect)
+      inFlight.add(promise)
+      void promise.then(() => inFlight.delete(promise), () => inFlight.delete(promise))
+      return promise
+    }
+
+    /** Sends the backlog in order; what fails stays, from the batch that failed on. */
+    const sendBacklog = (sessionId: string, state: SessionState) =>
+      Effect.suspend(() => {
+        state.backlog = coalesce(state.backlog)
+        return Effect.whileLoop({
+          while: () => state.backlog.length > 0,
+          body: () => bound("append", sessionId)(store.append(state.backlog[0]!.key, state.backlog[0]!.entries)),
+          step: () => {
+            state.backlog.shift()
+          }
+        })
+      }).pipe(
+        Effect.catchCause((cause) => Effect.fail(asStoreError("append", sessionId)(cause))),
+        Effect.tapError((error) =>
+          Effect.sync(() => {
+            state.failure = error
+          })
+        ),
+        Effect.tap(() =>
+          Effect.sync(() => {
+            state.failure = undefined
+          })
+        )
+      )
+
+    const append = (key: AgentSdk.SessionKey, entries: ReadonlyArray<TranscriptEntry>) =>
+      Effect.gen(function*() {
+        const state = yield* stateOf(key.sessionId)
+        yield* state.lock.withPermits(1)(Effect.suspend(() => {
+          state.backlog.push({ key: ours(key), entries })
+          return sendBacklog(key.sessionId, state)
+        })).pipe(
+          // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
+          // (holding the turn's result back) and then drop the batch.
+          Effect.catch((error) =>
+            Effect.logWarning("session store append failed; kept for the next flush").pipe(
+              Effect.annotateLogs({ sessionId: key.sessionId, error: error.message })
+            )
+          )
+        )
+      })
+
+    const flush = (sessionId: string) =>
+      Effect.gen(function*() {
+        const state = sessions.get(sessionId)
+        if (state === undefined) return
+        // An append in flight holds the lock, and is bounded itself.
+        yield* state.lock.withPermits(1)(
+          state.backlog.length === 0 ? Effect.void : sendBacklog(sessionId, state)
+        )
+      })
+
+    const notFound = (sessionId: string) =>
+      new SessionStoreError({
+        operation: "load",
+        sessionId,
+        message: `Session ${sessionId} is not in the session store (project key ${
+          JSON.stringify(projectKey)
+        }); resume a session stored under this project key, check projectKey, or start a new conversation`,
+        retryable: false
+      })
+
+    /** A resume reads the store: the session's backlog goes first, so what it reads has no gap. */
+    const load = (key: AgentSdk.SessionKey) =>
+      Effect.gen(function*() {
+        const sessionId = key.sessionId
+        loadFailures.delete(sessionId)
+        const state = yield* stateOf(sessionId)
+        yield* state.lock.withPermits(1)(state.backlog.length === 0 ? Effect.void : sendBacklog(sessionId, state))
+        const entries = yield* bound("load", sessionId)(store.load(ours(key))).pipe(
+          Effect.catchCause((cause) => Effect.fail(asStoreError("load", sessionId)(cause)))
+        )
+        if (Option.isNone(entries) || entries.value.length === 0) {
+          // The SDK then lets the CLI look in its own config dir, which may hold the session.
+          if (key.subpath === undefined) loadFailures.set(sessionId, notFound(sessionId))
+          return null
+        }
+        // JSON values: an absent `uuid` is absent, never `undefined`.
+        return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
+      }).pipe(Effect.tapError((error) =>
+        Effect.sync(() => {
+          loadFailures.set(key.sessionId, error)
+        })
+      ))
+
+    const passThrough = <A>(operation: StoreOperation, sessionId: string, call: Effect.Effect<A, SessionStoreError>) =>
+      bound(operation, sessionId)(call).pipe(
+        Effect.catchCause((cause) => Effect.fail(asStoreError(operation, sessionId)(cause)))
+      )
+
+    const sdkStore: AgentSdk.SessionStore = {
+      append: (key, entries) => settle(append(key, entries)),
+      load: (key) => settle(load(key)),
+      listSessions: () =>
+        settle(
+          passThrough("listSessions", "", store.listSessions(projectKey)).pipe(
+            Effect.map((all) => all.map((s) => ({ sessionId: s.sessionId, mtime: s.mtime })))
+          )
+        ),
+      listSubkeys: (key) =>
+        settle(
+          passThrough("listSubkeys", key.sessionId, store.listSubkeys({ projectKey, sessionId: key.sessionId })).pipe(
+            Effect.map((subkeys) => [...subkeys]),
+            Effect.tapError((error) =>
+              Effect.sync(() => {
+                loadFailures.set(key.sessionId, error)
+              })
+            )
+          )
+        ),
+      delete: (key) => settle(passThrough("delete", key.sessionId, store.delete(ours(key))))
+    }
+
+    const explain = (sessionId: Option.Option<string>) => <A, R>(turn: Effect.Effect<A, ChatError, R>) => {
+      if (Option.isNone(sessionId)) return turn
+      const id = sessionId.value
+      return turn.pipe(
+        Effect.catchIf(
+          // The SDK throws a failed load at once (a `process` error); a load that found nothing
+          // lets the CLI fail on the missing session.
+          (error: ChatError) => error._tag === "ProviderError" && error.kind === "process" && loadFailures.has(id),
+          () => Effect.fail(loadFailures.get(id)!)
+        ),
+        // A record is about one resume: a later turn's failure is its own.
+        Effect.ensuring(Effect.sync(() => loadFailures.delete(id)))
+      )
+    }
+
+    // On close (after the client's CLIs, whose own close sends their last entries): what is in
+    // flight lands, and what is left is sent once; a store still failing is logged.
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        yield* Effect.promise(() => Promise.allSettled([...inFlight])).pipe(
+          Effect.timeoutOption(timeout)
+        )
+        for (const [sessionId, state] of sessions) {
+          if (state.backlog.length === 0) continue
+          yield* flush(sessionId).pipe(Effect.catch((error) =>
+            Effect.logWarning("session store: entries not stored when the client closed").pipe(
+              Effect.annotateLogs({ sessionId, error: error.message })
+            )
+          ))
+        }
+      })
+    )
+
+    return {
+      sdkStore,
+      loadTimeoutMs: Duration.toMillis(Duration.fromInputUnsafe(timeout)) + 5_000,
+      flush,
+      explain
+    } satisfies AgentStore
+  })
