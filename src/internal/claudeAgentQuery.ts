@@ -239,6 +239,16 @@ const removeMaterialized = (dir: string | undefined) =>
     ? Effect.void
     : Effect.promise(() => rm(dir, { recursive: true, force: true }).catch(() => undefined))
 
+/** Reads a query's messages to their end (the SDK has then sent its last mirror batch), bounded. */
+const readToEnd = (next: Started["next"], grace: number) =>
+  Effect.promise(async () => {
+    try {
+      for (;;) if ((await next()).done === true) return
+    } catch {
+      // Its end either way.
+    }
+  }).pipe(Effect.timeoutOption(grace), Effect.asVoid)
+
 /**
  * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and
  * the SDK's query. Closing the scope ends all three, the CLI last.
@@ -305,7 +315,12 @@ export const startQuery = (
         }
       })
     })
-    yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
     const iterator = query[Symbol.asyncIterator]()
+    // A CLI whose streaming input ended writes its last transcript entries as it exits; closing
+    // the query first would cut them from the store's mirror, so it gets `grace` to exit.
+    const settled = setup.store === undefined || typeof params.prompt === "string"
+      ? Effect.void
+      : readToEnd(() => iterator.next(), setup.grace)
+    yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
     return { next: () => iterator.next(), controller, cli: () => cli, mounted } satisfies Started
   })

@@ -132,6 +132,7 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
             }`
           )
 
+          const appendsBeforeB = appends.length
           const scopeB = yield* Scope.make()
           const b = yield* client(boxB, scopeB, store, { resume: sessionId, keepAlive })
           expect(yield* b.chat.chat("What did I say?")).toBe(answer("What did I say?"))
@@ -149,6 +150,8 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
           expect(occurrences(third, "What did I say?")).toBeGreaterThan(0)
           yield* Scope.close(scopeB, Exit.void)
           const stored2 = yield* entries(sessionId)
+          // The entry the CLI writes as it exits (its cost totals) is there: nothing was cut at close.
+          expect(stored2.at(-1)?.type).toBe("cost-state")
           // Stored once each, whatever turns and processes the entries came from.
           const uuids = stored2.flatMap((e) => (e.uuid === undefined ? [] : [e.uuid]))
           expect(new Set(uuids).size).toBe(uuids.length)
@@ -156,7 +159,9 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
             `keepAlive ${keepAlive}: turn 2 stored ${
               afterTurn2 - afterClose
             } when chat returned, ${stored2.length} in all after turn 3 and close; appends ${
-              JSON.stringify(appends.slice(2).map((a) => ({ count: a.count, msFromTurn2Return: a.at - turn2At })))
+              JSON.stringify(
+                appends.slice(appendsBeforeB).map((a) => ({ count: a.count, msFromTurn2Return: a.at - turn2At }))
+              )
             }`
           )
           // Nothing left behind: no CLI, no materialized transcript in either TMPDIR, no session
