@@ -71,10 +71,20 @@ interface SessionState {
   failure: SessionStoreError | undefined
 }
 
-/** A store failure of any kind (a defect too) as the typed error. */
+/** A store failure of any kind (a defect too) as the typed error, naming the session. */
 const asStoreError = (operation: StoreOperation, sessionId: string) => (cause: Cause.Cause<SessionStoreError>) => {
   const typed = Cause.findErrorOption(cause)
-  if (Option.isSome(typed)) return typed.value
+  if (Option.isSome(typed)) {
+    const error = typed.value
+    if (error.sessionId !== undefined || sessionId === "") return error
+    return new SessionStoreError({
+      operation: error.operation,
+      sessionId,
+      message: error.message,
+      retryable: error.retryable,
+      ...(error.cause === undefined ? {} : { cause: error.cause })
+    })
+  }
   return new SessionStoreError({
     operation,
     sessionId,
@@ -82,6 +92,20 @@ const asStoreError = (operation: StoreOperation, sessionId: string) => (cause: C
     retryable: false,
     cause: Cause.squash(cause)
   })
+}
+
+/**
+ * The error with its `message` an own enumerable field: the conversation shell adds the turn's
+ * answer by spreading it into a new error, and an Error's own `message` does not spread.
+ */
+const spreadable = (error: SessionStoreError): SessionStoreError => {
+  Object.defineProperty(error, "message", {
+    value: error.message,
+    enumerable: true,
+    writable: true,
+    configurable: true
+  })
+  return error
 }
 
 /** Consecutive batches of the same key become one call. */
@@ -182,7 +206,7 @@ export const make = (
         yield* state.lock.withPermits(1)(
           state.backlog.length === 0 ? Effect.void : sendBacklog(sessionId, state)
         )
-      })
+      }).pipe(Effect.mapError(spreadable))
 
     const notFound = (sessionId: string) =>
       new SessionStoreError({
@@ -192,6 +216,17 @@ export const make = (
           JSON.stringify(projectKey)
         }); resume a session stored under this project key, check projectKey, or start a new conversation`,
         retryable: false
+      })
+
+    /** A failed resume, saying which session of which project could not be read. */
+    const loadFailed = (sessionId: string, error: SessionStoreError) =>
+      error.message.startsWith(`Session ${sessionId} `) ? error : new SessionStoreError({
+        operation: error.operation,
+        sessionId,
+        message: `Session ${sessionId} (project key ${JSON.stringify(projectKey)}) could not be read from the ` +
+          `session store to resume it: ${error.message}`,
+        retryable: error.retryable,
+        cause: error
       })
 
     /** A resume reads the store: the session's backlog goes first, so what it reads has no gap. */
@@ -211,11 +246,14 @@ export const make = (
         }
         // JSON values: an absent `uuid` is absent, never `undefined`.
         return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
-      }).pipe(Effect.tapError((error) =>
-        Effect.sync(() => {
-          loadFailures.set(key.sessionId, error)
-        })
-      ))
+      }).pipe(
+        Effect.mapError((error) => loadFailed(key.sessionId, error)),
+        Effect.tapError((error) =>
+          Effect.sync(() => {
+            loadFailures.set(key.sessionId, error)
+          })
+        )
+      )
 
     const passThrough = <A>(operation: StoreOperation, sessionId: string, call: Effect.Effect<A, SessionStoreError>) =>
       bound(operation, sessionId)(call).pipe(
