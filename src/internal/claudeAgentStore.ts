@@ -186,7 +186,9 @@ export const make = (
         const state = yield* stateOf(key.sessionId)
         yield* state.lock.withPermits(1)(Effect.suspend(() => {
           state.backlog.push({ key: ours(key), entries })
-          return sendBacklog(key.sessionId, state)
+          // Once a send failed, the rest waits for the turn's flush: a store that hangs costs
+          // the turn two bounds (the failed send and the flush), not one per batch.
+          return state.failure === undefined ? sendBacklog(key.sessionId, state) : Effect.void
         })).pipe(
           // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
           // (holding the turn's result back) and then drop the batch.
