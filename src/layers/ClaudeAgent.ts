@@ -25,6 +25,13 @@
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
  * turn starts a new one resuming the session.
  *
+ * With a `ClaudeSessionStore` in context, every query mirrors its session to the store through
+ * the SDK's `sessionStore` (flush `batched`: a turn's entries are stored before its result), keyed
+ * by `projectKey` rather than the cwd, and a resume reads the session from the store: a client
+ * with an empty HOME, another cwd or on another machine continues it. A store that fails or does
+ * not answer within `storeTimeout` fails the turn with a `SessionStoreError` (the answer kept);
+ * what was not stored is sent again before the session's next entries and before a resume.
+ *
  * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
  * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
  *

@@ -1,10 +1,11 @@
-import { expect, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
+import * as AgentStore from "../../src/internal/claudeAgentStore.ts"
 import { sessionPath } from "../../src/internal/claudeSessionFile.ts"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
 import {
@@ -210,4 +211,53 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
       120_000
     )
   }
+})
+
+describe("the Agent SDK adapter of a ClaudeSessionStore", () => {
+  it.live("keys every call by the client's projectKey, not the SDK's cwd-derived one", () =>
+    Effect.gen(function*() {
+      const { faults, store } = yield* faultyStore
+      const adapter = yield* AgentStore.make(store, { projectKey: "tenant-7", storeTimeout })
+      const sdk = adapter.sdkStore
+      const key = { projectKey: "-tmp-some-cwd", sessionId: "s1" }
+      yield* Effect.promise(() => sdk.append(key, [{ type: "user", uuid: "u1" }]))
+      yield* Effect.promise(() => sdk.append({ ...key, subpath: "subagents/agent-1" }, [{ type: "user", uuid: "u2" }]))
+      yield* adapter.flush("s1")
+      // Another cwd (another SDK project key) finds it: the key is ours.
+      const loaded = yield* Effect.promise(() => sdk.load({ projectKey: "-elsewhere", sessionId: "s1" }))
+      expect(loaded).toEqual([{ type: "user", uuid: "u1" }])
+      expect(yield* store.load({ projectKey: "tenant-7", sessionId: "s1" })).toEqual(
+        Option.some([{ type: "user", uuid: "u1" }])
+      )
+      expect((yield* Effect.promise(() => sdk.listSessions!("-elsewhere"))).map((s) => s.sessionId)).toEqual(["s1"])
+      expect(yield* Effect.promise(() => sdk.listSubkeys!({ projectKey: "-elsewhere", sessionId: "s1" }))).toEqual([
+        "subagents/agent-1"
+      ])
+      yield* Effect.promise(() => sdk.delete!({ projectKey: "-elsewhere", sessionId: "s1" }))
+      expect(yield* store.load({ projectKey: "tenant-7", sessionId: "s1" })).toEqual(Option.none())
+      // A load that hangs is refused within storeTimeout, well before the SDK's loadTimeoutMs.
+      expect(adapter.loadTimeoutMs).toBeGreaterThan(1_000)
+      faults.load = "hang"
+      const refused = yield* Effect.promise(() => sdk.load(key).then(() => undefined, (error: unknown) => error))
+      expect(refused).toBeInstanceOf(SessionStoreError)
+      expect(refused).toMatchObject({ operation: "load", sessionId: "s1", retryable: true })
+    }).pipe(Effect.scoped))
+
+  it.live("a failed batch is kept, sent before the next one in order, and reported by flush until stored", () =>
+    Effect.gen(function*() {
+      const { entries, faults, store } = yield* faultyStore
+      const adapter = yield* AgentStore.make(store, { projectKey: undefined, storeTimeout })
+      const key = { projectKey: "-cwd", sessionId: "s2" }
+      faults.append = "fail"
+      // The SDK is told the batch landed: it neither retries it nor drops it.
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [{ type: "user", uuid: "a" }]))
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [{ type: "assistant", uuid: "b" }]))
+      const error = yield* Effect.flip(adapter.flush("s2"))
+      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", sessionId: "s2" })
+      expect(yield* entries("s2")).toEqual([])
+      faults.append = "ok"
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [{ type: "user", uuid: "c" }]))
+      yield* adapter.flush("s2")
+      expect((yield* entries("s2")).map((e) => e.uuid)).toEqual(["a", "b", "c"])
+    }).pipe(Effect.scoped))
 })
