@@ -30,9 +30,9 @@ import type { Part, Prompt } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
-import type { Transcripts } from "./claudeTranscripts.ts"
 import { decodeAnswer, type Emit, responseFormatFor, streamOf } from "./loopClient.js"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
+import type { Transcripts } from "./claudeTranscripts.ts"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */

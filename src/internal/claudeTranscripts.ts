@@ -139,8 +139,9 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
         return yield* new SessionStoreError({
           operation: "append",
           sessionId,
-          message:
-            `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
+          message: `The claude CLI left no session file for ${sessionId} under ${
+            setup.configDir()
+          }, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
           retryable: false
         })
       }
