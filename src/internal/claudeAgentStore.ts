@@ -120,6 +120,126 @@ const coalesce = (batches: ReadonlyArray<Batch>): Array<Batch> => {
   return out
 }
 
+type Bound = (
+  operation: StoreOperation,
+  sessionId: string
+) => <A>(call: Effect.Effect<A, SessionStoreError>) => Effect.Effect<A, SessionStoreError>
+
+/** One store call, bounded, any failure of it (a defect too) typed. */
+const guarded = <A>(
+  bound: Bound,
+  operation: StoreOperation,
+  sessionId: string,
+  call: Effect.Effect<A, SessionStoreError>
+) =>
+  bound(operation, sessionId)(call).pipe(
+    Effect.catchCause((cause) => Effect.fail(asStoreError(operation, sessionId)(cause)))
+  )
+
+/** The sessions' backlogs: sends in order, one at a time per session; what failed is kept. */
+const makeBacklogs = (store: ClaudeSessionStoreService, bound: Bound) => {
+  const sessions = new Map<string, SessionState>()
+  const stateOf = (sessionId: string) =>
+    Effect.gen(function*() {
+      const known = sessions.get(sessionId)
+      if (known !== undefined) return known
+      const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined }
+      sessions.set(sessionId, state)
+      return state
+    })
+
+  /** Sends the backlog in order; what fails stays, from the batch that failed on. */
+  const send = (sessionId: string, state: SessionState) =>
+    Effect.suspend(() => {
+      state.backlog = coalesce(state.backlog)
+      return Effect.whileLoop({
+        while: () => state.backlog.length > 0,
+        body: () => guarded(bound, "append", sessionId, store.append(state.backlog[0]!.key, state.backlog[0]!.entries)),
+        step: () => {
+          state.backlog.shift()
+        }
+      })
+    }).pipe(
+      Effect.onExit((exit) =>
+        Effect.sync(() => {
+          state.failure = exit._tag === "Failure" ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+        })
+      )
+    )
+
+  const append = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) =>
+    Effect.gen(function*() {
+      const state = yield* stateOf(key.sessionId)
+      yield* state.lock.withPermits(1)(Effect.suspend(() => {
+        state.backlog.push({ key, entries })
+        // Once a send failed, the rest waits for the turn's flush: a store that hangs costs
+        // the turn two bounds (the failed send and the flush), not one per batch.
+        return state.failure === undefined ? send(key.sessionId, state) : Effect.void
+      })).pipe(
+        // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
+        // (holding the turn's result back) and then drop the batch.
+        Effect.catch((error) =>
+          Effect.logWarning("session store append failed; kept for the next flush").pipe(
+            Effect.annotateLogs({ sessionId: key.sessionId, error: error.message })
+          )
+        )
+      )
+    })
+
+  /** Sends what the session has not stored; an append in flight holds the lock (and is bounded itself). */
+  const flush = (sessionId: string) =>
+    Effect.suspend(() => {
+      const state = sessions.get(sessionId)
+      if (state === undefined) return Effect.void
+      return state.lock.withPermits(1)(
+        Effect.suspend(() => state.backlog.length === 0 ? Effect.void : send(sessionId, state))
+      )
+    }).pipe(Effect.mapError(spreadable))
+
+  const pending = () => [...sessions].flatMap(([sessionId, state]) => (state.backlog.length === 0 ? [] : [sessionId]))
+  return { append, flush, pending }
+}
+
+const notFound = (sessionId: string, projectKey: string) =>
+  new SessionStoreError({
+    operation: "load",
+    sessionId,
+    message: `Session ${sessionId} is not in the session store (project key ${
+      JSON.stringify(projectKey)
+    }); resume a session stored under this project key, check projectKey, or start a new conversation`,
+    retryable: false
+  })
+
+/** A failed resume, saying which session of which project could not be read. */
+const loadFailed = (sessionId: string, projectKey: string) => (error: SessionStoreError) =>
+  error.message.startsWith(`Session ${sessionId} `) ? error : new SessionStoreError({
+    operation: error.operation,
+    sessionId,
+    message: `Session ${sessionId} (project key ${JSON.stringify(projectKey)}) could not be read from the ` +
+      `session store to resume it: ${error.message}`,
+    retryable: error.retryable,
+    cause: error
+  })
+
+/** Maps a turn's failure to the load failure recorded for the session it resumed (see {@link AgentStore.explain}). */
+const explainWith =
+  (loadFailures: Map<string, SessionStoreError>) =>
+  (sessionId: Option.Option<string>) =>
+  <A, R>(turn: Effect.Effect<A, ChatError, R>): Effect.Effect<A, ChatError, R> => {
+    if (Option.isNone(sessionId)) return turn
+    const id = sessionId.value
+    return turn.pipe(
+      Effect.catchIf(
+        // The SDK throws a failed load at once (a `process` error); a load that found nothing
+        // lets the CLI fail on the missing session.
+        (error: ChatError) => error._tag === "ProviderError" && error.kind === "process" && loadFailures.has(id),
+        () => Effect.fail(loadFailures.get(id)!)
+      ),
+      // A record is about one resume: a later turn's failure is its own.
+      Effect.ensuring(Effect.sync(() => loadFailures.delete(id)))
+    )
+  }
+
 /** Builds the adapter in the current scope (see the module's description). */
 export const make = (
   store: ClaudeSessionStoreService,
@@ -128,26 +248,17 @@ export const make = (
   Effect.gen(function*() {
     const projectKey = options.projectKey ?? DefaultProjectKey
     const timeout = options.storeTimeout ?? DefaultStoreTimeout
-    const bound = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, timeout)
-    const context = yield* Effect.context<never>()
-    const runPromise = Effect.runPromiseWith(context)
-    const sessions = new Map<string, SessionState>()
+    const bound: Bound = (operation, sessionId) => boundedCall(operation, sessionId, timeout)
+    const runPromise = Effect.runPromiseWith(yield* Effect.context<never>())
+    const backlogs = makeBacklogs(store, bound)
     const loadFailures = new Map<string, SessionStoreError>()
     const inFlight = new Set<Promise<unknown>>()
 
-    const ours = (key: AgentSdk.SessionKey): SessionKey => ({
+    const ours = (key: { readonly sessionId: string; readonly subpath?: string | undefined }): SessionKey => ({
       projectKey,
       sessionId: key.sessionId,
       ...(key.subpath === undefined ? {} : { subpath: key.subpath })
     })
-    const stateOf = (sessionId: string) =>
-      Effect.gen(function*() {
-        const known = sessions.get(sessionId)
-        if (known !== undefined) return known
-        const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined }
-        sessions.set(sessionId, state)
-        return state
-      })
     /** Runs an Effect for the SDK, counted in flight until it settles. */
     const settle = <A>(effect: Effect.Effect<A, SessionStoreError>): Promise<A> => {
       const promise = runPromise(effect)
@@ -155,161 +266,53 @@ export const make = (
       void promise.then(() => inFlight.delete(promise), () => inFlight.delete(promise))
       return promise
     }
-
-    /** Sends the backlog in order; what fails stays, from the batch that failed on. */
-    const sendBacklog = (sessionId: string, state: SessionState) =>
-      Effect.suspend(() => {
-        state.backlog = coalesce(state.backlog)
-        return Effect.whileLoop({
-          while: () => state.backlog.length > 0,
-          body: () => bound("append", sessionId)(store.append(state.backlog[0]!.key, state.backlog[0]!.entries)),
-          step: () => {
-            state.backlog.shift()
-          }
-        })
-      }).pipe(
-        Effect.catchCause((cause) => Effect.fail(asStoreError("append", sessionId)(cause))),
-        Effect.tapError((error) =>
-          Effect.sync(() => {
-            state.failure = error
-          })
-        ),
-        Effect.tap(() =>
-          Effect.sync(() => {
-            state.failure = undefined
-          })
-        )
+    const recordingLoad = (sessionId: string) => <A>(effect: Effect.Effect<A, SessionStoreError>) =>
+      effect.pipe(
+        Effect.mapError(loadFailed(sessionId, projectKey)),
+        Effect.tapError((error) => Effect.sync(() => loadFailures.set(sessionId, error)))
       )
-
-    const append = (key: AgentSdk.SessionKey, entries: ReadonlyArray<TranscriptEntry>) =>
-      Effect.gen(function*() {
-        const state = yield* stateOf(key.sessionId)
-        yield* state.lock.withPermits(1)(Effect.suspend(() => {
-          state.backlog.push({ key: ours(key), entries })
-          // Once a send failed, the rest waits for the turn's flush: a store that hangs costs
-          // the turn two bounds (the failed send and the flush), not one per batch.
-          return state.failure === undefined ? sendBacklog(key.sessionId, state) : Effect.void
-        })).pipe(
-          // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
-          // (holding the turn's result back) and then drop the batch.
-          Effect.catch((error) =>
-            Effect.logWarning("session store append failed; kept for the next flush").pipe(
-              Effect.annotateLogs({ sessionId: key.sessionId, error: error.message })
-            )
-          )
-        )
-      })
-
-    const flush = (sessionId: string) =>
-      Effect.gen(function*() {
-        const state = sessions.get(sessionId)
-        if (state === undefined) return
-        // An append in flight holds the lock, and is bounded itself.
-        yield* state.lock.withPermits(1)(
-          state.backlog.length === 0 ? Effect.void : sendBacklog(sessionId, state)
-        )
-      }).pipe(Effect.mapError(spreadable))
-
-    const notFound = (sessionId: string) =>
-      new SessionStoreError({
-        operation: "load",
-        sessionId,
-        message: `Session ${sessionId} is not in the session store (project key ${
-          JSON.stringify(projectKey)
-        }); resume a session stored under this project key, check projectKey, or start a new conversation`,
-        retryable: false
-      })
-
-    /** A failed resume, saying which session of which project could not be read. */
-    const loadFailed = (sessionId: string, error: SessionStoreError) =>
-      error.message.startsWith(`Session ${sessionId} `) ? error : new SessionStoreError({
-        operation: error.operation,
-        sessionId,
-        message: `Session ${sessionId} (project key ${JSON.stringify(projectKey)}) could not be read from the ` +
-          `session store to resume it: ${error.message}`,
-        retryable: error.retryable,
-        cause: error
-      })
 
     /** A resume reads the store: the session's backlog goes first, so what it reads has no gap. */
     const load = (key: AgentSdk.SessionKey) =>
       Effect.gen(function*() {
-        const sessionId = key.sessionId
-        loadFailures.delete(sessionId)
-        const state = yield* stateOf(sessionId)
-        yield* state.lock.withPermits(1)(state.backlog.length === 0 ? Effect.void : sendBacklog(sessionId, state))
-        const entries = yield* bound("load", sessionId)(store.load(ours(key))).pipe(
-          Effect.catchCause((cause) => Effect.fail(asStoreError("load", sessionId)(cause)))
-        )
+        loadFailures.delete(key.sessionId)
+        yield* backlogs.flush(key.sessionId)
+        const entries = yield* guarded(bound, "load", key.sessionId, store.load(ours(key)))
         if (Option.isNone(entries) || entries.value.length === 0) {
           // The SDK then lets the CLI look in its own config dir, which may hold the session.
-          if (key.subpath === undefined) loadFailures.set(sessionId, notFound(sessionId))
+          if (key.subpath === undefined) loadFailures.set(key.sessionId, notFound(key.sessionId, projectKey))
           return null
         }
         // JSON values: an absent `uuid` is absent, never `undefined`.
         return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
-      }).pipe(
-        Effect.mapError((error) => loadFailed(key.sessionId, error)),
-        Effect.tapError((error) =>
-          Effect.sync(() => {
-            loadFailures.set(key.sessionId, error)
-          })
-        )
-      )
-
-    const passThrough = <A>(operation: StoreOperation, sessionId: string, call: Effect.Effect<A, SessionStoreError>) =>
-      bound(operation, sessionId)(call).pipe(
-        Effect.catchCause((cause) => Effect.fail(asStoreError(operation, sessionId)(cause)))
-      )
+      }).pipe(recordingLoad(key.sessionId))
 
     const sdkStore: AgentSdk.SessionStore = {
-      append: (key, entries) => settle(append(key, entries)),
+      append: (key, entries) => settle(backlogs.append(ours(key), entries)),
       load: (key) => settle(load(key)),
       listSessions: () =>
         settle(
-          passThrough("listSessions", "", store.listSessions(projectKey)).pipe(
+          guarded(bound, "listSessions", "", store.listSessions(projectKey)).pipe(
             Effect.map((all) => all.map((s) => ({ sessionId: s.sessionId, mtime: s.mtime })))
           )
         ),
       listSubkeys: (key) =>
         settle(
-          passThrough("listSubkeys", key.sessionId, store.listSubkeys({ projectKey, sessionId: key.sessionId })).pipe(
+          guarded(bound, "listSubkeys", key.sessionId, store.listSubkeys(ours(key))).pipe(
             Effect.map((subkeys) => [...subkeys]),
-            Effect.tapError((error) =>
-              Effect.sync(() => {
-                loadFailures.set(key.sessionId, error)
-              })
-            )
+            recordingLoad(key.sessionId)
           )
         ),
-      delete: (key) => settle(passThrough("delete", key.sessionId, store.delete(ours(key))))
-    }
-
-    const explain = (sessionId: Option.Option<string>) => <A, R>(turn: Effect.Effect<A, ChatError, R>) => {
-      if (Option.isNone(sessionId)) return turn
-      const id = sessionId.value
-      return turn.pipe(
-        Effect.catchIf(
-          // The SDK throws a failed load at once (a `process` error); a load that found nothing
-          // lets the CLI fail on the missing session.
-          (error: ChatError) => error._tag === "ProviderError" && error.kind === "process" && loadFailures.has(id),
-          () => Effect.fail(loadFailures.get(id)!)
-        ),
-        // A record is about one resume: a later turn's failure is its own.
-        Effect.ensuring(Effect.sync(() => loadFailures.delete(id)))
-      )
+      delete: (key) => settle(guarded(bound, "delete", key.sessionId, store.delete(ours(key))))
     }
 
     // On close (after the client's CLIs, whose own close sends their last entries): what is in
     // flight lands, and what is left is sent once; a store still failing is logged.
     yield* Effect.addFinalizer(() =>
       Effect.gen(function*() {
-        yield* Effect.promise(() => Promise.allSettled([...inFlight])).pipe(
-          Effect.timeoutOption(timeout)
-        )
-        for (const [sessionId, state] of sessions) {
-          if (state.backlog.length === 0) continue
-          yield* flush(sessionId).pipe(Effect.catch((error) =>
+        yield* Effect.promise(() => Promise.allSettled([...inFlight])).pipe(Effect.timeoutOption(timeout))
+        for (const sessionId of backlogs.pending()) {
+          yield* backlogs.flush(sessionId).pipe(Effect.catch((error) =>
             Effect.logWarning("session store: entries not stored when the client closed").pipe(
               Effect.annotateLogs({ sessionId, error: error.message })
             )
@@ -321,7 +324,7 @@ export const make = (
     return {
       sdkStore,
       loadTimeoutMs: Duration.toMillis(Duration.fromInputUnsafe(timeout)) + 5_000,
-      flush,
-      explain
+      flush: backlogs.flush,
+      explain: explainWith(loadFailures)
     } satisfies AgentStore
   })
