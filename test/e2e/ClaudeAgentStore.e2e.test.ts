@@ -127,7 +127,7 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
           // Everything the CLI mirrors is in the store, in order (what came after the result too).
           expect(yield* entries(sessionId)).toEqual(localEntries(boxA, sessionId).filter(mirrored))
           console.log(
-            `turn 1: ${afterTurn} entries stored when chat returned, ${afterClose} after close; appends ${
+            `keepAlive ${keepAlive}: turn 1: ${afterTurn} entries stored when chat returned, ${afterClose} after close; appends ${
               JSON.stringify(appends.map((a) => ({ count: a.count, msFromReturn: a.at - resultAt })))
             }`
           )
@@ -176,7 +176,7 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
   }
 
   it.live(
-    "a snapshot continues under another empty HOME and cwd: without a store, and on a store with prewarm",
+    "a snapshot continues under another empty HOME and cwd: without a store (fresh and prewarmed), and on a store with prewarm",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(echo)
@@ -185,15 +185,19 @@ describeWithClaude("ClaudeAgent on a ClaudeSessionStore (the SDK's sessionStore,
         yield* Scope.close(scope, Exit.void)
         expect(snapshot!.sessionId).toBe(sessionId)
 
-        // No store: the snapshot is written as B's local session file before the first turn.
-        const boxB = yield* sandbox(api.url)
-        const scopeB = yield* Scope.make()
-        const b = yield* client(boxB, scopeB, undefined, { snapshot })
-        expect(yield* b.chat.chat("Snapshot, no store?")).toBe(answer("Snapshot, no store?"))
-        expect(occurrences(JSON.stringify(requestOf(api, "Snapshot, no store?").body.messages), marker)).toBe(1)
-        expect(yield* b.session.sessionId).toEqual(Option.some(sessionId))
-        yield* Scope.close(scopeB, Exit.void)
-        expect(existsSync(sessionPath(boxB.env["CLAUDE_CONFIG_DIR"]!, boxB.cwd, sessionId))).toBe(true)
+        // No store: the snapshot is written as B's local session file before the first turn (before
+        // the warm start with prewarm, whose CLI resumes it at once).
+        for (const prewarm of [false, true]) {
+          const boxB = yield* sandbox(api.url)
+          const scopeB = yield* Scope.make()
+          const b = yield* client(boxB, scopeB, undefined, { snapshot, prewarm })
+          const prompt = `Snapshot, no store, prewarm ${prewarm}?`
+          expect(yield* b.chat.chat(prompt)).toBe(answer(prompt))
+          expect(occurrences(JSON.stringify(requestOf(api, prompt).body.messages), marker)).toBe(1)
+          expect(yield* b.session.sessionId).toEqual(Option.some(sessionId))
+          yield* Scope.close(scopeB, Exit.void)
+          expect(existsSync(sessionPath(boxB.env["CLAUDE_CONFIG_DIR"]!, boxB.cwd, sessionId))).toBe(true)
+        }
 
         // A store and prewarm: the snapshot is in the store before the warm CLI loads it.
         const boxC = yield* sandbox(api.url)
