@@ -10,7 +10,7 @@ import type * as Scope from "effect/Scope"
 import { execFile } from "node:child_process"
 import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
-import { join } from "node:path"
+import { basename, join } from "node:path"
 import type { Options } from "../layers/ClaudeAgent.js"
 import type * as Conditions from "../registry/Conditions.js"
 import type * as Registry from "../registry/Registry.js"
@@ -26,6 +26,7 @@ import {
   type SpawnedCli,
   spawner
 } from "./claudeAgentSdk.js"
+import type { AgentStore } from "./claudeAgentStore.ts"
 import * as CliVersion from "./claudeCliVersion.js"
 import { sdkOptions } from "./claudeCodeRun.js"
 import type { RunInput } from "./claudeSession.js"
@@ -71,6 +72,8 @@ export interface QuerySetup {
   readonly runSlot: Telemetry.RunSlot
   /** The SDK callback for `options.canUseTool`, bound to the running fiber's context. */
   readonly canUseTool: Effect.Effect<AgentSdk.CanUseTool | undefined>
+  /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
+  readonly store?: AgentStore | undefined
 }
 
 /** The streaming-input prompt of a kept-alive query: user messages pushed in as turns come. */
@@ -165,6 +168,9 @@ interface PerQuery {
   readonly canUseTool: AgentSdk.CanUseTool | undefined
   readonly controller: AbortController
   readonly onSpawn: (cli: SpawnedCli) => void
+  /** The environment the SDK spawns the CLI with (after its own changes). */
+  readonly onSpawnEnv?: ((env: Readonly<Record<string, string | undefined>>) => void) | undefined
+  readonly store?: AgentStore | undefined
 }
 
 /**
@@ -192,7 +198,10 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
     strictMcpConfig: true,
     abortController: q.controller,
     env: agentEnvironment(process.env, options.env, options.inheritEnv === true),
-    spawnClaudeCodeProcess: spawner(q.onSpawn),
+    spawnClaudeCodeProcess: (spawn) => {
+      q.onSpawnEnv?.(spawn.env)
+      return spawner(q.onSpawn)(spawn)
+    },
     ...(options.pathToClaudeCodeExecutable === undefined
       ? {}
       : { pathToClaudeCodeExecutable: options.pathToClaudeCodeExecutable }),
@@ -201,10 +210,44 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
     ...(Option.isSome(resume) ? { resume: resume.value } : {}),
     ...(responseFormat === undefined ? {} : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
     ...(params.partialMessages ? { includePartialMessages: true } : {}),
+    // A turn's entries are stored before the SDK hands out its result (`eager` would store half
+    // turns, which a redelivered prompt then repeats); the adapter's bound answers before the SDK's.
+    ...(q.store === undefined ? {} : {
+      sessionStore: q.store.sdkStore,
+      sessionStoreFlush: "batched" as const,
+      loadTimeoutMs: q.store.loadTimeoutMs
+    }),
     // The string prompt of a fresh turn is marked by the SDK; streamed ones by `UserMessage.make`.
     verbatimPrompts: options.trustedPrompts !== true
   }
 }
+
+/**
+ * The temporary config dir the SDK wrote a session loaded from the store into, for the CLI to
+ * resume from: the CLI's `CLAUDE_CONFIG_DIR` when the SDK replaced the client's by a
+ * `claude-resume-*` folder. The SDK removes it only when it sees the CLI exit on its own.
+ */
+const materializedDir = (env: Readonly<Record<string, string | undefined>>, options: Options) => {
+  const dir = env["CLAUDE_CONFIG_DIR"]
+  const ours = agentEnvironment(process.env, options.env, options.inheritEnv === true)["CLAUDE_CONFIG_DIR"]
+  return dir !== undefined && dir !== ours && basename(dir).startsWith("claude-resume-") ? dir : undefined
+}
+
+/** Removes a materialized session folder once its CLI is gone (it holds a copy of the credentials). */
+const removeMaterialized = (dir: string | undefined) =>
+  dir === undefined
+    ? Effect.void
+    : Effect.promise(() => rm(dir, { recursive: true, force: true }).catch(() => undefined))
+
+/** Reads a query's messages to their end (the SDK has then sent its last mirror batch), bounded. */
+const readToEnd = (next: Started["next"], grace: number) =>
+  Effect.promise(async () => {
+    try {
+      for (;;) if ((await next()).done === true) return
+    } catch {
+      // Its end either way.
+    }
+  }).pipe(Effect.timeoutOption(grace), Effect.asVoid)
 
 /**
  * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and
@@ -234,12 +277,13 @@ export const startQuery = (
 
     const controller = new AbortController()
     let cli: SpawnedCli | undefined
+    let materialized: string | undefined
     // Registered first, so it runs last: after the tool server and its fibers are gone.
     yield* Effect.addFinalizer(() =>
       Effect.suspend(() => {
         controller.abort()
         return cli === undefined ? Effect.void : reap(cli, setup.grace)
-      })
+      }).pipe(Effect.andThen(removeMaterialized(materialized)))
     )
     const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
       ...setup.appServers,
@@ -262,12 +306,21 @@ export const startQuery = (
         settingsPath,
         canUseTool: yield* setup.canUseTool,
         controller,
+        store: setup.store,
+        onSpawnEnv: (env) => {
+          materialized = materializedDir(env, options)
+        },
         onSpawn: (spawned) => {
           cli = spawned
         }
       })
     })
-    yield* Effect.addFinalizer(() => Effect.sync(() => query.close()))
     const iterator = query[Symbol.asyncIterator]()
+    // A CLI whose streaming input ended writes its last transcript entries as it exits; closing
+    // the query first would cut them from the store's mirror, so it gets `grace` to exit.
+    const settled = setup.store === undefined || typeof params.prompt === "string"
+      ? Effect.void
+      : readToEnd(() => iterator.next(), setup.grace)
+    yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
     return { next: () => iterator.next(), controller, cli: () => cli, mounted } satisfies Started
   })

@@ -25,6 +25,13 @@
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
  * turn starts a new one resuming the session.
  *
+ * With a `ClaudeSessionStore` in context, every query mirrors its session to the store through
+ * the SDK's `sessionStore` (flush `batched`: a turn's entries are stored before its result), keyed
+ * by `projectKey` rather than the cwd, and a resume reads the session from the store: a client
+ * with an empty HOME, another cwd or on another machine continues it. A store that fails or does
+ * not answer within `storeTimeout` fails the turn with a `SessionStoreError` (the answer kept);
+ * what was not stored is sent again before the session's next entries and before a resume.
+ *
  * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
  * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
  *
@@ -50,6 +57,7 @@ import {
   startQuery
 } from "../internal/claudeAgentQuery.js"
 import { agentEnvironment, type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgentSdk.js"
+import * as AgentStore from "../internal/claudeAgentStore.ts"
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgentTurn.js"
 import * as Stall from "../internal/claudeStall.ts"
 import type * as CliVersion from "../internal/claudeCliVersion.js"
@@ -223,6 +231,12 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   const sdk = sdkLoader(options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk")
   // Where the tool servers' calls find the turn they belong to (for their spans).
   const runSlot = Telemetry.makeRunSlot()
+  const sessionStore = yield* Effect.serviceOption(ClaudeSessionStore)
+  // Built before the client's CLIs: its finalizer runs after theirs, when their last entries are sent.
+  const store = Option.isNone(sessionStore) ? undefined : yield* AgentStore.make(sessionStore.value, {
+    projectKey: options.projectKey,
+    storeTimeout: options.storeTimeout
+  })
   const setup: QuerySetup = {
     options,
     serverName,
@@ -235,7 +249,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     tools: Ref.get(tools),
     appServers,
     runSlot,
-    canUseTool: permissionCallback(options, decidedDenials, permissionWaits)
+    canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
+    store
   }
   const start = (params: QueryParams) => startQuery(setup, params)
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
@@ -304,6 +319,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   // Refused before any CLI starts, and without dropping a warm one.
   const runTurn = (input: RunInput) =>
     Effect.andThen(requireVerbatim(input), turnOf(input)).pipe(
+      (turn) => store === undefined ? turn : store.explain(input.sessionId)(turn),
       Effect.tap((outcome) =>
         Effect.sync(() => {
           if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
@@ -327,8 +343,30 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       Effect.andThen(options.prewarm === true ? live.warm(budgetUsd) : Effect.void)
     )
 
+  const transcripts = makeTranscripts({
+    store: sessionStore,
+    projectKey: options.projectKey,
+    storeTimeout: options.storeTimeout,
+    configDir: () => SessionFile.configDir(agentEnvironment(process.env, options.env, options.inheritEnv === true)),
+    cwd: options.cwd,
+    snapshot: options.snapshot,
+    ...(store === undefined ? {} : { mirror: { flush: store.flush } })
+  })
   // Nothing is spent before the first turn.
-  if (options.prewarm === true) yield* live.warm(remainingBudget(options.maxBudgetUsd, 0))
+  if (options.prewarm === true) {
+    // The warm CLI resumes at once: an imported snapshot must be where it reads (the store, or the
+    // local session file) first. A failure is the first turn's, which tries again.
+    if (options.snapshot !== undefined) {
+      yield* transcripts.beforeRun(options.snapshot.sessionId).pipe(
+        Effect.catch((error) =>
+          Effect.logWarning("snapshot not restored before the warm start").pipe(
+            Effect.annotateLogs({ error: error.message })
+          )
+        )
+      )
+    }
+    yield* live.warm(remainingBudget(options.maxBudgetUsd, 0))
+  }
 
   return yield* makeSessionClient({
     provider,
@@ -339,14 +377,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     resume,
     forkSession: options.forkSession,
     maxBudgetUsd: options.maxBudgetUsd,
-    transcripts: makeTranscripts({
-      store: yield* Effect.serviceOption(ClaudeSessionStore),
-      projectKey: options.projectKey,
-      storeTimeout: options.storeTimeout,
-      configDir: () => SessionFile.configDir(agentEnvironment(process.env, options.env, options.inheritEnv === true)),
-      cwd: options.cwd,
-      snapshot: options.snapshot
-    }),
+    transcripts,
     initialUsage: options.snapshot?.usage
   })
 })
