@@ -30,9 +30,9 @@ import type { Part, Prompt } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import * as Tool from "../services/Tool.js"
 import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
+import type { Transcripts } from "./claudeTranscripts.ts"
 import { decodeAnswer, type Emit, responseFormatFor, streamOf } from "./loopClient.js"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "./media.js"
-import type { Transcripts } from "./claudeTranscripts.ts"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */
@@ -410,7 +410,22 @@ export const makeSessionClient = (params: {
         // entries it could not store are sent again after the next turn.
         if (ran !== undefined) {
           yield* params.transcripts.afterRun(ran).pipe(
-            Effect.mapError((error) => new SessionStoreError({ ...error, answer: outcome.text }))
+            Effect.catch((error) =>
+              // The turn ran: the next one continues its session (and stores what this one could not).
+              Effect.andThen(
+                Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])]),
+                Effect.fail(
+                  new SessionStoreError({
+                    operation: error.operation,
+                    sessionId: error.sessionId,
+                    message: error.message,
+                    retryable: error.retryable,
+                    answer: outcome.text,
+                    cause: error.cause
+                  })
+                )
+              )
+            )
           )
         }
         const value = yield* finish(outcome)

@@ -85,6 +85,22 @@ const notFound = (sessionId: string, projectKey: string, where: string) =>
     retryable: false
   })
 
+/** Whether two entries are the same JSON, whatever the order of their keys (a store may reorder them). */
+const sameEntry = (a: TranscriptEntry, b: TranscriptEntry): boolean => canonical(a) === canonical(b)
+
+const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  if (typeof value === "object" && value !== null) {
+    const record = value as Readonly<Record<string, unknown>>
+    return `{${
+      Object.keys(record).filter((k) => record[k] !== undefined).sort().map((k) =>
+        `${JSON.stringify(k)}:${canonical(record[k])}`
+      ).join(",")
+    }}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
 /** Builds the store step of a client (see the module's description). */
 export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const projectKey = setup.projectKey ?? DefaultProjectKey
@@ -92,6 +108,10 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const call = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, setup.storeTimeout)
   // The session file's entries known to be in the store, by session: later turns send the rest.
   const stored = new Map<string, number>()
+  // Sessions whose file this client did not see grow from nothing (it was already on disk, came
+  // from a snapshot, or a store call failed midway): the next store step asks the store what it
+  // holds, so entries without a uuid (which `append` cannot deduplicate) are not sent twice.
+  const unsure = new Set<string>()
   let snapshotPending = setup.snapshot !== undefined
 
   const localFile = (sessionId: string) =>
@@ -106,11 +126,16 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
     Effect.gen(function*() {
       if (Option.isNone(setup.store) && !snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
-      if (fs.existsSync(here)) return
+      if (fs.existsSync(here)) {
+        if (!stored.has(sessionId)) unsure.add(sessionId)
+        return
+      }
       const snapshot = setup.snapshot
       if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
-        // Not in the store yet: the first store step sends it.
-        return yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+        // Perhaps not in the store yet: the first store step sends what it lacks.
+        yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+        unsure.add(sessionId)
+        return
       }
       if (Option.isNone(setup.store)) return
       const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
@@ -120,6 +145,20 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
       yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
       if (Option.isNone(elsewhere)) stored.set(sessionId, entries.value.length)
+      else unsure.add(sessionId)
+    })
+
+  /** The file's entries the store lacks: after the longest prefix it holds, those whose uuid it lacks. */
+  const unstored = (sessionId: string, store: ClaudeSessionStoreService, entries: ReadonlyArray<TranscriptEntry>) =>
+    Effect.map(call("load", sessionId)(store.load(key(sessionId))), (held) => {
+      if (Option.isNone(held)) return entries
+      let prefix = 0
+      while (
+        prefix < entries.length && prefix < held.value.length &&
+        sameEntry(entries[prefix]!, held.value[prefix]!)
+      ) prefix++
+      const uuids = new Set(held.value.flatMap((e) => (typeof e.uuid === "string" ? [e.uuid] : [])))
+      return entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid))
     })
 
   /** A snapshot imported with a store goes to the store before the runtime loads it. */
@@ -139,16 +178,23 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
         return yield* new SessionStoreError({
           operation: "append",
           sessionId,
-          message: `The claude CLI left no session file for ${sessionId} under ${
-            setup.configDir()
-          }, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
+          message:
+            `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
           retryable: false
         })
       }
       const entries = yield* SessionFile.readSessionFile(file.value, sessionId)
-      const fresh = entries.slice(stored.get(sessionId) ?? 0)
-      if (fresh.length > 0) yield* call("append", sessionId)(store.append(key(sessionId), fresh))
+      const fresh = unsure.has(sessionId)
+        ? yield* unstored(sessionId, store, entries)
+        : entries.slice(stored.get(sessionId) ?? 0)
+      if (fresh.length > 0) {
+        yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
+          // A call that timed out may still have landed: ask the store next time.
+          Effect.tapError(() => Effect.sync(() => unsure.add(sessionId)))
+        )
+      }
       stored.set(sessionId, entries.length)
+      unsure.delete(sessionId)
       snapshotPending = false
     })
 
