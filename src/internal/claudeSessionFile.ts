@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -90,7 +91,8 @@ export const writeSessionFile = (file: string, sessionId: string, entries: Reado
   Effect.try({
     try: () => {
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-      const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+      // Unique per write: two writers of one session (fibers, processes) never share a temporary file.
+      const temporary = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`
       try {
         fs.writeFileSync(temporary, entries.map((e) => `${JSON.stringify(e)}\n`).join(""), { mode: 0o600 })
         fs.renameSync(temporary, file)
