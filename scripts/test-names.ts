@@ -1,6 +1,6 @@
 /**
  * Lists the test names of a set of test files, one `file: describe > … > it` line per test, so a
- * ported suite can be diffed against the root's name by name:
+ * ported suite can be diffed against the Effect 3 line's (test/v3TestNames.txt) name by name:
  *
  * ```sh
  * npm run --silent test-names -- test/registry > /tmp/now.txt

@@ -53,14 +53,8 @@ import { agentEnvironment, type AgentSdkModule, loadAgentSdk, provider } from ".
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgentTurn.js"
 import type * as CliVersion from "../internal/claudeCliVersion.js"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claudeCodeRun.js"
-import {
-  makeSessionClient,
-  remainingBudget,
-  type RunInput,
-  type RunOutcome,
-  type SessionClient,
-  sessionContext
-} from "../internal/claudeSession.js"
+import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeConversation.ts"
+import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
 import * as SessionFile from "../internal/claudeSessionFile.ts"
 import { makeTranscripts } from "../internal/claudeTranscripts.ts"
 import * as UserMessage from "../internal/claudeUserMessage.js"

@@ -781,8 +781,7 @@ export const toBoundedCliFlags = (bounded: BoundedPolicy, settingsPath: string |
 
 // The Agent SDK is an optional peer: these are structural copies of the slice of its types this
 // module produces, so the main entry type-checks without it. test/registry/ToolPolicySdkTypes.test.ts
-// (the root's, until next/ has the agent SDK) asserts at compile time that they stay assignable to
-// the SDK's own `Options`.
+// asserts at compile time that they stay assignable to the SDK's own `Options`.
 
 /** The Agent SDK's permission modes (its `PermissionMode`). */
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"

@@ -288,7 +288,10 @@ describe("ChatLanguageModel on Scripted", () => {
       { _tag: "UnsupportedContentError", provider: "p", reason: "Url", message: "m" },
       { _tag: "MaxStepsError", maxSteps: 3, message: "m" },
       { _tag: "PermissionDeniedError", provider: "p", tools: ["Bash"], answer: "a", message: "m" },
-      { _tag: "FallbackError", reason: "NoProviders", errors: [], message: "m" }
+      { _tag: "FallbackError", reason: "NoProviders", errors: [], message: "m" },
+      { _tag: "ProviderError", provider: "p", kind: "stalled", message: "m", retryable: true },
+      { _tag: "SessionStoreError", operation: "append", sessionId: "s", message: "m", retryable: true, answer: "a" },
+      { _tag: "SessionStoreError", operation: "load", message: "m", retryable: false }
     ].map((e) => decode(e))
     const mapped = errors.map(map)
     expect(mapped.map((e) => e.reason._tag)).toEqual([
@@ -303,8 +306,13 @@ describe("ChatLanguageModel on Scripted", () => {
       "InvalidRequestError",
       "UnknownError",
       "UnknownError",
+      "UnknownError",
+      "InternalProviderError",
+      "InternalProviderError",
       "UnknownError"
     ])
+    // A stalled run and a store that did not answer may succeed when tried again; a missing session not.
+    expect(mapped.slice(12).map((e) => e.isRetryable)).toEqual([true, true, false])
     expect(mapped.every((e) => e.module === "ChatLanguageModel" && e.method === "generateText")).toBe(true)
     // A retry on `isRetryable` retries exactly what the provider called retryable.
     expect(mapped.slice(2, 7).map((e) => e.isRetryable)).toEqual([false, true, true, false, false])

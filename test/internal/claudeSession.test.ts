@@ -8,10 +8,10 @@ import {
   earlyExit,
   interpretRun,
   isAuthFailure,
-  makeSessionClient,
   remainingBudget,
   type RunInput
 } from "../../src/internal/claudeSession.js"
+import { makeSessionClient } from "../../src/internal/claudeConversation.ts"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
 import { makeTranscripts } from "../../src/internal/claudeTranscripts.ts"
 import { ProviderError, Usage } from "../../src/services/ChatClient.js"

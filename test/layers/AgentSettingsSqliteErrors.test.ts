@@ -1,5 +1,5 @@
 /**
- * Storage failures of the v4 SQLite store beyond the root's tests: each is an
+ * Storage failures of the SQLite store beyond AgentSettingsSqlite.test.ts: each is an
  * `AgentSettingsStorageError` naming the operation, never a defect.
  */
 import { assert, describe, it } from "@effect/vitest"

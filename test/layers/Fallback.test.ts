@@ -17,6 +17,7 @@ import * as Fallback from "../../src/layers/Fallback.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
+import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
 import {
   ChatClient,
   type ChatClientService,
@@ -322,8 +323,8 @@ const refuses = (port: number) =>
 describe("Fallback: errors other than ProviderError, nested chains", () => {
   const Answer = Schema.Struct({ n: Schema.Number })
 
-  it("the default policy: timeouts, network and retryable statuses fail over; anything else is fatal", () => {
-    const kind = (k: "timeout" | "network" | "decode" | "http", status?: number) =>
+  it("the default policy: timeouts, stalls, network and retryable statuses fail over; anything else is fatal", () => {
+    const kind = (k: "timeout" | "stalled" | "network" | "decode" | "http", status?: number) =>
       new ProviderError({
         provider: "p",
         kind: k,
@@ -333,11 +334,15 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
       })
     expect(Fallback.defaultPolicy(kind("timeout"))).toBe("failover")
     expect(Fallback.defaultPolicy(kind("network"))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind("stalled"))).toBe("failover")
     expect(Fallback.defaultPolicy(kind("http", 503))).toBe("failover")
     expect(Fallback.defaultPolicy(kind("http", 400))).toBe("fatal")
     expect(Fallback.defaultPolicy(kind("http"))).toBe("fatal")
     expect(Fallback.defaultPolicy(kind("decode"))).toBe("fatal")
     expect(Fallback.defaultPolicy(new MaxStepsError({ maxSteps: 3, message: "too many" }))).toBe("fatal")
+    // The store holds the conversation, not the provider: another provider would not fix it.
+    const store = new SessionStoreError({ operation: "append", message: "m", retryable: true })
+    expect(Fallback.defaultPolicy(store)).toBe("fatal")
   })
 
   it.effect("an answer that does not decode is fatal by default: the next provider is not asked", () =>

@@ -33,8 +33,7 @@ describe("detectConditions", () => {
     ))
 })
 
-// Not in the root's suite (there ClaudeLocal's and ClaudeAgent's tests reach it); next/ has no
-// provider yet, so the Node form is tested here.
+// ClaudeLocal's and ClaudeAgent's tests reach it too; here the Node form is tested on its own.
 describe("detectNodeConditions", () => {
   it.effect("a given workspace-has-git wins; otherwise it is detected on the real file system, given values kept", () =>
     withTempDir((dir) =>
