@@ -1,0 +1,74 @@
+/**
+ * What a `ClaudeSessionStore` costs a turn: a later plain turn of a kept-alive `ClaudeLocal`
+ * client (the real `claude` binary against the fake Messages API) with a store vs the same client
+ * without one. Both conversations grow alike (the turns alternate), so the store step reads a
+ * session file of the same size as the baseline's CLI writes. Target ≤ 1.10×.
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import { statSync } from "node:fs"
+import * as SessionFile from "../src/internal/claudeSessionFile.ts"
+import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
+import { ChatClient } from "../src/services/ChatClient.ts"
+import { ClaudeSession } from "../src/services/ClaudeCodeOptions.ts"
+import { ClaudeSessionStore, type ClaudeSessionStoreService, makeMemory } from "../src/services/ClaudeSessionStore.ts"
+import { claudeBinary, sandbox } from "../test/support/claudeCli.ts"
+import * as Fake from "../test/support/FakeMessagesApi.ts"
+import { compare } from "./util.js"
+
+/** The store under test (the memory store until the SQL one is merged). */
+const storeName = "memory"
+const makeStore: Effect.Effect<ClaudeSessionStoreService, never, Scope.Scope> = makeMemory
+
+const main = Effect.scoped(Effect.gen(function*() {
+  const api = yield* Fake.make((req) => ({ text: `ok: ${Fake.lastUserLine(req).slice(-20)}` }))
+  const box = yield* sandbox(api.url)
+  const store = yield* makeStore
+  const scope = yield* Scope.make()
+  const client = (withStore: boolean) => {
+    const layer = ClaudeLocal.layer({
+      binary: claudeBinary,
+      cwd: box.cwd,
+      env: box.env,
+      cliVersion: "2.1.332",
+      keepAlive: true
+    }).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer({ directory: box.secrets })))
+    const provided = withStore ? layer.pipe(Layer.provide(Layer.succeed(ClaudeSessionStore, store))) : layer
+    return Effect.map(
+      Layer.buildWithScope(Layer.fresh(provided), scope),
+      (ctx) => ({ chat: Context.get(ctx, ChatClient), session: Context.get(ctx, ClaudeSession) })
+    )
+  }
+  const stored = yield* client(true)
+  const plain = yield* client(false)
+  const turn = (c: typeof stored) => () => Effect.runPromise(c.chat.chat("hello again"))
+  // compare's warm-up turns include each client's first: the samples are later turns only.
+  yield* Effect.promise(() =>
+    compare(
+      `a later plain turn, kept-alive ClaudeLocal with a ${storeName} ClaudeSessionStore vs without one`,
+      turn(stored),
+      turn(plain),
+      { rounds: 3, perRound: 8, target: 1.10 }
+    )
+  )
+  const id = Option.getOrThrow(yield* stored.session.sessionId)
+  const entries = yield* Effect.map(store.load({ projectKey: "default", sessionId: id }), Option.getOrThrow)
+  const file = SessionFile.sessionPath(SessionFile.configDir(box.env), box.cwd, id)
+  console.log(
+    `the stored session after the run: ${entries.length} entries, its file ${
+      (statSync(file).size / 1024).toFixed(0)
+    } KiB`
+  )
+  yield* Scope.close(scope, Exit.void)
+}))
+
+Effect.runPromise(main).catch((error: unknown) => {
+  console.error(error)
+  process.exitCode = 1
+})
