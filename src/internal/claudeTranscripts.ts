@@ -101,6 +101,17 @@ const canonical = (value: unknown): string => {
   return JSON.stringify(value) ?? "null"
 }
 
+/**
+ * What of `entries` a store holding `held` lacks: after their longest common prefix (`prefix`
+ * entries), the entries whose uuid it does not hold (and those without one).
+ */
+const notHeld = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<TranscriptEntry>) => {
+  let prefix = 0
+  while (prefix < entries.length && prefix < held.length && sameEntry(entries[prefix]!, held[prefix]!)) prefix++
+  const uuids = new Set(held.flatMap((e) => (typeof e.uuid === "string" ? [e.uuid] : [])))
+  return { prefix, extras: entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid)) }
+}
+
 /** Builds the store step of a client (see the module's description). */
 export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const projectKey = setup.projectKey ?? DefaultProjectKey
@@ -121,45 +132,65 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
     })
 
-  /** Writes a session the runtime would not find into its config dir: from the snapshot or the store. */
+  /**
+   * Makes the session file the runtime reads before a resume: from the snapshot, another project
+   * folder of the config dir, or the store. A file this client did not write may lag behind what
+   * another machine stored since: with a store, the store's entries win (the file's own extras,
+   * never stored, are kept after them and sent by the next store step).
+   */
   const restoreFile = (sessionId: string) =>
     Effect.gen(function*() {
       if (Option.isNone(setup.store) && !snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
-      if (fs.existsSync(here)) {
-        if (!stored.has(sessionId)) unsure.add(sessionId)
-        return
+      const present = fs.existsSync(here)
+      if (present && stored.has(sessionId)) return
+      if (!present) {
+        const snapshot = setup.snapshot
+        if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
+          // Perhaps not in the store yet: the first store step sends what it lacks.
+          yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+          unsure.add(sessionId)
+          return
+        }
+        const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+        if (Option.isSome(elsewhere)) {
+          yield* SessionFile.writeSessionFile(
+            here,
+            sessionId,
+            yield* SessionFile.readSessionFile(elsewhere.value, sessionId)
+          )
+        } else {
+          if (Option.isNone(setup.store)) return
+          const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
+          if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
+          yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
+          stored.set(sessionId, entries.value.length)
+          return
+        }
       }
-      const snapshot = setup.snapshot
-      if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
-        // Perhaps not in the store yet: the first store step sends what it lacks.
-        yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
-        unsure.add(sessionId)
-        return
-      }
-      if (Option.isNone(setup.store)) return
-      const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
-      const entries = Option.isSome(elsewhere)
-        ? Option.some(yield* SessionFile.readSessionFile(elsewhere.value, sessionId))
-        : yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
-      if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
-      yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
-      if (Option.isNone(elsewhere)) stored.set(sessionId, entries.value.length)
-      else unsure.add(sessionId)
+      unsure.add(sessionId)
+      if (Option.isSome(setup.store)) yield* catchUp(here, sessionId, setup.store.value)
     })
 
-  /** The file's entries the store lacks: after the longest prefix it holds, those whose uuid it lacks. */
-  const unstored = (sessionId: string, store: ClaudeSessionStoreService, entries: ReadonlyArray<TranscriptEntry>) =>
-    Effect.map(call("load", sessionId)(store.load(key(sessionId))), (held) => {
-      if (Option.isNone(held)) return entries
-      let prefix = 0
-      while (
-        prefix < entries.length && prefix < held.value.length &&
-        sameEntry(entries[prefix]!, held.value[prefix]!)
-      ) prefix++
-      const uuids = new Set(held.value.flatMap((e) => (typeof e.uuid === "string" ? [e.uuid] : [])))
-      return entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid))
+  /** Rewrites a local session file the store is ahead of: the store's entries, then the file's extras. */
+  const catchUp = (here: string, sessionId: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const held = yield* call("load", sessionId)(store.load(key(sessionId)))
+      const known = Option.getOrElse(held, (): ReadonlyArray<TranscriptEntry> => [])
+      const entries = yield* SessionFile.readSessionFile(here, sessionId)
+      const { extras, prefix } = notHeld(known, entries)
+      if (prefix < known.length) yield* SessionFile.writeSessionFile(here, sessionId, [...known, ...extras])
+      // The file now starts with exactly what the store holds: the next store step sends the rest.
+      stored.set(sessionId, known.length)
+      unsure.delete(sessionId)
     })
+
+  /** The file's entries the store lacks. */
+  const unstored = (sessionId: string, store: ClaudeSessionStoreService, entries: ReadonlyArray<TranscriptEntry>) =>
+    Effect.map(
+      call("load", sessionId)(store.load(key(sessionId))),
+      (held) => Option.isNone(held) ? entries : notHeld(held.value, entries).extras
+    )
 
   /** A snapshot imported with a store goes to the store before the runtime loads it. */
   const restoreMirror = (sessionId: string, store: ClaudeSessionStoreService) =>

@@ -190,6 +190,31 @@ describe("claudeTranscripts", () => {
       expect(yield* held(store)).toEqual(yield* local(b))
     }))
 
+  it.effect("beforeRun on a machine left behind: the store's entries first, then the file's unstored ones", () =>
+    Effect.gen(function*() {
+      const [a, b] = [yield* machine, yield* machine]
+      const store = yield* makeMemory
+      cliTurn(a, "one")
+      yield* makeTranscripts(setupOn(a, store)).afterRun(id)
+      // A turn on A whose store step never ran, then the conversation goes on on B.
+      cliTurn(a, "only on A")
+      const onB = makeTranscripts(setupOn(b, store))
+      yield* onB.beforeRun(id)
+      cliTurn(b, "two")
+      yield* onB.afterRun(id)
+      const backOnA = makeTranscripts(setupOn(a, store))
+      yield* backOnA.beforeRun(id)
+      const texts = (entries: ReadonlyArray<TranscriptEntry>) =>
+        entries.filter((e) => e.type === "user").map((e) => (e["message"] as { content: string }).content)
+      expect(texts(yield* local(a))).toEqual(["one", "two", "only on A"])
+      yield* backOnA.afterRun(id)
+      expect(yield* held(store)).toEqual(yield* local(a))
+      // Up to date: a second resume leaves the file as it is.
+      const file = yield* local(a)
+      yield* makeTranscripts(setupOn(a, store)).beforeRun(id)
+      expect(yield* local(a)).toEqual(file)
+    }))
+
   it.effect("load: the store first, then the session file, else a not-found error", () =>
     Effect.gen(function*() {
       const at = yield* machine

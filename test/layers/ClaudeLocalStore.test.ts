@@ -303,6 +303,27 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
   )
 
   it.live(
+    "a machine whose local file is behind the store (the session went on elsewhere) resumes with the store's history",
+    () =>
+      Effect.gen(function*() {
+        const [a, b] = [yield* machine, yield* machine]
+        const { path } = yield* stubBinary
+        const { inner, store } = yield* faultyStore
+        const first = yield* clientOn(a, path, store)
+        yield* first.chat.chat("one")
+        const id = Option.getOrThrow(yield* first.session.sessionId)
+        const onB = yield* clientOn(b, path, store, { resume: id })
+        expect(yield* onB.chat.chat("two")).toBe("answer 2 to two")
+        // Back on A, whose file has only turn 1: the stub counts the user turns it finds.
+        const again = yield* clientOn(a, path, store, { resume: id })
+        expect(yield* again.chat.chat("three")).toBe("answer 3 to three")
+        expect(yield* stored(inner, id)).toEqual(yield* localFile(a, id))
+        expect((yield* stored(inner, id)).length).toBe(9)
+      }),
+    { timeout: 30_000 }
+  )
+
+  it.live(
     "a new process on the same machine resumes from its local file: the store gets no duplicates",
     () =>
       Effect.gen(function*() {
