@@ -27,8 +27,17 @@ import * as Fake from "../support/FakeMessagesApi.js"
 
 const recall = "What was the marker I gave you?"
 
-/** Turn 1 is acknowledged; turn 2 answers whether turn 1's marker is in the history it was sent. */
+const lastSaid = "What did you answer last time?"
+
+/**
+ * Turn 1 is acknowledged; turn 2 answers whether turn 1's marker is in the history it was sent;
+ * turn 3 whether turn 2's answer is.
+ */
 const model = (marker: string) => (req: Fake.FakeRequest): Fake.FakeReply => {
+  const history = JSON.stringify(req.body.messages ?? [])
+  if (Fake.lastUserLine(req).includes(lastSaid)) {
+    return { text: history.includes(`It was ${marker}.`) ? "I named the marker." : "I do not know." }
+  }
   if (!Fake.lastUserLine(req).includes(recall)) return { text: "Noted." }
   return { text: JSON.stringify(req.body.messages ?? []).includes(marker) ? `It was ${marker}.` : "I have no marker." }
 }
@@ -95,7 +104,7 @@ describeWithClaude("ClaudeLocal with a ClaudeSessionStore, across machines (real
   describe.each(claudeVersions)("claude $version", ({ binary }) => {
     describe.each([false, true])("keepAlive %s", (keepAlive) => {
       it.live(
-        "B, in an empty HOME and another cwd, resumes A's session from the shared store",
+        "B, in an empty HOME and another cwd, resumes A's session from the shared store; then A catches up from it",
         () =>
           Effect.gen(function*() {
             const marker = `MARKER-${Math.random().toString(36).slice(2, 10)}`
@@ -121,6 +130,14 @@ describeWithClaude("ClaudeLocal with a ClaudeSessionStore, across machines (real
             expectStoreMatches(afterTurn2, yield* localEntries(boxB, id), keepAlive)
             // B's copy starts with what A stored: the store gave it the whole of turn 1.
             expect(uuids(afterTurn2).slice(0, uuids(afterTurn1).length)).toEqual(uuids(afterTurn1))
+
+            // Back on A (a new process), whose own file stops at turn 1: the store's turn 2 is in the history.
+            const again = yield* clientIn(boxA, binary, { keepAlive, resume: id }, store)
+            expect(yield* again.chat.chat(lastSaid)).toBe("I named the marker.")
+            expect(Option.getOrThrow(yield* again.session.sessionId)).toBe(id)
+            const afterTurn3 = yield* storedEntries(store, id)
+            expect(afterTurn3.length).toBeGreaterThan(afterTurn2.length)
+            expectStoreMatches(afterTurn3, yield* localEntries(boxA, id), keepAlive)
           }),
         { timeout: 180_000 }
       )
