@@ -5,9 +5,13 @@
  * what is new is stored, bounded by `storeTimeout`; a snapshot reads it back.
  *
  * Two ways to store: `file` (ClaudeLocal) reads the CLI's session file after each turn and
- * appends the entries not stored yet, and writes the file back from the store before a resume
- * that would not find it; `mirror` (ClaudeAgent) lets the Agent SDK send the entries itself
- * (its `sessionStore`) and only checks, after each turn, that every batch landed.
+ * appends the entries not stored yet, and before a resume writes the file from the store when it
+ * is missing or behind the store (the session went on on another machine); `mirror`
+ * (ClaudeAgent) lets the Agent SDK send the entries itself (its `sessionStore`) and only checks,
+ * after each turn, that every batch landed. The store is the reference: a store step whose
+ * offset in it is unknown (a file it did not write, a call that timed out and may have landed)
+ * asks the store what it holds first, so entries without a uuid, which `append` cannot
+ * deduplicate, are never sent twice.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -119,9 +123,8 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const call = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, setup.storeTimeout)
   // The session file's entries known to be in the store, by session: later turns send the rest.
   const stored = new Map<string, number>()
-  // Sessions whose file this client did not see grow from nothing (it was already on disk, came
-  // from a snapshot, or a store call failed midway): the next store step asks the store what it
-  // holds, so entries without a uuid (which `append` cannot deduplicate) are not sent twice.
+  // Sessions whose offset in the store is unknown (a snapshot's file, a call that timed out): the
+  // next store step asks the store what it holds.
   const unsure = new Set<string>()
   let snapshotPending = setup.snapshot !== undefined
 
