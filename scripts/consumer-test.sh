@@ -25,7 +25,7 @@ node -e '
   const bad = files.filter((f) => /^(test|bench|examples|scripts|\.ci|src|coverage|docs)\//.test(f) || /\.test\./.test(f))
   if (bad.length > 0) { console.error("tarball ships:", bad.join(", ")); process.exit(1) }
   for (const must of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts",
-    "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/drift-guard.d.ts",
+    "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/session-store-sql.d.ts", "dist/drift-guard.d.ts",
     "dist/registry/bin/check-claude-tools.js"]) {
     if (!files.includes(must)) { console.error("tarball lacks", must); process.exit(1) }
   }
@@ -69,6 +69,7 @@ import { Effect, Exit, Layer } from "effect"
 import * as Main from "effect-chat-bridge"
 import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
 import { AgentSettingsSqlite } from "effect-chat-bridge/agent-settings-sqlite"
+import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
 import { DriftGuard } from "effect-chat-bridge/drift-guard"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 
@@ -94,7 +95,15 @@ expect(
   await failure(DriftGuard.check(Main.ClaudeCodeCatalog.registry).pipe(Effect.provide(NodeServices.layer))),
   "npm install -D @anthropic-ai/claude-agent-sdk"
 )
-console.log("the SQLite store opens without a peer; missing optional peers fail with the package to install")
+// The session store on SQLite needs no peer either: a transcript goes in and comes back.
+const loaded = await Effect.runPromise(Effect.gen(function*() {
+  const store = yield* Main.ClaudeSessionStore.ClaudeSessionStore
+  const key = { projectKey: "p", sessionId: "s" }
+  yield* store.append(key, [{ type: "user", uuid: "u1" }, { type: "user", uuid: "u1" }])
+  return yield* store.load(key)
+}).pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename: ":memory:" }))))
+if (loaded._tag !== "Some" || loaded.value.length !== 1) throw new Error(`session store gave ${JSON.stringify(loaded)}`)
+console.log("the SQLite stores open without a peer; missing optional peers fail with the package to install")
 JS
 node entries.mjs
 

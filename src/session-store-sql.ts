@@ -1,8 +1,9 @@
 /**
  * `effect-chat-bridge/session-store-sql`: the `ClaudeSessionStore` on any `effect/sql` client —
  * a SQLite file through this library's `node:sqlite` client (the embedded default), or
- * PostgreSQL through `@effect/sql-pg` when conversations move between machines. A separate entry
- * point, so the main entry does not pull in `effect/sql`.
+ * PostgreSQL through `@effect/sql-pg` (installed by the application: `npm i @effect/sql-pg`) when
+ * conversations move between machines. A separate entry point, so the main entry does not pull in
+ * `effect/sql`.
  *
  * @since 1.0.0
  * @module

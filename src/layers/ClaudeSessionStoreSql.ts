@@ -1,7 +1,392 @@
 /**
- * `ClaudeSessionStore` on `effect/sql` (placeholder until the SQL store lands).
+ * `ClaudeSessionStore` on any `effect/sql` client whose dialect is SQLite or PostgreSQL: a SQLite
+ * file through this library's `node:sqlite` client ({@link layerSqlite}, for one machine), or
+ * PostgreSQL through `@effect/sql-pg` (for conversations that move between machines):
+ *
+ * ```ts
+ * import { PgClient } from "@effect/sql-pg"
+ * import { Config, Layer } from "effect"
+ * import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
+ *
+ * const SessionStore = ClaudeSessionStoreSql.layer.pipe(
+ *   Layer.provide(PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") }))
+ * )
+ * ```
+ *
+ * Schema (migrated by `effect/sql`'s Migrator in its own table, {@link migrationsTable}, so the
+ * database can hold an application's own migrations and `AgentSettingsSqlite`'s):
+ * - `claude_session_entries`: one row per transcript entry — `project_key`, `session_id`,
+ *   `subpath` (`''` for the main transcript), `seq` (the append order), `uuid` (NULL when the
+ *   entry has none), `entry` (the entry's JSON text) and `created_at` (epoch ms). A UNIQUE index
+ *   on `(project_key, session_id, subpath, uuid)` makes `INSERT … ON CONFLICT DO NOTHING` skip an
+ *   entry already stored, whichever process stored it; entries without a `uuid` never conflict
+ *   (NULLs are distinct), so they are appended each time, as the contract says.
+ * - `claude_sessions`: one row per transcript with its `mtime` (epoch ms), for `listSessions` and
+ *   `listSubkeys` without scanning entries.
+ *
+ * One `append` is one transaction that first upserts the transcript's `claude_sessions` row: the
+ * row lock it takes (PostgreSQL) or the write lock taken by `BEGIN IMMEDIATE` (SQLite) serialises
+ * appends to one transcript across connections and processes, so `seq` follows commit order and
+ * two concurrent appends never interleave their entries. A failed append stores nothing. The
+ * entries of one append go in multi-row INSERTs of {@link insertBatchSize} rows.
+ *
+ * Every failure of an operation is a `SessionStoreError` whose message says what to check and
+ * whose `retryable` is the `SqlError`'s (connection failures, lock and statement timeouts); the
+ * `SqlError` is kept as `cause`. Building the layer fails with {@link SessionStoreSetupError}.
  *
  * @since 1.0.0
  * @module
  */
-export {}
+import * as Arr from "effect/Array"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import { SqlError } from "effect/sql/SqlError"
+import {
+  ClaudeSessionStore,
+  type ClaudeSessionStoreService,
+  type SessionKey,
+  SessionStoreError,
+  type StoredSession,
+  type StoreOperation,
+  type TranscriptEntry
+} from "../services/ClaudeSessionStore.ts"
+import * as SqliteClient from "./SqliteClient.ts"
+
+/** The table the store's migrations are recorded in (not the one of `AgentSettingsSqlite`). */
+export const migrationsTable = "effect_chat_bridge_session_migrations"
+
+/** Entries per INSERT statement: 7 parameters each, well under SQLite's and PostgreSQL's limits. */
+export const insertBatchSize = 500
+
+/** Building the store failed: the database could not be opened or migrated. */
+export class SessionStoreSetupError extends Schema.TaggedError<SessionStoreSetupError>()("SessionStoreSetupError", {
+  /** What failed: opening the database, or migrating it. */
+  stage: Schema.Literals(["open", "migrate"]),
+  /** What happened and what to check. */
+  message: Schema.String,
+  /** Whether building the layer again may succeed (the database was unreachable or locked). */
+  retryable: Schema.Boolean,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+const entriesTable = "claude_session_entries"
+
+/** The migrations, in order; PostgreSQL and SQLite differ only in the sequence column. */
+export const migrations: Migrator.Loader = Migrator.fromRecord({
+  "1_create_session_tables": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const seq = sql.onDialectOrElse({
+      pg: () => sql.unsafe("seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY"),
+      orElse: () => sql.unsafe("seq INTEGER PRIMARY KEY")
+    })
+    yield* sql`CREATE TABLE claude_session_entries (
+      ${seq},
+      project_key TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      subpath TEXT NOT NULL DEFAULT '',
+      uuid TEXT,
+      entry TEXT NOT NULL,
+      created_at BIGINT NOT NULL
+    )`
+    yield* sql`CREATE UNIQUE INDEX claude_session_entries_uuid
+      ON claude_session_entries (project_key, session_id, subpath, uuid)`
+    yield* sql`CREATE INDEX claude_session_entries_order
+      ON claude_session_entries (project_key, session_id, subpath, seq)`
+    yield* sql`CREATE TABLE claude_sessions (
+      project_key TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      subpath TEXT NOT NULL DEFAULT '',
+      mtime BIGINT NOT NULL,
+      PRIMARY KEY (project_key, session_id, subpath)
+    )`
+  })
+})
+
+const describe = (u: unknown): string => (u instanceof Error ? u.message : String(u))
+
+/** The driver's own error under a `SqlError` (whose `cause` is its classified reason). */
+const underlying = (error: SqlError | Migrator.MigrationError): unknown =>
+  error instanceof SqlError
+    ? error.reason.cause
+    : error.cause instanceof SqlError
+    ? underlying(error.cause)
+    : error.cause
+
+/** `SqlError`'s message, then the driver's when it adds something. */
+const details = (error: SqlError | Migrator.MigrationError): string => {
+  const cause = underlying(error)
+  const driver = cause === undefined ? "" : describe(cause)
+  return driver === "" || driver === error.message ? error.message : `${error.message}: ${driver}`
+}
+
+const sqlErrorOf = (error: SqlError | Migrator.MigrationError): SqlError | undefined =>
+  error instanceof SqlError ? error : error.cause instanceof SqlError ? error.cause : undefined
+
+const operationAdvice =
+  `check that the database is the one the store was set up on, and that its tables (migrated in ${migrationsTable}) are intact`
+
+/** What to check, from the kind of failure the driver reported; `fallback` for the others. */
+const advice = (error: SqlError | Migrator.MigrationError, fallback = operationAdvice): string => {
+  switch (sqlErrorOf(error)?.reason._tag) {
+    case "ConnectionError":
+      return "check that the database server is running and reachable at the address the SqlClient is configured with, then try again"
+    case "AuthenticationError":
+      return "check the user name and password the SqlClient is configured with"
+    case "AuthorizationError":
+      return "check that the database user may read and write the session store's tables"
+    case "LockTimeoutError":
+    case "DeadlockError":
+    case "SerializationError":
+    case "StatementTimeoutError":
+      return "the database was busy or slow (locks, timeouts): try again, and check what else holds locks on it"
+    default:
+      return fallback
+  }
+}
+
+const isRetryable = (error: SqlError | Migrator.MigrationError): boolean => sqlErrorOf(error)?.isRetryable ?? false
+
+const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError =>
+  new SessionStoreError({
+    operation,
+    ...(sessionId === undefined ? {} : { sessionId }),
+    message: `the session store's ${operation}${sessionId === undefined ? "" : ` of session ${sessionId}`} failed (${
+      details(error)
+    }); ${advice(error)}`,
+    retryable: error.isRetryable,
+    cause: error
+  })
+
+/** Runs the pending migrations. */
+export const migrate: Effect.Effect<
+  ReadonlyArray<readonly [id: number, name: string]>,
+  SessionStoreSetupError,
+  SqlClient.SqlClient
+> = Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
+  Effect.mapError((error) =>
+    new SessionStoreSetupError({
+      stage: "migrate",
+      message: `cannot set up the session store's tables (${details(error)}); ${
+        advice(
+          error,
+          `check that the database exists, that the SqlClient's user may create tables in it, and the migrations recorded in ${migrationsTable}`
+        )
+      }`,
+      retryable: isRetryable(error),
+      cause: error
+    })
+  ),
+  Effect.withSpan("ClaudeSessionStoreSql.migrate")
+)
+
+type EntryRow = {
+  readonly project_key: string
+  readonly session_id: string
+  readonly subpath: string
+  readonly uuid: string | null
+  readonly entry: string
+  readonly created_at: number
+}
+
+/** The entries to insert: each `uuid` once (the first), entries without one all kept. */
+const entryRows = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>, now: number) => {
+  const seen = new Set<string>()
+  const rows: Array<EntryRow> = []
+  for (const entry of entries) {
+    const uuid = typeof entry.uuid === "string" ? entry.uuid : null
+    if (uuid !== null) {
+      if (seen.has(uuid)) continue
+      seen.add(uuid)
+    }
+    rows.push({
+      project_key: key.projectKey,
+      session_id: key.sessionId,
+      subpath: key.subpath ?? "",
+      uuid,
+      entry: JSON.stringify(entry),
+      created_at: now
+    })
+  }
+  return rows
+}
+
+const spanAttributes = (key: SessionKey) => ({
+  "claude_session_store.project_key": key.projectKey,
+  "claude_session_store.session_id": key.sessionId,
+  ...(key.subpath === undefined ? {} : { "claude_session_store.subpath": key.subpath })
+})
+
+const requireDialect = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
+    sqlite: () => Effect.void,
+    pg: () => Effect.void,
+    orElse: () =>
+      Effect.fail(
+        new SessionStoreSetupError({
+          stage: "open",
+          message: "ClaudeSessionStoreSql needs a SQLite or PostgreSQL client (it relies on INSERT … ON CONFLICT)",
+          retryable: false
+        })
+      )
+  })
+
+/** `append` and `delete`: each one transaction (see the module's description). */
+const makeWrites = (sql: SqlClient.SqlClient) => {
+  // SQLite: take the write lock at BEGIN, so another process waits (busy timeout) instead of
+  // failing with SQLITE_BUSY_SNAPSHOT when the transaction would upgrade.
+  const begin = sql.onDialectOrElse({ sqlite: () => "BEGIN IMMEDIATE", orElse: () => undefined })
+  const transaction = <A>(effect: Effect.Effect<A, SqlError>) =>
+    sql.withTransaction(effect).pipe(Effect.provideService(SqlClient.BeginTransaction, begin))
+  const newerMtime = sql.onDialectOrElse({
+    pg: () => sql.unsafe("GREATEST(claude_sessions.mtime, excluded.mtime)"),
+    orElse: () => sql.unsafe("MAX(claude_sessions.mtime, excluded.mtime)")
+  })
+
+  const append = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) => {
+    const now = Date.now()
+    const rows = entryRows(key, entries, now)
+    const session = { project_key: key.projectKey, session_id: key.sessionId, subpath: key.subpath ?? "", mtime: now }
+    return rows.length === 0 ? Effect.void : transaction(
+      Effect.gen(function*() {
+        // First, so its lock serialises appends to this transcript (see the module's description).
+        yield* sql`INSERT INTO claude_sessions ${sql.insert(session)}
+          ON CONFLICT (project_key, session_id, subpath) DO UPDATE SET mtime = ${newerMtime}`.withoutTransform
+        for (const batch of Arr.chunksOf(rows, insertBatchSize)) {
+          yield* sql`INSERT INTO ${sql(entriesTable)} ${sql.insert(batch)} ON CONFLICT DO NOTHING`.withoutTransform
+        }
+      })
+    ).pipe(
+      Effect.mapError(storeError("append", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.append", {
+        attributes: { ...spanAttributes(key), "claude_session_store.entries": entries.length }
+      })
+    )
+  }
+
+  // A main transcript takes its subpaths with it; a subpath only itself.
+  const remove = (key: SessionKey) => {
+    const subpath = key.subpath === undefined ? sql`` : sql`AND subpath = ${key.subpath}`
+    return transaction(Effect.gen(function*() {
+      yield* sql`DELETE FROM claude_session_entries
+        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
+      yield* sql`DELETE FROM claude_sessions
+        WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} ${subpath}`.withoutTransform
+    })).pipe(
+      Effect.mapError(storeError("delete", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.delete", { attributes: spanAttributes(key) })
+    )
+  }
+
+  return { append, delete: remove }
+}
+
+/** `load`, `listSessions` and `listSubkeys`: single statements, outside any transaction. */
+const makeReads = (sql: SqlClient.SqlClient) => {
+  const load = (key: SessionKey) =>
+    sql<{ readonly entry: string }>`SELECT entry FROM claude_session_entries
+      WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath = ${key.subpath ?? ""}
+      ORDER BY seq`.withoutTransform.pipe(
+      Effect.mapError(storeError("load", key.sessionId)),
+      Effect.flatMap((rows) =>
+        Effect.try({
+          try: () => rows.map((row) => JSON.parse(row.entry) as TranscriptEntry),
+          catch: (cause) =>
+            new SessionStoreError({
+              operation: "load",
+              sessionId: key.sessionId,
+              message: `session ${key.sessionId} holds an entry that is not JSON (${
+                describe(cause)
+              }); check what else writes to ${entriesTable}`,
+              retryable: false,
+              cause
+            })
+        })
+      ),
+      Effect.map((entries) => entries.length === 0 ? Option.none() : Option.some(entries)),
+      Effect.withSpan("ClaudeSessionStore.load", { attributes: spanAttributes(key) })
+    )
+
+  const listSessions = (projectKey: string) =>
+    sql<{ readonly session_id: string; readonly mtime: unknown }>`SELECT session_id, mtime FROM claude_sessions
+      WHERE project_key = ${projectKey} AND subpath = ''`.withoutTransform.pipe(
+      Effect.map((rows) => rows.map((row): StoredSession => ({ sessionId: row.session_id, mtime: Number(row.mtime) }))),
+      Effect.mapError(storeError("listSessions")),
+      Effect.withSpan("ClaudeSessionStore.listSessions", {
+        attributes: { "claude_session_store.project_key": projectKey }
+      })
+    )
+
+  const listSubkeys = (key: { readonly projectKey: string; readonly sessionId: string }) =>
+    sql<{ readonly subpath: string }>`SELECT subpath FROM claude_sessions
+      WHERE project_key = ${key.projectKey} AND session_id = ${key.sessionId} AND subpath <> ''
+      ORDER BY subpath`.withoutTransform.pipe(
+      Effect.map((rows) => rows.map((row) => row.subpath)),
+      Effect.mapError(storeError("listSubkeys", key.sessionId)),
+      Effect.withSpan("ClaudeSessionStore.listSubkeys", { attributes: spanAttributes(key) })
+    )
+
+  return { load, listSessions, listSubkeys }
+}
+
+/**
+ * Migrates the database of the `SqlClient` in context (SQLite or PostgreSQL) and builds the
+ * store over it. The store uses the client for as long as it is used; it holds no resource itself.
+ */
+export const make: Effect.Effect<ClaudeSessionStoreService, SessionStoreSetupError, SqlClient.SqlClient> = Effect.gen(
+  function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* requireDialect(sql)
+    yield* migrate
+    return ClaudeSessionStore.of({ ...makeWrites(sql), ...makeReads(sql) })
+  }
+)
+
+/** The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built. */
+export const layer: Layer.Layer<ClaudeSessionStore, SessionStoreSetupError, SqlClient.SqlClient> = Layer.effect(
+  ClaudeSessionStore,
+  make
+)
+
+/** Where the SQLite database lives. */
+export interface SqliteOptions {
+  /** A file path (its directory must exist), or `:memory:` for a private in-memory database. */
+  readonly filename: string
+}
+
+/** Opens the SQLite file as a scoped client; a Node without `node:sqlite` fails here. */
+const openSqlite = (options: SqliteOptions) =>
+  SqliteClient.make({ filename: options.filename }).pipe(
+    Effect.mapError((error) =>
+      new SessionStoreSetupError({
+        stage: "open",
+        message: `cannot open the session store ${options.filename} (${
+          details(error)
+        }); check that its directory exists and is writable`,
+        retryable: error.isRetryable,
+        cause: error
+      })
+    )
+  )
+
+/**
+ * The store on a SQLite file, migrated when built; the connection closes with the layer's scope.
+ * Processes that open the same file share the sessions (SQLite's locks order their appends).
+ *
+ * @example
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ClaudeSessionStore } from "effect-chat-bridge"
+ * import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
+ *
+ * const program = Effect.gen(function*() {
+ *   const store = yield* ClaudeSessionStore.ClaudeSessionStore
+ *   return yield* store.listSessions("my-project")
+ * }).pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename: "sessions.sqlite" })))
+ * ```
+ */
+export const layerSqlite = (options: SqliteOptions): Layer.Layer<ClaudeSessionStore, SessionStoreSetupError> =>
+  layer.pipe(Layer.provide(SqliteClient.layerFrom(openSqlite(options))))

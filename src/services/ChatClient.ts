@@ -10,8 +10,8 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.js"
-import { type Prompt, UnsupportedContentError } from "./Content.js"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
+import { type Prompt, UnsupportedContentError } from "./Content.js"
 import { InvalidToolsError, type Tool } from "./Tool.js"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */

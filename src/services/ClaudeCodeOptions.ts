@@ -13,8 +13,8 @@ import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Usage } from "./ChatClient.ts"
-import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
+import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
 /** Claude Code settings files a run may load (`--setting-sources`). */
 export type SettingSource = "user" | "project" | "local"

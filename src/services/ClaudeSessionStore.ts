@@ -130,11 +130,18 @@ export const makeMemory: Effect.Effect<ClaudeSessionStoreService> = Effect.gen(f
   const parse = (stored: string) => JSON.parse(stored) as [string, string, string | null]
   return ClaudeSessionStore.of({
     append: (key, entries) =>
-      SynchronizedRef.update(ref, (all) =>
-        entries.length === 0 ? all : new Map(all).set(memoryKey(key), appendTo(all.get(memoryKey(key)), entries, Date.now()))),
+      SynchronizedRef.update(
+        ref,
+        (all) =>
+          entries.length === 0
+            ? all
+            : new Map(all).set(memoryKey(key), appendTo(all.get(memoryKey(key)), entries, Date.now()))
+      ),
     load: (key) =>
-      Effect.map(SynchronizedRef.get(ref), (all) =>
-        Option.map(Option.fromUndefinedOr(all.get(memoryKey(key))), (t) => t.entries)),
+      Effect.map(
+        SynchronizedRef.get(ref),
+        (all) => Option.map(Option.fromUndefinedOr(all.get(memoryKey(key))), (t) => t.entries)
+      ),
     listSessions: (projectKey) =>
       Effect.map(SynchronizedRef.get(ref), (all) =>
         [...all].flatMap(([k, t]) => {

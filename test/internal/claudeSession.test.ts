@@ -3,6 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { makeSessionClient } from "../../src/internal/claudeConversation.ts"
 import {
   bounded,
   earlyExit,
@@ -11,7 +12,6 @@ import {
   remainingBudget,
   type RunInput
 } from "../../src/internal/claudeSession.js"
-import { makeSessionClient } from "../../src/internal/claudeConversation.ts"
 import { InitLine, ResultLine } from "../../src/internal/claudeStreamJson.js"
 import { makeTranscripts } from "../../src/internal/claudeTranscripts.ts"
 import { ProviderError, Usage } from "../../src/services/ChatClient.js"

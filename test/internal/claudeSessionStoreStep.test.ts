@@ -22,7 +22,9 @@ const recording = (failAfterRun: (turn: number) => boolean, initial?: { resume: 
         Effect.suspend(() => {
           calls.push(`after ${id}`)
           return failAfterRun(turn)
-            ? Effect.fail(new SessionStoreError({ operation: "append", sessionId: id, message: "down", retryable: true }))
+            ? Effect.fail(
+              new SessionStoreError({ operation: "append", sessionId: id, message: "down", retryable: true })
+            )
             : Effect.void
         }),
       load: (id) => Effect.succeed([{ type: "user", uuid: `${id}-1`, message: { content: "hi" } }])

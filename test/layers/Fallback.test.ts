@@ -17,7 +17,6 @@ import * as Fallback from "../../src/layers/Fallback.js"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
 import * as Scripted from "../../src/layers/Scripted.js"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
 import {
   ChatClient,
   type ChatClientService,
@@ -25,6 +24,7 @@ import {
   ProviderError,
   Usage
 } from "../../src/services/ChatClient.js"
+import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
 import type { TurnRequest } from "../../src/services/ModelTurn.js"
 import * as Tool from "../../src/services/Tool.js"
 
