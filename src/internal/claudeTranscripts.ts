@@ -126,6 +126,8 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   // Sessions whose offset in the store is unknown (a snapshot's file, a call that timed out): the
   // next store step asks the store what it holds.
   const unsure = new Set<string>()
+  // Where the complete lines of each session's file ended at its last store step.
+  const cursors = new Map<string, { readonly file: string; readonly end: number; readonly last: Uint8Array }>()
   let snapshotPending = setup.snapshot !== undefined
 
   const localFile = (sessionId: string) =>
@@ -168,6 +170,7 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
           if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
           yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
           stored.set(sessionId, entries.value.length)
+          cursors.delete(sessionId)
           return
         }
       }
@@ -185,6 +188,7 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       if (prefix < known.length) yield* SessionFile.writeSessionFile(here, sessionId, [...known, ...extras])
       // The file now starts with exactly what the store holds: the next store step sends the rest.
       stored.set(sessionId, known.length)
+      cursors.delete(sessionId)
       unsure.delete(sessionId)
     })
 
@@ -217,19 +221,41 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
           retryable: false
         })
       }
-      const entries = yield* SessionFile.readSessionFile(file.value, sessionId)
-      const fresh = unsure.has(sessionId)
-        ? yield* unstored(sessionId, store, entries)
-        : entries.slice(stored.get(sessionId) ?? 0)
+      const { count, end, fresh, last } = yield* readNew(sessionId, file.value, store)
       if (fresh.length > 0) {
         yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
           // A call that timed out may still have landed: ask the store next time.
           Effect.tapError(() => Effect.sync(() => unsure.add(sessionId)))
         )
       }
-      stored.set(sessionId, entries.length)
+      stored.set(sessionId, count)
+      cursors.set(sessionId, { file: file.value, end, last })
       unsure.delete(sessionId)
       snapshotPending = false
+    })
+
+  /**
+   * The entries to store, the file's entry count and where its complete lines end. After the
+   * first store step of a session only the bytes the CLI appended since are read (a turn's cost
+   * does not grow with the conversation); a file rewritten since (it no longer holds the last line
+   * read where it was) is read whole and compared with the store.
+   */
+  const readNew = (sessionId: string, file: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const cursor = cursors.get(sessionId)
+      const known = stored.get(sessionId)
+      if (cursor !== undefined && cursor.file === file && known !== undefined && !unsure.has(sessionId)) {
+        const tail = yield* SessionFile.readSessionFileFrom(file, sessionId, cursor.end, cursor.last)
+        if (tail !== undefined) {
+          return { fresh: tail.entries, count: known + tail.entries.length, end: tail.end, last: tail.last }
+        }
+      }
+      const whole = (yield* SessionFile.readSessionFileFrom(file, sessionId, 0)) ??
+        { entries: [], end: 0, last: new Uint8Array() }
+      const fresh = unsure.has(sessionId) || cursor !== undefined
+        ? yield* unstored(sessionId, store, whole.entries)
+        : whole.entries.slice(known ?? 0)
+      return { fresh, count: whole.entries.length, end: whole.end, last: whole.last }
     })
 
   const beforeRun = (sessionId: string) =>

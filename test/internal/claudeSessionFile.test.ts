@@ -95,6 +95,28 @@ describe("claudeSessionFile", () => {
       expect(missing.message).toContain("Could not read")
     }))
 
+  it.effect("readSessionFileFrom reads the complete lines after an offset, multi-byte text included", () =>
+    Effect.gen(function*() {
+      const dir = yield* tempDir
+      const file = join(dir, `${id}.jsonl`)
+      const first = `${JSON.stringify({ type: "user", text: "Zoë 🙂" })}\n`
+      writeFileSync(file, `${first}{"type":"assistant","text":"ü`)
+      const head = yield* SessionFile.readSessionFileFrom(file, id, 0)
+      expect(head).toMatchObject({ entries: [{ type: "user", text: "Zoë 🙂" }], end: Buffer.byteLength(first) })
+      expect(Buffer.from(head!.last).toString()).toBe(first)
+      appendFileSync(file, `ber"}\n`)
+      const tail = yield* SessionFile.readSessionFileFrom(file, id, head!.end, head!.last)
+      expect(tail?.entries).toEqual([{ type: "assistant", text: "über" }])
+      expect(tail?.end).toBe(statSync(file).size)
+      const none = yield* SessionFile.readSessionFileFrom(file, id, tail!.end, tail!.last)
+      expect(none).toMatchObject({ entries: [], end: tail!.end })
+      expect(none?.last).toEqual(tail?.last)
+      // Shorter than the offset, or no longer holding the last line read there: rewritten since.
+      expect(yield* SessionFile.readSessionFileFrom(file, id, tail!.end + 1)).toBeUndefined()
+      writeFileSync(file, `${JSON.stringify({ type: "user", text: "another file, longer than before" })}\n`)
+      expect(yield* SessionFile.readSessionFileFrom(file, id, head!.end, head!.last)).toBeUndefined()
+    }))
+
   it.effect("findSessionFile looks under every project folder; none without one", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir

@@ -99,6 +99,26 @@ describe("claudeTranscripts", () => {
       expect(yield* held(store)).toEqual([])
     }))
 
+  it.effect("file mode: a session file rewritten behind the client's back is compared with the store, not resent", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const store = yield* makeMemory
+      const transcripts = makeTranscripts(setupOn(at, store))
+      cliTurn(at, "one")
+      cliTurn(at, "two")
+      yield* transcripts.afterRun(id)
+      // Rewritten shorter (the first turn only), then a turn: the read from the old offset cannot be trusted.
+      const kept = (yield* local(at)).slice(0, 3)
+      yield* SessionFile.writeSessionFile(fileOf(at), id, kept)
+      cliTurn(at, "three")
+      yield* transcripts.afterRun(id)
+      const texts = (yield* held(store)).filter((e) => e.type === "user").map((e) =>
+        (e["message"] as { content: string }).content
+      )
+      expect(texts).toEqual(["one", "two", "three"])
+      expect((yield* held(store)).length).toBe(9)
+    }))
+
   it.effect("file mode: no session file after a run is a non-retryable error naming the config dir", () =>
     Effect.gen(function*() {
       const at = yield* machine
