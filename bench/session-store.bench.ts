@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { statSync } from "node:fs"
 import { join } from "node:path"
+import { performance } from "node:perf_hooks"
 import * as SessionFile from "../src/internal/claudeSessionFile.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../src/layers/ClaudeSessionStoreSql.ts"
@@ -23,7 +24,7 @@ import { ClaudeSession } from "../src/services/ClaudeCodeOptions.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService, makeMemory } from "../src/services/ClaudeSessionStore.ts"
 import { claudeBinary, sandbox } from "../test/support/claudeCli.ts"
 import * as Fake from "../test/support/FakeMessagesApi.ts"
-import { compare } from "./util.js"
+import { compare, median } from "./util.js"
 
 /** A SQLite file in `dir` (the target), or the memory store (for reference). */
 const stores: ReadonlyArray<{
@@ -51,7 +52,20 @@ const bench = (
   Effect.scoped(Effect.gen(function*() {
     const api = yield* Fake.make((req) => ({ text: `ok: ${Fake.lastUserLine(req).slice(-20)}` }))
     const box = yield* sandbox(api.url)
-    const store = yield* makeStore(box.dir)
+    // Each append timed: how much of the difference is the store's own call.
+    const appends: Array<number> = []
+    const inner = yield* makeStore(box.dir)
+    const store: ClaudeSessionStoreService = {
+      ...inner,
+      append: (key, entries) =>
+        Effect.suspend(() => {
+          const started = performance.now()
+          return Effect.ensuring(
+            inner.append(key, entries),
+            Effect.sync(() => appends.push(performance.now() - started))
+          )
+        })
+    }
     const scope = yield* Scope.make()
     const client = (withStore: boolean) => {
       const layer = ClaudeLocal.layer({
@@ -82,6 +96,7 @@ const bench = (
     const id = Option.getOrThrow(yield* stored.session.sessionId)
     const entries = yield* Effect.map(store.load({ projectKey: "default", sessionId: id }), Option.getOrThrow)
     const file = SessionFile.sessionPath(SessionFile.configDir(box.env), box.cwd, id)
+    console.log(`its append (one per turn): median ${median(appends).toFixed(2)} ms over ${appends.length} turns`)
     console.log(
       `the stored session (${storeName}) after the run: ${entries.length} entries, its file ${
         (statSync(file).size / 1024).toFixed(0)
