@@ -156,7 +156,13 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
         // Stored before anything else can fail: a store step that fails keeps the answer, and the
         // entries it could not store are sent again after the next turn.
         if (ran !== undefined) {
-          yield* params.transcripts.afterRun(ran).pipe(Effect.mapError(storeFailed(outcome.text)))
+          yield* params.transcripts.afterRun(ran).pipe(
+            // The turn ran: the next one continues its session (and stores what this one could not).
+            Effect.tapError(() =>
+              Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])])
+            ),
+            Effect.mapError(storeFailed(outcome.text))
+          )
         }
         const value = yield* finish(outcome)
         yield* Telemetry.recordAnswer(outcome.text)

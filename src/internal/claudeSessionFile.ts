@@ -6,6 +6,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -61,26 +62,73 @@ export const findSessionFile = (dir: string, sessionId: string) =>
  * has not finished it, and the next read picks it up. A line that is not a JSON object is refused.
  */
 export const readSessionFile = (file: string, sessionId: string) =>
-  Effect.gen(function*() {
-    const text = yield* Effect.try({
-      try: () => fs.readFileSync(file, "utf8"),
-      catch: (cause) => failure("load", sessionId, `Could not read the session file ${file}: ${String(cause)}`, cause)
-    })
-    const complete = text.slice(0, text.lastIndexOf("\n") + 1)
-    const entries: Array<TranscriptEntry> = []
-    for (const line of complete.split("\n")) {
-      if (line.trim() === "") continue
-      const entry = yield* Effect.try({
-        try: () => JSON.parse(line) as unknown,
-        catch: (cause) => failure("load", sessionId, `The session file ${file} has a line that is not JSON`, cause)
-      })
-      if (typeof entry !== "object" || entry === null || typeof (entry as { type?: unknown }).type !== "string") {
-        return yield* failure("load", sessionId, `The session file ${file} has a line without a "type"`, undefined)
-      }
-      entries.push(entry as TranscriptEntry)
+  Effect.map(readSessionFileFrom(file, sessionId, 0), (read) => read?.entries ?? [])
+
+/**
+ * The complete lines of a session file from byte `offset` on, the offset after them (where the
+ * next read starts) and the last complete line's bytes (`last`). Given the `last` of the previous
+ * read, the file must still hold it just before `offset`: otherwise, and when the file is shorter
+ * than `offset`, it was rewritten since, and this is `undefined`.
+ */
+export const readSessionFileFrom = (file: string, sessionId: string, offset: number, last?: Uint8Array) =>
+  Effect.suspend(() => {
+    const before = last?.length ?? 0
+    let bytes: Buffer | undefined
+    try {
+      bytes = readFrom(file, offset - before)
+    } catch (cause) {
+      return Effect.fail(failure("load", sessionId, `Could not read the session file ${file}: ${String(cause)}`, cause))
     }
-    return entries
+    if (bytes === undefined || (last !== undefined && !bytes.subarray(0, before).equals(last))) {
+      return Effect.succeed(undefined)
+    }
+    // A newline byte never occurs inside a multi-byte UTF-8 character: cutting there is safe.
+    const complete = bytes.subarray(before, bytes.lastIndexOf(0x0a) + 1)
+    const all = bytes.subarray(0, before + complete.length)
+    const lastLine = all.subarray(all.lastIndexOf(0x0a, all.length - 2) + 1)
+    return Effect.map(
+      parseLines(complete.toString("utf8"), file, sessionId),
+      (entries) => ({ entries, end: offset + complete.length, last: Buffer.from(lastLine) })
+    )
   })
+
+/** The bytes of `file` from `offset` to its end; `undefined` when it is shorter than `offset`. */
+const readFrom = (file: string, offset: number): Buffer | undefined => {
+  const fd = fs.openSync(file, "r")
+  try {
+    const size = fs.fstatSync(fd).size
+    if (size < offset || offset < 0) return undefined
+    const buffer = Buffer.alloc(size - offset)
+    let read = 0
+    while (read < buffer.length) {
+      const n = fs.readSync(fd, buffer, read, buffer.length - read, offset + read)
+      if (n === 0) break
+      read += n
+    }
+    return buffer.subarray(0, read)
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/** One plain loop (no effect per line): this runs after every turn, over the whole file. */
+const parseLines = (complete: string, file: string, sessionId: string) => {
+  const entries: Array<TranscriptEntry> = []
+  for (const line of complete.split("\n")) {
+    if (line.trim() === "") continue
+    let entry: unknown
+    try {
+      entry = JSON.parse(line)
+    } catch (cause) {
+      return Effect.fail(failure("load", sessionId, `The session file ${file} has a line that is not JSON`, cause))
+    }
+    if (typeof entry !== "object" || entry === null || typeof (entry as { type?: unknown }).type !== "string") {
+      return Effect.fail(failure("load", sessionId, `The session file ${file} has a line without a "type"`, undefined))
+    }
+    entries.push(entry as TranscriptEntry)
+  }
+  return Effect.succeed<ReadonlyArray<TranscriptEntry>>(entries)
+}
 
 /**
  * Writes a session file whole, through a temporary file in the same folder renamed into place: a
@@ -90,7 +138,8 @@ export const writeSessionFile = (file: string, sessionId: string, entries: Reado
   Effect.try({
     try: () => {
       fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
-      const temporary = `${file}.${process.pid}.${Date.now()}.tmp`
+      // Unique per write: two writers of one session (fibers, processes) never share a temporary file.
+      const temporary = `${file}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`
       try {
         fs.writeFileSync(temporary, entries.map((e) => `${JSON.stringify(e)}\n`).join(""), { mode: 0o600 })
         fs.renameSync(temporary, file)

@@ -5,9 +5,13 @@
  * what is new is stored, bounded by `storeTimeout`; a snapshot reads it back.
  *
  * Two ways to store: `file` (ClaudeLocal) reads the CLI's session file after each turn and
- * appends the entries not stored yet, and writes the file back from the store before a resume
- * that would not find it; `mirror` (ClaudeAgent) lets the Agent SDK send the entries itself
- * (its `sessionStore`) and only checks, after each turn, that every batch landed.
+ * appends the entries not stored yet, and before a resume writes the file from the store when it
+ * is missing or behind the store (the session went on on another machine); `mirror`
+ * (ClaudeAgent) lets the Agent SDK send the entries itself (its `sessionStore`) and only checks,
+ * after each turn, that every batch landed. The store is the reference: a store step whose
+ * offset in it is unknown (a file it did not write, a call that timed out and may have landed)
+ * asks the store what it holds first, so entries without a uuid, which `append` cannot
+ * deduplicate, are never sent twice.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -85,6 +89,33 @@ const notFound = (sessionId: string, projectKey: string, where: string) =>
     retryable: false
   })
 
+/** Whether two entries are the same JSON, whatever the order of their keys (a store may reorder them). */
+const sameEntry = (a: TranscriptEntry, b: TranscriptEntry): boolean => canonical(a) === canonical(b)
+
+const canonical = (value: unknown): string => {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`
+  if (typeof value === "object" && value !== null) {
+    const record = value as Readonly<Record<string, unknown>>
+    return `{${
+      Object.keys(record).filter((k) => record[k] !== undefined).sort().map((k) =>
+        `${JSON.stringify(k)}:${canonical(record[k])}`
+      ).join(",")
+    }}`
+  }
+  return JSON.stringify(value) ?? "null"
+}
+
+/**
+ * What of `entries` a store holding `held` lacks: after their longest common prefix (`prefix`
+ * entries), the entries whose uuid it does not hold (and those without one).
+ */
+const notHeld = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<TranscriptEntry>) => {
+  let prefix = 0
+  while (prefix < entries.length && prefix < held.length && sameEntry(entries[prefix]!, held[prefix]!)) prefix++
+  const uuids = new Set(held.flatMap((e) => (typeof e.uuid === "string" ? [e.uuid] : [])))
+  return { prefix, extras: entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid)) }
+}
+
 /** Builds the store step of a client (see the module's description). */
 export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const projectKey = setup.projectKey ?? DefaultProjectKey
@@ -92,6 +123,11 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const call = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, setup.storeTimeout)
   // The session file's entries known to be in the store, by session: later turns send the rest.
   const stored = new Map<string, number>()
+  // Sessions whose offset in the store is unknown (a snapshot's file, a call that timed out): the
+  // next store step asks the store what it holds.
+  const unsure = new Set<string>()
+  // Where the complete lines of each session's file ended at its last store step.
+  const cursors = new Map<string, { readonly file: string; readonly end: number; readonly last: Uint8Array }>()
   let snapshotPending = setup.snapshot !== undefined
 
   const localFile = (sessionId: string) =>
@@ -101,26 +137,67 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
     })
 
-  /** Writes a session the runtime would not find into its config dir: from the snapshot or the store. */
+  /**
+   * Makes the session file the runtime reads before a resume: from the snapshot, another project
+   * folder of the config dir, or the store. A file this client did not write may lag behind what
+   * another machine stored since: with a store, the store's entries win (the file's own extras,
+   * never stored, are kept after them and sent by the next store step).
+   */
   const restoreFile = (sessionId: string) =>
     Effect.gen(function*() {
       if (Option.isNone(setup.store) && !snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
-      if (fs.existsSync(here)) return
-      const snapshot = setup.snapshot
-      if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
-        // Not in the store yet: the first store step sends it.
-        return yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+      const present = fs.existsSync(here)
+      if (present && stored.has(sessionId)) return
+      if (!present) {
+        const snapshot = setup.snapshot
+        if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
+          // Perhaps not in the store yet: the first store step sends what it lacks.
+          yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
+          unsure.add(sessionId)
+          return
+        }
+        const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+        if (Option.isSome(elsewhere)) {
+          yield* SessionFile.writeSessionFile(
+            here,
+            sessionId,
+            yield* SessionFile.readSessionFile(elsewhere.value, sessionId)
+          )
+        } else {
+          if (Option.isNone(setup.store)) return
+          const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
+          if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
+          yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
+          stored.set(sessionId, entries.value.length)
+          cursors.delete(sessionId)
+          return
+        }
       }
-      if (Option.isNone(setup.store)) return
-      const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
-      const entries = Option.isSome(elsewhere)
-        ? Option.some(yield* SessionFile.readSessionFile(elsewhere.value, sessionId))
-        : yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
-      if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
-      yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
-      if (Option.isNone(elsewhere)) stored.set(sessionId, entries.value.length)
+      unsure.add(sessionId)
+      if (Option.isSome(setup.store)) yield* catchUp(here, sessionId, setup.store.value)
     })
+
+  /** Rewrites a local session file the store is ahead of: the store's entries, then the file's extras. */
+  const catchUp = (here: string, sessionId: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const held = yield* call("load", sessionId)(store.load(key(sessionId)))
+      const known = Option.getOrElse(held, (): ReadonlyArray<TranscriptEntry> => [])
+      const entries = yield* SessionFile.readSessionFile(here, sessionId)
+      const { extras, prefix } = notHeld(known, entries)
+      if (prefix < known.length) yield* SessionFile.writeSessionFile(here, sessionId, [...known, ...extras])
+      // The file now starts with exactly what the store holds: the next store step sends the rest.
+      stored.set(sessionId, known.length)
+      cursors.delete(sessionId)
+      unsure.delete(sessionId)
+    })
+
+  /** The file's entries the store lacks. */
+  const unstored = (sessionId: string, store: ClaudeSessionStoreService, entries: ReadonlyArray<TranscriptEntry>) =>
+    Effect.map(
+      call("load", sessionId)(store.load(key(sessionId))),
+      (held) => Option.isNone(held) ? entries : notHeld(held.value, entries).extras
+    )
 
   /** A snapshot imported with a store goes to the store before the runtime loads it. */
   const restoreMirror = (sessionId: string, store: ClaudeSessionStoreService) =>
@@ -139,17 +216,46 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
         return yield* new SessionStoreError({
           operation: "append",
           sessionId,
-          message: `The claude CLI left no session file for ${sessionId} under ${
-            setup.configDir()
-          }, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
+          message:
+            `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
           retryable: false
         })
       }
-      const entries = yield* SessionFile.readSessionFile(file.value, sessionId)
-      const fresh = entries.slice(stored.get(sessionId) ?? 0)
-      if (fresh.length > 0) yield* call("append", sessionId)(store.append(key(sessionId), fresh))
-      stored.set(sessionId, entries.length)
+      const { count, end, fresh, last } = yield* readNew(sessionId, file.value, store)
+      if (fresh.length > 0) {
+        yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
+          // A call that timed out may still have landed: ask the store next time.
+          Effect.tapError(() => Effect.sync(() => unsure.add(sessionId)))
+        )
+      }
+      stored.set(sessionId, count)
+      cursors.set(sessionId, { file: file.value, end, last })
+      unsure.delete(sessionId)
       snapshotPending = false
+    })
+
+  /**
+   * The entries to store, the file's entry count and where its complete lines end. After the
+   * first store step of a session only the bytes the CLI appended since are read (a turn's cost
+   * does not grow with the conversation); a file rewritten since (it no longer holds the last line
+   * read where it was) is read whole and compared with the store.
+   */
+  const readNew = (sessionId: string, file: string, store: ClaudeSessionStoreService) =>
+    Effect.gen(function*() {
+      const cursor = cursors.get(sessionId)
+      const known = stored.get(sessionId)
+      if (cursor !== undefined && cursor.file === file && known !== undefined && !unsure.has(sessionId)) {
+        const tail = yield* SessionFile.readSessionFileFrom(file, sessionId, cursor.end, cursor.last)
+        if (tail !== undefined) {
+          return { fresh: tail.entries, count: known + tail.entries.length, end: tail.end, last: tail.last }
+        }
+      }
+      const whole = (yield* SessionFile.readSessionFileFrom(file, sessionId, 0)) ??
+        { entries: [], end: 0, last: new Uint8Array() }
+      const fresh = unsure.has(sessionId) || cursor !== undefined
+        ? yield* unstored(sessionId, store, whole.entries)
+        : whole.entries.slice(known ?? 0)
+      return { fresh, count: whole.entries.length, end: whole.end, last: whole.last }
     })
 
   const beforeRun = (sessionId: string) =>
