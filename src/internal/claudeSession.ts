@@ -7,13 +7,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import {
-  type ChatError,
-  PermissionDeniedError,
-  ProviderError,
-  RunLimitError,
-  Usage
-} from "../services/ChatClient.js"
+import { type ChatError, PermissionDeniedError, ProviderError, RunLimitError, Usage } from "../services/ChatClient.js"
 import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
 import { Attributes } from "../services/ChatTelemetry.js"
 import type { Part } from "../services/Content.js"
