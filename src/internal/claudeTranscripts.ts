@@ -20,6 +20,7 @@ import * as fs from "node:fs"
 import type { ClaudeSnapshot } from "../services/ClaudeCodeOptions.ts"
 import {
   type ClaudeSessionStoreService,
+  type SessionKey,
   SessionStoreError,
   type StoreOperation,
   type TranscriptEntry
@@ -116,11 +117,33 @@ const notHeld = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<Tr
   return { prefix, extras: entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid)) }
 }
 
-/** Builds the store step of a client (see the module's description). */
-export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
-  const projectKey = setup.projectKey ?? DefaultProjectKey
-  const key = (sessionId: string) => ({ projectKey, sessionId })
-  const call = (operation: StoreOperation, sessionId: string) => boundedCall(operation, sessionId, setup.storeTimeout)
+/** What both ways of storing share: the setup, the store's key and bound, the snapshot's state. */
+interface StepContext {
+  readonly setup: TranscriptSetup
+  readonly projectKey: string
+  readonly key: (sessionId: string) => SessionKey
+  readonly call: (
+    operation: StoreOperation,
+    sessionId: string
+  ) => <A>(effect: Effect.Effect<A, SessionStoreError>) => Effect.Effect<A, SessionStoreError>
+  /** Whether an imported snapshot is still to be put in place; cleared by the first store step. */
+  snapshotPending: boolean
+}
+
+/** The session's file in the runtime's config dir: where it resumes it, or any project folder. */
+const localFile = (setup: TranscriptSetup, sessionId: string) =>
+  Effect.gen(function*() {
+    const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
+    if (fs.existsSync(here)) return Option.some(here)
+    return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+  })
+
+/**
+ * `file` mode (ClaudeLocal): the CLI's session file is the source; the store gets its new lines
+ * after each turn and gives the file back before a resume that would not find it.
+ */
+const makeFileStep = (ctx: StepContext) => {
+  const { call, key, projectKey, setup } = ctx
   // The session file's entries known to be in the store, by session: later turns send the rest.
   const stored = new Map<string, number>()
   // Sessions whose offset in the store is unknown (a snapshot's file, a call that timed out): the
@@ -128,15 +151,6 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const unsure = new Set<string>()
   // Where the complete lines of each session's file ended at its last store step.
   const cursors = new Map<string, { readonly file: string; readonly end: number; readonly last: Uint8Array }>()
-  let snapshotPending = setup.snapshot !== undefined
-
-  const localFile = (sessionId: string) =>
-    Effect.gen(function*() {
-      const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
-      if (fs.existsSync(here)) return Option.some(here)
-      return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
-    })
-
   /**
    * Makes the session file the runtime reads before a resume: from the snapshot, another project
    * folder of the config dir, or the store. A file this client did not write may lag behind what
@@ -145,13 +159,13 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
    */
   const restoreFile = (sessionId: string) =>
     Effect.gen(function*() {
-      if (Option.isNone(setup.store) && !snapshotPending) return
+      if (Option.isNone(setup.store) && !ctx.snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
       const present = fs.existsSync(here)
       if (present && stored.has(sessionId)) return
       if (!present) {
         const snapshot = setup.snapshot
-        if (snapshot !== undefined && snapshot.sessionId === sessionId && snapshotPending) {
+        if (snapshot !== undefined && snapshot.sessionId === sessionId && ctx.snapshotPending) {
           // Perhaps not in the store yet: the first store step sends what it lacks.
           yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
           unsure.add(sessionId)
@@ -199,19 +213,10 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       (held) => Option.isNone(held) ? entries : notHeld(held.value, entries).extras
     )
 
-  /** A snapshot imported with a store goes to the store before the runtime loads it. */
-  const restoreMirror = (sessionId: string, store: ClaudeSessionStoreService) =>
-    Effect.gen(function*() {
-      const snapshot = setup.snapshot
-      if (snapshot === undefined || snapshot.sessionId !== sessionId || !snapshotPending) return
-      yield* call("append", sessionId)(store.append(key(sessionId), snapshot.transcript))
-      snapshotPending = false
-    })
-
   /** Sends the session file's entries that are not in the store yet. */
   const storeFile = (sessionId: string, store: ClaudeSessionStoreService) =>
     Effect.gen(function*() {
-      const file = yield* localFile(sessionId)
+      const file = yield* localFile(setup, sessionId)
       if (Option.isNone(file)) {
         return yield* new SessionStoreError({
           operation: "append",
@@ -231,7 +236,7 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       stored.set(sessionId, count)
       cursors.set(sessionId, { file: file.value, end, last })
       unsure.delete(sessionId)
-      snapshotPending = false
+      ctx.snapshotPending = false
     })
 
   /**
@@ -258,14 +263,39 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
       return { fresh, count: whole.entries.length, end: whole.end, last: whole.last }
     })
 
+  return { restoreFile, storeFile }
+}
+
+/** `mirror` mode (ClaudeAgent): a snapshot imported with a store goes to the store before the runtime loads it. */
+const restoreMirror = (ctx: StepContext, sessionId: string, store: ClaudeSessionStoreService) =>
+  Effect.gen(function*() {
+    const snapshot = ctx.setup.snapshot
+    if (snapshot === undefined || snapshot.sessionId !== sessionId || !ctx.snapshotPending) return
+    yield* ctx.call("append", sessionId)(store.append(ctx.key(sessionId), snapshot.transcript))
+    ctx.snapshotPending = false
+  })
+
+/** Builds the store step of a client (see the module's description). */
+export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
+  const projectKey = setup.projectKey ?? DefaultProjectKey
+  const ctx: StepContext = {
+    setup,
+    projectKey,
+    key: (sessionId) => ({ projectKey, sessionId }),
+    call: (operation, sessionId) => boundedCall(operation, sessionId, setup.storeTimeout),
+    snapshotPending: setup.snapshot !== undefined
+  }
+  const { call, key } = ctx
+  const file = makeFileStep(ctx)
+
   const beforeRun = (sessionId: string) =>
     Option.isSome(setup.store) && setup.mirror !== undefined
-      ? restoreMirror(sessionId, setup.store.value)
-      : restoreFile(sessionId)
+      ? restoreMirror(ctx, sessionId, setup.store.value)
+      : file.restoreFile(sessionId)
 
   const afterRun = (sessionId: string) => {
     if (Option.isNone(setup.store)) return Effect.void
-    return setup.mirror !== undefined ? setup.mirror.flush(sessionId) : storeFile(sessionId, setup.store.value)
+    return setup.mirror !== undefined ? setup.mirror.flush(sessionId) : file.storeFile(sessionId, setup.store.value)
   }
 
   const load = (sessionId: string) =>
@@ -274,7 +304,7 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
         const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
         if (Option.isSome(entries)) return entries.value
       }
-      const file = yield* localFile(sessionId)
+      const file = yield* localFile(setup, sessionId)
       if (Option.isNone(file)) return yield* notFound(sessionId, projectKey, setup.configDir())
       return yield* SessionFile.readSessionFile(file.value, sessionId)
     })

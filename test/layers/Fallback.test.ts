@@ -323,7 +323,7 @@ const refuses = (port: number) =>
 describe("Fallback: errors other than ProviderError, nested chains", () => {
   const Answer = Schema.Struct({ n: Schema.Number })
 
-  it("the default policy: timeouts, stalls, network and retryable statuses fail over; anything else is fatal", () => {
+  it("the default policy: timeouts, network and retryable statuses fail over; anything else is fatal", () => {
     const kind = (k: "timeout" | "stalled" | "network" | "decode" | "http", status?: number) =>
       new ProviderError({
         provider: "p",
