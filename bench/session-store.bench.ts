@@ -3,7 +3,8 @@
  * client (the real `claude` binary against the fake Messages API) with a store vs the same client
  * without one. Both conversations grow alike (the turns alternate), so the store step reads a
  * session file of the same size as the baseline's CLI writes. Target ≤ 1.10× for a SQLite file
- * (`ClaudeSessionStoreSql.layerSqlite`); the memory store is printed for reference.
+ * (`ClaudeSessionStoreSql.layerSqlite`, its default `synchronous: "normal"`); a SQLite file synced
+ * at every commit and the memory store are printed for reference.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -37,6 +38,15 @@ const stores: ReadonlyArray<{
     target: 1.10,
     make: (dir) =>
       Layer.build(ClaudeSessionStoreSql.layerSqlite({ filename: join(dir, "sessions.sqlite") })).pipe(
+        Effect.map((ctx) => Context.get(ctx, ClaudeSessionStore)),
+        Effect.orDie
+      )
+  },
+  {
+    // For reference: a disk sync at every commit (the SQLite store's default is `normal`).
+    name: "SQLite, synchronous full",
+    make: (dir) =>
+      Layer.build(ClaudeSessionStoreSql.layerSqlite({ filename: join(dir, "full.sqlite"), synchronous: "full" })).pipe(
         Effect.map((ctx) => Context.get(ctx, ClaudeSessionStore)),
         Effect.orDie
       )

@@ -43,6 +43,12 @@ export interface SqliteClientConfig {
   readonly busyTimeout?: Duration.Input | undefined
   /** Keep SQLite's rollback journal instead of switching the file to WAL. */
   readonly disableWAL?: boolean | undefined
+  /**
+   * `PRAGMA synchronous` in WAL mode: `full` (default) syncs the disk at every commit; `normal`
+   * syncs at checkpoints only — never a corrupt file, but an OS crash or power loss can undo the
+   * last commits. Ignored without WAL.
+   */
+  readonly synchronous?: "full" | "normal" | undefined
   /** Prepared statements kept per connection (default 200; 0 disables the cache). */
   readonly prepareCacheSize?: number | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined
@@ -68,6 +74,7 @@ const openDatabase = (sqlite: NodeSqlite, options: SqliteClientConfig): Database
     db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.round(busyTimeoutMillis(options)))}`)
     const wal = options.disableWAL !== true && options.readonly !== true && options.filename !== ":memory:"
     if (wal) db.exec("PRAGMA journal_mode = WAL")
+    if (wal && options.synchronous === "normal") db.exec("PRAGMA synchronous = NORMAL")
     return db
   } catch (cause) {
     db.close()

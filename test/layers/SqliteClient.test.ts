@@ -190,6 +190,15 @@ describe("SqliteClient", () => {
       assert.deepStrictEqual(yield* wal`PRAGMA journal_mode`, [{ journal_mode: "wal" }])
     }))
 
+  it.effect("syncs every commit by default; synchronous normal syncs at checkpoints (WAL only)", () =>
+    Effect.gen(function*() {
+      // SQLite's codes: 2 is FULL, 1 is NORMAL.
+      assert.deepStrictEqual(yield* (yield* open())`PRAGMA synchronous`, [{ synchronous: 2 }])
+      assert.deepStrictEqual(yield* (yield* open({ synchronous: "normal" }))`PRAGMA synchronous`, [{ synchronous: 1 }])
+      const journal = yield* open({ synchronous: "normal", disableWAL: true })
+      assert.deepStrictEqual(yield* journal`PRAGMA synchronous`, [{ synchronous: 2 }])
+    }))
+
   it.effect("opens read-only and refuses writes; a missing directory is a connection error", () =>
     Effect.gen(function*() {
       const dir = yield* tempDir
