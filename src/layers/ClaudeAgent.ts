@@ -65,7 +65,7 @@ import { makeSessionClient, type SessionClient, sessionContext } from "../intern
 import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
 import * as SessionFile from "../internal/claudeSessionFile.ts"
 import * as Stall from "../internal/claudeStall.ts"
-import { makeTranscripts } from "../internal/claudeTranscripts.ts"
+import { makeTranscripts, type Transcripts } from "../internal/claudeTranscripts.ts"
 import * as UserMessage from "../internal/claudeUserMessage.js"
 import * as Media from "../internal/media.js"
 import * as Telemetry from "../internal/telemetry.js"
@@ -74,7 +74,7 @@ import * as Conditions from "../registry/Conditions.js"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Pool from "../services/ClaudeProcessPool.js"
-import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
+import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import * as Tool from "../services/Tool.js"
 import type { ToolPolicyInput } from "./ClaudeLocal.js"
 
@@ -206,17 +206,9 @@ const sdkLoader = (specifier: string): Effect.Effect<AgentSdkModule, ProviderErr
   )
 }
 
-/**
- * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
- * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
- * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
- * closes — so closing the scope of `make` leaves nothing behind.
- */
-export const make: (options?: Options) => Effect.Effect<SessionClient, never, Scope.Scope> = Effect.fn(
-  "ClaudeAgent.make"
-)(function*(options: Options = {}) {
+/** What every query of a client shares, and the pieces of it the client's turns use. */
+const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
   const serverName = options.serverName ?? "gtb"
-  const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)
   const tools = yield* Ref.make<Tool.ToolSet>(Tool.empty)
   const appServers: Record<string, AgentSdk.McpServerConfig> = {}
   for (const [name, server] of Object.entries(options.mcpServers ?? {})) {
@@ -224,11 +216,6 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   }
   const decidedDenials = new Set<string>()
   const permissionWaits = Stall.makePermissionWaits()
-  const conditions = yield* Conditions.detectNodeConditions({
-    cwd: options.cwd,
-    given: options.toolPolicy?.conditions
-  })
-  const sdk = sdkLoader(options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk")
   // Where the tool servers' calls find the turn they belong to (for their spans).
   const runSlot = Telemetry.makeRunSlot()
   const sessionStore = yield* Effect.serviceOption(ClaudeSessionStore)
@@ -242,16 +229,63 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     serverName,
     registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
     agent: { disabledTools: options.toolPolicy?.disabledTools ?? [] },
-    conditions,
+    conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
     permissionMode: options.permissionMode ?? "default",
     grace: Duration.toMillis(options.killGrace ?? Duration.seconds(2)),
-    sdk,
+    sdk: sdkLoader(options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"),
     tools: Ref.get(tools),
     appServers,
     runSlot,
     canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
     store
   }
+  const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)
+  return { setup, serverName, timeout, tools, decidedDenials, permissionWaits, runSlot, sessionStore, store }
+})
+
+/** The store step: the SDK mirrors to the store when there is one; the CLI's file is the rest. */
+const agentTranscripts = (
+  options: Options,
+  sessionStore: Option.Option<ClaudeSessionStoreService>,
+  store: AgentStore.AgentStore | undefined
+) =>
+  makeTranscripts({
+    store: sessionStore,
+    projectKey: options.projectKey,
+    storeTimeout: options.storeTimeout,
+    configDir: () => SessionFile.configDir(agentEnvironment(process.env, options.env, options.inheritEnv === true)),
+    cwd: options.cwd,
+    snapshot: options.snapshot,
+    ...(store === undefined ? {} : { mirror: { flush: store.flush } })
+  })
+
+/**
+ * `prewarm`: the warm CLI resumes at once, so an imported snapshot must be where it reads (the
+ * store, or the local session file) first. A failure is the first turn's, which tries again.
+ */
+const warmStart = (options: Options, transcripts: Transcripts, warm: Effect.Effect<void>) =>
+  Effect.andThen(
+    options.snapshot === undefined ? Effect.void : transcripts.beforeRun(options.snapshot.sessionId).pipe(
+      Effect.catch((error) =>
+        Effect.logWarning("snapshot not restored before the warm start").pipe(
+          Effect.annotateLogs({ error: error.message })
+        )
+      )
+    ),
+    warm
+  )
+
+/**
+ * Builds a ChatClient on the Agent SDK. Every turn owns its CLI process and its tool server, and
+ * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
+ * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
+ * closes — so closing the scope of `make` leaves nothing behind.
+ */
+export const make: (options?: Options) => Effect.Effect<SessionClient, never, Scope.Scope> = Effect.fn(
+  "ClaudeAgent.make"
+)(function*(options: Options = {}) {
+  const { decidedDenials, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
+    yield* makeQuerySetup(options)
   const start = (params: QueryParams) => startQuery(setup, params)
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
   // turn's finalizers end its CLI before the scope is closed.
@@ -343,30 +377,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       Effect.andThen(options.prewarm === true ? live.warm(budgetUsd) : Effect.void)
     )
 
-  const transcripts = makeTranscripts({
-    store: sessionStore,
-    projectKey: options.projectKey,
-    storeTimeout: options.storeTimeout,
-    configDir: () => SessionFile.configDir(agentEnvironment(process.env, options.env, options.inheritEnv === true)),
-    cwd: options.cwd,
-    snapshot: options.snapshot,
-    ...(store === undefined ? {} : { mirror: { flush: store.flush } })
-  })
+  const transcripts = agentTranscripts(options, sessionStore, store)
   // Nothing is spent before the first turn.
-  if (options.prewarm === true) {
-    // The warm CLI resumes at once: an imported snapshot must be where it reads (the store, or the
-    // local session file) first. A failure is the first turn's, which tries again.
-    if (options.snapshot !== undefined) {
-      yield* transcripts.beforeRun(options.snapshot.sessionId).pipe(
-        Effect.catch((error) =>
-          Effect.logWarning("snapshot not restored before the warm start").pipe(
-            Effect.annotateLogs({ error: error.message })
-          )
-        )
-      )
-    }
-    yield* live.warm(remainingBudget(options.maxBudgetUsd, 0))
-  }
+  if (options.prewarm === true) yield* warmStart(options, transcripts, live.warm(remainingBudget(options.maxBudgetUsd, 0)))
 
   return yield* makeSessionClient({
     provider,

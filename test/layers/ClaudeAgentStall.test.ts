@@ -66,6 +66,9 @@ const until = (check: () => boolean) =>
  * ("stall": an init line and a text delta, then nothing; "tool": a Bash tool_use, then its result
  * once `toolDone` resolves; anything else: at once).
  */
+/** What the SDK stand-in has handed out and seen read: the watchdog's view is settled after it. */
+const progress = { stallRead: false, toolRead: false }
+
 const installScript = (pids: string, toolDone: Promise<void>) =>
   Sdk.script(async function*(call) {
     void call.spawn(cliScript(pids, Sdk.calls().indexOf(call)))
@@ -82,6 +85,8 @@ const installScript = (pids: string, toolDone: Promise<void>) =>
       if (text === "stall") {
         yield init("s-stalled")
         yield delta("Thinking")
+        // A generator resumes when its reader asks for the next message: the delta was read.
+        progress.stallRead = true
         await call.ended
         return
       }
@@ -91,6 +96,7 @@ const installScript = (pids: string, toolDone: Promise<void>) =>
           type: "assistant",
           message: { content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "sleep" } }] }
         }
+        progress.toolRead = true
         await toolDone
         yield { type: "user", message: { content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "ok" }] } }
         yield result("tool ran")
@@ -112,6 +118,8 @@ const setUp = Effect.acquireRelease(
       release = resolve
     })
     installScript(pids, toolDone)
+    progress.stallRead = false
+    progress.toolRead = false
     return { dir, spawned, release }
   }),
   ({ dir, spawned }) =>
@@ -152,7 +160,7 @@ const stalledThenResumed = (keepAlive: boolean) =>
     const fiber = yield* Effect.forkChild(watchedTurn(chat, keepAlive, "stall"))
     // The stalled query's CLI is up and its lines are read.
     const stalledQuery = keepAlive ? 0 : 1
-    yield* until(() => spawned().some(([query]) => query === stalledQuery))
+    yield* until(() => spawned().some(([query]) => query === stalledQuery) && progress.stallRead)
     yield* realSleep(100)
     yield* TestClock.adjust("179 seconds")
     yield* realSleep(100)
@@ -179,7 +187,7 @@ const silentTool = (keepAlive: boolean) =>
     const { release, spawned } = yield* setUp
     const chat = yield* client(keepAlive)
     const fiber = yield* Effect.forkChild(watchedTurn(chat, keepAlive, "tool"))
-    yield* until(() => spawned().some(([query]) => query === 0))
+    yield* until(() => spawned().some(([query]) => query === 0) && progress.toolRead)
     yield* realSleep(100)
     // The tool runs for ten minutes less a second of silence (requestTimeout is 10 minutes).
     for (let i = 0; i < 9; i++) yield* TestClock.adjust("1 minute")
