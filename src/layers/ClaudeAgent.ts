@@ -379,7 +379,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
 
   const transcripts = agentTranscripts(options, sessionStore, store)
   // Nothing is spent before the first turn.
-  if (options.prewarm === true) yield* warmStart(options, transcripts, live.warm(remainingBudget(options.maxBudgetUsd, 0)))
+  if (options.prewarm === true) {
+    yield* warmStart(options, transcripts, live.warm(remainingBudget(options.maxBudgetUsd, 0)))
+  }
 
   return yield* makeSessionClient({
     provider,
