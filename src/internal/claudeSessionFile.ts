@@ -33,6 +33,25 @@ const realCwd = (cwd: string | undefined) => {
   }
 }
 
+/** What a session id may look like (the CLI's are UUIDs): no separator, no `..`, not a flag. */
+const SafeSessionId = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/
+
+/**
+ * Refuses a session id that is not a plain name before it becomes part of a path: a `resume` or
+ * a snapshot from outside could otherwise name a file anywhere (`../../x`).
+ */
+export const requireSessionId = (operation: StoreOperation, sessionId: string) =>
+  SafeSessionId.test(sessionId) ? Effect.void : Effect.fail(
+    new SessionStoreError({
+      operation,
+      sessionId: sessionId.slice(0, 200),
+      message: `${
+        JSON.stringify(sessionId.slice(0, 80))
+      } is not a session id (letters, digits, "-" and "_" only, as the claude CLI's UUIDs); pass the id ClaudeSession.sessionId gave`,
+      retryable: false
+    })
+  )
+
 /** Where a CLI started in `cwd` with config dir `dir` reads and writes `sessionId`. */
 export const sessionPath = (dir: string, cwd: string | undefined, sessionId: string): string =>
   path.join(dir, "projects", projectDirName(realCwd(cwd)), `${sessionId}.jsonl`)

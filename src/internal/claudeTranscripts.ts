@@ -289,17 +289,24 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
   const file = makeFileStep(ctx)
 
   const beforeRun = (sessionId: string) =>
-    Option.isSome(setup.store) && setup.mirror !== undefined
-      ? restoreMirror(ctx, sessionId, setup.store.value)
-      : file.restoreFile(sessionId)
+    Effect.andThen(
+      SessionFile.requireSessionId("load", sessionId),
+      Option.isSome(setup.store) && setup.mirror !== undefined
+        ? restoreMirror(ctx, sessionId, setup.store.value)
+        : file.restoreFile(sessionId)
+    )
 
   const afterRun = (sessionId: string) => {
     if (Option.isNone(setup.store)) return Effect.void
-    return setup.mirror !== undefined ? setup.mirror.flush(sessionId) : file.storeFile(sessionId, setup.store.value)
+    return Effect.andThen(
+      SessionFile.requireSessionId("append", sessionId),
+      setup.mirror !== undefined ? setup.mirror.flush(sessionId) : file.storeFile(sessionId, setup.store.value)
+    )
   }
 
   const load = (sessionId: string) =>
     Effect.gen(function*() {
+      yield* SessionFile.requireSessionId("load", sessionId)
       if (Option.isSome(setup.store)) {
         const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
         if (Option.isSome(entries)) return entries.value

@@ -79,6 +79,28 @@ describe("claudeTranscripts", () => {
       expect(yield* Effect.flip(boundedCall("load", id, "1 second")(Effect.fail(own)))).toBe(own)
     }))
 
+  it.effect("a session id that is a path is refused before it names a file: nothing is written anywhere", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const store = yield* makeMemory
+      const evil = "../../../../escaped"
+      const snapshot = new ClaudeSnapshot({ sessionId: evil, transcript: turn("x"), usage: Usage.empty })
+      const transcripts = makeTranscripts(setupOn(at, store, { snapshot }))
+      for (const attempt of [transcripts.beforeRun(evil), transcripts.afterRun(evil), transcripts.load(evil)]) {
+        const error = yield* Effect.flip(attempt)
+        expect(error).toMatchObject({ _tag: "SessionStoreError", retryable: false })
+        expect(error.message).toContain("is not a session id")
+      }
+      for (const bad of ["", "-x", "a/b", "a\\b", "a.jsonl", "x".repeat(129)]) {
+        expect((yield* Effect.flip(transcripts.beforeRun(bad)))._tag).toBe("SessionStoreError")
+      }
+      // Where `projects/<cwd>/../../../../escaped.jsonl` would have landed: the temp folder itself.
+      expect(existsSync(join(dirname(at.dir), "escaped.jsonl"))).toBe(false)
+      expect(yield* store.listSessions("default")).toEqual([])
+      // A CLI's own ids pass the check (and, with nothing to restore, nothing happens).
+      yield* makeTranscripts(setupOn(at, undefined)).beforeRun(id)
+    }))
+
   it.effect("file mode: each store step sends only what the CLI added since the last one", () =>
     Effect.gen(function*() {
       const at = yield* machine
