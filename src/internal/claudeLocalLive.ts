@@ -11,10 +11,9 @@ import type * as Tool from "../services/Tool.js"
 import type * as LiveCli from "./claudeLiveCli.js"
 import { fromSubprocess, provider } from "./claudeLocalArgs.js"
 import { liveKey, type LocalEnv, planRun, prepareRun } from "./claudeLocalPlan.js"
-import { requireVerbatim, userMessage } from "./claudeLocalRun.js"
+import { interpretLocalRun, requireVerbatim, userMessage } from "./claudeLocalRun.js"
 import {
   bounded,
-  interpretRun,
   remainingBudget,
   type RunInput,
   serverStatus,
@@ -112,22 +111,14 @@ export const makeLive = (
       const output = yield* Stall.watched(watchdog, turn).pipe(withTurnTimeout(provider, env.timeout))
       const parsed = reader.done()
       const ended = output.ended
-      const outcome = yield* interpretRun({
-        provider,
-        serverName: env.serverName,
+      return yield* interpretLocalRun(
+        env,
+        input,
         mounted,
-        init: parsed.init,
-        result: parsed.result,
-        exitCode: ended?.exitCode ?? 0,
-        stderr: ended?.stderr ?? "",
-        allowPermissionDenials: env.options.allowPermissionDenials === true,
-        recordResult: input.recordResult,
-        toolUses: parsed.toolUses,
-        lastText: parsed.lastText,
-        decidedDenials: env.decidedDenials,
-        noResult: () => endedEarly(env.binary, ended)
-      })
-      return { ...outcome, activity: parsed.activity }
+        parsed,
+        { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
+        () => endedEarly(env.binary, ended)
+      )
     }).pipe(Effect.scoped, Effect.onError(() => slot.drop))
 
   const run = (input: RunInput) =>

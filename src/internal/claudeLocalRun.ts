@@ -88,6 +88,37 @@ const noResult = (result: { readonly exitCode: number; readonly stderr: string; 
   })
 }
 
+/**
+ * Reads a finished ClaudeLocal run, fresh or kept-alive, into the turn's outcome with the CLI's
+ * own tool activity (see `interpretRun`).
+ */
+export const interpretLocalRun = (
+  env: LocalEnv,
+  input: RunInput,
+  mounted: boolean,
+  parsed: ParsedRun,
+  exit: { readonly exitCode: number; readonly stderr: string },
+  noResult: () => ProviderError
+) =>
+  Effect.map(
+    interpretRun({
+      provider,
+      serverName: env.serverName,
+      mounted,
+      init: parsed.init,
+      result: parsed.result,
+      exitCode: exit.exitCode,
+      stderr: exit.stderr,
+      toolUses: parsed.toolUses,
+      allowPermissionDenials: env.options.allowPermissionDenials === true,
+      recordResult: input.recordResult,
+      lastText: parsed.lastText,
+      decidedDenials: env.decidedDenials,
+      noResult
+    }),
+    (outcome) => ({ ...outcome, activity: parsed.activity })
+  )
+
 /** One turn on a fresh CLI; what the run acquired is released when it ends. */
 export const freshRun = (env: LocalEnv) => (input: RunInput) =>
   Effect.scoped(Effect.gen(function*() {
@@ -113,20 +144,5 @@ export const freshRun = (env: LocalEnv) => (input: RunInput) =>
     // Streamed even when the turn is not, so that a silent CLI is seen.
     const result = yield* streamRun(env, runOptions, input.emit, mounted)
     const { parsed } = result
-    const outcome = yield* interpretRun({
-      provider,
-      serverName: env.serverName,
-      mounted,
-      init: parsed.init,
-      result: parsed.result,
-      exitCode: result.exitCode,
-      stderr: result.stderr,
-      toolUses: parsed.toolUses,
-      allowPermissionDenials: env.options.allowPermissionDenials === true,
-      recordResult: input.recordResult,
-      lastText: parsed.lastText,
-      decidedDenials: env.decidedDenials,
-      noResult: () => noResult(result)
-    })
-    return { ...outcome, activity: parsed.activity }
+    return yield* interpretLocalRun(env, input, mounted, parsed, result, () => noResult(result))
   }))
