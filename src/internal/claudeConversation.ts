@@ -210,6 +210,17 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
         }, wrapped)))
     })
 
+    // The cluster's `Ask`: the caller holds the schema and decodes; the runner only runs the turn.
+    const askRaw = (question: Prompt, format: ResponseFormat) =>
+      Effect.andThen(
+        requirePrompt("question", question, media),
+        labelled(converse(question, format, (outcome) =>
+          Effect.succeed({
+            text: outcome.text,
+            ...(outcome.structured === undefined ? {} : { structured: outcome.structured })
+          })))
+      ).pipe(Effect.withSpan("ChatClient.ask", { attributes: spanAttributes }))
+
     const setTools = Effect.fn("ChatClient.setTools")(function*<R>(list: ReadonlyArray<Tool.Tool<R>>) {
       const set = yield* Tool.capture(list)
       yield* lock.withPermits(1)(Effect.flatMap(budgetLeft, (budgetUsd) => params.setTools(set, budgetUsd)))
@@ -237,9 +248,25 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
       usage: Ref.get(usage),
       sessionId: Ref.get(sessionId),
       lastActivity: Ref.get(activity),
-      snapshot
-    }
+      snapshot,
+      [AskRaw]: askRaw
+    } as SessionClient
   })
+
+/** Where a session client keeps its schema-less `ask` (the cluster runner's; not public API). */
+export const AskRaw: unique symbol = Symbol.for("effect-chat-bridge/internal/askRaw")
+
+/** A structured answer before decoding: the CLI's structured output, or the text to parse. */
+export interface RawAnswer {
+  readonly text: string
+  readonly structured?: unknown
+}
+
+/** The schema-less `ask` of a client built by {@link makeSessionClient}, if it is one. */
+export const askRawOf = (
+  client: SessionClient
+): ((question: Prompt, format: ResponseFormat) => Effect.Effect<RawAnswer, ChatError>) | undefined =>
+  (client as SessionClient & { readonly [AskRaw]?: (question: Prompt, format: ResponseFormat) => Effect.Effect<RawAnswer, ChatError> })[AskRaw]
 
 /** A Claude Code chat client that also tells its session. */
 export type SessionClient = ChatClientService & ClaudeSessionService

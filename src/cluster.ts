@@ -1,0 +1,13 @@
+/**
+ * `effect-chat-bridge/cluster`: Claude Code conversations as entities of Effect's cluster, so a
+ * conversation outlives the runner (process, machine) hosting it. `ClaudeConversation` is the
+ * protocol and the caller's client, `ClaudeConversationRunner` hosts conversations on a runner,
+ * `ClaudeCluster` gives the socket runner and client layers over SQL storage, with a check that
+ * every member shares the shard layout. A separate entry point: it pulls in `effect/cluster`.
+ *
+ * @since 1.0.0
+ * @module
+ */
+export * as ClaudeCluster from "./layers/ClaudeCluster.ts"
+export * as ClaudeConversation from "./services/ClaudeConversation.ts"
+export * as ClaudeConversationRunner from "./layers/ClaudeConversationRunner.ts"

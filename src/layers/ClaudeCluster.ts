@@ -1,0 +1,161 @@
+/**
+ * The cluster under `ClaudeConversation`: Effect's socket runners (`NodeClusterSocket`) with
+ * their messages, shard locks and runner list in SQL — PostgreSQL through `@effect/sql-pg` for
+ * many machines, or one SQLite file for several processes on one machine. {@link layerRunner}
+ * hosts conversations; {@link layerClient} only sends turns. Both take the same {@link Options}.
+ *
+ * Runners and clients must agree on the shard layout: with different `shardsPerGroup` a client
+ * addresses shards no runner owns, and its turns wait forever without an error. So both check it
+ * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
+ * table, and fail with {@link ClusterConfigError} if it differs.
+ *
+ * Failover: a runner that dies is noticed by the health check (every `runnerHealthCheckInterval`);
+ * its shards move once their locks are free — at once on PostgreSQL (advisory locks die with the
+ * connection), after `shardLockExpiration` on SQLite. The {@link defaults} here (2 s health check,
+ * 2 s lock refresh, 10 s expiry) give a failover in seconds; Effect's own defaults (1 minute health
+ * check, 35 s expiry) give about a minute. `docs/cluster.md` has the measured times.
+ *
+ * @since 1.0.0
+ * @module
+ */
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import type * as MessageStorage from "effect/cluster/MessageStorage"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import type * as Runners from "effect/cluster/Runners"
+import type * as Sharding from "effect/cluster/Sharding"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import type * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import type * as SocketServer from "effect/socket/SocketServer"
+import * as SqlClient from "effect/sql/SqlClient"
+
+/** Where the cluster records the settings every member must share. */
+export const settingsTable = "effect_chat_bridge_cluster_settings"
+
+/** A member of the cluster disagrees with the others on a setting they must share. */
+export class ClusterConfigError extends Schema.TaggedError<ClusterConfigError>()("ClusterConfigError", {
+  /** The setting, such as `shardsPerGroup`. */
+  setting: Schema.String,
+  /** This process's value. */
+  local: Schema.String,
+  /** The value the cluster recorded first. */
+  cluster: Schema.String,
+  /** What differs and how to fix it. */
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/** Options of {@link layerRunner} and {@link layerClient}. */
+export interface Options {
+  /** Where other members reach this runner (and, unless `listenAddress`, where it listens). */
+  readonly host?: string | undefined
+  /** The runner's port. Default 34431. */
+  readonly port?: number | undefined
+  /** More `ShardingConfig` settings; they win over {@link defaults} and the environment. */
+  readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
+}
+
+/** The settings this module changes from Effect's: a failover in seconds instead of a minute. */
+export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
+  runnerHealthCheckInterval: Duration.seconds(2),
+  shardLockRefreshInterval: Duration.seconds(2),
+  shardLockExpiration: Duration.seconds(10),
+  entityMessagePollInterval: Duration.seconds(1)
+}
+
+const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
+  ...defaults,
+  ...(options.host === undefined && options.port === undefined
+    ? {}
+    : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "localhost", options.port ?? 34431)) }),
+  ...options.shardingConfig
+})
+
+/** The settings members must share, as recorded: name and text value. */
+export const sharedSettings = (config: ShardingConfig.ShardingConfig["Service"]): ReadonlyArray<readonly [string, string]> => [
+  ["shardsPerGroup", String(config.shardsPerGroup)],
+  ["availableShardGroups", [...config.availableShardGroups].sort().join(",")]
+]
+
+const storageFailed = (cause: unknown) =>
+  new ClusterConfigError({
+    setting: "*",
+    local: "",
+    cluster: "",
+    message: `Could not read or record the cluster's shared settings in ${settingsTable}: ${String(cause)}`,
+    cause
+  })
+
+/**
+ * Records this member's shared settings where none are recorded yet, then fails with
+ * {@link ClusterConfigError} if any differs from the recorded one.
+ */
+export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(
+  config: ShardingConfig.ShardingConfig["Service"]
+) {
+  const sql = yield* SqlClient.SqlClient
+  const table = sql(settingsTable)
+  yield* Effect.mapError(
+    sql`CREATE TABLE IF NOT EXISTS ${table} (name TEXT PRIMARY KEY, value TEXT NOT NULL)`,
+    storageFailed
+  )
+  for (const [name, local] of sharedSettings(config)) {
+    yield* Effect.mapError(
+      sql`INSERT INTO ${table} (name, value) VALUES (${name}, ${local}) ON CONFLICT (name) DO NOTHING`,
+      storageFailed
+    )
+    const rows = yield* Effect.mapError(
+      sql<{ readonly value: string }>`SELECT value FROM ${table} WHERE name = ${name}`,
+      storageFailed
+    )
+    const cluster = rows[0]?.value ?? local
+    if (cluster !== local) {
+      return yield* new ClusterConfigError({
+        setting: name,
+        local,
+        cluster,
+        message: `This process has ${name}=${local} but the cluster uses ${name}=${cluster} (recorded in ` +
+          `${settingsTable} by its first member). With different values turns are never processed; give every ` +
+          `runner and client the same ClaudeCluster options (and the same ${
+            name === "shardsPerGroup" ? "SHARDS_PER_GROUP" : "AVAILABLE_SHARD_GROUPS"
+          } environment variable). To change it for the whole cluster, stop every member and delete that row.`
+      })
+    }
+  }
+})
+
+const checked = (options: Options) =>
+  Layer.effectDiscard(Effect.flatMap(ShardingConfig.ShardingConfig, checkSettings)).pipe(
+    Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
+  )
+
+/**
+ * A runner: hosts the entities registered on it (`ClaudeConversationRunner.layer`), listening on
+ * `port`. Needs the `SqlClient` every member shares.
+ */
+export const layerRunner = (
+  options: Options = {}
+): Layer.Layer<
+  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
+  ClusterConfigError | SocketServer.SocketServerError | Config.ConfigError,
+  SqlClient.SqlClient
+> =>
+  NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingOptions(options) }).pipe(
+    Layer.provide(checked(options))
+  )
+
+/** A member that only sends turns (an API server, a worker): no entities, no port. */
+export const layerClient = (
+  options: Options = {}
+): Layer.Layer<
+  Sharding.Sharding | Runners.Runners | MessageStorage.MessageStorage,
+  ClusterConfigError | Config.ConfigError,
+  SqlClient.SqlClient
+> =>
+  NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: shardingOptions(options) }).pipe(
+    Layer.provide(checked(options))
+  )

@@ -1,0 +1,216 @@
+/**
+ * A Claude Code conversation as an entity of Effect's cluster (`effect/cluster`): each
+ * conversation id is one entity, hosted by whichever runner owns its shard, and its turns are
+ * persisted RPCs whose primary key is a turn id the caller chooses. A turn sent again with the
+ * same id returns the stored reply without a model call; a turn whose runner died before replying
+ * is delivered again to the conversation's next runner (at least once), which resumes the session
+ * from the `ClaudeSessionStore` and runs it again.
+ *
+ * This module holds the protocol (the entity and its RPCs) and the caller's side
+ * ({@link client}); the runner's side is `ClaudeConversationRunner`.
+ *
+ * @since 1.0.0
+ * @module
+ */
+import type * as ClusterError from "effect/cluster/ClusterError"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import * as Entity from "effect/cluster/Entity"
+import type * as Sharding from "effect/cluster/Sharding"
+import * as Effect from "effect/Effect"
+import * as Ref from "effect/Ref"
+import * as Rpc from "effect/rpc/Rpc"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { decodeAnswer, responseFormatFor } from "../internal/loopClient.ts"
+import { ChatError, EmptyPromptError, StructuredOutputError, Usage } from "./ChatClient.ts"
+import { ChatEvent } from "./ChatEvent.ts"
+import * as Content from "./Content.ts"
+
+/** Conversation ids name entities and store keys: letters, digits, `-` and `_`, up to 128. */
+export const ConversationId = Schema.String.check(
+  Schema.isPattern(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/, {
+    message: "a conversation id is 1 to 128 letters, digits, '-' or '_', not starting with '-'"
+  })
+)
+
+/** A turn id: the primary key of a persisted turn, unique within its conversation. */
+export const TurnId = Schema.String.check(
+  Schema.isPattern(/^[\x21-\x7e]{1,200}$/, { message: "a turn id is 1 to 200 printable ASCII characters" })
+)
+
+/**
+ * The runner could not set the conversation up: its `conversation` function failed, or the
+ * conversation id is not one the store can key. Nothing ran; fix the cause and send the turn again.
+ */
+export class ConversationSetupError extends Schema.TaggedError<ConversationSetupError>()("ConversationSetupError", {
+  /** The conversation that could not be set up. */
+  conversationId: Schema.String,
+  /** What failed and what to do about it. */
+  message: Schema.String,
+  cause: Schema.optional(Schema.Defect())
+}) {}
+
+/** Every error a conversation turn can fail with. */
+export const TurnError = Schema.Union([ChatError, ConversationSetupError])
+/** The type of {@link TurnError}. */
+export type TurnError = typeof TurnError.Type
+
+/** What `ask` sends: the question and the JSON Schema derived from the caller's schema. */
+export const AskFormat = Schema.Struct({
+  name: Schema.String,
+  schema: Schema.Record(Schema.String, Schema.Json),
+  wrapped: Schema.Boolean
+})
+
+/** What an `ask` turn returns: the structured answer (when the CLI gave one) and the text. */
+export const RawAnswer = Schema.Struct({
+  text: Schema.String,
+  structured: Schema.optional(Schema.Unknown)
+})
+
+const turn = { turnId: TurnId, prompt: Content.Prompt }
+
+/** A `chat` turn (persisted; keyed by `turnId`). */
+export const Chat = Rpc.make("Chat", {
+  payload: turn,
+  success: Schema.String,
+  error: TurnError,
+  primaryKey: ({ turnId }) => turnId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** An `ask` turn (persisted; keyed by `turnId`); the caller decodes the answer with its schema. */
+export const Ask = Rpc.make("Ask", {
+  payload: { ...turn, format: AskFormat },
+  success: RawAnswer,
+  error: TurnError,
+  primaryKey: ({ turnId }) => turnId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** A `chatStream` turn (persisted; keyed by `turnId`). */
+export const ChatStream = Rpc.make("ChatStream", {
+  payload: turn,
+  success: ChatEvent,
+  error: TurnError,
+  stream: true,
+  primaryKey: ({ turnId }) => turnId
+}).annotate(ClusterSchema.Persisted, true)
+
+/** The conversation's running usage, over every runner that hosted it. */
+export const GetUsage = Rpc.make("Usage", { success: Usage, error: ConversationSetupError })
+
+/** The entity: one per conversation id. */
+export const ClaudeConversation = Entity.make("ClaudeConversation", [Chat, Ask, ChatStream, GetUsage])
+
+/** Options of one call: the turn id (default: a fresh random one, so a retry must pass it). */
+export interface TurnOptions {
+  readonly turnId?: string
+}
+
+/** The cluster's own failures while delivering a turn (its mailbox full, its storage down, …). */
+export type ClusterFailure =
+  | ClusterError.MailboxFull
+  | ClusterError.AlreadyProcessingMessage
+  | ClusterError.PersistenceError
+  | ClusterError.EntityNotAssignedToRunner
+
+/** A conversation as an application calls it: `ChatClient`'s operations, with a turn id each. */
+export interface ConversationClient {
+  /** Buffers a user message for the next turn (kept here, on the caller's side, until one succeeds). */
+  readonly add: (prompt: Content.Prompt) => Effect.Effect<void, EmptyPromptError>
+  readonly chat: (prompt: Content.Prompt, options?: TurnOptions) => Effect.Effect<string, TurnError | ClusterFailure>
+  readonly chatStream: (
+    prompt: Content.Prompt,
+    options?: TurnOptions
+  ) => Stream.Stream<ChatEvent, TurnError | ClusterFailure>
+  readonly ask: <A, I>(
+    question: Content.Prompt,
+    schema: Schema.Codec<A, I>,
+    options?: TurnOptions
+  ) => Effect.Effect<A, TurnError | ClusterFailure>
+  readonly usage: Effect.Effect<Usage, ConversationSetupError | ClusterFailure>
+}
+
+/** Joins buffered prompts and the prompt the way a local client does (text by blank lines). */
+export const joinPrompts = (prompts: ReadonlyArray<Content.Prompt>): Content.Prompt => {
+  if (prompts.length === 1) return prompts[0]!
+  if (!prompts.some(Content.hasMedia)) return prompts.map(Content.textOf).filter((t) => t !== "").join("\n\n")
+  return prompts.flatMap((p) => typeof p === "string" ? (p === "" ? [] : [Content.text(p)]) : p)
+}
+
+const requireText = (what: string, prompt: Content.Prompt) =>
+  Content.textOf(prompt).trim() === "" && !Content.hasMedia(prompt)
+    ? Effect.fail(new EmptyPromptError({ message: `The ${what} is empty` }))
+    : Effect.void
+
+const freshTurnId = Effect.sync(() => crypto.randomUUID())
+
+/**
+ * The caller's side: `(conversationId) => ConversationClient`. Needs `Sharding` (a runner's or a
+ * client-only cluster layer, see `ClaudeCluster`).
+ */
+export const client: Effect.Effect<
+  (conversationId: string) => Effect.Effect<ConversationClient, ConversationSetupError>,
+  never,
+  Sharding.Sharding
+> = Effect.gen(function*() {
+  const make = yield* ClaudeConversation.client
+  return (conversationId: string) =>
+    Effect.gen(function*() {
+      yield* Schema.decodeUnknownEffect(ConversationId)(conversationId).pipe(
+        Effect.mapError((issue) =>
+          new ConversationSetupError({ conversationId, message: `Invalid conversation id: ${issue.message}` })
+        )
+      )
+      const rpc = make(conversationId)
+      const pending = yield* Ref.make<ReadonlyArray<Content.Prompt>>([])
+      // The buffered prompts go with the next turn and are dropped only once it succeeded.
+      const withPending = <A, E>(prompt: Content.Prompt, send: (joined: Content.Prompt) => Effect.Effect<A, E>) =>
+        Effect.flatMap(Ref.get(pending), (buffered) =>
+          Effect.tap(send(joinPrompts([...buffered, prompt])), () => Ref.set(pending, [])))
+      const turnIdOf = (options?: TurnOptions) =>
+        options?.turnId === undefined ? freshTurnId : Effect.succeed(options.turnId)
+
+      return {
+        add: (prompt) => Effect.andThen(requireText("added message", prompt), Ref.update(pending, (p) => [...p, prompt])),
+        chat: Effect.fn("ClaudeConversation.chat")(function*(prompt: Content.Prompt, options?: TurnOptions) {
+          yield* requireText("prompt", prompt)
+          const turnId = yield* turnIdOf(options)
+          yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
+          return yield* withPending(prompt, (joined) => rpc.Chat({ turnId, prompt: joined }))
+        }),
+        chatStream: (prompt, options) =>
+          Stream.unwrap(Effect.gen(function*() {
+            yield* requireText("prompt", prompt)
+            const turnId = yield* turnIdOf(options)
+            const buffered = yield* Ref.get(pending)
+            return rpc.ChatStream({ turnId, prompt: joinPrompts([...buffered, prompt]) }).pipe(
+              Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void)
+            )
+          })).pipe(Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })),
+        ask: Effect.fn("ClaudeConversation.ask")(function*<A, I>(
+          question: Content.Prompt,
+          schema: Schema.Codec<A, I>,
+          options?: TurnOptions
+        ) {
+          yield* requireText("question", question)
+          const { format, wrapped } = yield* responseFormatFor(schema)
+          const turnId = yield* turnIdOf(options)
+          yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
+          const raw = yield* withPending(
+            question,
+            (joined) =>
+              rpc.Ask({
+                turnId,
+                prompt: joined,
+                format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
+              })
+          )
+          return yield* decodeAnswer(schema, raw, wrapped)
+        }),
+        usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage"))
+      } satisfies ConversationClient
+    })
+})
+
+/** `StructuredOutputError` is re-exported: `ask` decodes on the caller's side and fails with it. */
+export { StructuredOutputError }
