@@ -9,5 +9,5 @@
  * @module
  */
 export * as ClaudeCluster from "./layers/ClaudeCluster.ts"
-export * as ClaudeConversation from "./services/ClaudeConversation.ts"
 export * as ClaudeConversationRunner from "./layers/ClaudeConversationRunner.ts"
+export * as ClaudeConversation from "./services/ClaudeConversation.ts"

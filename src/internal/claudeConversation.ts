@@ -266,7 +266,9 @@ export interface RawAnswer {
 export const askRawOf = (
   client: SessionClient
 ): ((question: Prompt, format: ResponseFormat) => Effect.Effect<RawAnswer, ChatError>) | undefined =>
-  (client as SessionClient & { readonly [AskRaw]?: (question: Prompt, format: ResponseFormat) => Effect.Effect<RawAnswer, ChatError> })[AskRaw]
+  (client as SessionClient & {
+    readonly [AskRaw]?: (question: Prompt, format: ResponseFormat) => Effect.Effect<RawAnswer, ChatError>
+  })[AskRaw]
 
 /** A Claude Code chat client that also tells its session. */
 export type SessionClient = ChatClientService & ClaudeSessionService

@@ -19,8 +19,8 @@ import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/
 import type * as Tool from "../services/Tool.ts"
 import type { SessionClient } from "./claudeConversation.ts"
 import * as ConversationLog from "./conversationLog.ts"
-import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
 import * as Metrics from "./conversationMetrics.ts"
+import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
 
 /** What a runner knows about the conversation it is setting up. */
 export interface ConversationContext {
@@ -44,7 +44,7 @@ export type HostedOptions = ClaudeCodeOptions & { readonly keepAlive?: boolean |
 
 /** How the host builds a conversation's client. */
 export interface HostParams<O extends HostedOptions, RM, E, R> {
-  readonly make: (options: O) => Effect.Effect<SessionClient, never, RM>
+  readonly make: (options?: O) => Effect.Effect<SessionClient, never, RM>
   readonly conversation: (context: ConversationContext) => Effect.Effect<ConversationSetup<O, R>, E, R>
   readonly projectKey: string
 }
@@ -90,10 +90,15 @@ export const make = <O extends HostedOptions, RM, E, R>(
 
     const build = Effect.gen(function*() {
       const state = yield* log.load
-      if (state.failedOver) yield* Metrics.track(Metrics.failovers, labels, 1)
+      if (state.failedOver) {
+        yield* Metrics.track(Metrics.failovers, labels, 1)
+      }
       yield* log.activated
       yield* Scope.addFinalizer(scope, Effect.ignore(log.passivated))
-      const setup = yield* Effect.mapError(params.conversation({ conversationId, idempotent }), setupFailed(conversationId))
+      const setup = yield* Effect.mapError(
+        params.conversation({ conversationId, idempotent }),
+        setupFailed(conversationId)
+      )
       const client = yield* params.make({
         ...setup.options,
         keepAlive: setup.options?.keepAlive ?? true,
@@ -113,7 +118,8 @@ export const make = <O extends HostedOptions, RM, E, R>(
       (current) =>
         Option.isSome(current)
           ? Effect.succeed([current.value, current] as const)
-          : Effect.map(build, (h) => [h, Option.some(h)] as const)
+          : Effect.map(build, (h) =>
+            [h, Option.some(h)] as const)
     )
 
     /** Runs one turn, or answers it from the records when it already finished here before. */

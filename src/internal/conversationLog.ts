@@ -9,7 +9,12 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Usage } from "../services/ChatClient.ts"
-import type { ClaudeSessionStoreService, SessionKey, SessionStoreError, TranscriptEntry } from "../services/ClaudeSessionStore.ts"
+import type {
+  ClaudeSessionStoreService,
+  SessionKey,
+  SessionStoreError,
+  TranscriptEntry
+} from "../services/ClaudeSessionStore.ts"
 
 const Prefix = "effect-chat-bridge/"
 const toolResultsSubpath = "effect-chat-bridge/tool-results"
@@ -80,8 +85,7 @@ export const stateOf = (entries: ReadonlyArray<TranscriptEntry>): LogState => {
 export const make = (store: ClaudeSessionStoreService, projectKey: string, conversationId: string, runner: string) => {
   const key = logKey(projectKey, conversationId)
   const activation = crypto.randomUUID()
-  const append = (entry: TranscriptEntry) =>
-    store.append(key, [{ timestamp: new Date().toISOString(), ...entry }])
+  const append = (entry: TranscriptEntry) => store.append(key, [{ timestamp: new Date().toISOString(), ...entry }])
   return {
     load: Effect.map(store.load(key), (entries) => stateOf(Option.getOrElse(entries, () => []))),
     activated: append({ type: `${Prefix}activated`, uuid: `activated:${activation}`, activation, runner }),

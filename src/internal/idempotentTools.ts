@@ -8,11 +8,11 @@
  * stored yet when its runner died runs again: exactly once is not possible without the tool's own
  * cooperation (see the cluster docs).
  */
-import { createHash } from "node:crypto"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
+import { createHash } from "node:crypto"
 import { ToolContent } from "../services/Content.ts"
 import * as Tool from "../services/Tool.ts"
 import type { toolResults } from "./conversationLog.ts"
@@ -38,7 +38,9 @@ export const callKey = (parts: {
   readonly occurrence: number
 }): string =>
   createHash("sha256")
-    .update(JSON.stringify([parts.conversationId, parts.turnId, parts.tool, canonicalJson(parts.input), parts.occurrence]))
+    .update(
+      JSON.stringify([parts.conversationId, parts.turnId, parts.tool, canonicalJson(parts.input), parts.occurrence])
+    )
     .digest("hex")
 
 const ToolOutput = Schema.Union([Schema.String, ToolContent])

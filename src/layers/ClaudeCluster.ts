@@ -29,6 +29,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import type * as SocketServer from "effect/socket/SocketServer"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -76,7 +77,9 @@ const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfi
 })
 
 /** The settings members must share, as recorded: name and text value. */
-export const sharedSettings = (config: ShardingConfig.ShardingConfig["Service"]): ReadonlyArray<readonly [string, string]> => [
+export const sharedSettings = (
+  config: ShardingConfig.ShardingConfig["Service"]
+): ReadonlyArray<readonly [string, string]> => [
   ["shardsPerGroup", String(config.shardsPerGroup)],
   ["availableShardGroups", [...config.availableShardGroups].sort().join(",")]
 ]
@@ -128,8 +131,18 @@ export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(
   }
 })
 
+const isLockError = (error: ClusterConfigError) =>
+  error.setting === "*" &&
+  /locked|busy/i.test(String((error.cause as { message?: unknown } | undefined)?.message ?? ""))
+
 const checked = (options: Options) =>
-  Layer.effectDiscard(Effect.flatMap(ShardingConfig.ShardingConfig, checkSettings)).pipe(
+  Layer.effectDiscard(
+    Effect.flatMap(ShardingConfig.ShardingConfig, (config) =>
+      // Members starting together on one SQLite file race for its write lock: the loser retries.
+      checkSettings(config).pipe(
+        Effect.retry({ while: isLockError, schedule: Schedule.exponential("20 millis"), times: 8 })
+      ))
+  ).pipe(
     Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
   )
 

@@ -32,13 +32,15 @@ export type { ConversationContext, ConversationSetup, HostedOptions } from "../i
 /** Options of {@link layer}. */
 export interface Options<O extends Host.HostedOptions, RM, E, R> {
   /** Builds the conversation's client: `ClaudeLocal.make` or `ClaudeAgent.make`. */
-  readonly make: (options: O) => Effect.Effect<SessionClient, never, RM>
+  readonly make: (options?: O) => Effect.Effect<SessionClient, never, RM>
   /**
    * The options and tools of a conversation, from its id. `resume`, `snapshot`, `forkSession`
    * and `projectKey` are the runner's; `keepAlive` defaults to `true`. A failure fails the turn
    * with `ConversationSetupError`, before anything runs.
    */
-  readonly conversation: (context: Host.ConversationContext) => Effect.Effect<Host.ConversationSetup<O, R>, E, R>
+  readonly conversation: (
+    context: Host.ConversationContext
+  ) => Effect.Effect<Host.ConversationSetup<NoInfer<O>, R>, E, R>
   /** Idle time after which a conversation's entity stops (and its CLI with it). Default 5 minutes. */
   readonly maxIdleTime?: Duration.Input | undefined
   /** The session store's project key for transcripts and records. Default `"default"`. */

@@ -41,6 +41,7 @@ import * as Arr from "effect/Array"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
@@ -167,6 +168,9 @@ export const migrate: Effect.Effect<
   SessionStoreSetupError,
   SqlClient.SqlClient
 > = Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
+  // Processes that start together on one new SQLite file race for its write lock, and SQLite
+  // refuses (rather than waits for) a read transaction that then writes: such a loser retries.
+  Effect.retry({ while: isRetryable, schedule: Schedule.exponential("20 millis"), times: 8 }),
   Effect.mapError((error) =>
     new SessionStoreSetupError({
       stage: "migrate",

@@ -171,7 +171,8 @@ export const client: Effect.Effect<
         options?.turnId === undefined ? freshTurnId : Effect.succeed(options.turnId)
 
       return {
-        add: (prompt) => Effect.andThen(requireText("added message", prompt), Ref.update(pending, (p) => [...p, prompt])),
+        add: (prompt) =>
+          Effect.andThen(requireText("added message", prompt), Ref.update(pending, (p) => [...p, prompt])),
         chat: Effect.fn("ClaudeConversation.chat")(function*(prompt: Content.Prompt, options?: TurnOptions) {
           yield* requireText("prompt", prompt)
           const turnId = yield* turnIdOf(options)
@@ -186,7 +187,9 @@ export const client: Effect.Effect<
             return rpc.ChatStream({ turnId, prompt: joinPrompts([...buffered, prompt]) }).pipe(
               Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void)
             )
-          })).pipe(Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })),
+          })).pipe(
+            Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })
+          ),
         ask: Effect.fn("ClaudeConversation.ask")(function*<A, I>(
           question: Content.Prompt,
           schema: Schema.Codec<A, I>,

@@ -2,7 +2,7 @@
  * One runner in this process on a SQLite file, the real `claude` against the fake API: turns go
  * through the entity, a re-sent turn id is answered from the cluster's storage, and usage adds up.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -13,9 +13,9 @@ import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
 import * as ClaudeConversationRunner from "../../src/layers/ClaudeConversationRunner.ts"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
-import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeBinary, sandbox } from "../support/claudeCli.js"
