@@ -25,7 +25,7 @@ node -e '
   const bad = files.filter((f) => /^(test|bench|examples|scripts|\.ci|src|coverage|docs)\//.test(f) || /\.test\./.test(f))
   if (bad.length > 0) { console.error("tarball ships:", bad.join(", ")); process.exit(1) }
   for (const must of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts",
-    "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/session-store-sql.d.ts", "dist/drift-guard.d.ts",
+    "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/session-store-sql.d.ts", "dist/cluster.d.ts", "dist/drift-guard.d.ts",
     "dist/registry/bin/check-claude-tools.js"]) {
     if (!files.includes(must)) { console.error("tarball lacks", must); process.exit(1) }
   }
@@ -69,7 +69,8 @@ import { Effect, Exit, Layer } from "effect"
 import * as Main from "effect-chat-bridge"
 import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
 import { AgentSettingsSqlite } from "effect-chat-bridge/agent-settings-sqlite"
-import { ClaudeSessionStoreSql } from "effect-chat-bridge/session-store-sql"
+import { ClaudeSessionStoreSql, SqliteClient } from "effect-chat-bridge/session-store-sql"
+import { ClaudeCluster, ClaudeConversation, ClaudeConversationRunner } from "effect-chat-bridge/cluster"
 import { DriftGuard } from "effect-chat-bridge/drift-guard"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 
@@ -104,6 +105,14 @@ const loaded = await Effect.runPromise(Effect.gen(function*() {
 }).pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename: ":memory:" }))))
 if (loaded._tag !== "Some" || loaded.value.length !== 1) throw new Error(`session store gave ${JSON.stringify(loaded)}`)
 console.log("the SQLite stores open without a peer; missing optional peers fail with the package to install")
+// The cluster entry: its settings check records the shard layout and refuses a member that differs.
+const mismatch = await failure(Effect.gen(function*() {
+  yield* ClaudeCluster.checkSettings({ shardsPerGroup: 300, availableShardGroups: ["default"] })
+  yield* ClaudeCluster.checkSettings({ shardsPerGroup: 7, availableShardGroups: ["default"] })
+}).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" }))))
+expect(mismatch, "ClusterConfigError")
+expect(mismatch, "shardsPerGroup=7")
+console.log(`cluster entry: ${typeof ClaudeConversation.client}, ${typeof ClaudeConversationRunner.layer}; a differing shardsPerGroup is refused`)
 JS
 node entries.mjs
 

@@ -70,6 +70,8 @@ describe("package", () => {
     // checks the same at run time), nor node:sqlite (that is the agent-settings-sqlite entry's).
     expect([...modules].filter(isEffectAi)).toEqual([])
     expect(modules).not.toContain("node:sqlite")
+    // Nor the cluster: effect/cluster and the socket runners are the cluster entry's.
+    expect([...modules].filter((m) => m.includes("effect/cluster") || m.includes("NodeClusterSocket"))).toEqual([])
     // Everything it does reach is installed with the required peers or as a dependency.
     expect(notInstalled("src/index.ts")).toEqual([])
   })
@@ -94,5 +96,9 @@ describe("package", () => {
     // effect-ai runs on effect/ai, inside effect: no peer of its own either.
     expect([...modulesReachedFrom(path.join(root, "src/effect-ai.ts"))].some(isEffectAi)).toBe(true)
     expect(notInstalled("src/effect-ai.ts")).toEqual([])
+    // The cluster runs on effect/cluster and @effect/platform-node's socket runners: required peers.
+    const cluster = [...modulesReachedFrom(path.join(root, "src/cluster.ts"))]
+    expect(cluster.some((m) => m.includes("effect/cluster"))).toBe(true)
+    expect(notInstalled("src/cluster.ts")).toEqual([])
   })
 })

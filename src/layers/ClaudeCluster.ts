@@ -76,10 +76,11 @@ const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfi
   ...options.shardingConfig
 })
 
+/** The part of a `ShardingConfig` every member must share. */
+export type SharedSettings = Pick<ShardingConfig.ShardingConfig["Service"], "shardsPerGroup" | "availableShardGroups">
+
 /** The settings members must share, as recorded: name and text value. */
-export const sharedSettings = (
-  config: ShardingConfig.ShardingConfig["Service"]
-): ReadonlyArray<readonly [string, string]> => [
+export const sharedSettings = (config: SharedSettings): ReadonlyArray<readonly [string, string]> => [
   ["shardsPerGroup", String(config.shardsPerGroup)],
   ["availableShardGroups", [...config.availableShardGroups].sort().join(",")]
 ]
@@ -97,9 +98,7 @@ const storageFailed = (cause: unknown) =>
  * Records this member's shared settings where none are recorded yet, then fails with
  * {@link ClusterConfigError} if any differs from the recorded one.
  */
-export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(
-  config: ShardingConfig.ShardingConfig["Service"]
-) {
+export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(config: SharedSettings) {
   const sql = yield* SqlClient.SqlClient
   const table = sql(settingsTable)
   yield* Effect.mapError(

@@ -23,6 +23,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import type * as SqlClient from "effect/sql/SqlClient"
 import { appendFileSync } from "node:fs"
 import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
 import * as ClaudeConversationRunner from "../../src/layers/ClaudeConversationRunner.ts"
@@ -58,7 +59,7 @@ const notify = Tool.make("notify", {
 })
 
 /** The shared storage: PostgreSQL when a URL is given, else the SQLite file. */
-export const storage = (): Layer.Layer<import("effect/sql/SqlClient").SqlClient, unknown> => {
+export const storage = (): Layer.Layer<SqlClient.SqlClient, unknown> => {
   const url = process.env["CLUSTER_DATABASE_URL"]
   return url !== undefined && url !== ""
     ? PgClient.layer({ url: Redacted.make(url) })
