@@ -6,6 +6,9 @@
  *
  * One connection per client, shared through a semaphore, as SQLite serialises writers anyway.
  * Two clients on one file contend through SQLite's own locks, waited on up to `busyTimeout`.
+ *
+ * @since 1.0.0
+ * @module
  */
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
@@ -52,7 +55,9 @@ export interface SqliteClientConfig {
   /** Prepared statements kept per connection (default 200; 0 disables the cache). */
   readonly prepareCacheSize?: number | undefined
   readonly spanAttributes?: Record<string, unknown> | undefined
+  /** Maps result column names (for example `snake_case` to `camelCase`). */
   readonly transformResultNames?: ((str: string) => string) | undefined
+  /** Maps names in queries (the reverse of `transformResultNames`). */
   readonly transformQueryNames?: ((str: string) => string) | undefined
 }
 

@@ -117,16 +117,23 @@ export type ClusterFailure =
 export interface ConversationClient {
   /** Buffers a user message for the next turn (kept here, on the caller's side, until one succeeds). */
   readonly add: (prompt: Content.Prompt) => Effect.Effect<void, EmptyPromptError>
+  /** Sends a turn and waits for its answer (wherever the conversation is hosted). */
   readonly chat: (prompt: Content.Prompt, options?: TurnOptions) => Effect.Effect<string, TurnError | ClusterFailure>
+  /** `chat` as the turn's events, ending with `Complete`. */
   readonly chatStream: (
     prompt: Content.Prompt,
     options?: TurnOptions
   ) => Stream.Stream<ChatEvent, TurnError | ClusterFailure>
+  /**
+   * Asks for an answer shaped by `schema`: the runner runs the turn with its JSON Schema, and the
+   * answer is decoded here (it joins the conversation's history even when it does not decode).
+   */
   readonly ask: <A, I>(
     question: Content.Prompt,
     schema: Schema.Codec<A, I>,
     options?: TurnOptions
   ) => Effect.Effect<A, TurnError | ClusterFailure>
+  /** The conversation's usage over every runner that hosted it. */
   readonly usage: Effect.Effect<Usage, ConversationSetupError | ClusterFailure>
 }
 

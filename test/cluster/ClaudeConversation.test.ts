@@ -26,6 +26,7 @@ import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import { Usage } from "../../src/services/ChatClient.ts"
+import * as Pool from "../../src/services/ClaudeProcessPool.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import { ClaudeSessionStore } from "../../src/services/ClaudeSessionStore.ts"
 import * as Tool from "../../src/services/Tool.ts"
@@ -56,6 +57,7 @@ interface RunnerOptions {
   readonly maxIdleTime?: ClaudeConversationRunner.Options<ClaudeLocal.Options, never, never, never>["maxIdleTime"]
   readonly lookups?: { count: number }
   readonly fail?: boolean
+  readonly pool?: Layer.Layer<Pool.ClaudeProcessPool>
 }
 
 /** A runner on `filename` hosting ClaudeLocal conversations in `box`, plus the client's Sharding. */
@@ -79,6 +81,7 @@ const localRunner = (o: RunnerOptions) => {
     Layer.provideMerge(ClaudeCluster.layerRunner({ host: "127.0.0.1", port: 0 })),
     Layer.provideMerge(ClaudeSessionStoreSql.layer),
     Layer.provide(Layer.merge(NodeSubprocess.layer, NodeSecretFile.layer({ directory: o.box.secrets }))),
+    Layer.provide(o.pool ?? Layer.empty),
     Layer.provideMerge(SqliteClient.layer({ filename: o.filename }))
   )
 }
@@ -124,6 +127,10 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
         expect((yield* Metric.value(Metric.withAttributes(ClaudeConversationRunner.conversations, { runner }))).value)
           .toBe(1)
         expect(lookups.count).toBe(1)
+        const appends = yield* Metric.value(
+          Metric.withAttributes(ClaudeConversationRunner.storeLatency, { operation: "append" })
+        )
+        expect(appends.count).toBeGreaterThan(0)
       }).pipe(Effect.provide(localRunner({ box, filename, lookups })))
     }).pipe(Effect.scoped), 120_000)
 
@@ -209,6 +216,24 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
       }).pipe(Effect.scoped),
     120_000
   )
+
+  it.live("a ClaudeProcessPool given to the runner bounds its live CLIs across conversations", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(model)
+      const box = yield* sandbox(api.url)
+      const filename = join(yield* tempDir, "cluster.db")
+      const pool = Pool.layer({ maxLiveProcesses: 1, reclaimAfter: "10 millis" })
+      yield* Effect.gen(function*() {
+        const a = yield* conversation("conv-a")
+        const b = yield* conversation("conv-b")
+        expect(yield* a.chat("for a", { turnId: "a1" })).toBe("echo: for a")
+        expect(yield* b.chat("for b", { turnId: "b1" })).toBe("echo: for b")
+        expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
+        expect(yield* a.chat("a again", { turnId: "a2" })).toBe("echo: a again")
+        expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("for a")
+        expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
+      }).pipe(Effect.provide(localRunner({ box, filename, pool })))
+    }).pipe(Effect.scoped), 120_000)
 
   it.live("ClaudeAgent.make hosts a conversation too", () =>
     Effect.gen(function*() {
