@@ -17,12 +17,21 @@ import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
 import type * as Sharding from "effect/cluster/Sharding"
 import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { decodeAnswer, responseFormatFor } from "../internal/loopClient.ts"
-import { ChatError, EmptyPromptError, StructuredOutputError, Usage } from "./ChatClient.ts"
+import {
+  ChatClient,
+  type ChatClientService,
+  ChatError,
+  EmptyPromptError,
+  ProviderError,
+  StructuredOutputError,
+  Usage
+} from "./ChatClient.ts"
 import { ChatEvent } from "./ChatEvent.ts"
 import * as Content from "./Content.ts"
 
@@ -221,6 +230,65 @@ export const client: Effect.Effect<
       } satisfies ConversationClient
     })
 })
+
+const provider = "claude-cluster"
+
+/** A setup or cluster failure in `ChatClient`'s terms: a `ProviderError` saying what to do. */
+export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
+  switch (error._tag) {
+    case "ConversationSetupError":
+      return new ProviderError({ provider, kind: "config", message: error.message, retryable: false })
+    case "MailboxFull":
+    case "AlreadyProcessingMessage":
+    case "PersistenceError":
+    case "EntityNotAssignedToRunner":
+      return new ProviderError({
+        provider,
+        kind: "network",
+        message: `The cluster could not deliver the turn (${error._tag}); try again shortly. If it keeps failing, ` +
+          "check that a runner is up and that every member uses the same ClaudeCluster options",
+        retryable: true
+      })
+    default:
+      return error
+  }
+}
+
+/**
+ * A conversation as a `ChatClient`, for code written against that contract: each call is a turn
+ * with a fresh turn id, and the cluster's and setup failures are `ProviderError`s. `setTools`
+ * fails: a cluster conversation's tools come from the runner's `conversation` function. `usage`
+ * cannot fail in that contract, so it is `Usage.empty` while the cluster cannot answer.
+ */
+export const chatClient = (
+  conversationId: string
+): Effect.Effect<ChatClientService, ConversationSetupError, Sharding.Sharding> =>
+  Effect.gen(function*() {
+    const conversation = yield* Effect.flatMap(client, (make) => make(conversationId))
+    return ChatClient.of({
+      add: conversation.add,
+      chat: (prompt) => Effect.mapError(conversation.chat(prompt), toChatError),
+      chatStream: (prompt) => Stream.mapError(conversation.chatStream(prompt), toChatError),
+      ask: (question, schema) => Effect.mapError(conversation.ask(question, schema), toChatError),
+      setTools: () =>
+        Effect.fail(
+          new ProviderError({
+            provider,
+            kind: "config",
+            message: `The tools of cluster conversation ${conversationId} are set by the runner's \`conversation\` ` +
+              "function (ClaudeConversationRunner.layer), not by the caller",
+            retryable: false
+          })
+        ),
+      usage: conversation.usage.pipe(Effect.orElseSucceed(() => Usage.empty))
+    })
+  })
+
+/** {@link chatClient} as a layer: `ChatClient` for one conversation of the cluster. */
+export const layerChatClient = (
+  conversationId: string
+): Layer.Layer<ChatClient, ConversationSetupError, Sharding.Sharding> =>
+  Layer.effect(ChatClient, chatClient(conversationId))
 
 /** `StructuredOutputError` is re-exported: `ask` decodes on the caller's side and fails with it. */
 export { StructuredOutputError }

@@ -25,9 +25,9 @@ import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.t
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
-import { Usage } from "../../src/services/ChatClient.ts"
-import * as Pool from "../../src/services/ClaudeProcessPool.ts"
+import { ChatClient, Usage } from "../../src/services/ChatClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
+import * as Pool from "../../src/services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore } from "../../src/services/ClaudeSessionStore.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
@@ -127,6 +127,14 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
         expect((yield* Metric.value(Metric.withAttributes(ClaudeConversationRunner.conversations, { runner }))).value)
           .toBe(1)
         expect(lookups.count).toBe(1)
+        // The same conversation through the ChatClient contract.
+        const chat = yield* Effect.provide(ChatClient, ClaudeConversation.layerChatClient("conv-1"))
+        expect(yield* chat.chat("via ChatClient")).toBe("echo: via ChatClient")
+        expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("hello one")
+        const refused = yield* Effect.flip(chat.setTools([]))
+        expect(refused).toMatchObject({ _tag: "ProviderError", kind: "config" })
+        expect(refused.message).toContain("ClaudeConversationRunner.layer")
+        expect((yield* chat.usage).totalTokens).toBeGreaterThanOrEqual(usage.totalTokens)
         const appends = yield* Metric.value(
           Metric.withAttributes(ClaudeConversationRunner.storeLatency, { operation: "append" })
         )
@@ -217,23 +225,27 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
     120_000
   )
 
-  it.live("a ClaudeProcessPool given to the runner bounds its live CLIs across conversations", () =>
-    Effect.gen(function*() {
-      const api = yield* Fake.make(model)
-      const box = yield* sandbox(api.url)
-      const filename = join(yield* tempDir, "cluster.db")
-      const pool = Pool.layer({ maxLiveProcesses: 1, reclaimAfter: "10 millis" })
-      yield* Effect.gen(function*() {
-        const a = yield* conversation("conv-a")
-        const b = yield* conversation("conv-b")
-        expect(yield* a.chat("for a", { turnId: "a1" })).toBe("echo: for a")
-        expect(yield* b.chat("for b", { turnId: "b1" })).toBe("echo: for b")
-        expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
-        expect(yield* a.chat("a again", { turnId: "a2" })).toBe("echo: a again")
-        expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("for a")
-        expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
-      }).pipe(Effect.provide(localRunner({ box, filename, pool })))
-    }).pipe(Effect.scoped), 120_000)
+  it.live(
+    "a ClaudeProcessPool given to the runner bounds its live CLIs across conversations",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const filename = join(yield* tempDir, "cluster.db")
+        const pool = Pool.layer({ maxLiveProcesses: 1, reclaimAfter: "10 millis" })
+        yield* Effect.gen(function*() {
+          const a = yield* conversation("conv-a")
+          const b = yield* conversation("conv-b")
+          expect(yield* a.chat("for a", { turnId: "a1" })).toBe("echo: for a")
+          expect(yield* b.chat("for b", { turnId: "b1" })).toBe("echo: for b")
+          expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
+          expect(yield* a.chat("a again", { turnId: "a2" })).toBe("echo: a again")
+          expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("for a")
+          expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
+        }).pipe(Effect.provide(localRunner({ box, filename, pool })))
+      }).pipe(Effect.scoped),
+    120_000
+  )
 
   it.live("ClaudeAgent.make hosts a conversation too", () =>
     Effect.gen(function*() {

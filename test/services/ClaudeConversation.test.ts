@@ -1,0 +1,48 @@
+import { describe, expect, it } from "@effect/vitest"
+import * as ClusterError from "effect/cluster/ClusterError"
+import * as EntityAddress from "effect/cluster/EntityAddress"
+import * as EntityId from "effect/cluster/EntityId"
+import * as ShardId from "effect/cluster/ShardId"
+import * as Schema from "effect/Schema"
+import { EmptyPromptError } from "../../src/services/ChatClient.ts"
+import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
+import * as Content from "../../src/services/Content.ts"
+
+describe("ClaudeConversation (protocol)", () => {
+  it("buffered prompts join like a local client's: text by blank lines, parts when there is media", () => {
+    expect(ClaudeConversation.joinPrompts(["only"])).toBe("only")
+    expect(ClaudeConversation.joinPrompts(["a", "", "b"])).toBe("a\n\nb")
+    const image = Content.image(new Uint8Array([1, 2, 3]), "image/png")
+    expect(ClaudeConversation.joinPrompts(["look", [image]])).toEqual([Content.text("look"), image])
+  })
+
+  it("conversation ids are store keys, not paths or flags; turn ids are printable", () => {
+    const id = Schema.is(ClaudeConversation.ConversationId)
+    expect(["conv-1", "user_42", "A"].every(id)).toBe(true)
+    expect(["", "-x", "../etc", "a/b", "a b", "x".repeat(129)].some(id)).toBe(false)
+    const turn = Schema.is(ClaudeConversation.TurnId)
+    expect(turn("2026-12-02T05:00:00Z#1")).toBe(true)
+    expect(turn("")).toBe(false)
+    expect(turn("new\nline")).toBe(false)
+  })
+
+  it("toChatError: setup failures are config errors, delivery failures retryable, chat errors unchanged", () => {
+    const setup = ClaudeConversation.toChatError(
+      new ClaudeConversation.ConversationSetupError({ conversationId: "c", message: "no tools for c" })
+    )
+    expect(setup).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false, message: "no tools for c" })
+    const full = ClaudeConversation.toChatError(
+      new ClusterError.MailboxFull({
+        address: EntityAddress.make({
+          shardId: ShardId.make("default", 1),
+          entityType: ClaudeConversation.ClaudeConversation.type,
+          entityId: EntityId.make("c")
+        })
+      })
+    )
+    expect(full).toMatchObject({ _tag: "ProviderError", kind: "network", retryable: true })
+    expect(full.message).toContain("MailboxFull")
+    const empty = new EmptyPromptError({ message: "empty" })
+    expect(ClaudeConversation.toChatError(empty)).toBe(empty)
+  })
+})
