@@ -54,6 +54,8 @@ interface Hosted {
   /** Usage of the conversation before this activation's client. */
   readonly base: Usage
   readonly state: ConversationLog.LogState
+  /** Answers of finished turns: the records' at activation, then each turn finished here. */
+  readonly replies: Map<string, unknown>
 }
 
 const describe = (cause: unknown): string =>
@@ -110,7 +112,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
       if (setup.tools !== undefined && setup.tools.length > 0) {
         yield* Effect.mapError(client.setTools(setup.tools), setupFailed(conversationId))
       }
-      return { client, base: state.usage, state }
+      return { client, base: state.usage, state, replies: new Map(state.replies) }
     }).pipe(Effect.provideService(Scope.Scope, scope), Effect.provideContext(context))
 
     const ensure: Effect.Effect<Hosted, TurnError> = SynchronizedRef.modifyEffect(
@@ -130,7 +132,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
     ): Effect.Effect<A, TurnError> =>
       Effect.gen(function*() {
         const h = yield* ensure
-        const done = h.state.replies.get(turnId)
+        const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
         if (Option.isSome(replayed)) return replayed.value
         if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
@@ -139,6 +141,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const value = yield* body(h.client)
         const usage = Usage.add(h.base, yield* h.client.usage)
         yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, value)
+        h.replies.set(turnId, value)
         return value
       }).pipe(
         Effect.withSpan("ClaudeConversation.turn", {
@@ -152,7 +155,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
     ): Stream.Stream<ChatEvent, TurnError> =>
       Stream.unwrap(Effect.gen(function*() {
         const h = yield* ensure
-        const done = h.state.replies.get(turnId)
+        const done = h.replies.get(turnId)
         if (typeof done === "string") return Stream.make(new Complete({ text: done }))
         if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
         yield* log.turnStarted(turnId)
@@ -163,7 +166,10 @@ export const make = <O extends HostedOptions, RM, E, R>(
               ? Effect.flatMap(
                 Effect.all([h.client.usage, h.client.sessionId]),
                 ([usage, sessionId]) =>
-                  log.turnDone(turnId, Option.getOrUndefined(sessionId), Usage.add(h.base, usage), event.text)
+                  Effect.andThen(
+                    log.turnDone(turnId, Option.getOrUndefined(sessionId), Usage.add(h.base, usage), event.text),
+                    Effect.sync(() => h.replies.set(turnId, event.text))
+                  )
               )
               : Effect.void
           )

@@ -95,14 +95,18 @@ export const Ask = Rpc.make("Ask", {
   primaryKey: ({ turnId }) => turnId
 }).annotate(ClusterSchema.Persisted, true)
 
-/** A `chatStream` turn (persisted; keyed by `turnId`). */
+/**
+ * A `chatStream` turn. Not persisted: the cluster keeps a streamed reply's end but not its events,
+ * so a re-sent stream would come back empty. The runner's records dedupe it instead: a turn id
+ * that finished is answered with its `Complete` event and no model call. A stream cut by a dying
+ * runner fails at the caller, who sends it again with the same turn id.
+ */
 export const ChatStream = Rpc.make("ChatStream", {
   payload: turn,
   success: ChatEvent,
   error: TurnError,
-  stream: true,
-  primaryKey: ({ turnId }) => turnId
-}).annotate(ClusterSchema.Persisted, true)
+  stream: true
+})
 
 /** The conversation's running usage, over every runner that hosted it. */
 export const GetUsage = Rpc.make("Usage", { success: Usage, error: ConversationSetupError })

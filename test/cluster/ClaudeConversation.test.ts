@@ -117,6 +117,10 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
         const last = events.at(-1)
         expect(last?._tag).toBe("Complete")
         expect(last?._tag === "Complete" ? last.text : "").toBe("echo: stream this")
+        const streamed = api.messageRequests().length
+        const replayed = yield* Stream.runCollect(c.chatStream("stream this", { turnId: "t4" }))
+        expect(replayed.at(-1)).toEqual(last)
+        expect(api.messageRequests().length).toBe(streamed)
         yield* c.add("first part")
         expect(yield* c.chat("second part", { turnId: "t5" })).toBe("echo: second part")
         expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("first part")
