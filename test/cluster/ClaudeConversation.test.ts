@@ -33,6 +33,7 @@ import * as Tool from "../../src/services/Tool.ts"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
+import { makeRecorder } from "../support/recordingTracer.ts"
 
 /** Echoes the last line; `look` calls the lookup tool; `json` answers through StructuredOutput. */
 const model = (req: Fake.FakeRequest): Fake.FakeReply => {
@@ -177,6 +178,33 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
           expect(redelivered.count).toBeGreaterThanOrEqual(1)
           expect((yield* c.usage).inputTokens).toBeGreaterThanOrEqual(7)
         }).pipe(Effect.provide(localRunner({ box, filename })))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "spans: the caller's ClaudeConversation.chat, the runner's turn with the conversation and turn ids",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const filename = join(yield* tempDir, "cluster.db")
+        const recorder = makeRecorder()
+        yield* Effect.gen(function*() {
+          const c = yield* conversation("conv-6")
+          yield* c.chat("traced", { turnId: "t-traced" })
+        }).pipe(Effect.provide(localRunner({ box, filename })), Effect.withTracer(recorder.tracer))
+        const [caller] = recorder.find("ClaudeConversation.chat")
+        expect(caller?.attributes.get("conversation.turn_id")).toBe("t-traced")
+        const [turn] = recorder.find("ClaudeConversation.turn")
+        expect(turn?.attributes.get("conversation.id")).toBe("conv-6")
+        expect(turn?.attributes.get("conversation.turn_id")).toBe("t-traced")
+        expect(String(turn?.attributes.get("cluster.runner"))).toContain("127.0.0.1")
+        // The provider's own span is inside the runner's turn.
+        const [inner] = recorder.find("ChatClient.chat")
+        expect(inner === undefined ? [] : recorder.ancestors(inner).map((s) => s.name)).toContain(
+          "ClaudeConversation.turn"
+        )
       }).pipe(Effect.scoped),
     120_000
   )
