@@ -19,7 +19,14 @@ import {
   withTurnTimeout
 } from "./claudeSession.js"
 import * as Stall from "./claudeStall.ts"
-import { type InitLine, makeRunReader, type ResultLine, toChatEvent, type ToolUse } from "./claudeStreamJson.js"
+import {
+  type InitLine,
+  makeRunReader,
+  type ResultLine,
+  type StructuredAttempt,
+  toChatEvent,
+  type ToolUse
+} from "./claudeStreamJson.js"
 import type { Emit } from "./loopClient.js"
 
 /** What the CLI printed during one query (or one turn of a kept-alive query) that the provider reads. */
@@ -29,6 +36,7 @@ export interface Transcript {
   readonly lastText?: string | undefined
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
+  readonly structuredAttempt?: StructuredAttempt | undefined
 }
 
 /** The stderr tail of the query's CLI, trimmed and bounded for an error message. */
@@ -104,8 +112,8 @@ export const consume = (params: {
           // The SDK throws after an error result; the result line says more (status, subtype).
           if (reader.result() === undefined) throw e
         }
-        const { activity, init, lastText, result, toolUses } = reader.done()
-        return { init, result, lastText, activity, toolUses } satisfies Transcript
+        const { activity, init, lastText, result, structuredAttempt, toolUses } = reader.done()
+        return { init, result, lastText, activity, toolUses, structuredAttempt } satisfies Transcript
       },
       catch: (e) => sdkFailure(started, e)
     })
@@ -142,6 +150,7 @@ export const interpret = (
     allowPermissionDenials: setup.allowPermissionDenials,
     recordResult: input.recordResult,
     lastText: transcript.lastText,
+    structuredAttempt: transcript.structuredAttempt,
     decidedDenials: setup.decidedDenials,
     noResult: () => {
       const stderr = stderrOf(started)

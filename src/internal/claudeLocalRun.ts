@@ -113,6 +113,7 @@ export const interpretLocalRun = (
       allowPermissionDenials: env.options.allowPermissionDenials === true,
       recordResult: input.recordResult,
       lastText: parsed.lastText,
+      structuredAttempt: parsed.structuredAttempt,
       decidedDenials: env.decidedDenials,
       noResult
     }),

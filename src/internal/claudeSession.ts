@@ -7,12 +7,19 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
-import { type ChatError, PermissionDeniedError, ProviderError, RunLimitError, Usage } from "../services/ChatClient.js"
+import {
+  type ChatError,
+  PermissionDeniedError,
+  ProviderError,
+  RunLimitError,
+  StructuredOutputError,
+  Usage
+} from "../services/ChatClient.js"
 import type { AgentToolEnd, AgentToolStart } from "../services/ChatEvent.js"
 import { Attributes } from "../services/ChatTelemetry.js"
 import type { Part } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
-import type { InitLine, ResultLine, ToolUse } from "./claudeStreamJson.js"
+import type { InitLine, ResultLine, StructuredAttempt, ToolUse } from "./claudeStreamJson.js"
 import type { Emit } from "./loopClient.js"
 import * as Telemetry from "./telemetry.js"
 
@@ -203,6 +210,21 @@ const LimitSubtypes: Readonly<Record<string, "maxTurns" | "maxBudgetUsd">> = {
   error_max_budget_usd: "maxBudgetUsd"
 }
 
+/** The result subtype of an `ask` whose answers the CLI rejected until it gave up. */
+const StructuredRetriesSubtype = "error_max_structured_output_retries"
+
+/** `ask` got no answer the schema accepts: what the model last tried, and why it was refused. */
+const structuredRetriesExhausted = (attempt: StructuredAttempt | undefined, text: string) => {
+  const tried = attempt === undefined ? text : JSON.stringify(attempt.input) ?? ""
+  return new StructuredOutputError({
+    message: "The model gave no answer matching the schema within the claude CLI's structured-output retries " +
+      `(error_max_structured_output_retries)${
+        attempt?.rejection === undefined ? "" : `; its last attempt was refused: ${bounded(attempt.rejection, 500)}`
+      }. Loosen the schema, or describe the expected shape in the question`,
+    answer: bounded(tried)
+  })
+}
+
 /**
  * Reads a finished run: the tool server must have connected (when mounted), a result line must
  * exist, usage is recorded, an error result is a typed error carrying the API status, a bridge
@@ -230,6 +252,8 @@ export const interpretRun = (params: {
   readonly decidedDenials?: ReadonlySet<string> | undefined
   /** The tools the CLI ran; those not served by the bridge become events of the turn span. */
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
+  /** `ask`: the model's last structured answer attempt, for the error when none was accepted. */
+  readonly structuredAttempt?: StructuredAttempt | undefined
 }): Effect.Effect<RunOutcome, ChatError> =>
   Effect.gen(function*() {
     const { exitCode = 0, provider, result: line } = params
@@ -260,6 +284,9 @@ export const interpretRun = (params: {
         usage: runUsage,
         message: `The claude CLI stopped at ${limit} (${line.subtype}); raise ${limit} or split the task`
       })
+    }
+    if (line.subtype === StructuredRetriesSubtype) {
+      return yield* structuredRetriesExhausted(params.structuredAttempt, line.result || params.lastText || "")
     }
     if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
       const status = line.api_error_status ?? undefined

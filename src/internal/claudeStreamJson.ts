@@ -72,6 +72,15 @@ export interface ParsedRun {
   readonly toolUses: ReadonlyArray<ToolUse>
   /** The agent runtime's own tool calls (not the bridge's, not the library's), as chat events. */
   readonly activity: ReadonlyArray<AgentToolStart | AgentToolEnd>
+  /** `ask`: the model's last StructuredOutput call and why the CLI rejected it, if it did. */
+  readonly structuredAttempt?: StructuredAttempt | undefined
+}
+
+/** The model's last structured answer attempt in a run (`--json-schema`). */
+export interface StructuredAttempt {
+  readonly input: unknown
+  /** The CLI's validation error, when it rejected the attempt. */
+  readonly rejection?: string | undefined
 }
 
 /** A content block of a message, as the CLI writes it: every field may be missing or of another type. */
@@ -163,6 +172,7 @@ export const makeRunReader = (toolPrefix: string) => {
   const uses: Array<OpenUse["use"]> = []
   const byId = new Map<string, OpenUse>()
   const activity: Array<AgentToolStart | AgentToolEnd> = []
+  let attempt: { id: string; input: unknown; rejection?: string } | undefined
   // Tool calls printed without their result yet: a run is not silent while one runs.
   let running = 0
 
@@ -180,6 +190,7 @@ export const makeRunReader = (toolPrefix: string) => {
           pending: kind !== "internal"
         }
         uses.push(open.use)
+        if (block.name === "StructuredOutput") attempt = { id, input: block.input }
         if (byId.get(id)?.pending === true) running--
         if (open.pending) running++
         byId.set(id, open)
@@ -195,6 +206,7 @@ export const makeRunReader = (toolPrefix: string) => {
         if (open === undefined) continue
         const isError = block.is_error === true
         open.use.isError = isError
+        if (isError && attempt?.id === id) attempt.rejection = resultText(block.content)
         if (!open.pending) continue
         open.pending = false
         running--
@@ -273,7 +285,15 @@ export const makeRunReader = (toolPrefix: string) => {
     result: (): ResultLine | undefined => result,
     /** How many tool calls were printed and have no result yet (the library's own tools not counted). */
     openTools: (): number => running,
-    done: (): ParsedRun => ({ init, result, garbage, lastText, toolUses: uses, activity })
+    done: (): ParsedRun => ({
+      init,
+      result,
+      garbage,
+      lastText,
+      toolUses: uses,
+      activity,
+      structuredAttempt: attempt === undefined ? undefined : { input: attempt.input, rejection: attempt.rejection }
+    })
   }
 }
 
