@@ -66,6 +66,12 @@ const startRunner = (env: Record<string, string | undefined>): Effect.Effect<
       child.stderr!.on("data", collect)
       child.once("exit", (code) =>
         resume(Effect.fail(new Error(`the runner exited (${code}) before it was up:\n${out}`))))
+      // Never up in time: nothing of it may outlive the test.
+      return Effect.sync(() => {
+        if (child.exitCode === null && child.signalCode === null) {
+          process.kill(-child.pid!, "SIGKILL")
+        }
+      })
     }).pipe(Effect.timeout("60 seconds")),
     ({ child }) =>
       Effect.gen(function*() {
@@ -151,6 +157,7 @@ const runExample = (storage: (box: { readonly dir: string }) => Record<string, s
     expect(log.split("tool menu(")).toHaveLength(2)
     // Nothing left running: the runner (and its group), its conversation's CLI, its port.
     expect(runner.child.exitCode ?? runner.child.signalCode).not.toBeNull()
+    expect(runner.child.signalCode, "the runner did not stop on SIGINT").not.toBe("SIGKILL")
     expect(liveMembersOf(runner.child.pid!)).toEqual([])
     expect(claudeProcessesIn(box.cwd)).toEqual([])
     const hexPort = `:${port.toString(16).toUpperCase().padStart(4, "0")} `
