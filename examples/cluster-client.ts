@@ -15,7 +15,7 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversation } from "../src/cluster.ts"
-import * as SqliteClient from "../src/layers/SqliteClient.ts"
+import { SqliteClient } from "../src/session-store-sql.ts"
 
 /** The shared storage, chosen as the runners choose it. */
 const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(function*() {

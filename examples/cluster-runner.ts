@@ -20,8 +20,7 @@ import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversationRunner } from "../src/cluster.ts"
 import { ClaudeLocal, ClaudeProcessPool, NodeSecretFile, NodeSubprocess, Tool } from "../src/index.ts"
-import * as SqliteClient from "../src/layers/SqliteClient.ts"
-import { ClaudeSessionStoreSql } from "../src/session-store-sql.ts"
+import { ClaudeSessionStoreSql, SqliteClient } from "../src/session-store-sql.ts"
 import { logged } from "./support/weatherTools.ts"
 
 const prices: Record<string, number> = { "flat white": 3.5, espresso: 2.2, "oat latte": 4.1 }
