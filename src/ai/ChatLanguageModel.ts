@@ -48,6 +48,7 @@ import type * as Response from "effect/ai/Response"
 import type * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -601,6 +602,20 @@ export const layerClaudeLocal = (
     })
   )
 
-/** {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. */
+/**
+ * {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. The binary
+ * is `options.binary`, else the `CLAUDE_BINARY` variable, else `claude` on PATH (as in
+ * `ClaudeLocal.layerConfig`).
+ */
 export const layerClaudeLocalNode = (options: ClaudeLocal.Options = {}): Layer.Layer<LanguageModel.LanguageModel> =>
-  layerClaudeLocal(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
+  Layer.unwrap(
+    Effect.map(
+      // A missing variable is None; a string variable cannot be malformed.
+      Effect.orDie(Config.option(Config.String("CLAUDE_BINARY"))),
+      (binary) =>
+        layerClaudeLocal({ ...options, binary: options.binary ?? Option.getOrUndefined(binary) }).pipe(
+          Layer.provide(NodeSubprocess.layer),
+          Layer.provide(NodeSecretFile.layer())
+        )
+    )
+  )

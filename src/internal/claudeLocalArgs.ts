@@ -87,10 +87,23 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...extraFlags(options.extraArgs)
 ]
 
+/** Where the binary came from, as the user set it: the default name on PATH, or a path they gave. */
+const binarySource = (binary: string) =>
+  binary === "claude"
+    ? "looked for `claude` on PATH"
+    : `looked for ${JSON.stringify(binary)}, given as the \`binary\` option or the CLAUDE_BINARY variable`
+
 const installHint = (binary: string) =>
-  `The claude CLI was not found (looked for ${JSON.stringify(binary)}). Install Claude Code ` +
+  `The claude CLI was not found (${binarySource(binary)}). Install Claude Code ` +
   "(npm install -g @anthropic-ai/claude-code, or see https://docs.claude.com/claude-code), then run " +
-  "`claude` once to log in (or set ANTHROPIC_API_KEY), or pass its path as the `binary` option."
+  "`claude` once to log in (or set ANTHROPIC_API_KEY); or set CLAUDE_BINARY (or the `binary` option) " +
+  "to the path of a claude executable."
+
+/** A binary that exists but cannot be started: a directory, or a file without execute permission. */
+const notExecutableHint = (binary: string, said: string) =>
+  `The claude CLI cannot be started (${binarySource(binary)}: ${said}); it is a directory or not an ` +
+  "executable file. Set CLAUDE_BINARY (or the `binary` option) to the claude executable itself, such as " +
+  "the output of `command -v claude`."
 
 /** A subprocess failure as the client reports it: a missing binary says how to install it. */
 export const fromSubprocess = (binary: string) => (error: SubprocessError): ProviderError => {
@@ -99,6 +112,15 @@ export const fromSubprocess = (binary: string) => (error: SubprocessError): Prov
       return new ProviderError({ provider, kind: "config", message: installHint(binary), retryable: false })
     case "SubprocessTimeoutError":
       return new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
+    case "SubprocessSpawnError":
+      return /EACCES|EISDIR|ENOEXEC|ENOTDIR/.test(error.message)
+        ? new ProviderError({
+          provider,
+          kind: "config",
+          message: notExecutableHint(binary, error.message),
+          retryable: false
+        })
+        : new ProviderError({ provider, kind: "process", message: error.message, retryable: false })
     default:
       return new ProviderError({ provider, kind: "process", message: error.message, retryable: false })
   }
