@@ -428,14 +428,14 @@ describe("ClaudeLocal: more failure paths", () => {
   it.live("any other subprocess failure (here a spawn error) is a process error with its message", () =>
     Effect.gen(function*() {
       const e = yield* withClient(
-        [new SubprocessSpawnError({ command: "claude", message: "Cannot run claude: EACCES" })],
+        [new SubprocessSpawnError({ command: "claude", message: "Cannot run claude: EMFILE: too many open files" })],
         {},
         (chat) => Effect.flip(chat.chat("hi"))
       )
       expect(e).toMatchObject({
         _tag: "ProviderError",
         kind: "process",
-        message: "Cannot run claude: EACCES",
+        message: "Cannot run claude: EMFILE: too many open files",
         retryable: false
       })
     }))
