@@ -4,7 +4,10 @@
  */
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import { ProviderError } from "../services/ChatClient.js"
 
 /** Options every HTTP provider takes. */
 export interface CommonOptions {
@@ -74,3 +77,31 @@ export const commonConfig = (prefix: string, defaultModel: string): Config.Confi
 /** Options minus `undefined` values, so explicit overrides never blank out configured ones. */
 export const defined = <T extends object>(options: T): Partial<T> =>
   Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>
+
+/**
+ * The API key a `layerConfig` needs: the override, else the variable; missing, a `config`
+ * ProviderError naming the variable, where to get a key and what runs without one.
+ */
+export const requiredApiKey = (
+  provider: string,
+  variable: string,
+  keysPage: string,
+  override: Redacted.Redacted<string> | undefined
+): Effect.Effect<Redacted.Redacted<string>, ProviderError | Config.ConfigError> =>
+  override !== undefined ? Effect.succeed(override) : Effect.flatMap(
+    Config.option(Config.Redacted(variable)),
+    Option.match({
+      onSome: Effect.succeed,
+      onNone: () =>
+        Effect.fail(
+          new ProviderError({
+            provider,
+            kind: "config",
+            message: `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). ` +
+              "Without a key, a logged-in claude CLI works through ClaudeLocal (AI_PROVIDER=claude-local in the " +
+              "examples), and the examples run offline on the Scripted model when AI_PROVIDER is unset",
+            retryable: false
+          })
+        )
+    })
+  )

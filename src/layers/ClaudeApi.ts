@@ -35,6 +35,7 @@ import {
   type CommonOptions,
   defined,
   loopSettings,
+  requiredApiKey,
   retrySettings
 } from "../internal/httpProviderConfig.js"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
@@ -128,7 +129,7 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: Config.Redacted("ANTHROPIC_API_KEY"),
+    apiKey: overrides.apiKey === undefined ? Config.Redacted("ANTHROPIC_API_KEY") : Config.succeed(overrides.apiKey),
     common: commonConfig("ANTHROPIC", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
@@ -136,4 +137,10 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
 export const layerConfig = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
-  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))
+  Layer.effect(
+    ChatClient,
+    Effect.flatMap(
+      requiredApiKey("anthropic", "ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys", overrides.apiKey),
+      (apiKey) => Effect.flatMap(config({ ...overrides, apiKey }), make)
+    )
+  )

@@ -36,6 +36,7 @@ import {
   type CommonOptions,
   defined,
   loopSettings,
+  requiredApiKey,
   retrySettings
 } from "../internal/httpProviderConfig.js"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
@@ -151,7 +152,7 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
-    apiKey: Config.Redacted("GEMINI_API_KEY"),
+    apiKey: overrides.apiKey === undefined ? Config.Redacted("GEMINI_API_KEY") : Config.succeed(overrides.apiKey),
     common: commonConfig("GEMINI", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
@@ -159,4 +160,10 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
 export const layerConfig = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
-  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))
+  Layer.effect(
+    ChatClient,
+    Effect.flatMap(
+      requiredApiKey("gemini", "GEMINI_API_KEY", "https://aistudio.google.com/apikey", overrides.apiKey),
+      (apiKey) => Effect.flatMap(config({ ...overrides, apiKey }), make)
+    )
+  )

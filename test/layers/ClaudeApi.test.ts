@@ -338,4 +338,23 @@ describe("ClaudeApi", () => {
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
       expect(String(error.message)).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
+
+  it.live("layerConfig without ANTHROPIC_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
+    Effect.gen(function*() {
+      const api = yield* fakeWith(() => ({ text: "with the override" }))
+      const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
+      const error = yield* Effect.flip(
+        Effect.provide(ChatClient, ClaudeApi.layerConfig().pipe(Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))))
+      )
+      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "config", retryable: false })
+      expect(error.message).toContain("ANTHROPIC_API_KEY is not set")
+      expect(error.message).toContain("https://console.anthropic.com/settings/keys")
+      expect(error.message).toContain("claude-local")
+      const overridden = ClaudeApi.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
+        Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))
+      )
+      expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(overridden))).toBe(
+        "with the override"
+      )
+    }).pipe(Effect.provide(HttpLive)))
 })

@@ -336,4 +336,24 @@ describe("Gemini", () => {
       const error = yield* Effect.flip(Effect.provide(ChatClient, missing))
       expect(String(error)).toContain("GEMINI_API_KEY")
     }).pipe(Effect.provide(HttpLive)))
+
+  it.live("layerConfig without GEMINI_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(() => ({ text: "with the override" }))
+      const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
+      const error = yield* Effect.flip(
+        Effect.provide(ChatClient, Gemini.layerConfig().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url }))))
+      )
+      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "config", retryable: false })
+      expect(error.message).toContain("GEMINI_API_KEY is not set")
+      expect(error.message).toContain("https://aistudio.google.com/apikey")
+      expect(error.message).toContain("claude-local")
+      // An apiKey given as an override needs no variable.
+      const overridden = Gemini.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
+        Layer.provide(env({ GEMINI_BASE_URL: api.url }))
+      )
+      expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(overridden))).toBe(
+        "with the override"
+      )
+    }).pipe(Effect.provide(HttpLive)))
 })
