@@ -19,6 +19,7 @@
  * @module
  */
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as Cause from "effect/Cause"
 import type * as MessageStorage from "effect/cluster/MessageStorage"
 import * as RunnerAddress from "effect/cluster/RunnerAddress"
 import type * as Runners from "effect/cluster/Runners"
@@ -145,6 +146,31 @@ const checked = (options: Options) =>
     Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
   )
 
+/** Whether a failed build hit a locked database (a cluster table being created by another member). */
+const isLockedCause = (cause: Cause.Cause<unknown>): boolean =>
+  cause.reasons.some((reason) => {
+    const error = Cause.isFailReason(reason) ? reason.error : Cause.isDieReason(reason) ? reason.defect : undefined
+    const inner = (error as { readonly cause?: { readonly _tag?: unknown; readonly message?: unknown } } | undefined)
+      ?.cause
+    return inner?._tag === "LockTimeoutError" || /database is locked/i.test(String(inner?.message ?? ""))
+  })
+
+/**
+ * Members starting together on one new SQLite file race for its write lock while Effect's cluster
+ * storage creates its tables, and the loser's build fails with "database is locked" (about one
+ * start in ten with three runners): build it again, a few times, after a short pause.
+ */
+const retryLocked = <A, E, R>(layer: Layer.Layer<A, E, R>, times = 5): Layer.Layer<A, E, R> =>
+  Layer.fresh(layer).pipe(
+    Layer.catchCause((cause) =>
+      Layer.unwrap(
+        times > 0 && isLockedCause(cause)
+          ? Effect.as(Effect.sleep(Duration.millis(50 * (6 - times))), retryLocked(layer, times - 1))
+          : Effect.failCause(cause)
+      )
+    )
+  )
+
 /**
  * A runner: hosts the entities registered on it (`ClaudeConversationRunner.layer`), listening on
  * `port`. Needs the `SqlClient` every member shares.
@@ -156,7 +182,7 @@ export const layerRunner = (
   ClusterConfigError | SocketServer.SocketServerError | Config.ConfigError,
   SqlClient.SqlClient
 > =>
-  NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingOptions(options) }).pipe(
+  retryLocked(NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingOptions(options) })).pipe(
     Layer.provide(checked(options))
   )
 
@@ -168,6 +194,5 @@ export const layerClient = (
   ClusterConfigError | Config.ConfigError,
   SqlClient.SqlClient
 > =>
-  NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: shardingOptions(options) }).pipe(
-    Layer.provide(checked(options))
-  )
+  retryLocked(NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: shardingOptions(options) }))
+    .pipe(Layer.provide(checked(options)))
