@@ -9,11 +9,13 @@
  * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
  * table, and fail with {@link ClusterConfigError} if it differs.
  *
- * Failover: a runner that dies is noticed by the health check (every `runnerHealthCheckInterval`);
- * its shards move once their locks are free — at once on PostgreSQL (advisory locks die with the
- * connection), after `shardLockExpiration` on SQLite. The {@link defaults} here (2 s health check,
- * 2 s lock refresh, 10 s expiry) give a failover in seconds; Effect's own defaults (1 minute health
- * check, 35 s expiry) give about a minute. `docs/cluster.md` has the measured times.
+ * Failover: a runner that dies is noticed by the others' health checks (every
+ * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
+ * move to the live runners, whose conversations resume from the session store. The {@link defaults}
+ * here (2 s health check, 2 s lock refresh, 10 s lock expiry) gave 5–17 s from SIGKILL to the next
+ * turn answered (PostgreSQL and SQLite, three runners, `test/e2e/ClaudeCluster.e2e.test.ts`);
+ * Effect's own defaults (1 minute health check, 35 s expiry) give a minute or more. `docs/cluster.md`
+ * has the measured times.
  *
  * @since 1.0.0
  * @module
