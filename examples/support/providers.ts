@@ -14,7 +14,12 @@
  * URL) stops the program with a clear message when the layer is built.
  */
 import { NodeHttpClient } from "@effect/platform-node"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import { execFile } from "node:child_process"
+import { existsSync } from "node:fs"
+import { createRequire } from "node:module"
+import { join } from "node:path"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
 import * as Gemini from "../../src/layers/Gemini.ts"
 import * as OpenAi from "../../src/layers/OpenAi.ts"
@@ -95,3 +100,34 @@ export const providerFromEnv = (options: {
   if (present(env["GEMINI_API_KEY"])) return gemini()
   return options.scripted
 }
+
+/**
+ * The `claude` binary the examples run: `CLAUDE_BINARY` when set; else, when the Agent SDK is
+ * installed, its pinned binary — in this repository npm puts the oldest supported CLI (a test
+ * devDependency) first on the PATH that `npx` and npm scripts build, and it must not run silently
+ * instead; else `claude` on PATH.
+ */
+export const exampleClaudeBinary = (env: Readonly<Record<string, string | undefined>> = process.env): string => {
+  if (present(env["CLAUDE_BINARY"])) return env["CLAUDE_BINARY"]
+  const require = createRequire(join(process.cwd(), "package.json"))
+  const platform = `@anthropic-ai/claude-agent-sdk-${process.platform}-${process.arch}`
+  for (const pkg of process.platform === "linux" ? [platform, `${platform}-musl`] : [platform]) {
+    try {
+      const path = require.resolve(`${pkg}/claude${process.platform === "win32" ? ".exe" : ""}`)
+      if (existsSync(path)) return path
+    } catch {
+      // That platform package is not installed.
+    }
+  }
+  return "claude"
+}
+
+/** `claude CLI: <path> (<version>)`: which CLI an example runs, for it to print first. */
+export const describeClaude = (binary: string): Effect.Effect<string> =>
+  Effect.callback<string>((resume) => {
+    const child = execFile(binary, ["--version"], { timeout: 15_000 }, (error, stdout) =>
+      resume(Effect.succeed(
+        `claude CLI: ${binary} (${error === null ? stdout.trim() : `version unknown: ${error.message.split("\n")[0]}`})`
+      )))
+    return Effect.sync(() => child.kill())
+  })

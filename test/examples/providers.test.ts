@@ -2,7 +2,8 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import { providerFromEnv } from "../../examples/support/providers.ts"
+import { describeClaude, exampleClaudeBinary, providerFromEnv } from "../../examples/support/providers.ts"
+import { claudeBinary, oldestClaudeBinary } from "../support/claudeCli.ts"
 import * as Scripted from "../../src/layers/Scripted.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
@@ -39,5 +40,16 @@ describe("examples/support/providers.ts (providerFromEnv)", () => {
       )
       expect(answer).toBe("from the fake")
       expect(api.completionRequests()[0]!.body.model).toBe("local-model")
+    }))
+
+  it.live("examples run the pinned claude, not the oldest CLI npm puts first on PATH, and say which", () =>
+    Effect.gen(function*() {
+      // The PATH of npm scripts and npx starts with node_modules/.bin, whose `claude` is the oldest CLI.
+      expect(exampleClaudeBinary({ PATH: `${process.cwd()}/node_modules/.bin:${process.env["PATH"]}` })).toBe(
+        claudeBinary
+      )
+      expect(exampleClaudeBinary({ CLAUDE_BINARY: oldestClaudeBinary })).toBe(oldestClaudeBinary)
+      expect(yield* describeClaude(claudeBinary)).toMatch(/^claude CLI: .+ \(2\.1\.\d+ \(Claude Code\)\)$/)
+      expect(yield* describeClaude("/no/such/claude")).toContain("version unknown")
     }))
 })
