@@ -5,6 +5,7 @@
  * runner died between finishing it and replying is answered from them without a model call.
  */
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
@@ -124,6 +125,28 @@ export const make = <O extends HostedOptions, RM, E, R>(
             [h, Option.some(h)] as const)
     )
 
+    /**
+     * Records the turn as started off its path (that record only feeds the redelivery count, and a
+     * store round trip per turn is a cost every turn pays); the returned effect awaits it, so the
+     * records stay in order before the turn is recorded done.
+     */
+    const startTurn = (h: Hosted, turnId: string) =>
+      Effect.gen(function*() {
+        if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
+        yield* Ref.set(turn, { turnId, seen: new Map() })
+        const started = yield* Effect.forkIn(
+          log.turnStarted(turnId).pipe(
+            Effect.catch((error) =>
+              Effect.logWarning("a cluster turn's start was not recorded").pipe(
+                Effect.annotateLogs({ turnId, error: error.message })
+              )
+            )
+          ),
+          scope
+        )
+        return Fiber.join(started)
+      })
+
     /** Runs one turn, or answers it from the records when it already finished here before. */
     const runTurn = <A>(
       turnId: string,
@@ -135,10 +158,9 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
         if (Option.isSome(replayed)) return replayed.value
-        if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
-        yield* log.turnStarted(turnId)
-        yield* Ref.set(turn, { turnId, seen: new Map() })
+        const started = yield* startTurn(h, turnId)
         const value = yield* body(h.client)
+        yield* started
         const usage = Usage.add(h.base, yield* h.client.usage)
         yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, value)
         h.replies.set(turnId, value)
@@ -157,9 +179,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const h = yield* ensure
         const done = h.replies.get(turnId)
         if (typeof done === "string") return Stream.make(new Complete({ text: done }))
-        if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
-        yield* log.turnStarted(turnId)
-        yield* Ref.set(turn, { turnId, seen: new Map() })
+        const started = yield* startTurn(h, turnId)
         return body(h.client).pipe(
           Stream.tap((event) =>
             event._tag === "Complete"
@@ -167,7 +187,10 @@ export const make = <O extends HostedOptions, RM, E, R>(
                 Effect.all([h.client.usage, h.client.sessionId]),
                 ([usage, sessionId]) =>
                   Effect.andThen(
-                    log.turnDone(turnId, Option.getOrUndefined(sessionId), Usage.add(h.base, usage), event.text),
+                    Effect.andThen(
+                      started,
+                      log.turnDone(turnId, Option.getOrUndefined(sessionId), Usage.add(h.base, usage), event.text)
+                    ),
                     Effect.sync(() => h.replies.set(turnId, event.text))
                   )
               )

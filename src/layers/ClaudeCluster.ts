@@ -14,8 +14,8 @@
  * move to the live runners, whose conversations resume from the session store. The {@link defaults}
  * here (2 s health check, 2 s lock refresh, 10 s lock expiry) gave 5–17 s from SIGKILL to the next
  * turn answered (PostgreSQL and SQLite, three runners, `test/e2e/ClaudeCluster.e2e.test.ts`);
- * Effect's own defaults (1 minute health check, 35 s expiry) give a minute or more. `docs/cluster.md`
- * has the measured times.
+ * Effect's own defaults (1 minute health check, 35 s expiry) gave about 38 s. `docs/cluster.md` has
+ * the measured times.
  *
  * @since 1.0.0
  * @module

@@ -43,7 +43,9 @@ describe("examples/claude-local.ts", () => {
       expect(out.stdout).toContain("tool to_fahrenheit({\"celsius\":24}) → 75")
       expect(out.stdout).toContain("claude: It is 75°F in Lisbon.")
       expect(out.stdout).toContain("claude: Yes, Lisbon is warmer than Paris.")
-      expect(out.stdout.split("\n")[0]).toMatch(new RegExp(`^claude CLI: ${claudeBinary.replace(/[.*+?^$()|[\]\\]/g, "\\$&")} \\(2\\.1\\.`))
+      expect(out.stdout.split("\n")[0]).toMatch(
+        new RegExp(`^claude CLI: ${claudeBinary.replace(/[.*+?^$()|[\]\\]/g, "\\$&")} \\(2\\.1\\.`)
+      )
       expect(api.messageRequests()[0]!.body.system).toEqual(
         expect.arrayContaining([expect.objectContaining({ text: expect.stringContaining("Answer briefly") })])
       )

@@ -3,9 +3,9 @@ import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { describeClaude, exampleClaudeBinary, providerFromEnv } from "../../examples/support/providers.ts"
-import { claudeBinary, oldestClaudeBinary } from "../support/claudeCli.ts"
 import * as Scripted from "../../src/layers/Scripted.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
+import { claudeBinary, oldestClaudeBinary } from "../support/claudeCli.ts"
 import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 
 const scripted = { name: "scripted (offline)", layer: Scripted.layer({ script: [Scripted.text("offline")] }) }
