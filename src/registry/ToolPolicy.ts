@@ -211,6 +211,16 @@ const safeDecode = <A>(
  */
 export const resolveToolPolicy = (
   registry: Registry.Registry,
+  agent: typeof AgentToolSettings.Encoded,
+  ctx: typeof PolicyContext.Encoded
+): Result.Result<ToolPolicy, Schema.SchemaError> => resolveToolPolicyUnknown(registry, agent, ctx)
+
+/**
+ * {@link resolveToolPolicy} for input whose type is not known (a request body, a settings file):
+ * the same validation, the same result.
+ */
+export const resolveToolPolicyUnknown = (
+  registry: Registry.Registry,
   agent: unknown,
   ctx: unknown
 ): Result.Result<ToolPolicy, Schema.SchemaError> => {

@@ -25,6 +25,23 @@ const names = (p: (d: (typeof registry.descriptors)[number]) => boolean) =>
   registry.descriptors.filter(p).map((d) => d.name)
 
 describe("resolveToolPolicy: rules", () => {
+  it("typed input: a context without conditions does not compile; unknown input goes through resolveToolPolicyUnknown", () => {
+    const registry = ClaudeCodeCatalog.registry
+    // @ts-expect-error conditions is required (it used to compile and fail at run time)
+    const missing = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, { headless: true })
+    expect(Result.isFailure(missing)).toBe(true)
+    const typed = ToolPolicy.resolveToolPolicy(registry, { disabledTools: ["WebFetch"] }, {
+      conditions: {},
+      headless: true
+    })
+    const untyped = ToolPolicy.resolveToolPolicyUnknown(
+      registry,
+      JSON.parse("{\"disabledTools\":[\"WebFetch\"]}") as unknown,
+      JSON.parse("{\"conditions\":{},\"headless\":true}") as unknown
+    )
+    expect(untyped).toEqual(typed)
+  })
+
   it("nothing disabled, not headless, git workspace (snapshot)", () => {
     const policy = resolve([], { conditions: { "workspace-has-git": true } })
     expect(policy).toEqual({
@@ -283,7 +300,7 @@ const paths = (e: Schema.SchemaError) => formatIssues(e).map((i) => i.path)
 
 describe("resolveToolPolicy: invalid input", () => {
   it("a wrongly shaped agent is a ParseError naming the path", () => {
-    const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: ["Bash", 3] }, {
+    const r = ToolPolicy.resolveToolPolicyUnknown(registry, { disabledTools: ["Bash", 3] }, {
       conditions: {},
       headless: false
     })
@@ -303,12 +320,12 @@ describe("resolveToolPolicy: invalid input", () => {
         [{ conditions: {}, headless: true, mcpServers: ["bad__name"] }, ["mcpServers", 0]]
       ] as const
     ) {
-      const r = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, ctx)
+      const r = ToolPolicy.resolveToolPolicyUnknown(registry, { disabledTools: [] }, ctx)
       if (Result.isSuccess(r)) throw new Error("expected a SchemaError")
       expect(paths(r.failure)).toEqual([path])
     }
-    expect(Result.isFailure(ToolPolicy.resolveToolPolicy(registry, null, null))).toBe(true)
-    expect(Result.isFailure(ToolPolicy.resolveToolPolicy(registry, "Bash", undefined))).toBe(true)
+    expect(Result.isFailure(ToolPolicy.resolveToolPolicyUnknown(registry, null, null))).toBe(true)
+    expect(Result.isFailure(ToolPolicy.resolveToolPolicyUnknown(registry, "Bash", undefined))).toBe(true)
   })
 })
 
@@ -452,7 +469,7 @@ describe("resolveToolPolicy: properties", () => {
 
   it("never throws on arbitrary input", () => {
     fc.assert(fc.property(fc.anything(), fc.anything(), (agent, ctx) => {
-      const r = ToolPolicy.resolveToolPolicy(registry, agent, ctx)
+      const r = ToolPolicy.resolveToolPolicyUnknown(registry, agent, ctx)
       expect(Result.isResult(r)).toBe(true)
     }))
   })
@@ -678,7 +695,7 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
     for (
       const [agent, c] of [[throwing, ctx], [proxy, ctx], [listProxy, ctx], [{ disabledTools: [] }, proxy]] as const
     ) {
-      const r = ToolPolicy.resolveToolPolicy(app, agent, c)
+      const r = ToolPolicy.resolveToolPolicyUnknown(app, agent, c)
       expect(Result.isFailure(r)).toBe(true)
       if (Result.isFailure(r)) {
         expect(Schema.isSchemaError(r.failure)).toBe(true)
