@@ -13,7 +13,7 @@ import { extname } from "node:path"
 import { deflateSync, inflateSync } from "node:zlib"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.ts"
-import { providerFromEnv } from "./support/providers.ts"
+import { exampleClaudeBinary, providerFromEnv } from "./support/providers.ts"
 
 // --- A tiny PNG encoder/decoder (solid RGB images), so the example needs no image file. ---
 
@@ -115,7 +115,10 @@ const program = Effect.gen(function*() {
 
 const provider = providerFromEnv({
   scripted: { name: "scripted (offline)", layer: offlineModel },
-  claudeLocal: { name: "claude-local (the claude CLI)", layer: Layer.orDie(ClaudeLocal.layerConfig()) },
+  claudeLocal: {
+    name: `claude-local (the claude CLI at ${exampleClaudeBinary()})`,
+    layer: Layer.orDie(ClaudeLocal.layerConfig({ binary: exampleClaudeBinary() }))
+  },
   claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)

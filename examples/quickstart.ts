@@ -10,7 +10,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.ts"
-import { providerFromEnv } from "./support/providers.ts"
+import { exampleClaudeBinary, printFailure, providerFromEnv } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
@@ -64,8 +64,11 @@ const program = Effect.gen(function*() {
 // real provider; with neither, the offline model runs.
 const provider = providerFromEnv({
   scripted: { name: "scripted (offline)", layer: offlineModel },
-  claudeLocal: { name: "claude-local (the claude CLI)", layer: Layer.orDie(ClaudeLocal.layerConfig()) },
+  claudeLocal: {
+    name: `claude-local (the claude CLI at ${exampleClaudeBinary()})`,
+    layer: Layer.orDie(ClaudeLocal.layerConfig({ binary: exampleClaudeBinary() }))
+  },
   claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)
-program.pipe(Effect.provide(provider.layer), NodeRuntime.runMain)
+program.pipe(Effect.provide(provider.layer), printFailure, NodeRuntime.runMain)

@@ -14,6 +14,7 @@
  * URL) stops the program with a clear message when the layer is built.
  */
 import { NodeHttpClient } from "@effect/platform-node"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { execFile } from "node:child_process"
@@ -131,3 +132,26 @@ export const describeClaude = (binary: string): Effect.Effect<string> =>
       )))
     return Effect.sync(() => child.kill())
   })
+
+/** The failure of a cause in one line: the error's message (with its tag), no stack trace. */
+export const describeFailure = (cause: Cause.Cause<unknown>): string => {
+  const error = Cause.squash(cause)
+  if (typeof error === "object" && error !== null && "message" in error) {
+    const tag = "_tag" in error && typeof error._tag === "string" ? `${error._tag}: ` : ""
+    return `${tag}${String(error.message)}`
+  }
+  return String(error)
+}
+
+/**
+ * Ends an example on failure with one readable line on stderr and exit code 1, instead of a stack
+ * trace: what failed and what to do is in the library's messages.
+ */
+export const printFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.Effect<A | void, never, R> =>
+  Effect.catchCause(program, (cause) =>
+    Cause.hasInterruptsOnly(cause)
+      ? Effect.void
+      : Effect.sync(() => {
+        process.stderr.write(`error: ${describeFailure(cause)}\n`)
+        process.exitCode = 1
+      }))

@@ -55,6 +55,25 @@ describe("examples/quickstart.ts (npm start)", () => {
     expect(out).toMatch(/model: In Paris it is 18°C \(64°F\).*no weather station in Atlantis/)
   }, 120_000)
 
+  it.live(
+    "AI_PROVIDER=anthropic (or gemini) without a key: one line naming the variable, no stack trace",
+    () =>
+      Effect.gen(function*() {
+        for (
+          const [provider, variable] of [["anthropic", "ANTHROPIC_API_KEY"], ["gemini", "GEMINI_API_KEY"]] as const
+        ) {
+          const out = yield* runQuickstart({ ...withoutCredentials(), AI_PROVIDER: provider })
+          expect(out.code, provider).toBe(1)
+          const lines = out.stderr.trim().split("\n")
+          expect(lines, out.stderr).toHaveLength(1)
+          expect(lines[0]).toMatch(new RegExp(`^error: ProviderError: ${variable} is not set: get a key at https://`))
+          expect(lines[0]).toContain("claude-local")
+          expect(out.stderr).not.toMatch(/\n\s+at /)
+        }
+      }),
+    120_000
+  )
+
   it.live("AI_PROVIDER=anthropic runs the same program on the Messages API", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(weatherModel(""))
