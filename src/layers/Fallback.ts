@@ -274,10 +274,15 @@ export const make = (
     return { add, chat, chatStream, ask, setTools, usage } satisfies ChatClientService
   })
 
+const describeBuildError = (error: unknown): string =>
+  typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
+
 /**
  * A ChatClient over `providers`, tried in order. Every provider is built in the fallback's scope,
- * so closing the fallback closes all of them; building fails with a provider layer's own error,
- * or with `FallbackError` (`NoProviders`) when the list is empty.
+ * so closing the fallback closes all of them. A provider whose layer fails to build (a missing
+ * key, a bad base URL) is left out of the chain with a warning naming it and why; building fails
+ * only when none builds (with the first one's error), or with `FallbackError` (`NoProviders`) when
+ * the list is empty.
  *
  * A call fails with the active provider's error when the policy calls it fatal, and with
  * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
@@ -304,11 +309,25 @@ export const layer = <E, R>(
     ChatClient,
     Effect.gen(function*() {
       const scope: Scope.Scope = yield* Effect.scope
-      const clients = yield* Effect.forEach(providers, (p) =>
-        Effect.map(Layer.buildWithScope(p.layer, scope), (ctx) => ({
+      const built = yield* Effect.forEach(providers, (p) =>
+        Effect.result(Effect.map(Layer.buildWithScope(p.layer, scope), (ctx) => ({
           name: p.name,
           client: Context.get(ctx, ChatClient)
-        })))
+        }))))
+      const clients = built.flatMap((r) => (Result.isSuccess(r) ? [r.success] : []))
+      const failed = built.flatMap((
+        r,
+        i
+      ) => (Result.isFailure(r) ? [{ name: providers[i]!.name, error: r.failure }] : []))
+      // A chain is usable while one member is: a member without its key (say) is left out, loudly.
+      if (clients.length === 0 && failed.length > 0) {
+        return yield* Effect.fail(failed[0]!.error)
+      }
+      for (const { error, name } of failed) {
+        yield* Effect.logWarning(`Fallback: provider ${name} could not be built and is left out of the chain`).pipe(
+          Effect.annotateLogs({ provider: name, error: describeBuildError(error) })
+        )
+      }
       return yield* make(clients, options)
     })
   )

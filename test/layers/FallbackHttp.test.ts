@@ -1,6 +1,8 @@
 import { NodeHttpClient } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
@@ -11,6 +13,7 @@ import { ChatClient, type ChatClientService } from "../../src/services/ChatClien
 import * as Tool from "../../src/services/Tool.js"
 import * as FakeMessages from "../support/FakeMessagesApi.js"
 import * as FakeOpenAi from "../support/FakeOpenAi.js"
+import { withCapturedLogs } from "./httpProviderSupport.js"
 
 // Fallback over the real HTTP providers and their fakes: the statuses and network errors come
 // from real responses and real sockets, not from scripted errors.
@@ -87,5 +90,26 @@ describe("Fallback over the HTTP providers", () => {
         retryable: false
       })
       expect(openai.completionRequests().length).toBe(before)
+    }))
+
+  it.live("a member that cannot be built (no key) is left out with a warning; with none left, its error", () =>
+    Effect.gen(function*() {
+      const openai = yield* FakeOpenAi.make(() => ({ text: "from openai" }))
+      const env = ConfigProvider.layer(ConfigProvider.fromUnknown({ OPENAI_BASE_URL: openai.url }))
+      const anthropic = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const chain = Fallback.layer([
+        { name: "anthropic", layer: anthropic },
+        { name: "openai", layer: OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici)) }
+      ]).pipe(Layer.provide(env))
+      const { exit, lines } = yield* withCapturedLogs(
+        Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(chain))
+      )
+      expect(exit).toEqual(Exit.succeed("from openai"))
+      expect(lines.some((l) => l.includes("provider anthropic could not be built") && l.includes("ANTHROPIC_API_KEY")))
+        .toBe(true)
+      const none = Fallback.layer([{ name: "anthropic", layer: anthropic }]).pipe(Layer.provide(env))
+      const error = yield* Effect.flip(Effect.provide(ChatClient, none))
+      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(String((error as { message?: unknown }).message)).toContain("ANTHROPIC_API_KEY is not set")
     }))
 })
