@@ -151,6 +151,10 @@ const advice = (error: SqlError | Migrator.MigrationError, fallback = operationA
 
 const isRetryable = (error: SqlError | Migrator.MigrationError): boolean => sqlErrorOf(error)?.isRetryable ?? false
 
+/** A lock another connection held too long: worth a quick retry (a server that is down is not). */
+const isLockTimeout = (error: SqlError | Migrator.MigrationError): boolean =>
+  sqlErrorOf(error)?.reason._tag === "LockTimeoutError"
+
 const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError =>
   new SessionStoreError({
     operation,
@@ -170,7 +174,7 @@ export const migrate: Effect.Effect<
 > = Migrator.make({})({ loader: migrations, table: migrationsTable }).pipe(
   // Processes that start together on one new SQLite file race for its write lock, and SQLite
   // refuses (rather than waits for) a read transaction that then writes: such a loser retries.
-  Effect.retry({ while: isRetryable, schedule: Schedule.exponential("20 millis"), times: 8 }),
+  Effect.retry({ while: isLockTimeout, schedule: Schedule.exponential("20 millis"), times: 8 }),
   Effect.mapError((error) =>
     new SessionStoreSetupError({
       stage: "migrate",
