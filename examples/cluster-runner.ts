@@ -21,6 +21,7 @@ import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversationRunner } from "../src/cluster.ts"
 import { ClaudeLocal, ClaudeProcessPool, NodeSecretFile, NodeSubprocess, Tool } from "../src/index.ts"
 import { ClaudeSessionStoreSql, SqliteClient } from "../src/session-store-sql.ts"
+import { exampleClaudeBinary } from "./support/providers.ts"
 import { logged } from "./support/weatherTools.ts"
 
 const prices: Record<string, number> = { "flat white": 3.5, espresso: 2.2, "oat latte": 4.1 }
@@ -52,7 +53,7 @@ const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(functio
 const program = Effect.gen(function*() {
   const host = yield* Config.String("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1"))
   const port = yield* Config.Port("RUNNER_PORT").pipe(Config.withDefault(34431))
-  const binary = Option.getOrUndefined(yield* Config.option(Config.String("CLAUDE_BINARY")))
+  const binary = exampleClaudeBinary()
   const cwd = Option.getOrUndefined(yield* Config.option(Config.String("CLAUDE_CWD")))
 
   const conversations = ClaudeConversationRunner.layer({

@@ -12,6 +12,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { LanguageModel, Tool as AiTool, Toolkit } from "effect/ai"
 import { ChatLanguageModel } from "../src/effect-ai.ts"
+import { exampleClaudeBinary } from "./support/providers.ts"
 
 // ---- the effect/ai program: nothing in it knows which model runs it ----
 
@@ -52,7 +53,7 @@ const ClaudeCode = Layer.unwrap(
   Effect.gen(function*() {
     const opt = (name: string) => Effect.map(Config.option(Config.String(name)), Option.getOrUndefined)
     return ChatLanguageModel.layerClaudeLocalNode({
-      binary: yield* opt("CLAUDE_BINARY"),
+      binary: exampleClaudeBinary(),
       cwd: yield* opt("CLAUDE_CWD"),
       systemPrompt: "Answer briefly. Use the tools for weather."
     })

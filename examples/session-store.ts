@@ -15,6 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ChatClient, ClaudeCodeOptions, ClaudeLocal } from "../src/index.ts"
 import { ClaudeSessionStoreSql } from "../src/session-store-sql.ts"
+import { exampleClaudeBinary } from "./support/providers.ts"
 
 /** A machine of its own: an empty config dir, removed with the scope. */
 const machine = Effect.acquireRelease(
@@ -25,6 +26,7 @@ const machine = Effect.acquireRelease(
 /** A client on `configDir`, continuing `from` (a session id or a snapshot) when given. */
 const client = (configDir: string, from: { resume?: string; snapshot?: ClaudeCodeOptions.ClaudeSnapshot } = {}) =>
   ClaudeLocal.layerConfig({
+    binary: exampleClaudeBinary(),
     systemPrompt: "Answer in one short sentence.",
     projectKey: "example",
     env: { CLAUDE_CONFIG_DIR: configDir },
