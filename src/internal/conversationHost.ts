@@ -127,8 +127,8 @@ export const make = <O extends HostedOptions, RM, E, R>(
 
     /**
      * Records the turn as started off its path (that record only feeds the redelivery count, and a
-     * store round trip per turn is a cost every turn pays); the returned effect awaits it, so the
-     * records stay in order before the turn is recorded done.
+     * store round trip per turn is a cost every turn pays). The returned `finish` awaits that record,
+     * so the records stay in order, then records the turn done with its reply.
      */
     const startTurn = (h: Hosted, turnId: string) =>
       Effect.gen(function*() {
@@ -144,7 +144,13 @@ export const make = <O extends HostedOptions, RM, E, R>(
           ),
           scope
         )
-        return Fiber.join(started)
+        return (reply: unknown) =>
+          Effect.gen(function*() {
+            yield* Fiber.join(started)
+            const usage = Usage.add(h.base, yield* h.client.usage)
+            yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
+            h.replies.set(turnId, reply)
+          })
       })
 
     /** Runs one turn, or answers it from the records when it already finished here before. */
@@ -158,12 +164,9 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
         if (Option.isSome(replayed)) return replayed.value
-        const started = yield* startTurn(h, turnId)
+        const finish = yield* startTurn(h, turnId)
         const value = yield* body(h.client)
-        yield* started
-        const usage = Usage.add(h.base, yield* h.client.usage)
-        yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, value)
-        h.replies.set(turnId, value)
+        yield* finish(value)
         return value
       }).pipe(
         Effect.withSpan("ClaudeConversation.turn", {
@@ -179,24 +182,8 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const h = yield* ensure
         const done = h.replies.get(turnId)
         if (typeof done === "string") return Stream.make(new Complete({ text: done }))
-        const started = yield* startTurn(h, turnId)
-        return body(h.client).pipe(
-          Stream.tap((event) =>
-            event._tag === "Complete"
-              ? Effect.flatMap(
-                Effect.all([h.client.usage, h.client.sessionId]),
-                ([usage, sessionId]) =>
-                  Effect.andThen(
-                    Effect.andThen(
-                      started,
-                      log.turnDone(turnId, Option.getOrUndefined(sessionId), Usage.add(h.base, usage), event.text)
-                    ),
-                    Effect.sync(() => h.replies.set(turnId, event.text))
-                  )
-              )
-              : Effect.void
-          )
-        )
+        const finish = yield* startTurn(h, turnId)
+        return body(h.client).pipe(Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void))
       }))
 
     const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {

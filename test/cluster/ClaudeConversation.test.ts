@@ -52,6 +52,13 @@ const tempDir = Effect.acquireRelease(
   (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
 )
 
+/** The fake model, a sandbox for the CLI and a new SQLite file for the cluster and the store. */
+const fixture = Effect.gen(function*() {
+  const api = yield* Fake.make(model)
+  const box = yield* sandbox(api.url)
+  return { api, box, filename: join(yield* tempDir, "cluster.db") }
+})
+
 interface RunnerOptions {
   readonly box: Sandbox
   readonly filename: string
@@ -100,9 +107,7 @@ const runnerOf = (conversationId: string) =>
 describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
   it.live("chat, a duplicate turn id, ask, an idempotent tool, chatStream and usage", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make(model)
-      const box = yield* sandbox(api.url)
-      const filename = join(yield* tempDir, "cluster.db")
+      const { api, box, filename } = yield* fixture
       const lookups = { count: 0 }
       yield* Effect.gen(function*() {
         const c = yield* conversation("conv-1")
@@ -151,9 +156,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
     "a turn its records say finished is answered from them; a dead activation counts as a failover",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make(model)
-        const box = yield* sandbox(api.url)
-        const filename = join(yield* tempDir, "cluster.db")
+        const { api, box, filename } = yield* fixture
         yield* Effect.gen(function*() {
           const store = yield* ClaudeSessionStore
           // What a runner that died after finishing turn "t9" but before replying leaves behind.
@@ -186,9 +189,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
     "spans: the caller's ClaudeConversation.chat, the runner's turn with the conversation and turn ids",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make(model)
-        const box = yield* sandbox(api.url)
-        const filename = join(yield* tempDir, "cluster.db")
+        const { box, filename } = yield* fixture
         const recorder = makeRecorder()
         yield* Effect.gen(function*() {
           const c = yield* conversation("conv-6")
@@ -211,9 +212,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
 
   it.live("setup failures and bad ids are ConversationSetupError; nothing runs", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make(model)
-      const box = yield* sandbox(api.url)
-      const filename = join(yield* tempDir, "cluster.db")
+      const { api, box, filename } = yield* fixture
       yield* Effect.gen(function*() {
         const bad = yield* Effect.flip(conversation("../etc"))
         expect(bad._tag).toBe("ConversationSetupError")
@@ -233,9 +232,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
     "an idle conversation is passivated: its CLI stops, and the next turn resumes the session",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make(model)
-        const box = yield* sandbox(api.url)
-        const filename = join(yield* tempDir, "cluster.db")
+        const { api, box, filename } = yield* fixture
         yield* Effect.gen(function*() {
           const c = yield* conversation("conv-4")
           yield* c.chat("marker ALPHA-7", { turnId: "t1" })
@@ -261,9 +258,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
     "a ClaudeProcessPool given to the runner bounds its live CLIs across conversations",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make(model)
-        const box = yield* sandbox(api.url)
-        const filename = join(yield* tempDir, "cluster.db")
+        const { api, box, filename } = yield* fixture
         const pool = Pool.layer({ maxLiveProcesses: 1, reclaimAfter: "10 millis" })
         yield* Effect.gen(function*() {
           const a = yield* conversation("conv-a")
@@ -281,9 +276,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
 
   it.live("ClaudeAgent.make hosts a conversation too", () =>
     Effect.gen(function*() {
-      const api = yield* Fake.make(model)
-      const box = yield* sandbox(api.url)
-      const filename = join(yield* tempDir, "cluster.db")
+      const { api, box, filename } = yield* fixture
       const runner = ClaudeConversationRunner.layer({
         make: ClaudeAgent.make,
         conversation: () =>
