@@ -14,6 +14,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, Tool } from "../src/index.ts"
+import { printFailure } from "./support/providers.ts"
 
 const stock = new Map([["A-1", 3], ["B-2", 40]])
 
@@ -57,5 +58,6 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ClaudeAgent.layerConfig({ systemPrompt: "You manage a small warehouse. Use the tools." })),
+  printFailure,
   NodeRuntime.runMain
 )

@@ -16,6 +16,7 @@ import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversation } from "../src/cluster.ts"
 import { SqliteClient } from "../src/session-store-sql.ts"
+import { printFailure } from "./support/providers.ts"
 
 /** The shared storage, chosen as the runners choose it. */
 const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(function*() {
@@ -56,5 +57,6 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(storage))),
+  printFailure,
   NodeRuntime.runMain
 )

@@ -12,7 +12,7 @@ import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { LanguageModel, Tool as AiTool, Toolkit } from "effect/ai"
 import { ChatLanguageModel } from "../src/effect-ai.ts"
-import { exampleClaudeBinary } from "./support/providers.ts"
+import { exampleClaudeBinary, printFailure } from "./support/providers.ts"
 
 // ---- the effect/ai program: nothing in it knows which model runs it ----
 
@@ -60,4 +60,4 @@ const ClaudeCode = Layer.unwrap(
   })
 )
 
-program.pipe(Effect.provide(WeatherLive), Effect.provide(ClaudeCode), NodeRuntime.runMain)
+program.pipe(Effect.provide(WeatherLive), Effect.provide(ClaudeCode), printFailure, NodeRuntime.runMain)

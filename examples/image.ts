@@ -13,7 +13,7 @@ import { extname } from "node:path"
 import { deflateSync, inflateSync } from "node:zlib"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.ts"
-import { exampleClaudeBinary, providerFromEnv } from "./support/providers.ts"
+import { exampleClaudeBinary, printFailure, providerFromEnv } from "./support/providers.ts"
 
 // --- A tiny PNG encoder/decoder (solid RGB images), so the example needs no image file. ---
 
@@ -122,4 +122,4 @@ const provider = providerFromEnv({
   claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)
-program.pipe(Effect.provide(provider.layer), NodeRuntime.runMain)
+program.pipe(Effect.provide(provider.layer), printFailure, NodeRuntime.runMain)

@@ -14,6 +14,7 @@ import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as McpBridge from "../src/services/McpBridge.ts"
 import * as SecretFile from "../src/services/SecretFile.ts"
 import * as Tool from "../src/services/Tool.ts"
+import { printFailure } from "./support/providers.ts"
 
 // --- An application service the tools use: handlers get it from the context that sets them. ---
 
@@ -67,5 +68,6 @@ program.pipe(
   Effect.provide(MainLive),
   // After `provide`, so it is printed once the layer (the server) has been released too.
   Effect.ensuring(Console.log("Bridge stopped, config file removed.")),
+  printFailure,
   NodeRuntime.runMain
 )

@@ -15,7 +15,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { ChatClient, ClaudeCodeOptions, ClaudeLocal } from "../src/index.ts"
 import { ClaudeSessionStoreSql } from "../src/session-store-sql.ts"
-import { exampleClaudeBinary } from "./support/providers.ts"
+import { exampleClaudeBinary, printFailure } from "./support/providers.ts"
 
 /** A machine of its own: an empty config dir, removed with the scope. */
 const machine = Effect.acquireRelease(
@@ -59,4 +59,4 @@ Effect.gen(function*() {
   // The store is what the machines share; a temporary file unless SESSION_STORE names one.
   const filename = process.env["SESSION_STORE"] ?? path.join(yield* machine, "sessions.db")
   yield* program.pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename })))
-}).pipe(Effect.scoped, NodeRuntime.runMain)
+}).pipe(Effect.scoped, printFailure, NodeRuntime.runMain)

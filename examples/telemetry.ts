@@ -21,7 +21,7 @@ import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor } from "@
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { Otlp } from "effect/observability"
 import { ChatClient, type ModelTurn, Scripted } from "../src/index.ts"
-import { providerFromEnv } from "./support/providers.ts"
+import { printFailure, providerFromEnv } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 
 const serviceName = "effect-chat-bridge-example"
@@ -138,5 +138,6 @@ const choice = providerFromEnv({ scripted: { name: "scripted (offline)", layer: 
 program.pipe(
   Effect.provide(choice.layer),
   Effect.provide(TelemetryLive),
+  printFailure,
   NodeRuntime.runMain
 )

@@ -12,6 +12,7 @@ import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
 import * as Conditions from "../src/registry/Conditions.ts"
 import * as Registry from "../src/registry/Registry.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
+import { printFailure } from "./support/providers.ts"
 
 const program = Effect.gen(function*() {
   // The application's memory server, with a tool the user can switch off.
@@ -35,4 +36,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer)))
+NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer), printFailure))

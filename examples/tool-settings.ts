@@ -20,6 +20,7 @@ import * as CatalogView from "../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
 import * as AgentSettings from "../src/services/AgentSettings.ts"
+import { printFailure } from "./support/providers.ts"
 
 const chosen = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
 
@@ -86,4 +87,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(Settings)))
+NodeRuntime.runMain(program.pipe(Effect.provide(Settings), printFailure))
