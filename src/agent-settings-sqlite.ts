@@ -5,7 +5,10 @@
  * and the SQLite client. Building the layer on a Node without `node:sqlite` fails with an
  * `AgentSettingsStorageError` that says which Node is needed.
  *
+ * Needs: nothing beyond the main entry's peers.
+ *
+ * @summary `AgentSettingsSqlite`: per-agent tool settings in a SQLite file (`node:sqlite`, no peer).
  * @since 0.1.0
- * @module
+ * @module effect-chat-bridge/agent-settings-sqlite
  */
 export * as AgentSettingsSqlite from "./layers/AgentSettingsSqlite.ts"

@@ -1,14 +1,38 @@
 /**
- * effect-chat-bridge: let a model call your in-process tools on any provider, and decide from
- * one declarative registry which Claude Code tools an agent may use.
+ * The main entry, `effect-chat-bridge`: let a model call your in-process tools on any provider
+ * (Anthropic, OpenAI or a compatible server, Gemini, a fallback chain, the `claude` CLI), and
+ * decide from one declarative registry which Claude Code tools an agent may use.
  *
- * This entry loads no optional peer. The parts that need one have their own entry points:
+ * Needs: `effect` ^4.1.0 and `@effect/platform-node` ^4.1.0 (peers), Node ≥ 22.19. This entry
+ * loads no optional peer. The parts that need one have their own entry points:
  * `effect-chat-bridge/claude-agent` (the Claude Agent SDK) and `effect-chat-bridge/drift-guard`
- * (`typescript`); `effect-chat-bridge/agent-settings-sqlite` (on `node:sqlite`) and
+ * (`typescript`); `effect-chat-bridge/agent-settings-sqlite` (on `node:sqlite`),
+ * `effect-chat-bridge/session-store-sql`, `effect-chat-bridge/cluster` and
  * `effect-chat-bridge/effect-ai` (on `effect/ai`) need no peer but stay apart to keep this entry light.
  *
+ * Where to start: {@link ChatClient} is the contract every provider implements, {@link Tool}
+ * defines your tools, and a layer from "Chat providers" gives a `ChatClient`. Test doubles are
+ * apart, under "Testing".
+ *
+ * @summary Chat clients for every provider, tools, the MCP bridge, the Claude Code tool policy, test doubles.
+ * @groupDescription Chat
+ * The provider-neutral contract: a conversation with a model that can call your tools.
+ * @groupDescription Chat providers
+ * Layers that provide a `ChatClient`, and what the two Claude Code providers share.
+ * @groupDescription Tools
+ * Your in-process tools, and the loopback MCP bridge that lets the `claude` CLI call them.
+ * @groupDescription Claude Code tool policy
+ * Which built-in Claude Code tools an agent may use: registry, catalog, policy, per-agent settings.
+ * @groupDescription Sessions & storage
+ * Where Claude Code conversations are kept so they outlive a process.
+ * @groupDescription Telemetry
+ * What the chat clients report to Effect's tracer and metrics.
+ * @groupDescription Processes & files
+ * The child processes and secret files the `claude` CLI provider relies on, and their Node layers.
+ * @groupDescription Testing
+ * Deterministic doubles for tests and offline examples; not for production.
  * @since 0.1.0
- * @module
+ * @module effect-chat-bridge
  */
 
 // Chat

@@ -6,8 +6,11 @@
  * application that shares one SQLite file between the store and its own tables (or the cluster's).
  * A separate entry point, so the main entry does not pull in `effect/sql`.
  *
+ * Needs: nothing more for SQLite; `@effect/sql-pg` ^4 for PostgreSQL.
+ *
+ * @summary `ClaudeSessionStoreSql` and `SqliteClient`: Claude Code sessions in SQLite or PostgreSQL.
  * @since 1.0.0
- * @module
+ * @module effect-chat-bridge/session-store-sql
  */
 export * as ClaudeSessionStoreSql from "./layers/ClaudeSessionStoreSql.ts"
 export * as SqliteClient from "./layers/SqliteClient.ts"

@@ -21,6 +21,8 @@
  * `needsApproval` (every loop here runs a call as soon as the model makes it; nothing can pause
  * it for a user's answer).
  *
+ * @summary An `effect/ai` `Toolkit` with its handlers as this library's tools, for every provider.
+ * @group effect/ai
  * @since 0.1.0
  * @module
  */

@@ -38,6 +38,8 @@
  *   {@link toAiError}); the `ChatError` itself, encoded, is in `reason.metadata["effect-chat-bridge"]`
  *   ({@link chatErrorOf} reads it back).
  *
+ * @summary Any `ChatClient` provider, Claude Code above all, as an `effect/ai` `LanguageModel`.
+ * @group effect/ai
  * @since 0.1.0
  * @module
  */

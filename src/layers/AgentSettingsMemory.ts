@@ -2,6 +2,8 @@
  * `AgentSettings` in memory, with the same validation and semantics as the SQLite layer (both are
  * built on the same internal core). For tests and for applications that keep settings elsewhere.
  *
+ * @summary `AgentSettings` in memory, with the SQLite layer's semantics: for tests (or settings kept elsewhere).
+ * @group Testing
  * @since 0.1.0
  * @module
  */

@@ -15,6 +15,8 @@
  * another process (SQLite's lock, waited on for the client's 5 s busy timeout) can slip a write
  * in between.
  *
+ * @summary `AgentSettings` on a SQLite file through `node:sqlite`, with migrations: the default store.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

@@ -35,6 +35,8 @@
  * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
  * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
  *
+ * @summary Claude Code through the Claude Agent SDK as a `ChatClient`, your tools served in-process.
+ * @group Chat providers
  * @since 0.1.0
  * @module
  */

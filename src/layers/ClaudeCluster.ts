@@ -17,6 +17,8 @@
  * Effect's own defaults (1 minute health check, 35 s expiry) gave about 38 s. `docs/cluster.md` has
  * the measured times.
  *
+ * @summary Socket runner and client layers over SQL storage, checking every member shares the shard layout.
+ * @group Cluster
  * @since 1.0.0
  * @module
  */

@@ -10,6 +10,8 @@
  * Delivery is at least once: a turn whose runner died before replying runs again on the next one.
  * Wrap tools with side effects in `context.idempotent` so a re-run replays their stored result.
  *
+ * @summary The runner's side: hosts the conversations whose shards this runner owns.
+ * @group Cluster
  * @since 1.0.0
  * @module
  */

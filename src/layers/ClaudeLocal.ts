@@ -24,6 +24,8 @@
  * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
  * files, its bridge credential) then lives as long as that process does.
  *
+ * @summary The locally installed `claude` CLI as a `ChatClient`, your tools served over a loopback MCP bridge.
+ * @group Chat providers
  * @since 0.1.0
  * @module
  */

@@ -34,6 +34,8 @@
  * whose `retryable` is the `SqlError`'s (connection failures, lock and statement timeouts); the
  * `SqlError` is kept as `cause`. Building the layer fails with {@link SessionStoreSetupError}.
  *
+ * @summary `ClaudeSessionStore` on an `effect/sql` client: SQLite (one machine) or PostgreSQL (many).
+ * @group Sessions & storage
  * @since 1.0.0
  * @module
  */

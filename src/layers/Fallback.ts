@@ -5,6 +5,8 @@
  *
  * See {@link layer} for an example.
  *
+ * @summary An ordered chain of providers behind one `ChatClient`: the next takes over when one is down.
+ * @group Chat providers
  * @since 0.1.0
  * @module
  */

@@ -20,6 +20,8 @@
  * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
  *
  * @module
+ * @summary Gemini API as a `ChatClient` (needs an `HttpClient` layer and an API key).
+ * @group Chat providers
  * @since 0.1.0
  */
 import * as Config from "effect/Config"

@@ -16,6 +16,8 @@
  * All resources are still Effect-managed: listener, sessions and handler fibers are acquired in a
  * `Scope` and released in the right order.
  *
+ * @summary The `McpBridge` on Node: a loopback `node:http` server running the MCP SDK.
+ * @group Tools
  * @since 0.1.0
  * @module
  */

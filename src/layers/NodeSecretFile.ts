@@ -7,6 +7,8 @@
  * explicitly (a umask can only remove bits, but a caller may have changed it to anything), and the
  * modes are read back before the path is handed out.
  *
+ * @summary The `SecretFile` implementation over `effect/FileSystem`, wired to Node's file system.
+ * @group Processes & files
  * @since 0.1.0
  * @module
  */

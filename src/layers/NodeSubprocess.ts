@@ -9,6 +9,8 @@
  * then a bounded wait — scope close always finishes. Timers are Node timers, not the Effect
  * `Clock`: the child lives in real time, and a `TestClock` must not stall a kill.
  *
+ * @summary The `Subprocess` implementation on `node:child_process`, killing the whole process group.
+ * @group Processes & files
  * @since 0.1.0
  * @module
  */

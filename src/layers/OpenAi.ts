@@ -21,6 +21,8 @@
  * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
  *
  * @module
+ * @summary OpenAI Chat Completions (or any compatible server) as a `ChatClient`.
+ * @group Chat providers
  * @since 0.1.0
  */
 import * as Config from "effect/Config"

@@ -15,6 +15,8 @@
  * })
  * ```
  *
+ * @summary A deterministic model for tests and offline examples: real tool loop, scripted answers.
+ * @group Testing
  * @since 0.1.0
  * @module
  */

@@ -7,6 +7,8 @@
  * One connection per client, shared through a semaphore, as SQLite serialises writers anyway.
  * Two clients on one file contend through SQLite's own locks, waited on up to `busyTimeout`.
  *
+ * @summary A SQLite `SqlClient` on Node's built-in `node:sqlite`, shaped like `@effect/sql-pg`'s `PgClient`.
+ * @group Sessions & storage
  * @since 1.0.0
  * @module
  */

@@ -2,6 +2,8 @@
  * An in-memory `SecretFile` for tests of code that only passes the path along: nothing touches the
  * disk, every write is recorded with whether its scope has closed yet.
  *
+ * @summary An in-memory `SecretFile` that records every write, for tests.
+ * @group Testing
  * @since 0.1.0
  * @module
  */

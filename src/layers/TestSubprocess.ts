@@ -3,6 +3,8 @@
  * call is recorded, and each call gets the next scripted outcome. Non-zero exit codes are
  * treated exactly as the Node layer treats them (`SubprocessExitError` unless `allowNonZeroExit`).
  *
+ * @summary A scripted `Subprocess` that starts nothing and records every call, for tests.
+ * @group Testing
  * @since 0.1.0
  * @module
  */

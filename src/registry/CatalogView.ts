@@ -3,6 +3,8 @@
  * switch per pair group, localized labels — and the way back from switch states to the agent's
  * `disabledTools`.
  *
+ * @summary The tool catalog as a settings UI shows it (categories, switches, labels) and back to `disabledTools`.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

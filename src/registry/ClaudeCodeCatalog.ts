@@ -3,6 +3,8 @@
  * names that `disallowedTools`, permission rules and hook matchers use — which differ from the
  * `sdk-tools.d.ts` interface names for a few tools (see `DriftGuard.aliases`).
  *
+ * @summary The built-in Claude Code tools, classified: the default registry's descriptors.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

@@ -8,6 +8,8 @@
  * application declares conditions of its own with `Registry.make(descriptors, { conditions })`
  * and passes their values the same way.
  *
+ * @summary Runtime conditions (`workspace-has-git`, your own) that `conditional` tools depend on.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

@@ -5,6 +5,8 @@
  * the input union no longer has. (Removals are also caught at compile time by `SdkCoverage`.)
  * `typescript` is loaded lazily, only when a check runs.
  *
+ * @summary Checks the Claude Code catalog against the installed Agent SDK's typed tool list.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

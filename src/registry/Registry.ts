@@ -3,6 +3,8 @@
  * and the drift guard read. Built only through `make` (or its sync forms), so every consumer can
  * rely on the set-level rules having been checked once.
  *
+ * @summary A validated set of tool descriptors: what the policy, the settings catalog and the drift guard read.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

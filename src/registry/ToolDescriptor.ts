@@ -3,6 +3,8 @@
  * how it is shown, whether an agent may use it, and how it is named on the wire. Plain data with
  * an Effect Schema, so registries coming from files or settings are validated, not trusted.
  *
+ * @summary The declarative description of one Claude Code tool: display, availability, wire name.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

@@ -3,6 +3,8 @@
  * agent's opt-outs and the session context, and its translations to `claude` CLI flags and to
  * Claude Agent SDK options.
  *
+ * @summary Which Claude Code tools an agent may use in a session, as `claude` CLI flags or Agent SDK options.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

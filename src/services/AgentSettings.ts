@@ -7,6 +7,8 @@
  * Implementations: `AgentSettingsSqlite.layerSqlite` (the default, a SQLite file with
  * migrations) and `AgentSettingsMemory.layerMemory` (tests).
  *
+ * @summary Per-agent tool opt-outs (`disabledTools`) the policy reads and a settings UI writes.
+ * @group Claude Code tool policy
  * @since 0.1.0
  * @module
  */

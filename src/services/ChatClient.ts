@@ -2,6 +2,8 @@
  * The provider-neutral chat contract: a conversation with a model that can call your tools.
  * Every provider layer (`Scripted`, the HTTP providers, the `claude` CLI, `Fallback`) provides it.
  *
+ * @summary The provider-neutral chat contract (`chat`, `ask`, `chatStream`, `setTools`) every provider implements.
+ * @group Chat
  * @since 0.1.0
  * @module
  */

@@ -3,6 +3,8 @@
  * tools' calls and the agent runtime's own tool calls as they start and end, usage, and the final
  * text (equal to what `chat` returns for the same output).
  *
+ * @summary The events `chatStream` emits: text, reasoning, tool calls, usage and the final text.
+ * @group Chat
  * @since 0.1.0
  * @module
  */

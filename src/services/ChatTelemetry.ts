@@ -8,6 +8,8 @@
  *
  * Export them with `@effect/opentelemetry` (see `examples/telemetry.ts`).
  *
+ * @summary The spans, attributes and metrics every chat client reports (OpenTelemetry GenAI conventions).
+ * @group Telemetry
  * @since 0.1.0
  * @module
  */

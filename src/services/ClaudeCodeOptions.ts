@@ -3,6 +3,8 @@
  * sources), sessions, bounds and prompts, permission decisions made by the application, and the
  * application's own MCP servers. The README has a table of which provider supports which option.
  *
+ * @summary Options `ClaudeLocal` and `ClaudeAgent` share: isolation, sessions, bounds, permissions, MCP servers.
+ * @group Chat providers
  * @since 0.1.0
  * @module
  */

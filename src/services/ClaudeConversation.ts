@@ -9,6 +9,8 @@
  * This module holds the protocol (the entity and its RPCs) and the caller's side
  * ({@link client}); the runner's side is `ClaudeConversationRunner`.
  *
+ * @summary A Claude Code conversation as a cluster entity: its protocol and the caller's `client`.
+ * @group Cluster
  * @since 1.0.0
  * @module
  */

@@ -18,6 +18,8 @@
  * (gauge), `claude_waiting_turns` (gauge), `claude_process_evictions` (counter); spans
  * `ClaudeProcessPool.acquire` and `ClaudeProcessPool.evict`.
  *
+ * @summary A bound on the live `claude` CLI processes one application's kept-alive clients hold.
+ * @group Chat providers
  * @since 0.1.0
  * @module
  */

@@ -15,6 +15,8 @@
  * `ClaudeSessionStoreSql.layer` (any `effect/sql` client: the library's SQLite one, PostgreSQL
  * through `@effect/sql-pg`) in `effect-chat-bridge/session-store-sql`.
  *
+ * @summary Where Claude Code transcripts live when a conversation must outlive its process or machine.
+ * @group Sessions & storage
  * @since 1.0.0
  * @module
  */

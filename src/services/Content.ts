@@ -8,6 +8,8 @@
  * it cannot send them (a media type it does not take, an image over its size limit, a URL it cannot
  * fetch, a document on a provider without document input).
  *
+ * @summary Images and PDF documents in prompts and tool results, checked per provider before any request.
+ * @group Chat
  * @since 0.1.0
  * @module
  */

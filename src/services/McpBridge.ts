@@ -3,6 +3,8 @@
  * can call the caller's in-process handlers. The implementation lives in
  * `layers/NodeMcpBridge.ts`; this module holds the contract.
  *
+ * @summary The contract of the loopback MCP server that lets another process (the `claude` CLI) call your tools.
+ * @group Tools
  * @since 0.1.0
  * @module
  */

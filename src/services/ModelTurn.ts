@@ -2,6 +2,8 @@
  * One model turn, provider-neutral: what the tool loop sends a model and what it gets back. HTTP
  * providers translate these to their wire formats; `Scripted` lets tests answer them directly.
  *
+ * @summary One provider-neutral model turn: what the tool loop sends a model and gets back.
+ * @group Chat
  * @since 0.1.0
  * @module
  */

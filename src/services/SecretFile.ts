@@ -3,6 +3,8 @@
  * without ever appearing in its argv or environment: the child gets a path, the secret stays on
  * disk only as long as the scope that wrote it.
  *
+ * @summary Short-lived 0600 files that hand secrets to a child process without argv or environment.
+ * @group Processes & files
  * @since 0.1.0
  * @module
  */

@@ -3,6 +3,8 @@
  * failures, bounded output, wall-clock timeouts, and no process left behind — the child runs in
  * its own process group, which gets SIGTERM and then SIGKILL when the caller stops waiting.
  *
+ * @summary Child processes with typed failures, bounded output, timeouts and no process left behind.
+ * @group Processes & files
  * @since 0.1.0
  * @module
  */

@@ -2,6 +2,8 @@
  * In-process tools a model can call, and the one execution path (`executeTool`) that every
  * provider and the MCP bridge go through, so a tool behaves the same wherever it is called from.
  *
+ * @summary In-process tools a model can call, and the one path (`executeTool`) that runs them everywhere.
+ * @group Tools
  * @since 0.1.0
  * @module
  */
