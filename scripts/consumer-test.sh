@@ -22,14 +22,14 @@ npm run -s build
 npm pack --dry-run --json --ignore-scripts 2>/dev/null > "$work/files.json"
 node -e '
   const files = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))[0].files.map((f) => f.path)
-  const bad = files.filter((f) => /^(test|bench|examples|scripts|\.ci|src|coverage|docs)\//.test(f) || /\.test\./.test(f))
+  const bad = files.filter((f) => (/^(test|bench|examples|scripts|\.ci|src|coverage|docs)\//.test(f) && !/^docs\/[a-z0-9-]+\.md$/.test(f)) || /\.test\./.test(f))
   if (bad.length > 0) { console.error("tarball ships:", bad.join(", ")); process.exit(1) }
   for (const must of ["LICENSE", "README.md", "package.json", "dist/index.js", "dist/index.d.ts",
     "dist/claude-agent.d.ts", "dist/agent-settings-sqlite.d.ts", "dist/session-store-sql.d.ts", "dist/cluster.d.ts", "dist/drift-guard.d.ts",
-    "dist/registry/bin/check-claude-tools.js"]) {
+    "dist/registry/bin/check-claude-tools.js", "docs/providers.md", "docs/claude-code.md", "docs/tool-policy.md"]) {
     if (!files.includes(must)) { console.error("tarball lacks", must); process.exit(1) }
   }
-  console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file`)
+  console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file; the README's guides in docs/*.md`)
 ' "$work/files.json"
 tarball=$(npm pack --ignore-scripts --pack-destination "$work" --silent | tail -n 1)
 tarball="$work/$tarball"
@@ -57,8 +57,16 @@ node -e '
   const blocks = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
   const first = blocks.find((b) => b.includes("from \"effect-chat-bridge\""))
   require("fs").writeFileSync("main.mjs", first)
-  require("fs").writeFileSync("main.ts", first)
-' "$root/README.md"
+  // Every complete program of the README and its guides (marked `<!-- snippet: name -->`), for tsc below.
+  for (const file of [process.argv[1], ...require("fs").readdirSync(process.argv[2]).map((f) => `${process.argv[2]}/${f}`)]) {
+    if (!file.endsWith(".md")) continue
+    const text = require("fs").readFileSync(file, "utf8")
+    for (const m of text.matchAll(/<!-- snippet: ([a-z0-9-]+) -->\n```ts\n([\s\S]*?)```/g)) {
+      require("fs").writeFileSync(`snippet-${m[1]}.ts`, m[2])
+    }
+  }
+' "$root/README.md" "$root/docs"
+echo "snippets: $(ls snippet-*.ts | tr '\n' ' ')"
 answer=$(node main.mjs)
 [ "$answer" = "5" ] || fail "README example printed '$answer', expected 5"
 echo "node main.mjs → $answer"
@@ -139,9 +147,9 @@ typecheck() { # <label> <files...>: tsc --noEmit with the strictest flags, noden
   done
 }
 
-step "(b) the README example type-checks with only the required peers (and @types/node)"
+step "(b) the README's and guides' snippets type-check with only the required peers (and @types/node)"
 npm install --no-audit --no-fund --loglevel=error @types/node@^22
-typecheck "README example" main.ts
+typecheck "README and docs snippets" snippet-*.ts
 
 step "(b) every entry point type-checks once its optional peer is installed"
 # Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.

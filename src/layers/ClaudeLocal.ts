@@ -127,7 +127,7 @@ export interface Options extends ClaudeCodeOptions {
   /**
    * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
    * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
-   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the README's numbers).
+   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the numbers in `docs/claude-code.md`).
    * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
    * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
    * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other

@@ -1,7 +1,7 @@
 /**
  * The option vocabulary `ClaudeLocal` and `ClaudeAgent` share: isolation (environment, settings
  * sources), sessions, bounds and prompts, permission decisions made by the application, and the
- * application's own MCP servers. The README has a table of which provider supports which option.
+ * application's own MCP servers. `docs/claude-code.md` has a table of which provider supports which option.
  *
  * @summary Options `ClaudeLocal` and `ClaudeAgent` share: isolation, sessions, bounds, permissions, MCP servers.
  * @group Chat providers

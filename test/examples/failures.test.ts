@@ -1,28 +1,14 @@
 import { describe, expect, it } from "@effect/vitest"
-import { execFile } from "node:child_process"
+import * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { runTsx } from "../support/runTsx.ts"
 
 // Every example ends with `printFailure`: a failure is one `error: …` line on stderr and exit 1,
 // never Effect's stack trace. Three examples on three different failures.
-const withoutCredentials = () => {
-  const env: Record<string, string | undefined> = { ...process.env }
-  for (const k of Object.keys(env)) {
-    if (/^(ANTHROPIC|OPENAI|GEMINI|CLAUDE)_/.test(k) || k === "AI_PROVIDER") delete env[k]
-  }
-  return env
-}
-
-const run = (example: string, env: Record<string, string | undefined>, args: ReadonlyArray<string> = []) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      process.execPath,
-      ["--import", "tsx", `examples/${example}`, ...args],
-      { env: { ...withoutCredentials(), ...env }, timeout: 100_000 },
-      (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr })
-    )
-  })
+const run = (example: string, env: Record<string, string | undefined>) =>
+  Effect.runPromise(runTsx(`examples/${example}`, env))
 
 const expectOneLine = (out: { code: number; stderr: string }, pattern: RegExp) => {
   expect(out.code, out.stderr).toBe(1)

@@ -1,28 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { execFile, execFileSync } from "node:child_process"
+import { execFileSync } from "node:child_process"
 import { claudeBinary, sandbox } from "../support/claudeCli.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
+import { runTsx, withoutCredentials } from "../support/runTsx.ts"
 
-const withoutCredentials = () => {
-  const env: Record<string, string | undefined> = { ...process.env }
-  for (const k of Object.keys(env)) {
-    if (/^(ANTHROPIC|OPENAI|GEMINI|CLAUDE)_/.test(k) || k === "AI_PROVIDER") delete env[k]
-  }
-  return env
-}
-
-// Generous bounds (v3: 60 s): tsx's start-up and the CLI's are slow on a loaded machine.
-const runQuickstart = (env: Record<string, string | undefined>) =>
-  Effect.callback<{ code: number; stdout: string; stderr: string }>((resume) => {
-    const child = execFile(
-      process.execPath,
-      ["--import", "tsx", "examples/quickstart.ts"],
-      { env, timeout: 100_000 },
-      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
-    )
-    return Effect.sync(() => child.kill())
-  })
+const runQuickstart = (env: Record<string, string | undefined>) => runTsx("examples/quickstart.ts", env)
 
 /** A model that asks for both cities, converts Paris, and answers from the results it got. */
 const weatherModel = (toolPrefix: string) => (req: Fake.FakeRequest): Fake.FakeReply => {
@@ -62,7 +45,7 @@ describe("examples/quickstart.ts (npm start)", () => {
         for (
           const [provider, variable] of [["anthropic", "ANTHROPIC_API_KEY"], ["gemini", "GEMINI_API_KEY"]] as const
         ) {
-          const out = yield* runQuickstart({ ...withoutCredentials(), AI_PROVIDER: provider })
+          const out = yield* runQuickstart({ AI_PROVIDER: provider })
           expect(out.code, provider).toBe(1)
           const lines = out.stderr.trim().split("\n")
           expect(lines, out.stderr).toHaveLength(1)
@@ -78,7 +61,6 @@ describe("examples/quickstart.ts (npm start)", () => {
     Effect.gen(function*() {
       const api = yield* Fake.make(weatherModel(""))
       const out = yield* runQuickstart({
-        ...withoutCredentials(),
         AI_PROVIDER: "anthropic",
         ANTHROPIC_API_KEY: "sk-ant-test",
         ANTHROPIC_BASE_URL: api.url
@@ -95,7 +77,6 @@ describe("examples/quickstart.ts (npm start)", () => {
       const api = yield* Fake.make(weatherModel("mcp__gtb__"))
       const box = yield* sandbox(api.url)
       const out = yield* runQuickstart({
-        ...withoutCredentials(),
         ...box.env,
         AI_PROVIDER: "claude-local",
         CLAUDE_BINARY: claudeBinary,
@@ -112,7 +93,6 @@ describe("examples/quickstart.ts (npm start)", () => {
       const api = yield* Fake.make(weatherModel("mcp__gtb__"))
       const box = yield* sandbox(api.url)
       const out = yield* runQuickstart({
-        ...withoutCredentials(),
         ...box.env,
         AI_PROVIDER: "claude-agent",
         CLAUDE_BINARY: claudeBinary,

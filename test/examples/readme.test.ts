@@ -1,26 +1,103 @@
-import { describe, expect, it } from "@effect/vitest"
-import { Effect, Schema } from "effect"
+import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
+import { Effect } from "effect"
+import * as fs from "node:fs"
 import { ChatClient, Content, Scripted, Tool } from "../../src/index.js"
+import { claudeBinary, sandbox } from "../support/claudeCli.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { readSnippets, runnable, snippetDir, typecheckSnippets, writeSnippets } from "../support/readmeSnippets.ts"
+import { runTsx } from "../support/runTsx.ts"
 
-// The README's usage example, verbatim in substance: if this breaks, the README is wrong.
+// The README's programs, copied out of README.md (and the guides' out of docs/*.md) on each run:
+// if one stops compiling under the strict flags or stops doing what its comments say, this fails.
+const snippets = readSnippets()
+beforeAll(() => writeSnippets(snippets))
+afterAll(() => fs.rmSync(snippetDir, { recursive: true, force: true }))
+
+const run = (name: string, env: Record<string, string> = {}) => runTsx(runnable(name), env)
+
 describe("README usage", () => {
-  it.effect("the add example answers 5 after calling the tool", () =>
+  it("the first screen is three complete programs: tools, Claude Code, the policy", () => {
+    const readme = fs.readFileSync("README.md", "utf8")
+    expect(snippets.filter((s) => s.source === "README.md").map((s) => s.name)).toEqual([
+      "tools",
+      "claude-code",
+      "policy"
+    ])
+    // All three come before the reference material.
+    expect(readme.indexOf("<!-- snippet: policy -->")).toBeLessThan(readme.indexOf("## Requirements"))
+    expect(snippets.map((s) => s.name)).toEqual(expect.arrayContaining(["fallback", "effect-ai"]))
+  })
+
+  it.live(
+    "every snippet of the README and docs type-checks under the README's strict flags",
+    () =>
+      Effect.gen(function*() {
+        const out = yield* typecheckSnippets
+        expect(out.stdout + out.stderr).toBe("")
+        expect(out.code).toBe(0)
+      }),
+    120_000
+  )
+
+  it.live("the add example answers 5 after calling the tool", () =>
     Effect.gen(function*() {
-      const add = Tool.make("add", {
-        description: "Adds two numbers",
-        parameters: { a: Schema.Number, b: Schema.Number },
-        handler: ({ a, b }) => Effect.succeed(a + b)
-      })
-      const program = Effect.gen(function*() {
-        const chat = yield* ChatClient.ChatClient
-        yield* chat.setTools([add])
-        return yield* chat.chat("What is 2 + 3?")
-      })
-      const model = Scripted.layer({
-        script: [Scripted.toolCalls({ name: "add", arguments: { a: 2, b: 3 } }), Scripted.text("5")]
-      })
-      expect(yield* program.pipe(Effect.provide(model))).toBe("5")
-    }))
+      const out = yield* run("tools")
+      expect(out.stderr).toBe("")
+      expect(out.stdout.trim()).toBe("5")
+    }), 120_000)
+
+  it.live(
+    "the tools snippet runs on ClaudeApi when ANTHROPIC_API_KEY is set, the tool's result reaching the model",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make((req) => {
+          const results = Fake.toolResults(req)
+          return results.length === 0
+            ? { toolUses: [{ name: "add", input: { a: 2, b: 3 } }] }
+            : { text: results[0]!.content }
+        })
+        const out = yield* run("tools", { ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: api.url })
+        expect(out.stderr).toBe("")
+        expect(out.stdout.trim()).toBe("5")
+        const [first, second] = api.messageRequests()
+        expect(first!.body.tools?.map((t) => t.name)).toEqual(["add"])
+        expect(Fake.toolResults(second!)).toMatchObject([{ content: "5", is_error: false }])
+      }),
+    120_000
+  )
+
+  it.live(
+    "the Claude Code snippet: the real claude calls the app's tool over the bridge, Bash and WebFetch withheld",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make((req) => {
+          const results = Fake.toolResults(req)
+          return results.length === 0
+            ? { toolUses: [{ name: "mcp__gtb__order_status", input: { orderId: "A-42" } }] }
+            : { text: `Order A-42: ${results[0]!.content}` }
+        })
+        const box = yield* sandbox(api.url)
+        const out = yield* run("claude-code", { ...box.env, CLAUDE_BINARY: claudeBinary, CLAUDE_CWD: box.cwd })
+        expect(out.stderr).toBe("")
+        expect(out.stdout).toContain(`Order A-42: {"orderId":"A-42","status":"shipped"}`)
+        const tools = api.messageRequests().find((r) => r.body.tools?.some((t) => t.name === "mcp__gtb__order_status"))
+        const names = tools?.body.tools?.map((t) => t.name) ?? []
+        expect(names).toContain("Read")
+        for (const withheld of ["Bash", "Edit", "Write", "WebFetch", "WebSearch"]) expect(names).not.toContain(withheld)
+      }),
+    120_000
+  )
+
+  it.live("the policy snippet prints the claude -p flags and no ignored opt-out", () =>
+    Effect.gen(function*() {
+      const out = yield* run("policy")
+      expect(out.stderr).toBe("")
+      const disallowed = /'--disallowedTools',\s*'([^']*)'/.exec(out.stdout)?.[1]?.split(",") ?? []
+      expect(disallowed).toEqual(expect.arrayContaining(["Bash", "WebFetch", "mcp__docs__*"]))
+      expect(disallowed).not.toContain("Read")
+      expect(out.stdout).toMatch(/'--allowedTools',\s*'[^']*mcp__memory__remember/)
+      expect(out.stdout.trim().endsWith("[]")).toBe(true)
+    }), 120_000)
 
   it.effect("the media example: a prompt of parts reaches the model in order; a tool returns an image", () =>
     Effect.gen(function*() {

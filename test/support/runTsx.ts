@@ -1,0 +1,40 @@
+/**
+ * Runs a TypeScript program (an example, a README snippet) as a user would: a child `node` with
+ * tsx, an environment without the developer's provider credentials, its exit code and output kept.
+ */
+import * as Effect from "effect/Effect"
+import { execFile } from "node:child_process"
+
+export interface RunResult {
+  readonly code: number
+  readonly stdout: string
+  readonly stderr: string
+}
+
+/** `process.env` without any provider key, base URL or binary a developer may have exported. */
+export const withoutCredentials = (): Record<string, string | undefined> => {
+  const env: Record<string, string | undefined> = { ...process.env }
+  for (const k of Object.keys(env)) {
+    if (/^(ANTHROPIC|OPENAI|GEMINI|CLAUDE)_/.test(k) || k === "AI_PROVIDER") delete env[k]
+  }
+  return env
+}
+
+// Generous bound: tsx's start-up and a CLI's are slow on a loaded machine.
+const timeout = 100_000
+
+/** `node --import tsx <file> ...args` with `env` on top of {@link withoutCredentials}; the child dies with the fiber. */
+export const runTsx = (
+  file: string,
+  env: Record<string, string | undefined> = {},
+  args: ReadonlyArray<string> = []
+): Effect.Effect<RunResult> =>
+  Effect.callback<RunResult>((resume) => {
+    const child = execFile(
+      process.execPath,
+      ["--import", "tsx", file, ...args],
+      { env: { ...withoutCredentials(), ...env }, timeout },
+      (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
+    )
+    return Effect.sync(() => child.kill())
+  })
