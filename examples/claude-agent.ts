@@ -10,11 +10,10 @@
  *
  *   npx tsx examples/claude-agent.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Schema } from "effect"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, Tool } from "../src/index.ts"
-import { printFailure } from "./support/providers.ts"
+import { runExample } from "./support/providers.ts"
 
 const stock = new Map([["A-1", 3], ["B-2", 40]])
 
@@ -58,6 +57,5 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ClaudeAgent.layerConfig({ systemPrompt: "You manage a small warehouse. Use the tools." })),
-  printFailure,
-  NodeRuntime.runMain
+  runExample
 )

@@ -6,10 +6,9 @@
  *
  *   node --import tsx examples/claude-local.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect } from "effect"
 import { ChatClient, ClaudeLocal } from "../src/index.ts"
-import { describeClaude, exampleClaudeBinary, printFailure } from "./support/providers.ts"
+import { describeClaude, exampleClaudeBinary, runExample } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 
 const binary = exampleClaudeBinary()
@@ -31,6 +30,5 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ClaudeLocal.layerConfig({ binary, systemPrompt: "Answer briefly. Use the tools for weather." })),
-  printFailure,
-  NodeRuntime.runMain
+  runExample
 )

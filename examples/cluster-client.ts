@@ -10,13 +10,12 @@
  *
  *   node --import tsx examples/cluster-client.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversation } from "../src/cluster.ts"
 import { SqliteClient } from "../src/session-store-sql.ts"
-import { printFailure } from "./support/providers.ts"
+import { runExample } from "./support/providers.ts"
 
 /** The shared storage, chosen as the runners choose it. */
 const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(function*() {
@@ -57,6 +56,5 @@ const program = Effect.gen(function*() {
 
 program.pipe(
   Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(storage))),
-  printFailure,
-  NodeRuntime.runMain
+  runExample
 )

@@ -14,14 +14,13 @@
  *
  *   RUNNER_PORT=34431 node --import tsx examples/cluster-runner.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversationRunner } from "../src/cluster.ts"
 import { ClaudeLocal, ClaudeProcessPool, NodeSecretFile, NodeSubprocess, Tool } from "../src/index.ts"
 import { ClaudeSessionStoreSql, SqliteClient } from "../src/session-store-sql.ts"
-import { exampleClaudeBinary, printFailure } from "./support/providers.ts"
+import { exampleClaudeBinary, runExample } from "./support/providers.ts"
 import { logged } from "./support/weatherTools.ts"
 
 const prices: Record<string, number> = { "flat white": 3.5, espresso: 2.2, "oat latte": 4.1 }
@@ -85,4 +84,4 @@ const program = Effect.gen(function*() {
 })
 
 // Ctrl-C (or SIGTERM) interrupts the program: the conversations' finalizers stop their CLIs.
-program.pipe(Effect.scoped, printFailure, NodeRuntime.runMain)
+program.pipe(Effect.scoped, runExample)

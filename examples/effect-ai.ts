@@ -8,11 +8,10 @@
  *   npx tsx examples/effect-ai.ts                                  # Node >= 22.19
  *   bash scripts/with-node22.sh npx tsx examples/effect-ai.ts        # any Node
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Config, Console, Effect, Layer, Option, Schema } from "effect"
 import { LanguageModel, Tool as AiTool, Toolkit } from "effect/ai"
 import { ChatLanguageModel } from "../src/effect-ai.ts"
-import { exampleClaudeBinary, printFailure } from "./support/providers.ts"
+import { exampleClaudeBinary, runExample } from "./support/providers.ts"
 
 // ---- the effect/ai program: nothing in it knows which model runs it ----
 
@@ -60,4 +59,4 @@ const ClaudeCode = Layer.unwrap(
   })
 )
 
-program.pipe(Effect.provide(WeatherLive), Effect.provide(ClaudeCode), printFailure, NodeRuntime.runMain)
+program.pipe(Effect.provide(WeatherLive), Effect.provide(ClaudeCode), runExample)

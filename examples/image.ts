@@ -6,14 +6,13 @@
  *   npx tsx examples/image.ts photo.jpg            # your own image (PNG, JPEG, GIF or WebP)
  *   AI_PROVIDER=anthropic npx tsx examples/image.ts photo.jpg   # or openai, gemini, claude-local, claude-agent
  */
-import { NodeRuntime } from "@effect/platform-node"
-import { Console, Effect, Layer } from "effect"
+import { Console, Data, Effect, Layer } from "effect"
 import { readFileSync } from "node:fs"
 import { extname } from "node:path"
 import { deflateSync, inflateSync } from "node:zlib"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, ClaudeLocal, Content, Scripted } from "../src/index.ts"
-import { exampleClaudeBinary, printFailure, providerFromEnv } from "./support/providers.ts"
+import { exampleClaudeBinary, providerFromEnv, runExample } from "./support/providers.ts"
 
 // --- A tiny PNG encoder/decoder (solid RGB images), so the example needs no image file. ---
 
@@ -97,13 +96,27 @@ const mediaTypes: Record<string, string> = {
   ".webp": "image/webp"
 }
 
+class ImageFileError
+  extends Data.TaggedError("ImageFileError")<{ readonly message: string; readonly cause: unknown }>
+{}
+
 const file = process.argv[2]
-const image = file === undefined
-  ? Content.image(solidPng(64, 48, [224, 60, 49]), "image/png")
-  : Content.image(readFileSync(file), mediaTypes[extname(file).toLowerCase()] ?? "application/octet-stream")
+// Read inside the program: a missing file is then one `error: …` line, like any other failure.
+const readImage = Effect.try({
+  try: () =>
+    file === undefined
+      ? Content.image(solidPng(64, 48, [224, 60, 49]), "image/png")
+      : Content.image(readFileSync(file), mediaTypes[extname(file).toLowerCase()] ?? "application/octet-stream"),
+  catch: (cause) =>
+    new ImageFileError({
+      message: `cannot read the image ${JSON.stringify(file)}: pass a PNG, JPEG, GIF or WebP file`,
+      cause
+    })
+})
 
 const program = Effect.gen(function*() {
   const chat = yield* ChatClient.ChatClient
+  const image = yield* readImage
   const question = "What does this image show? Answer in one sentence."
   yield* Console.log(`you: ${question} [${file ?? "a generated 64×48 PNG"}]`)
   const answer = yield* chat.chat([Content.text(question), image])
@@ -122,4 +135,4 @@ const provider = providerFromEnv({
   claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)
-program.pipe(Effect.provide(provider.layer), printFailure, NodeRuntime.runMain)
+program.pipe(Effect.provide(provider.layer), runExample)

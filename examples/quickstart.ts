@@ -6,11 +6,10 @@
  *
  *   npm start        # the same as: npx tsx examples/quickstart.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer } from "effect"
 import { ClaudeAgent } from "../src/claude-agent.ts"
 import { ChatClient, ClaudeLocal, type ModelTurn, Scripted } from "../src/index.ts"
-import { exampleClaudeBinary, printFailure, providerFromEnv } from "./support/providers.ts"
+import { exampleClaudeBinary, providerFromEnv, runExample } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 
 // --- The offline model: a deterministic function of the conversation, so it really reads the
@@ -71,4 +70,4 @@ const provider = providerFromEnv({
   claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
 })
 console.log(`provider: ${provider.name}`)
-program.pipe(Effect.provide(provider.layer), printFailure, NodeRuntime.runMain)
+program.pipe(Effect.provide(provider.layer), runExample)

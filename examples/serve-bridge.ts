@@ -7,14 +7,13 @@
  *   npx tsx examples/serve-bridge.ts                            # Node >= 22.19
  *   bash scripts/with-node22.sh npx tsx examples/serve-bridge.ts  # any Node
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Context, Effect, Layer, Ref, Schema } from "effect"
 import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as McpBridge from "../src/services/McpBridge.ts"
 import * as SecretFile from "../src/services/SecretFile.ts"
 import * as Tool from "../src/services/Tool.ts"
-import { printFailure } from "./support/providers.ts"
+import { runExample } from "./support/providers.ts"
 
 // --- An application service the tools use: handlers get it from the context that sets them. ---
 
@@ -68,6 +67,5 @@ program.pipe(
   Effect.provide(MainLive),
   // After `provide`, so it is printed once the layer (the server) has been released too.
   Effect.ensuring(Console.log("Bridge stopped, config file removed.")),
-  printFailure,
-  NodeRuntime.runMain
+  runExample
 )

@@ -8,14 +8,13 @@
  *
  *   node --import tsx examples/session-store.ts
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Option, Schema } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { ChatClient, ClaudeCodeOptions, ClaudeLocal } from "../src/index.ts"
 import { ClaudeSessionStoreSql } from "../src/session-store-sql.ts"
-import { exampleClaudeBinary, printFailure } from "./support/providers.ts"
+import { exampleClaudeBinary, runExample } from "./support/providers.ts"
 
 /** A machine of its own: an empty config dir, removed with the scope. */
 const machine = Effect.acquireRelease(
@@ -59,4 +58,4 @@ Effect.gen(function*() {
   // The store is what the machines share; a temporary file unless SESSION_STORE names one.
   const filename = process.env["SESSION_STORE"] ?? path.join(yield* machine, "sessions.db")
   yield* program.pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename })))
-}).pipe(Effect.scoped, printFailure, NodeRuntime.runMain)
+}).pipe(Effect.scoped, runExample)

@@ -6,10 +6,9 @@
  *   npx tsx examples/stream.ts
  *   AI_PROVIDER=anthropic npx tsx examples/stream.ts   # or openai, gemini; or set an API key
  */
-import { NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Stream } from "effect"
 import { ChatClient, type ChatEvent, type ModelTurn, Scripted } from "../src/index.ts"
-import { printFailure, providerFromEnv } from "./support/providers.ts"
+import { providerFromEnv, runExample } from "./support/providers.ts"
 import { getWeather, toFahrenheit } from "./support/weatherTools.ts"
 
 // --- The offline model: asks for the weather once, then answers from the tool's result. ---
@@ -68,4 +67,4 @@ const program = Effect.gen(function*() {
 
 const provider = providerFromEnv({ scripted: { name: "scripted (offline)", layer: offlineModel } })
 console.log(`provider: ${provider.name}`)
-program.pipe(Effect.provide(provider.layer), printFailure, NodeRuntime.runMain)
+program.pipe(Effect.provide(provider.layer), runExample)

@@ -15,13 +15,12 @@ import * as OtelMetrics from "@effect/opentelemetry/OtelMetrics"
 import * as OtelTracer from "@effect/opentelemetry/OtelTracer"
 import * as Resource from "@effect/opentelemetry/Resource"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { ConsoleMetricExporter, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics"
 import { BasicTracerProvider, ConsoleSpanExporter, SimpleSpanProcessor } from "@opentelemetry/sdk-trace-base"
 import { Config, Console, Effect, Layer, Option, Redacted } from "effect"
 import { Otlp } from "effect/observability"
 import { ChatClient, type ModelTurn, Scripted } from "../src/index.ts"
-import { printFailure, providerFromEnv } from "./support/providers.ts"
+import { providerFromEnv, runExample } from "./support/providers.ts"
 import { weatherTools } from "./support/weatherTools.ts"
 
 const serviceName = "effect-chat-bridge-example"
@@ -138,6 +137,5 @@ const choice = providerFromEnv({ scripted: { name: "scripted (offline)", layer: 
 program.pipe(
   Effect.provide(choice.layer),
   Effect.provide(TelemetryLive),
-  printFailure,
-  NodeRuntime.runMain
+  runExample
 )

@@ -4,7 +4,6 @@
  *
  * Run: npx tsx examples/tool-policy.ts
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -12,7 +11,7 @@ import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
 import * as Conditions from "../src/registry/Conditions.ts"
 import * as Registry from "../src/registry/Registry.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
-import { printFailure } from "./support/providers.ts"
+import { runExample } from "./support/providers.ts"
 
 const program = Effect.gen(function*() {
   // The application's memory server, with a tool the user can switch off.
@@ -36,4 +35,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(NodeServices.layer), printFailure))
+program.pipe(Effect.provide(NodeServices.layer), runExample)

@@ -8,7 +8,6 @@
  * The location is printed first. An application would use `AgentSettingsSqlite.layerSqlite()`,
  * whose default is `$XDG_DATA_HOME/effect-chat-bridge/agents.sqlite`.
  */
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -20,7 +19,7 @@ import * as CatalogView from "../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
 import * as AgentSettings from "../src/services/AgentSettings.ts"
-import { printFailure } from "./support/providers.ts"
+import { runExample } from "./support/providers.ts"
 
 const chosen = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
 
@@ -87,4 +86,4 @@ const program = Effect.gen(function*() {
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
 })
 
-NodeRuntime.runMain(program.pipe(Effect.provide(Settings), printFailure))
+program.pipe(Effect.provide(Settings), runExample)

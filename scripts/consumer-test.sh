@@ -29,7 +29,7 @@ node -e '
     "dist/registry/bin/check-claude-tools.js", "docs/providers.md", "docs/claude-code.md", "docs/tool-policy.md"]) {
     if (!files.includes(must)) { console.error("tarball lacks", must); process.exit(1) }
   }
-  console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file; the README's guides in docs/*.md`)
+  console.log(`${files.length} files, ${files.filter((f) => f.endsWith(".d.ts")).length} of them .d.ts; no test, bench, example or CI file; the guides in docs/*.md`)
 ' "$work/files.json"
 tarball=$(npm pack --ignore-scripts --pack-destination "$work" --silent | tail -n 1)
 tarball="$work/$tarball"

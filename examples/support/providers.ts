@@ -13,7 +13,7 @@
  * `layerConfig` and run on `NodeHttpClient.layerUndici`. A configuration error (say, a bad base
  * URL) stops the program with a clear message when the layer is built.
  */
-import { NodeHttpClient } from "@effect/platform-node"
+import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -24,7 +24,7 @@ import { join } from "node:path"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
 import * as Gemini from "../../src/layers/Gemini.ts"
 import * as OpenAi from "../../src/layers/OpenAi.ts"
-import type { ChatClient } from "../../src/services/ChatClient.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
 
 /** A provider the examples can run on, and how to say which one it is. */
 export interface ProviderChoice {
@@ -40,7 +40,8 @@ const present = (value: string | undefined): value is string => value !== undefi
  * Chooses the provider. `scripted` is the offline fallback; `claudeLocal` / `claudeAgent` are used
  * for `AI_PROVIDER=claude-local` / `claude-agent` (never picked from credentials: the CLI has its
  * own login).
- * Throws on an unknown `AI_PROVIDER`, or `claude-local` without a `claudeLocal` choice.
+ * An unknown `AI_PROVIDER`, or `claude-local` without a `claudeLocal` choice, is a layer that
+ * fails when built, so the example ends with one `error: …` line like any other failure.
  */
 export const providerFromEnv = (options: {
   readonly scripted: ProviderChoice
@@ -71,6 +72,10 @@ export const providerFromEnv = (options: {
       Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
 
+  const unavailable = (message: string): ProviderChoice => ({
+    name: "none",
+    layer: Layer.effect(ChatClient, Effect.die(new Error(message)))
+  })
   const chosen = env["AI_PROVIDER"]?.trim().toLowerCase()
   if (present(chosen)) {
     switch (chosen) {
@@ -83,17 +88,11 @@ export const providerFromEnv = (options: {
       case "gemini":
         return gemini()
       case "claude-local":
-        if (options.claudeLocal === undefined) {
-          throw new Error("AI_PROVIDER=claude-local is not available in this example")
-        }
-        return options.claudeLocal
+        return options.claudeLocal ?? unavailable("AI_PROVIDER=claude-local is not available in this example")
       case "claude-agent":
-        if (options.claudeAgent === undefined) {
-          throw new Error("AI_PROVIDER=claude-agent is not available in this example")
-        }
-        return options.claudeAgent
+        return options.claudeAgent ?? unavailable("AI_PROVIDER=claude-agent is not available in this example")
       default:
-        throw new Error(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)
+        return unavailable(`AI_PROVIDER must be one of ${ProviderNames.join(", ")} (got ${JSON.stringify(chosen)})`)
     }
   }
   if (present(env["ANTHROPIC_API_KEY"])) return anthropic()
@@ -133,14 +132,32 @@ export const describeClaude = (binary: string): Effect.Effect<string> =>
     return Effect.sync(() => child.kill())
   })
 
-/** The failure of a cause in one line: the error's message (with its tag), no stack trace. */
+const messageOf = (error: unknown): string | undefined =>
+  typeof error === "object" && error !== null && "message" in error && String(error.message) !== ""
+    ? String(error.message)
+    : undefined
+
+/** The messages under an error: its `cause`, that one's `cause`, … (a SqlError's reason, then the driver's error). */
+const causeMessages = (error: unknown, depth = 3): Array<string> => {
+  if (depth === 0 || typeof error !== "object" || error === null || !("cause" in error)) return []
+  const message = messageOf(error.cause)
+  return [...(message === undefined ? [] : [message]), ...causeMessages(error.cause, depth - 1)]
+}
+
+/**
+ * The failure of a cause in one line: the error's message (with its tag), no stack trace. The
+ * messages of wrapped causes (say, the driver's under a SqlError) are added when the line does not
+ * say them yet: they are often the part that says what is wrong.
+ */
 export const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const error = Cause.squash(cause)
-  if (typeof error === "object" && error !== null && "message" in error) {
-    const tag = "_tag" in error && typeof error._tag === "string" ? `${error._tag}: ` : ""
-    return `${tag}${String(error.message)}`
-  }
-  return String(error)
+  const message = messageOf(error)
+  if (message === undefined) return String(error)
+  const tag = typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
+    ? `${error._tag}: `
+    : ""
+  const line = causeMessages(error).reduce((line, inner) => line.includes(inner) ? line : `${line} (${inner})`, message)
+  return `${tag}${line}`.replace(/\s*\n\s*/g, " ")
 }
 
 /**
@@ -155,3 +172,9 @@ export const printFailure = <A, E, R>(program: Effect.Effect<A, E, R>): Effect.E
         process.stderr.write(`error: ${describeFailure(cause)}\n`)
         process.exitCode = 1
       }))
+
+/**
+ * Runs an example's main program: a failure ends it with one line (`printFailure`); Ctrl-C still
+ * interrupts it, its finalizers run, and it exits as `NodeRuntime.runMain` does.
+ */
+export const runExample = <A, E>(program: Effect.Effect<A, E>): void => NodeRuntime.runMain(printFailure(program))

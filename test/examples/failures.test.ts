@@ -40,4 +40,26 @@ describe("examples print a failure as one line", () => {
     expect(out.stderr).toContain(missing)
     expect(out.stderr).toContain("CLAUDE_BINARY")
   }, 120_000)
+
+  it("quickstart.ts with an unknown AI_PROVIDER lists the providers it knows", async () => {
+    expectOneLine(
+      await run("quickstart.ts", { AI_PROVIDER: "bard" }),
+      /^error: AI_PROVIDER must be one of scripted, anthropic, openai, gemini, claude-local, claude-agent \(got "bard"\)$/
+    )
+  }, 120_000)
+
+  it("image.ts given a file that does not exist names the file and the reason", async () => {
+    const missing = path.join(os.tmpdir(), "no-such-image.png")
+    expectOneLine(
+      await Effect.runPromise(runTsx("examples/image.ts", {}, [missing])),
+      /^error: ImageFileError: cannot read the image ".*no-such-image\.png": pass a PNG, JPEG, GIF or WebP file \(ENOENT/
+    )
+  }, 120_000)
+
+  it("cluster-client.ts on a SQLite file it cannot open adds the driver's reason to the SqlError", async () => {
+    expectOneLine(
+      await run("cluster-client.ts", { CLUSTER_SQLITE_FILE: "/nonexistent/dir/cluster.db" }),
+      /^error: SqlError: Failed to open database \/nonexistent\/dir\/cluster\.db \(unable to open database file\)$/
+    )
+  }, 120_000)
 })
