@@ -157,7 +157,15 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string => {
     ? `${error._tag}: `
     : ""
   const line = causeMessages(error).reduce((line, inner) => line.includes(inner) ? line : `${line} (${inner})`, message)
-  return `${tag}${line}`.replace(/\s*\n\s*/g, " ")
+  return `${tag}${readableConfigError(line)}`.replace(/\s*\n\s*/g, " ").trim()
+}
+
+// Effect's ConfigError reads `SchemaError(Expected … at ["NAME"])`: say the variable and its value first.
+const readableConfigError = (line: string): string => {
+  const m = /^SchemaError\((.*) at \["([A-Z][A-Z0-9_]*)"\]\)$/s.exec(line)
+  if (m === null) return line
+  const value = process.env[m[2]!]
+  return `${m[2]}${value === undefined ? " is not set" : `=${JSON.stringify(value)} is not valid`}: ${m[1]}`
 }
 
 /**

@@ -62,4 +62,15 @@ describe("examples print a failure as one line", () => {
       /^error: SqlError: Failed to open database \/nonexistent\/dir\/cluster\.db \(unable to open database file\)$/
     )
   }, 120_000)
+
+  it(
+    "claude-local.ts with a CLAUDE_PERMISSION_MODE it does not know names the variable, its value and the choices",
+    async () => {
+      expectOneLine(
+        await run("claude-local.ts", { CLAUDE_PERMISSION_MODE: "yolo" }),
+        /^error: ConfigError: CLAUDE_PERMISSION_MODE="yolo" is not valid: Expected "acceptEdits" \| .*"default"$/
+      )
+    },
+    120_000
+  )
 })
