@@ -113,23 +113,42 @@ export const make = (store: ClaudeSessionStoreService, projectKey: string, conve
 /** A conversation's log, as {@link make} builds it. */
 export type ConversationLog = ReturnType<typeof make>
 
-/** Stored results of idempotent tools, keyed by the call's key. */
+/**
+ * Stored results of idempotent tools, keyed by the call's key. Built once per activation: the
+ * stored results are read on the first lookup only and kept with what this activation records,
+ * since the runner hosting a conversation is the only one writing them (a lookup per call used to
+ * read every result the conversation ever stored). A failed read is not kept: the next lookup
+ * reads again.
+ */
 export const toolResults = (store: ClaudeSessionStoreService, projectKey: string, conversationId: string) => {
   const key = logKey(projectKey, conversationId, toolResultsSubpath)
+  let stored: ReadonlyMap<string | undefined, unknown> | undefined
+  const recorded = new Map<string, unknown>()
+  const readStored = Effect.suspend(() =>
+    stored !== undefined ? Effect.succeed(stored) : Effect.map(store.load(key), (entries) => {
+      stored = new Map(Option.getOrElse(entries, () => []).map((entry) => [entry.uuid, entry["result"]]))
+      return stored
+    })
+  )
   return {
     find: (callKey: string): Effect.Effect<Option.Option<unknown>, SessionStoreError> =>
-      Effect.map(store.load(key), (entries) =>
-        Option.flatMap(entries, (all) => {
-          const found = all.find((entry) => entry.uuid === callKey)
-          return found === undefined ? Option.none() : Option.some(found["result"])
-        })),
+      recorded.has(callKey)
+        ? Effect.succeed(Option.some(recorded.get(callKey)))
+        : Effect.map(readStored, (results) => results.has(callKey) ? Option.some(results.get(callKey)) : Option.none()),
     record: (callKey: string, tool: string, result: unknown): Effect.Effect<void, SessionStoreError> =>
-      store.append(key, [{
-        type: `${Prefix}tool-result`,
-        uuid: callKey,
-        tool,
-        timestamp: new Date().toISOString(),
-        result
-      }])
+      Effect.tap(
+        store.append(key, [{
+          type: `${Prefix}tool-result`,
+          uuid: callKey,
+          tool,
+          timestamp: new Date().toISOString(),
+          result
+        }]),
+        // The first stored result under a key wins, as in the store (it skips a uuid it holds).
+        () =>
+          Effect.sync(() => {
+            if (!recorded.has(callKey) && stored?.has(callKey) !== true) recorded.set(callKey, result)
+          })
+      )
   }
 }

@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ConversationLog from "../../src/internal/conversationLog.ts"
 import { Usage } from "../../src/services/ChatClient.ts"
-import { makeMemory } from "../../src/services/ClaudeSessionStore.ts"
+import { makeMemory, SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
 
 describe("conversationLog", () => {
   it.effect("a clean passivation is no failover; finished turns name the session, usage and reply", () =>
@@ -57,5 +57,40 @@ describe("conversationLog", () => {
       yield* results.record("k1", "charge", "charged 5")
       expect(yield* results.find("k1")).toEqual(Option.some("charged 5"))
       expect(yield* results.find("k2")).toEqual(Option.none())
+    }))
+
+  it.effect("tool results are read from the store once per activation, and a failed read is read again", () =>
+    Effect.gen(function*() {
+      const memory = yield* makeMemory
+      let loads = 0
+      let failNext = false
+      const store = {
+        ...memory,
+        load: (key: Parameters<typeof memory.load>[0]) =>
+          Effect.suspend(() => {
+            loads++
+            if (failNext) {
+              failNext = false
+              return Effect.fail(new SessionStoreError({ operation: "load", message: "store down", retryable: true }))
+            }
+            return memory.load(key)
+          })
+      }
+      // What an earlier activation stored is found by the next one.
+      yield* ConversationLog.toolResults(memory, "p", "conv").record("old", "charge", "charged 1")
+      const results = ConversationLog.toolResults(store, "p", "conv")
+      failNext = true
+      expect(yield* Effect.flip(results.find("old"))).toMatchObject({ _tag: "SessionStoreError" })
+      expect(yield* results.find("old")).toEqual(Option.some("charged 1"))
+      for (let i = 0; i < 50; i++) {
+        expect(yield* results.find(`k${i}`)).toEqual(Option.none())
+        yield* results.record(`k${i}`, "charge", `charged ${i}`)
+        expect(yield* results.find(`k${i}`)).toEqual(Option.some(`charged ${i}`))
+      }
+      expect(loads).toBe(2)
+      // The first result under a key stays the answer, in memory as in the store.
+      yield* results.record("k0", "charge", "charged again")
+      expect(yield* results.find("k0")).toEqual(Option.some("charged 0"))
+      expect(yield* ConversationLog.toolResults(memory, "p", "conv").find("k0")).toEqual(Option.some("charged 0"))
     }))
 })
