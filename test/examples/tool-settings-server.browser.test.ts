@@ -266,6 +266,10 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
       expect(await page.locator("#error").textContent()).toBe("")
       expect(errors).toEqual([])
 
+      // The machine may have no CJK fonts: the screenshot is taken in English.
+      await page.locator("#locale").selectOption("en")
+      await page.waitForURL(/[?&]locale=en/)
+      expect(await page.locator("#title").textContent()).toBe("Tool settings")
       fs.mkdirSync(path.dirname(screenshot), { recursive: true })
       await page.screenshot({ path: screenshot, fullPage: true })
       expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000)
@@ -311,6 +315,7 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
       }
       expect(await inViewport("#flags")).toBe(true)
       expect(await inViewport("#copy")).toBe(true)
+      await page.screenshot({ path: artifact("tool-settings-server-wide.png") })
 
       // The header's controls share one bottom line.
       const bottoms = await Promise.all(
@@ -457,6 +462,35 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     expect(await page.locator("#retry").isVisible()).toBe(false)
     expect(await toggle(page, "Write").isChecked()).toBe(false)
     expect(await page.locator("#disabled-tools").textContent()).toBe("Write")
+
+    // A failed change of language leaves the screen, the picker and the URL in English.
+    await page.route(isScreenRequest, (route) => route.fulfill({ status: 503, body: "" }))
+    await page.locator("#locale").selectOption("zh-CN")
+    await page.locator("#error", { hasText: "the server answered 503" }).waitFor()
+    expect(await page.locator("#locale").inputValue()).toBe("en")
+    expect(await page.locator("html").getAttribute("lang")).toBe("en")
+    expect(new URL(page.url()).searchParams.get("locale")).toBe("en")
+    await page.unroute(isScreenRequest)
+    await page.locator("#retry").click()
+    await page.waitForURL(/[?&]locale=zh-CN/)
+    expect(await page.locator("#title").textContent()).toBe("工具设置")
+    expect(await page.locator("#error").textContent()).toBe("")
+    await page.close()
+  }, 120_000)
+
+  it("copies the flags as a claude -p command a shell takes as it is", async () => {
+    await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
+    const page = await openAgent("copier")
+    await toggle(page, "group:notes").click()
+    await page.locator("#disabled-tools", { hasText: "mcp__notes__read_note" }).waitFor()
+    await page.locator("#copy").click()
+    await page.locator("#copy", { hasText: "Copied" }).waitFor()
+    const copied = await page.evaluate(() => navigator.clipboard.readText())
+    const [flagsLine, allowedLine] = (await page.locator("#flags").textContent())!.split("\n")
+    // The allowed list holds `mcp__gtb__*`, which a shell would expand unquoted.
+    expect(flagsLine).toMatch(/^--disallowedTools [\w,]+$/)
+    expect(copied).toBe(`claude -p ${flagsLine} --allowedTools 'mcp__gtb__*'`)
+    expect(allowedLine).toBe("--allowedTools mcp__gtb__*")
     await page.close()
   }, 120_000)
 })
