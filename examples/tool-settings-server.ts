@@ -1,8 +1,10 @@
 /**
  * The tool settings screen of the registry design, as a small web app: pick an agent, flip its
  * switches (one per tool or pair group, by category, in English, Simplified or Traditional
- * Chinese), and watch the `claude` CLI flags the switches become. Each agent's choice is stored
- * with `AgentSettings` in a SQLite file.
+ * Chinese), and watch the `claude` CLI flags the switches become, in a panel that stays in view.
+ * The tools without a switch follow in three collapsed groups (managed by Claude Code, depending
+ * on the session, never available), each with why. Each agent's choice is stored with
+ * `AgentSettings` in a SQLite file.
  *
  *   npx tsx examples/tool-settings-server.ts [database-file]
  *
