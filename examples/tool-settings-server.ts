@@ -1,8 +1,10 @@
 /**
  * The tool settings screen of the registry design, as a small web app: pick an agent, flip its
  * switches (one per tool or pair group, by category, in English, Simplified or Traditional
- * Chinese), and watch the `claude` CLI flags the switches become. Each agent's choice is stored
- * with `AgentSettings` in a SQLite file.
+ * Chinese), and watch the `claude` CLI flags the switches become, in a panel that stays in view.
+ * The tools without a switch follow in three collapsed groups (managed by Claude Code, depending
+ * on the session, never available), each with why. Each agent's choice is stored with
+ * `AgentSettings` in a SQLite file.
  *
  *   npx tsx examples/tool-settings-server.ts [database-file]
  *
@@ -87,7 +89,23 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "only when {condition}",
     "state.on": "on",
     "state.off": "off",
-    headless: "needs someone to answer it: off in claude -p"
+    headless: "needs someone to answer it: off in claude -p",
+    "group.internal": "Managed by Claude Code",
+    "group.session": "Depends on the session",
+    "group.disabled": "Never available",
+    "hint.internal": "always on: Claude Code runs its own work with them",
+    "hint.session": "on or off by this session's conditions, and off when no one is there to answer",
+    "hint.disabled": "blocked for every agent",
+    "reason.group": "goes with {tools}",
+    "reason.interactive": "asks the user and waits; a headless claude -p run has no one to answer",
+    "reason.conditionMet": "{condition} holds in this session",
+    "reason.conditionUnmet": "{condition} does not hold in this session",
+    "reason.none": "the catalog gives no reason",
+    copy: "Copy",
+    copied: "Copied",
+    retry: "Retry",
+    loading: "Loading…",
+    saving: "Saving…"
   },
   "zh-CN": {
     title: "工具设置",
@@ -103,7 +121,23 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "仅当 {condition}",
     "state.on": "开",
     "state.off": "关",
-    headless: "需要有人回答：在 claude -p 中关闭"
+    headless: "需要有人回答：在 claude -p 中关闭",
+    "group.internal": "由 Claude Code 管理",
+    "group.session": "取决于会话",
+    "group.disabled": "始终不可用",
+    "hint.internal": "始终开启：Claude Code 用它们完成自身工作",
+    "hint.session": "由本会话的条件决定开关，无人回答时关闭",
+    "hint.disabled": "对所有智能体禁用",
+    "reason.group": "与 {tools} 一起",
+    "reason.interactive": "会询问用户并等待；无界面的 claude -p 运行无人回答",
+    "reason.conditionMet": "本会话满足 {condition}",
+    "reason.conditionUnmet": "本会话不满足 {condition}",
+    "reason.none": "目录未给出原因",
+    copy: "复制",
+    copied: "已复制",
+    retry: "重试",
+    loading: "加载中…",
+    saving: "保存中…"
   },
   "zh-TW": {
     title: "工具設定",
@@ -119,7 +153,23 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "exposure.conditional": "僅當 {condition}",
     "state.on": "開",
     "state.off": "關",
-    headless: "需要有人回答：在 claude -p 中關閉"
+    headless: "需要有人回答：在 claude -p 中關閉",
+    "group.internal": "由 Claude Code 管理",
+    "group.session": "取決於工作階段",
+    "group.disabled": "一律不可用",
+    "hint.internal": "一律開啟：Claude Code 用它們完成自身工作",
+    "hint.session": "由本工作階段的條件決定開關，無人回答時關閉",
+    "hint.disabled": "對所有智慧代理停用",
+    "reason.group": "與 {tools} 一起",
+    "reason.interactive": "會詢問使用者並等待；無介面的 claude -p 執行無人回答",
+    "reason.conditionMet": "本工作階段符合 {condition}",
+    "reason.conditionUnmet": "本工作階段不符合 {condition}",
+    "reason.none": "目錄未提供原因",
+    copy: "複製",
+    copied: "已複製",
+    retry: "重試",
+    loading: "載入中…",
+    saving: "儲存中…"
   }
 }
 

@@ -13,7 +13,8 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import { type BrowserContext, chromium, type Page } from "playwright-core"
-import { type RunningServer, startServer } from "./toolSettingsServerSupport.ts"
+import type { Screen } from "../../examples/tool-settings-server.ts"
+import { type RunningServer, send, startServer } from "./toolSettingsServerSupport.ts"
 
 /** Where a system Chrome or Chromium usually is, before PATH is searched. */
 const systemCandidates = [
@@ -171,6 +172,31 @@ afterAll(async () => {
   fs.rmSync(folder, { recursive: true, force: true })
 }, 120_000)
 
+const artifact = (name: string) => {
+  fs.mkdirSync(path.resolve("artifacts"), { recursive: true })
+  return path.resolve("artifacts", name)
+}
+
+/** A page on a new agent of its own, in English, once its first render is done. */
+const openAgent = async (agentId: string, prepare: (page: Page) => Promise<void> = async () => {}) => {
+  expect((await send(server!.url, "POST", "/api/agents", { agentId })).status).toBe(201)
+  const page = await browser!.newPage()
+  await prepare(page)
+  await page.goto(`${server!.url}/?agent=${agentId}&locale=en`)
+  await page.locator("body[data-ready=true]").waitFor()
+  return page
+}
+
+/** A promise and the function that settles it: holds a routed request until the test lets it go. */
+const gate = () => {
+  let open = () => {}
+  const opened = new Promise<void>((resolve) => (open = resolve))
+  return { open, opened }
+}
+
+const isScreenRequest = (url: URL) => url.pathname.startsWith("/api/agents/") && !url.pathname.includes("/switches/")
+const isSwitchRequest = (url: URL) => url.pathname.includes("/switches/")
+
 const row = (page: Page, entry: string) => page.locator(`label.row[data-entry="${entry}"]`)
 const toggle = (page: Page, entry: string) => page.locator(`input[role="switch"][data-switch="${entry}"]`)
 
@@ -240,6 +266,10 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
       expect(await page.locator("#error").textContent()).toBe("")
       expect(errors).toEqual([])
 
+      // The machine may have no CJK fonts: the screenshot is taken in English.
+      await page.locator("#locale").selectOption("en")
+      await page.waitForURL(/[?&]locale=en/)
+      expect(await page.locator("#title").textContent()).toBe("Tool settings")
       fs.mkdirSync(path.dirname(screenshot), { recursive: true })
       await page.screenshot({ path: screenshot, fullPage: true })
       expect(fs.statSync(screenshot).size).toBeGreaterThan(10_000)
@@ -247,4 +277,220 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     },
     240_000
   )
+
+  it(
+    "shows the switches first and the flags beside them without scrolling, on a wide and a narrow screen",
+    async () => {
+      const page = await openAgent("layout")
+      await page.setViewportSize({ width: 1000, height: 900 })
+      expect(await page.evaluate(() => window.scrollY)).toBe(0)
+
+      // Every switch comes before the first group of tools without one, which start collapsed.
+      const order = await page.evaluate(() => {
+        const switches = Array.from(document.querySelectorAll("input[role=\"switch\"]"))
+        const groups = Array.from(document.querySelectorAll("details"))
+        return {
+          switches: switches.length,
+          groups: groups.map((d) => [d.dataset["group"], d.open]),
+          allBefore: switches.every((s) =>
+            groups.every((d) => (s.compareDocumentPosition(d) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0)
+          ),
+          toolsOutsideGroups: document.querySelectorAll("[data-tool]:not(details [data-tool])").length,
+          groupsWithCategory: document.querySelectorAll("details[data-category], details [data-category]").length
+        }
+      })
+      const data = (await send(server!.url, "GET", "/api/agents/layout")).json as Screen
+      expect(order.switches).toBe(data.sections.flatMap((s) => s.switches).length)
+      expect(await page.locator("details [data-tool]").count()).toBe(data.sections.flatMap((s) => s.fixed).length)
+      expect(order.groups).toEqual([["internal", false], ["session", false], ["disabled", false]])
+      expect(order.allBefore).toBe(true)
+      expect(order.toolsOutsideGroups).toBe(0)
+      expect(order.groupsWithCategory).toBe(0)
+      expect(await page.locator("[data-tool=WebFetch]").isVisible()).toBe(false)
+
+      const inViewport = async (selector: string) => {
+        const box = (await page.locator(selector).boundingBox())!
+        const viewport = page.viewportSize()!
+        return box.y >= 0 && box.x >= 0 && box.y + box.height <= viewport.height && box.x + box.width <= viewport.width
+      }
+      expect(await inViewport("#flags")).toBe(true)
+      expect(await inViewport("#copy")).toBe(true)
+      await page.screenshot({ path: artifact("tool-settings-server-wide.png") })
+
+      // The header's controls share one bottom line.
+      const bottoms = await Promise.all(
+        ["#agent", "#locale", "#new-agent-id", "#create"].map(async (s) => {
+          const box = (await page.locator(s).boundingBox())!
+          return Math.round(box.y + box.height)
+        })
+      )
+      expect(new Set(bottoms).size).toBe(1)
+
+      // A flip shows in the flags, still in view.
+      expect(await page.locator("#flags").textContent()).not.toMatch(/--disallowedTools \S*\bBash\b/)
+      await toggle(page, "group:bash").click()
+      await page.locator("#flags", { hasText: /--disallowedTools \S*\bBash\b/ }).waitFor()
+      expect(await inViewport("#flags")).toBe(true)
+
+      // Narrow: one column, the flags stuck to the bottom of the screen, at most 45% of its height.
+      await page.setViewportSize({ width: 600, height: 900 })
+      const aside = (await page.locator("aside").boundingBox())!
+      expect(aside.y).toBeGreaterThan(0)
+      expect(aside.y + aside.height).toBeLessThanOrEqual(900.5)
+      expect(aside.height).toBeLessThanOrEqual(0.45 * 900 + 0.5)
+      const flags = (await page.locator("#flags").boundingBox())!
+      expect(flags.y).toBeGreaterThanOrEqual(aside.y)
+      expect(flags.y).toBeLessThan(900)
+      const main = (await page.locator("main").boundingBox())!
+      expect(Math.abs(main.x - aside.x)).toBeLessThan(1)
+      await page.screenshot({ path: artifact("tool-settings-server-narrow.png") })
+      await page.close()
+    },
+    120_000
+  )
+
+  it("expands Never available and shows each reason as text, and keeps it open across a save", async () => {
+    const page = await openAgent("reasons")
+    const never = page.locator("details[data-group=disabled]")
+    expect(await never.locator("summary").textContent()).toMatch(/^Never available \(\d+\)/)
+    await never.locator("summary").click()
+    const webFetch = page.locator("[data-tool=WebFetch]")
+    expect(await webFetch.locator(".reason").isVisible()).toBe(true)
+    expect(await webFetch.locator(".reason").textContent()).toBe("an app with its own web tools serves them over MCP")
+    expect(await webFetch.locator(".note").textContent()).toBe("never available")
+    expect(await webFetch.locator(".badge").textContent()).toBe("off")
+    expect(await webFetch.locator(".name").textContent()).toBe("WebFetch")
+
+    // Tools the catalog gives no reason for get one from what the screen knows.
+    await page.locator("details[data-group=internal] summary").click()
+    expect(await page.locator("[data-tool=TaskGet] .reason").textContent()).toBe(
+      "goes with TaskCreate, TaskUpdate, TaskList, TaskStop"
+    )
+    expect(await page.locator("[data-tool=TaskGet] .badge").textContent()).toBe("on")
+    expect(await page.locator("details[data-group=internal] [data-tool=AskUserQuestion]").count()).toBe(0)
+    await page.locator("details[data-group=session] summary").click()
+    expect(await page.locator("[data-tool=AskUserQuestion] .reason").textContent()).toBe(
+      "asks the user and waits; a headless claude -p run has no one to answer"
+    )
+    expect(await page.locator("[data-tool=EnterWorktree] .reason").textContent()).toBe(
+      "workspace-has-git does not hold in this session; asks the user and waits; a headless claude -p run has no one to answer; goes with ExitWorktree"
+    )
+    expect(await page.locator("[data-tool=EnterWorktree] .badge").textContent()).toBe("off")
+
+    await toggle(page, "Read").click()
+    await page.locator("#disabled-tools", { hasText: "Read" }).waitFor()
+    expect(await page.locator("details[open]").evaluateAll((ds) => ds.map((d) => d.dataset["group"]))).toEqual([
+      "internal",
+      "session",
+      "disabled"
+    ])
+    expect(await webFetch.locator(".reason").isVisible()).toBe(true)
+
+    const file = artifact("tool-settings-server-expanded.png")
+    await page.screenshot({ path: file, fullPage: true })
+    expect(fs.statSync(file).size).toBeGreaterThan(10_000)
+    await page.close()
+  }, 120_000)
+
+  it("says Loading… until the screen has come, and Saving… with the switches held while a flip is stored", async () => {
+    expect((await send(server!.url, "POST", "/api/agents", { agentId: "slow" })).status).toBe(201)
+    const page = await browser!.newPage()
+    const screen = gate()
+    await page.route(isScreenRequest, async (route) => {
+      await screen.opened
+      await route.continue()
+    })
+    await page.goto(`${server!.url}/?agent=slow&locale=en`, { waitUntil: "commit" })
+    await page.locator("#loading").waitFor({ state: "visible" })
+    expect(await page.locator("#loading").textContent()).toBe("Loading…")
+    expect(await page.locator("body").getAttribute("data-state")).toBe("loading")
+    expect(await page.locator("#saving").isVisible()).toBe(false)
+    screen.open()
+    await page.locator("body[data-ready=true]").waitFor()
+    expect(await page.locator("#loading").isVisible()).toBe(false)
+    expect(await page.locator("body").getAttribute("data-state")).toBe("ready")
+    await page.unroute(isScreenRequest)
+
+    const save = gate()
+    await page.route(isSwitchRequest, async (route) => {
+      await save.opened
+      await route.continue()
+    })
+    await toggle(page, "Grep").click()
+    await page.locator("#saving").waitFor({ state: "visible" })
+    expect(await page.locator("#saving").textContent()).toBe("Saving…")
+    expect(await toggle(page, "Read").isDisabled()).toBe(true)
+    expect(await toggle(page, "Grep").isDisabled()).toBe(true)
+    save.open()
+    await page.locator("body[data-state=ready]").waitFor()
+    expect(await page.locator("#saving").isVisible()).toBe(false)
+    expect(await toggle(page, "Grep").isDisabled()).toBe(false)
+    expect(await toggle(page, "Grep").isChecked()).toBe(false)
+    expect(await page.locator("#disabled-tools").textContent()).toBe("Grep")
+    await page.close()
+  }, 120_000)
+
+  it("puts a switch back when its save fails, says why, and stores it on Retry", async () => {
+    const page = await openAgent("flaky")
+    await page.locator("details[data-group=disabled] summary").click()
+    const before = await page.locator("#flags").textContent()
+    expect(before).not.toMatch(/\bWrite\b/)
+    await page.route(isSwitchRequest, (route) =>
+      route.fulfill({
+        status: 500,
+        contentType: "application/json",
+        body: JSON.stringify({ error: "the settings database is locked; try again" })
+      }))
+    await toggle(page, "Write").click()
+    await page.locator("#error", { hasText: "the settings database is locked; try again" }).waitFor()
+    expect(await page.locator("body").getAttribute("data-state")).toBe("error")
+    // The stored screen again: the switch is back on and the flags are unchanged.
+    expect(await toggle(page, "Write").isChecked()).toBe(true)
+    expect(await toggle(page, "Write").isDisabled()).toBe(false)
+    expect(await page.locator("#flags").textContent()).toBe(before)
+    expect(await page.locator("#retry").isVisible()).toBe(true)
+    expect(await page.locator("#error #retry").count()).toBe(0)
+    expect(await page.locator("details[data-group=disabled]").getAttribute("open")).not.toBeNull()
+    const file = artifact("tool-settings-server-error.png")
+    await page.screenshot({ path: file })
+    expect(fs.statSync(file).size).toBeGreaterThan(10_000)
+
+    await page.unroute(isSwitchRequest)
+    await page.locator("#retry").click()
+    await page.locator("#flags", { hasText: /--disallowedTools \S*\bWrite\b/ }).waitFor()
+    expect(await page.locator("#error").textContent()).toBe("")
+    expect(await page.locator("#retry").isVisible()).toBe(false)
+    expect(await toggle(page, "Write").isChecked()).toBe(false)
+    expect(await page.locator("#disabled-tools").textContent()).toBe("Write")
+
+    // A failed change of language leaves the screen, the picker and the URL in English.
+    await page.route(isScreenRequest, (route) => route.fulfill({ status: 503, body: "" }))
+    await page.locator("#locale").selectOption("zh-CN")
+    await page.locator("#error", { hasText: "the server answered 503" }).waitFor()
+    expect(await page.locator("#locale").inputValue()).toBe("en")
+    expect(await page.locator("html").getAttribute("lang")).toBe("en")
+    expect(new URL(page.url()).searchParams.get("locale")).toBe("en")
+    await page.unroute(isScreenRequest)
+    await page.locator("#retry").click()
+    await page.waitForURL(/[?&]locale=zh-CN/)
+    expect(await page.locator("#title").textContent()).toBe("工具设置")
+    expect(await page.locator("#error").textContent()).toBe("")
+    await page.close()
+  }, 120_000)
+
+  it("copies the flags as a claude -p command a shell takes as it is", async () => {
+    await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
+    const page = await openAgent("copier")
+    await toggle(page, "group:notes").click()
+    await page.locator("#disabled-tools", { hasText: "mcp__notes__read_note" }).waitFor()
+    await page.locator("#copy").click()
+    await page.locator("#copy", { hasText: "Copied" }).waitFor()
+    const copied = await page.evaluate(() => navigator.clipboard.readText())
+    const [flagsLine, allowedLine] = (await page.locator("#flags").textContent())!.split("\n")
+    // The allowed list holds `mcp__gtb__*`, which a shell would expand unquoted.
+    expect(flagsLine).toMatch(/^--disallowedTools [\w,]+$/)
+    expect(copied).toBe(`claude -p ${flagsLine} --allowedTools 'mcp__gtb__*'`)
+    expect(allowedLine).toBe("--allowedTools mcp__gtb__*")
+    await page.close()
+  }, 120_000)
 })
