@@ -23,7 +23,6 @@
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
@@ -48,6 +47,7 @@ import * as Registry from "../src/registry/Registry.ts"
 import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
 import * as AgentSettings from "../src/services/AgentSettings.ts"
+import { runExample } from "./support/providers.ts"
 
 // --- The registry: Claude Code's catalog plus the application's own MCP tools. ---
 
@@ -571,6 +571,6 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realp
   ).pipe(
     Effect.andThen(Effect.never),
     Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
-    NodeRuntime.runMain
+    runExample
   )
 }
