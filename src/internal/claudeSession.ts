@@ -143,6 +143,24 @@ const AuthFailure =
 /** Whether CLI output (stderr or a result's text) reports missing or refused credentials. */
 export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)
 
+/**
+ * What the CLI says when it never reached the model's API (after its own retries: about three
+ * minutes by default, `CLAUDE_CODE_MAX_RETRIES` bounds them).
+ */
+const Unreachable =
+  /^API Error: (?:Can't reach the API server|Connection refused|Connection error|Request timed out)|\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/
+
+/** A run whose CLI could not reach the model's API: `kind: "network"`, naming what to check. */
+export const unreachableError = (provider: string, said: string) =>
+  new ProviderError({
+    provider,
+    kind: "network",
+    message: `The claude CLI could not reach the model's API (${bounded(said, 500)}): check the network, ` +
+      "or ANTHROPIC_BASE_URL if it is set in the CLI's environment (CLAUDE_CODE_MAX_RETRIES bounds the CLI's own " +
+      "retries, about three minutes by default)",
+    retryable: true
+  })
+
 /** What to do about it, in every `auth` error of the Claude Code providers. */
 export const loginHint = "log in by running `claude` once (then /login), or set ANTHROPIC_API_KEY"
 
@@ -293,11 +311,18 @@ export const interpretRun = (params: {
       if ((status !== undefined && (status === 401 || status === 403)) || isAuthFailure(line.result)) {
         return yield* authError(provider, line.result, status)
       }
+      if (status === undefined && Unreachable.test(line.result)) return yield* unreachableError(provider, line.result)
+      // An `is_error` result may still have the subtype "success": name what failed instead.
+      const what = line.subtype !== undefined && line.subtype !== "success"
+        ? line.subtype
+        : exitCode !== 0
+        ? `exit ${exitCode}`
+        : "is_error"
       return yield* new ProviderError({
         provider,
         kind: status === undefined ? "process" : "http",
         ...(status === undefined ? {} : { status }),
-        message: `The claude CLI reported an error (${line.subtype ?? `exit ${exitCode}`}): ${bounded(line.result)}`,
+        message: `The claude CLI reported an error (${what}): ${bounded(line.result)}`,
         retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
       })
     }

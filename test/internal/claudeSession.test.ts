@@ -49,7 +49,7 @@ describe("claudeSession.interpretRun", () => {
         }))
       const e429 = yield* run(429)
       expect(e429).toMatchObject({ _tag: "ProviderError", kind: "http", status: 429, retryable: true })
-      expect(e429.message).toContain("(success): rate limited")
+      expect(e429.message).toContain("(is_error): rate limited")
       expect(yield* run(529)).toMatchObject({ kind: "http", status: 529, retryable: true })
       expect(yield* run(408)).toMatchObject({ retryable: true })
       expect(yield* run(401)).toMatchObject({ kind: "auth", status: 401, retryable: false })
