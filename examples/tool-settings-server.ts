@@ -183,6 +183,8 @@ interface FixedTool {
   readonly condition?: string
   readonly pairGroup?: string
   readonly reason?: string
+  /** The locale `reason` is written in (English until the catalog has a translation). */
+  readonly reasonLocale?: CatalogView.Locale
   /** Needs someone to answer it, so a headless `claude -p` run goes without it. */
   readonly interactive: boolean
   /** Whether the CLI may use it in this session (the policy's verdict). */
@@ -209,6 +211,9 @@ export interface Screen {
   readonly flags: ReadonlyArray<string>
 }
 
+const reasonFields = (reason: CatalogView.Reason | undefined) =>
+  reason === undefined ? {} : { reason: reason.text, reasonLocale: reason.locale }
+
 const screen = (
   registry: Registry.Registry,
   settings: AgentSettings.Settings,
@@ -228,7 +233,7 @@ const screen = (
       exposure: d.exposure as FixedTool["exposure"],
       ...(d.condition === undefined ? {} : { condition: d.condition }),
       ...(d.pairGroup === undefined ? {} : { pairGroup: d.pairGroup }),
-      ...(d.reason === undefined ? {} : { reason: d.reason }),
+      ...reasonFields(CatalogView.reasonOf(d, locale)),
       interactive: d.interactive === true,
       on: !blocked.has(d.name)
     }))

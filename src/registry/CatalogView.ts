@@ -9,10 +9,11 @@
  * @module
  */
 import * as en from "./i18n/en.ts"
+import * as reasons from "./i18n/reasons.ts"
 import * as zhCN from "./i18n/zh-CN.ts"
 import * as zhTW from "./i18n/zh-TW.ts"
 import type * as Registry from "./Registry.ts"
-import { type Category, categoryOrder } from "./ToolDescriptor.ts"
+import { type Category, categoryOrder, type ToolDescriptor } from "./ToolDescriptor.ts"
 import { type AgentToolSettings, type IgnoredOptOut, resolveValidated } from "./ToolPolicy.ts"
 
 /** The locales shipped with the catalog. */
@@ -39,6 +40,29 @@ export const resolveLocale = (tag: string): Locale => {
 export const translate = (key: string, locale: string, extra: ExtraMessages = {}): string | undefined => {
   const l = resolveLocale(locale)
   return extra[locale]?.[key] ?? extra[l]?.[key] ?? locales[l][key] ?? extra["en"]?.[key] ?? locales.en[key]
+}
+
+const reasonTranslations: Readonly<Record<Locale, Readonly<Record<string, string>>>> = {
+  en: {},
+  "zh-CN": reasons.zhCN,
+  "zh-TW": reasons.zhTW
+}
+
+/** A tool's reason as a screen shows it, and the locale its text is in. */
+export interface Reason {
+  readonly text: string
+  readonly locale: Locale
+}
+
+/**
+ * Why a tool without a switch is on or off (its descriptor's `reason`) in `locale`, or in English
+ * when that locale has no translation of it; `undefined` for a tool without a reason.
+ */
+export const reasonOf = (descriptor: ToolDescriptor, locale: string): Reason | undefined => {
+  if (descriptor.reason === undefined) return undefined
+  const l = resolveLocale(locale)
+  const translated = reasonTranslations[l][descriptor.reason]
+  return translated === undefined ? { text: descriptor.reason, locale: "en" } : { text: translated, locale: l }
 }
 
 /** One switch. */

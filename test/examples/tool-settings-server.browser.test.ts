@@ -248,6 +248,10 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
       expect(await row(page, "group:bash").locator(".label").textContent()).toBe("Shell 命令")
       expect(await page.locator("section[data-category=file] h2").textContent()).toBe("文件")
       expect(await page.locator("[data-tool=WebFetch] .note").textContent()).toBe("始终不可用")
+      // Why, in the page's language too (the catalog translates its reasons), marked as such.
+      const reason = page.locator("[data-tool=WebFetch] .reason")
+      expect(await reason.textContent()).toBe("有自己网络工具的应用通过 MCP 提供它们")
+      expect(await reason.getAttribute("lang")).toBe("zh-CN")
       expect(await page.locator("[data-tool=EnterWorktree] .note").textContent()).toBe("仅当 workspace-has-git")
       expect(await page.locator("[data-tool=BashOutput] .note").textContent()).toBe("由 Claude Code 管理")
       expect(await page.locator("[data-tool=AskUserQuestion] .note").textContent()).toBe(

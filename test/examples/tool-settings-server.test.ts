@@ -82,6 +82,11 @@ describe("examples/tool-settings-server.ts API", () => {
     // Pair-group atomicity: the internal member goes with the switch.
     expect(fixedOf(screen, "BashOutput")?.on).toBe(false)
     expect(screen.flags[1]!.split(",")).toEqual(expect.arrayContaining(["Bash", "BashOutput"]))
+    // Why a tool has no switch comes in the asked language too, saying which language it is in.
+    expect(fixedOf(screen, "WebFetch")).toMatchObject({
+      reason: "有自己網路工具的應用程式透過 MCP 提供它們",
+      reasonLocale: "zh-TW"
+    })
 
     const notesOff = await send(server.url, "PUT", "/api/agents/reviewer/switches/group%3Anotes", { enabled: false })
     expect((notesOff.json as Screen).flags.slice(2)).toEqual(["--allowedTools", "mcp__gtb__*"])

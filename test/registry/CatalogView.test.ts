@@ -114,6 +114,28 @@ describe("i18n completeness", () => {
     }
     expect(CatalogView.locales["zh-CN"]["tools.Skill.label"]).toBe("技能")
   })
+
+  it("every reason of the catalog is translated into both Chinese locales; a reason without one stays English", () => {
+    for (const d of registry.descriptors.filter((d) => d.reason !== undefined)) {
+      expect(CatalogView.reasonOf(d, "en"), d.name).toEqual({ text: d.reason, locale: "en" })
+      for (const locale of ["zh-CN", "zh-TW"] as const) {
+        const reason = CatalogView.reasonOf(d, locale)
+        expect(reason?.locale, `${d.name} in ${locale}`).toBe(locale)
+        expect(reason?.text, `${d.name} in ${locale}`).toMatch(/[\u4e00-\u9fff]/)
+      }
+    }
+    const webFetch = registry.descriptors.find((d) => d.name === "WebFetch")!
+    expect(CatalogView.reasonOf(webFetch, "zh-tw")).toEqual({
+      text: "有自己網路工具的應用程式透過 MCP 提供它們",
+      locale: "zh-TW"
+    })
+    // An application's reason (or one the catalog changed) is shown as written, never a stale translation.
+    expect(CatalogView.reasonOf({ ...webFetch, reason: "our proxy serves the web" }, "zh-CN")).toEqual({
+      text: "our proxy serves the web",
+      locale: "en"
+    })
+    expect(CatalogView.reasonOf(registry.descriptors.find((d) => d.reason === undefined)!, "zh-CN")).toBeUndefined()
+  })
 })
 
 describe("CatalogView.translate", () => {
