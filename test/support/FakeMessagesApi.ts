@@ -80,6 +80,13 @@ export const toolResults = (req: FakeRequest): Array<{ tool_use_id: string; cont
     }))
 }
 
+/** A model that first calls `use`, then answers from the tool results it got back. */
+export const callsThenAnswers =
+  (use: ToolUse, answer: (results: ReturnType<typeof toolResults>) => string) => (req: FakeRequest): FakeReply => {
+    const results = toolResults(req)
+    return results.length === 0 ? { toolUses: [use] } : { text: answer(results) }
+  }
+
 /** The text of a request's last user message (string content or text blocks). */
 export const lastUserText = (req: FakeRequest): string => {
   const users = (req.body.messages ?? []).filter((m) => m.role === "user")
