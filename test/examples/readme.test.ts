@@ -50,12 +50,9 @@ describe("README usage", () => {
     "the tools snippet runs on ClaudeApi when ANTHROPIC_API_KEY is set, the tool's result reaching the model",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make((req) => {
-          const results = Fake.toolResults(req)
-          return results.length === 0
-            ? { toolUses: [{ name: "add", input: { a: 2, b: 3 } }] }
-            : { text: results[0]!.content }
-        })
+        const api = yield* Fake.make(
+          Fake.callsThenAnswers({ name: "add", input: { a: 2, b: 3 } }, (results) => results[0]!.content)
+        )
         const out = yield* run("tools", { ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: api.url })
         expect(out.stderr).toBe("")
         expect(out.stdout.trim()).toBe("5")
@@ -70,17 +67,17 @@ describe("README usage", () => {
     "the Claude Code snippet: the real claude calls the app's tool over the bridge, Bash and WebFetch withheld",
     () =>
       Effect.gen(function*() {
-        const api = yield* Fake.make((req) => {
-          const results = Fake.toolResults(req)
-          return results.length === 0
-            ? { toolUses: [{ name: "mcp__gtb__order_status", input: { orderId: "A-42" } }] }
-            : { text: `Order A-42: ${results[0]!.content}` }
-        })
+        const api = yield* Fake.make(
+          Fake.callsThenAnswers({ name: "mcp__gtb__order_status", input: { orderId: "A-42" } }, (results) =>
+            `Order A-42: ${results[0]!.content}`)
+        )
         const box = yield* sandbox(api.url)
         const out = yield* run("claude-code", { ...box.env, CLAUDE_BINARY: claudeBinary, CLAUDE_CWD: box.cwd })
         expect(out.stderr).toBe("")
         expect(out.stdout).toContain(`Order A-42: {"orderId":"A-42","status":"shipped"}`)
-        const tools = api.messageRequests().find((r) => r.body.tools?.some((t) => t.name === "mcp__gtb__order_status"))
+        const tools = api.messageRequests().find((r) =>
+          r.body.tools?.some((t) => t.name === "mcp__gtb__order_status")
+        )
         const names = tools?.body.tools?.map((t) => t.name) ?? []
         expect(names).toContain("Read")
         for (const withheld of ["Bash", "Edit", "Write", "WebFetch", "WebSearch"]) expect(names).not.toContain(withheld)
