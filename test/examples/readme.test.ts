@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { ChatClient, Content, Scripted, Tool } from "../../src/index.js"
 import { claudeBinary, sandbox } from "../support/claudeCli.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
@@ -26,6 +27,18 @@ describe("README usage", () => {
     // All three come before the reference material.
     expect(readme.indexOf("<!-- snippet: policy -->")).toBeLessThan(readme.indexOf("## Requirements"))
     expect(snippets.map((s) => s.name)).toEqual(expect.arrayContaining(["fallback", "effect-ai"]))
+  })
+
+  it("every relative link of the README and its guides names a file that exists", () => {
+    const pages = ["README.md", ...fs.readdirSync("docs").filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+    const broken = pages.flatMap((page) =>
+      [...fs.readFileSync(page, "utf8").matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .filter((target) => !fs.existsSync(path.join(path.dirname(page), target)))
+        .map((target) => `${page} → ${target}`)
+    )
+    expect(broken).toEqual([])
   })
 
   it.live(
