@@ -132,14 +132,14 @@ export const describeClaude = (binary: string): Effect.Effect<string> =>
     return Effect.sync(() => child.kill())
   })
 
+const isObject = (value: unknown): value is object => typeof value === "object" && value !== null
+
 const messageOf = (error: unknown): string | undefined =>
-  typeof error === "object" && error !== null && "message" in error && String(error.message) !== ""
-    ? String(error.message)
-    : undefined
+  isObject(error) && "message" in error && String(error.message) !== "" ? String(error.message) : undefined
 
 /** The messages under an error: its `cause`, that one's `cause`, … (a SqlError's reason, then the driver's error). */
 const causeMessages = (error: unknown, depth = 3): Array<string> => {
-  if (depth === 0 || typeof error !== "object" || error === null || !("cause" in error)) return []
+  if (depth === 0 || !isObject(error) || !("cause" in error)) return []
   const message = messageOf(error.cause)
   return [...(message === undefined ? [] : [message]), ...causeMessages(error.cause, depth - 1)]
 }
@@ -153,11 +153,12 @@ export const describeFailure = (cause: Cause.Cause<unknown>): string => {
   const error = Cause.squash(cause)
   const message = messageOf(error)
   if (message === undefined) return String(error)
-  const tag = typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string"
-    ? `${error._tag}: `
-    : ""
-  const line = causeMessages(error).reduce((line, inner) => line.includes(inner) ? line : `${line} (${inner})`, message)
-  return `${tag}${readableConfigError(line)}`.replace(/\s*\n\s*/g, " ").trim()
+  const tag = isObject(error) && "_tag" in error && typeof error._tag === "string" ? `${error._tag}: ` : ""
+  const withCauses = causeMessages(error).reduce(
+    (text, inner) => text.includes(inner) ? text : `${text} (${inner})`,
+    message
+  )
+  return `${tag}${readableConfigError(withCauses)}`.replace(/\s*\n\s*/g, " ").trim()
 }
 
 // Effect's ConfigError reads `SchemaError(Expected … at ["NAME"])`: say the variable and its value first.

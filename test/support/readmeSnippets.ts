@@ -3,11 +3,10 @@
  * `<!-- snippet: name -->` line), written out to be type-checked and run as a user would: under
  * the strict flags the README promises, importing `effect-chat-bridge` by its package name.
  */
-import * as Effect from "effect/Effect"
-import { execFile } from "node:child_process"
+import type * as Effect from "effect/Effect"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { RunResult } from "./runTsx.ts"
+import { runNode, type RunResult } from "./runTsx.ts"
 
 export interface Snippet {
   readonly name: string
@@ -82,15 +81,11 @@ export const writeSnippets = (snippets: ReadonlyArray<Snippet>): void => {
 }
 
 /** `tsc -p` on the written snippets: exit code 0 and no output when every one type-checks. */
-export const typecheckSnippets: Effect.Effect<RunResult> = Effect.callback<RunResult>((resume) => {
-  const child = execFile(
-    process.execPath,
-    [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(snippetDir, "tsconfig.json")],
-    { timeout: 100_000 },
-    (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
-  )
-  return Effect.sync(() => child.kill())
-})
+export const typecheckSnippets: Effect.Effect<RunResult> = runNode([
+  path.join(root, "node_modules/typescript/bin/tsc"),
+  "-p",
+  path.join(snippetDir, "tsconfig.json")
+])
 
 /** The runnable copy of a written snippet. */
 export const runnable = (name: string): string => path.join(snippetDir, `${name}.run.ts`)

@@ -1,6 +1,6 @@
 /**
- * Runs a TypeScript program (an example, a README snippet) as a user would: a child `node` with
- * tsx, an environment without the developer's provider credentials, its exit code and output kept.
+ * Runs a program (an example, a README snippet, tsc) as a user would: a child `node` (with tsx for
+ * TypeScript), an environment without the developer's provider credentials, its exit code and output kept.
  */
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
@@ -23,18 +23,24 @@ export const withoutCredentials = (): Record<string, string | undefined> => {
 // Generous bound: tsx's start-up and a CLI's are slow on a loaded machine.
 const timeout = 100_000
 
-/** `node --import tsx <file> ...args` with `env` on top of {@link withoutCredentials}; the child dies with the fiber. */
-export const runTsx = (
-  file: string,
-  env: Record<string, string | undefined> = {},
-  args: ReadonlyArray<string> = []
+/** `node <args>` with `env` on top of {@link withoutCredentials}; the child dies with the fiber. */
+export const runNode = (
+  args: ReadonlyArray<string>,
+  env: Record<string, string | undefined> = {}
 ): Effect.Effect<RunResult> =>
   Effect.callback<RunResult>((resume) => {
     const child = execFile(
       process.execPath,
-      ["--import", "tsx", file, ...args],
+      args,
       { env: { ...withoutCredentials(), ...env }, timeout },
       (error, stdout, stderr) => resume(Effect.succeed({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }))
     )
     return Effect.sync(() => child.kill())
   })
+
+/** `node --import tsx <file> ...args`, as {@link runNode}. */
+export const runTsx = (
+  file: string,
+  env: Record<string, string | undefined> = {},
+  args: ReadonlyArray<string> = []
+): Effect.Effect<RunResult> => runNode(["--import", "tsx", file, ...args], env)
