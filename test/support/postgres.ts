@@ -109,12 +109,35 @@ const serverUser = (): { readonly uid: number; readonly gid: number } | undefine
   return { uid: Number(uid ?? 65534), gid: Number(gid ?? 65534) }
 }
 
-/** Throws when `nobody` could not traverse to `file` (it needs o+x on every folder above). */
-const checkReachable = (file: string) => {
+/** The first folder above `file` that others cannot search (`nobody` needs o+x on every one), if any. */
+const privateFolderAbove = (file: string): string | undefined => {
   for (let dir = path.dirname(file); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    if ((fs.statSync(dir).mode & 0o001) === 0) {
-      throw new Error(`${dir} is not searchable by others, so the unprivileged server user cannot reach ${file}`)
-    }
+    if ((fs.statSync(dir).mode & 0o001) === 0) return dir
+  }
+  return undefined
+}
+
+/** Throws when `nobody` could not traverse to `file`. */
+const checkReachable = (file: string) => {
+  const dir = privateFolderAbove(file)
+  if (dir !== undefined) {
+    throw new Error(`${dir} is not searchable by others, so the unprivileged server user cannot reach ${file}`)
+  }
+}
+
+/**
+ * The binaries as `nobody` can run them: in place, or — when the checkout sits under a private
+ * folder (a clone in `mktemp -d`'s 0700 one) — a copy of the package's `native` folder (bin, lib,
+ * share) inside the server's own folder, removed with it.
+ */
+const runnableBinaries = (binaries: Binaries, user: ReturnType<typeof serverUser>, folder: string): Binaries => {
+  if (user === undefined || privateFolderAbove(binaries.postgres) === undefined) return binaries
+  const native = path.resolve(path.dirname(binaries.postgres), "..")
+  const copy = path.join(folder, "native")
+  fs.cpSync(native, copy, { recursive: true, verbatimSymlinks: true })
+  return {
+    initdb: path.join(copy, path.relative(native, binaries.initdb)),
+    postgres: path.join(copy, path.relative(native, binaries.postgres))
   }
 }
 
@@ -246,10 +269,7 @@ const prepare = Effect.fnUntraced(function*(binaries: Binaries, user: ReturnType
   yield* Effect.try({
     try: () => {
       hydrateSymlinks(path.resolve(path.dirname(binaries.postgres), "..", ".."))
-      if (user !== undefined) {
-        checkReachable(binaries.postgres)
-        checkReachable(path.join(os.tmpdir(), "data"))
-      }
+      if (user !== undefined) checkReachable(path.join(os.tmpdir(), "data"))
     },
     catch: (cause) => new PostgresStartError({ message: `cannot prepare the binaries: ${describe(cause)}`, cause })
   })
@@ -259,10 +279,14 @@ const prepare = Effect.fnUntraced(function*(binaries: Binaries, user: ReturnType
 export const start = (options: StartOptions = {}): Effect.Effect<PostgresServer, PostgresStartError, Scope.Scope> =>
   Effect.gen(function*() {
     const timeout = options.timeout ?? Duration.seconds(120)
-    const binaries = yield* loadBinaries
     const user = serverUser()
-    yield* prepare(binaries, user)
+    const packaged = yield* loadBinaries
+    yield* prepare(packaged, user)
     const folder = yield* serverFolder(user)
+    const binaries = yield* Effect.try({
+      try: () => runnableBinaries(packaged, user, folder),
+      catch: (cause) => new PostgresStartError({ message: `cannot copy the binaries: ${describe(cause)}`, cause })
+    })
     const password = randomBytes(12).toString("hex")
     const pwfile = path.join(folder, "pwfile")
     fs.writeFileSync(pwfile, `${password}\n`, { mode: 0o600 })
