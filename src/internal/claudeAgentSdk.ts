@@ -13,6 +13,7 @@ import type * as Scope from "effect/Scope"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
+import { shuttingDown, trackGroup } from "./exitCleanup.js"
 import { mcpContent } from "./mediaMcp.js"
 import type * as Telemetry from "./telemetry.js"
 
@@ -167,12 +168,16 @@ export const agentEnvironment = (
 }
 
 const StderrTail = 4_000
+/** The grace a CLI gets once the process received a termination signal: it goes with us anyway. */
+const ShutdownGraceMs = 200
 
 /** The CLI process of one query, as spawned for the SDK. */
 export interface SpawnedCli {
   readonly child: ChildProcessWithoutNullStreams
   /** The last few KB of its stderr. */
   readonly stderr: () => string
+  /** Stops the exit-time cleanup from killing its group (once the group is gone). */
+  readonly untrack: () => void
 }
 
 /**
@@ -196,7 +201,9 @@ export const spawner =
     })
     // The SDK fires this after its own graceful close window.
     options.signal.addEventListener("abort", () => signalGroup(child, "SIGTERM"), { once: true })
-    onSpawn({ child, stderr: () => tail })
+    // Killed when this process goes without running finalizers (Ctrl-C, SIGTERM, exit, SIGKILL).
+    const untrack = child.pid === undefined ? () => {} : trackGroup(child.pid)
+    onSpawn({ child, stderr: () => tail, untrack })
     return child
   }
 
@@ -219,14 +226,19 @@ export const signalGroup = (child: ChildProcessWithoutNullStreams, signal: NodeJ
 const exitWithin = (child: ChildProcessWithoutNullStreams, ms: number) =>
   Effect.callback<boolean>((resume) => {
     if (!running(child)) return resume(Effect.succeed(true))
+    const started = Date.now()
+    // Once the process got a termination signal the CLI goes with it anyway: a short grace only.
+    const limit = () => shuttingDown() ? Math.min(ms, ShutdownGraceMs) : ms
     const onExit = () => {
-      clearTimeout(timer)
+      clearInterval(timer)
       resume(Effect.succeed(true))
     }
-    const timer = setTimeout(() => {
+    const timer = setInterval(() => {
+      if (Date.now() - started < limit()) return
+      clearInterval(timer)
       child.off("exit", onExit)
       resume(Effect.succeed(running(child) === false))
-    }, ms)
+    }, Math.min(ms, ShutdownGraceMs / 4))
     child.once("exit", onExit)
   })
 
@@ -245,4 +257,5 @@ export const reap = (cli: SpawnedCli, grace: number): Effect.Effect<void> =>
       }
     }
     signalGroup(child, "SIGKILL")
+    cli.untrack()
   })

@@ -18,6 +18,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as os from "node:os"
 import * as path from "node:path"
+import { trackDirectory } from "../internal/exitCleanup.ts"
 import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.ts"
 
 /** Where secret files are created. */
@@ -44,8 +45,15 @@ const checkMode = (actual: number, expected: number, what: string) =>
       })
     )
 
-/** Builds the service over the `FileSystem` in context. */
-export const make = (options: Options = {}): Effect.Effect<SecretFileService, never, FileSystem.FileSystem> =>
+/**
+ * Builds the service over the `FileSystem` in context. With `removeOnExit` (what {@link layer}
+ * sets: the paths are Node's own), a directory is also removed when the process goes without
+ * closing the scope: on exit, on SIGINT/SIGTERM/SIGHUP, and by a watchdog after a SIGKILL.
+ */
+export const make = (
+  options: Options = {},
+  removeOnExit = false
+): Effect.Effect<SecretFileService, never, FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     const parent = options.directory ?? os.tmpdir()
@@ -65,14 +73,15 @@ export const make = (options: Options = {}): Effect.Effect<SecretFileService, ne
             reason: "CreateDirectory",
             message: `Could not create a secret directory in ${parent}: ${describe(error)}`
           })
-        )
+        ),
+        Effect.map((directory) => ({ directory, untrack: removeOnExit ? trackDirectory(directory) : () => {} }))
       ),
-      removeDirectory
+      ({ directory, untrack }) => Effect.ensuring(removeDirectory(directory), Effect.sync(untrack))
     )
 
     const writeScoped = (contents: string) =>
       Effect.gen(function*() {
-        const directory = yield* acquireDirectory
+        const { directory } = yield* acquireDirectory
         const file = path.join(directory, FILE_NAME)
         const writeFailed = (error: unknown) =>
           new SecretFileError({ reason: "Write", message: `Could not write secret file ${file}: ${describe(error)}` })
@@ -95,6 +104,9 @@ export const make = (options: Options = {}): Effect.Effect<SecretFileService, ne
 export const layerFileSystem = (options: Options = {}): Layer.Layer<SecretFile, never, FileSystem.FileSystem> =>
   Layer.effect(SecretFile, make(options))
 
-/** The service over Node's file system. */
+/**
+ * The service over Node's file system. Its directories are removed even when the process goes
+ * without closing the scope (exit, SIGINT/SIGTERM/SIGHUP, SIGKILL).
+ */
 export const layer = (options: Options = {}): Layer.Layer<SecretFile> =>
-  layerFileSystem(options).pipe(Layer.provide(NodeFileSystem.layer))
+  Layer.effect(SecretFile, make(options, true)).pipe(Layer.provide(NodeFileSystem.layer))

@@ -39,12 +39,15 @@ import {
   SubprocessTimeoutError,
   tail
 } from "../services/Subprocess.ts"
+import { shuttingDown, trackGroup } from "../internal/exitCleanup.ts"
 
 const DEFAULT_KILL_GRACE = Duration.seconds(2)
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024
 /** How long to wait after SIGKILL for the group to disappear, and then for the pipes to close. */
 const AFTER_KILL_WAIT_MS = 1000
 const POLL_MS = 20
+/** The grace a CLI gets once the process received a termination signal: it goes with us anyway. */
+const SHUTDOWN_GRACE_MS = 200
 
 // ---------------------------------------------------------------------------------------------
 // Process groups
@@ -94,12 +97,15 @@ const signalGroup = (pgid: number, signal: NodeJS.Signals): void => {
   }
 }
 
-/** Polls `done` every few ms for at most `ms`, then calls `k` with whether it became true. */
-const pollUntil = (done: () => boolean, ms: number, k: (ok: boolean) => void): void => {
-  const deadline = Date.now() + ms
+/**
+ * Polls `done` every few ms for at most `ms` (read on every tick: a signal can shorten it while
+ * polling), then calls `k` with whether it became true.
+ */
+const pollUntil = (done: () => boolean, ms: number | (() => number), k: (ok: boolean) => void): void => {
+  const started = Date.now()
   const tick = () => {
     if (done()) return k(true)
-    if (Date.now() >= deadline) return k(false)
+    if (Date.now() - started >= (typeof ms === "number" ? ms : ms())) return k(false)
     setTimeout(tick, POLL_MS)
   }
   tick()
@@ -113,7 +119,7 @@ const terminateGroup = (pgid: number, graceMs: number, k: (gone: boolean) => voi
   const gone = () => !groupAlive(pgid)
   if (gone()) return k(true)
   signalGroup(pgid, "SIGTERM")
-  pollUntil(gone, graceMs, (ok) => {
+  pollUntil(gone, () => shuttingDown() ? Math.min(graceMs, SHUTDOWN_GRACE_MS) : graceMs, (ok) => {
     if (ok) return k(true)
     signalGroup(pgid, "SIGKILL")
     pollUntil(gone, AFTER_KILL_WAIT_MS, k)
@@ -160,6 +166,8 @@ interface Handle {
   readonly stderr: () => string
   readonly graceMs: number
   readonly dispose: () => void
+  /** Stops the exit-time cleanup from killing the group (call once the group is gone). */
+  readonly untrack: () => void
 }
 
 type OutputMode = "collect" | "stream"
@@ -245,8 +253,10 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
       })
     } catch (error) {
       fail(spawnError(options, error))
-      return { child: undefined, outcome, stdout: () => "", stderr: () => "", graceMs, dispose }
+      return { child: undefined, outcome, stdout: () => "", stderr: () => "", graceMs, dispose, untrack: () => {} }
     }
+    // Killed and removed when this process goes without running finalizers (Ctrl-C, SIGTERM, exit).
+    const untrack = child.pid === undefined ? () => {} : trackGroup(child.pid)
 
     child.on("error", (error) => {
       // After a successful spawn, errors come from kill() and are covered by the group logic.
@@ -258,7 +268,8 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
       // process that left the group (setsid) may still hold the pipes: stop waiting for it.
       const pid = child.pid
       if (pid === undefined) return
-      terminateGroup(pid, graceMs, () => {
+      terminateGroup(pid, graceMs, (gone) => {
+        if (gone) untrack()
         setTimeout(() => {
           if (!closed) destroyStdio(child)
         }, AFTER_KILL_WAIT_MS)
@@ -287,7 +298,7 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
           })
         ), timeoutMillis)
     }
-    return { child, outcome, stdout: stdoutCollector.text, stderr: stderrCollector.text, graceMs, dispose }
+    return { child, outcome, stdout: stdoutCollector.text, stderr: stderrCollector.text, graceMs, dispose, untrack }
   })
 
 /**
@@ -301,6 +312,7 @@ const release = (options: RunOptions) => (handle: Handle): Effect.Effect<void> =
   if (child === undefined || pid === undefined) return Effect.void
   return Effect.callback<boolean>((resume) => {
     terminateGroup(pid, handle.graceMs, (gone) => {
+      if (gone) handle.untrack()
       const closed = () => child.exitCode !== null || child.signalCode !== null
       pollUntil(
         () => closed() && (child.stdout?.closed ?? true) && (child.stderr?.closed ?? true),
