@@ -180,6 +180,21 @@ const notHeld = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<Tr
   return { prefix, extras: entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid)) }
 }
 
+/**
+ * The entries of `entries` a store holding `held` lacks, wherever they are in it: those whose
+ * uuid it does not hold, and those without one that equal none of its own (for a batch that may
+ * have landed whole or in part, as a call that timed out).
+ */
+export const notLanded = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<TranscriptEntry>) => {
+  const uuids = new Set<string>()
+  const plain = new Set<string>()
+  for (const entry of held) {
+    if (typeof entry.uuid === "string") uuids.add(entry.uuid)
+    else plain.add(canonical(entry))
+  }
+  return entries.filter((e) => typeof e.uuid === "string" ? !uuids.has(e.uuid) : !plain.has(canonical(e)))
+}
+
 /** What both ways of storing share: the setup, the store's key and bound, the snapshot's state. */
 interface StepContext {
   readonly setup: TranscriptSetup
