@@ -31,7 +31,7 @@ import {
   type StoreOperation,
   type TranscriptEntry
 } from "../services/ClaudeSessionStore.ts"
-import { boundedCall, DefaultProjectKey, DefaultStoreTimeout } from "./claudeTranscripts.ts"
+import { boundedCall, DefaultProjectKey, DefaultStoreTimeout, notLanded, storeFailure } from "./claudeTranscripts.ts"
 
 /** What a client's queries share to store their sessions. */
 export interface AgentStore {
@@ -69,29 +69,8 @@ interface SessionState {
   readonly lock: Semaphore.Semaphore
   backlog: Array<Batch>
   failure: SessionStoreError | undefined
-}
-
-/** A store failure of any kind (a defect too) as the typed error, naming the session. */
-const asStoreError = (operation: StoreOperation, sessionId: string) => (cause: Cause.Cause<SessionStoreError>) => {
-  const typed = Cause.findErrorOption(cause)
-  if (Option.isSome(typed)) {
-    const error = typed.value
-    if (error.sessionId !== undefined || sessionId === "") return error
-    return new SessionStoreError({
-      operation: error.operation,
-      sessionId,
-      message: error.message,
-      retryable: error.retryable,
-      ...(error.cause === undefined ? {} : { cause: error.cause })
-    })
-  }
-  return new SessionStoreError({
-    operation,
-    sessionId,
-    message: `The session store failed on ${operation} (${Cause.pretty(cause)}); check the store`,
-    retryable: false,
-    cause: Cause.squash(cause)
-  })
+  /** A send failed: its batch may have landed all the same (a reply lost after the commit, a timeout). */
+  unsure: boolean
 }
 
 /**
@@ -131,10 +110,7 @@ const guarded = <A>(
   operation: StoreOperation,
   sessionId: string,
   call: Effect.Effect<A, SessionStoreError>
-) =>
-  bound(operation, sessionId)(call).pipe(
-    Effect.catchCause((cause) => Effect.fail(asStoreError(operation, sessionId)(cause)))
-  )
+) => storeFailure(operation, sessionId)(bound(operation, sessionId)(call))
 
 /** The sessions' backlogs: sends in order, one at a time per session; what failed is kept. */
 const makeBacklogs = (store: ClaudeSessionStoreService, bound: Bound) => {
@@ -143,26 +119,48 @@ const makeBacklogs = (store: ClaudeSessionStoreService, bound: Bound) => {
     Effect.gen(function*() {
       const known = sessions.get(sessionId)
       if (known !== undefined) return known
-      const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined }
+      const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined, unsure: false }
       sessions.set(sessionId, state)
       return state
     })
+
+  /**
+   * After a failed send, the backlog is checked against the store first: what landed all the
+   * same is dropped, so a late append is not stored twice (entries without a uuid, such as
+   * `queue-operation`, would be: `append` cannot deduplicate them).
+   */
+  const dropLanded = (sessionId: string, state: SessionState) =>
+    Effect.forEach(state.backlog, (batch) =>
+      Effect.map(
+        guarded(bound, "load", sessionId, store.load(batch.key)),
+        (held): Batch => ({
+          key: batch.key,
+          entries: Option.isNone(held) ? batch.entries : notLanded(held.value, batch.entries)
+        })
+      )).pipe(Effect.map((checked) => {
+        state.backlog = checked.filter((batch) => batch.entries.length > 0)
+      }))
 
   /** Sends the backlog in order; what fails stays, from the batch that failed on. */
   const send = (sessionId: string, state: SessionState) =>
     Effect.suspend(() => {
       state.backlog = coalesce(state.backlog)
-      return Effect.whileLoop({
-        while: () => state.backlog.length > 0,
-        body: () => guarded(bound, "append", sessionId, store.append(state.backlog[0]!.key, state.backlog[0]!.entries)),
-        step: () => {
-          state.backlog.shift()
-        }
-      })
+      return Effect.andThen(
+        state.unsure ? dropLanded(sessionId, state) : Effect.void,
+        Effect.whileLoop({
+          while: () => state.backlog.length > 0,
+          body: () =>
+            guarded(bound, "append", sessionId, store.append(state.backlog[0]!.key, state.backlog[0]!.entries)),
+          step: () => {
+            state.backlog.shift()
+          }
+        })
+      )
     }).pipe(
       Effect.onExit((exit) =>
         Effect.sync(() => {
           state.failure = exit._tag === "Failure" ? Option.getOrUndefined(Cause.findErrorOption(exit.cause)) : undefined
+          state.unsure = exit._tag === "Failure"
         })
       )
     )

@@ -6,13 +6,23 @@
  *
  * Two ways to store: `file` (ClaudeLocal) reads the CLI's session file after each turn and
  * appends the entries not stored yet, and before a resume writes the file from the store when it
- * is missing or behind the store (the session went on on another machine); `mirror`
+ * is missing or differs from the store (the session went on on another machine); `mirror`
  * (ClaudeAgent) lets the Agent SDK send the entries itself (its `sessionStore`) and only checks,
  * after each turn, that every batch landed. The store is the reference: a store step whose
  * offset in it is unknown (a file it did not write, a call that timed out and may have landed)
  * asks the store what it holds first, so entries without a uuid, which `append` cannot
  * deduplicate, are never sent twice.
+ *
+ * The store's history is the truth; a local session file is only a cache of it. Entries only a
+ * machine holds that no successful turn produced (an attempt that failed, stalled, was killed or
+ * interrupted: the CLI wrote its prompt, the store step never ran) are never stored and never
+ * become the branch the CLI continues (it follows the last entry's `parentUuid` chain, so such an
+ * entry left last would hide every turn stored after it). Two rules, both applied before a run:
+ * a client cuts its file back to where its last successful turn (or restore) left it when a run
+ * failed since; a client that did not write the file (a new process, a restarted runner) makes
+ * it exactly the store's transcript whenever the store holds one.
  */
+import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -80,6 +90,46 @@ export const boundedCall = (
   })
 }
 
+/**
+ * A store failure of any kind as the typed error naming the session: a defect (a store that
+ * threw, a driver bug) becomes a `SessionStoreError` that keeps it as its `cause`, so a turn
+ * never fails with a raw defect and its answer is kept. Interruption passes through.
+ */
+export const storeFailure =
+  (operation: StoreOperation, sessionId: string) =>
+  <A>(call: Effect.Effect<A, SessionStoreError>): Effect.Effect<A, SessionStoreError> =>
+    Effect.catchCause(call, (cause) => {
+      if (Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+      const typed = Cause.findErrorOption(cause)
+      if (Option.isSome(typed)) {
+        const error = typed.value
+        if (error.sessionId !== undefined || sessionId === "") return Effect.fail(error)
+        return Effect.fail(
+          new SessionStoreError({
+            operation: error.operation,
+            sessionId,
+            message: error.message,
+            retryable: error.retryable,
+            ...(error.cause === undefined ? {} : { cause: error.cause })
+          })
+        )
+      }
+      const defect = Cause.squash(cause)
+      return Effect.fail(
+        new SessionStoreError({
+          operation,
+          ...(sessionId === "" ? {} : { sessionId }),
+          message:
+            `The session store died on ${operation} (${
+              defect instanceof Error ? defect.message : String(defect)
+            }) instead of answering or failing: a bug in the store or its database driver; the cause holds the defect. ` +
+            "Fix the store; the turn may be retried once it answers",
+          retryable: false,
+          cause: defect
+        })
+      )
+    })
+
 const notFound = (sessionId: string, projectKey: string, where: string) =>
   new SessionStoreError({
     operation: "load",
@@ -87,6 +137,19 @@ const notFound = (sessionId: string, projectKey: string, where: string) =>
     message: `Session ${sessionId} is in neither ${where} nor the session store (project key ${
       JSON.stringify(projectKey)
     }); resume a session that exists there, check projectKey, or start a new conversation`,
+    retryable: false
+  })
+
+/** A load that found the session but no entry in it: nothing to resume from. */
+const emptyLoad = (sessionId: string, projectKey: string, where: string) =>
+  new SessionStoreError({
+    operation: "load",
+    sessionId,
+    message:
+      `The session store returned no entries for session ${sessionId} (project key ${
+        JSON.stringify(projectKey)
+      }), and it is not in ${where}, so there is nothing to resume; check the store's data for this session ` +
+      "(a store must answer None for a session it never held), or start a new conversation",
     retryable: false
   })
 
@@ -117,6 +180,21 @@ const notHeld = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<Tr
   return { prefix, extras: entries.slice(prefix).filter((e) => typeof e.uuid !== "string" || !uuids.has(e.uuid)) }
 }
 
+/**
+ * The entries of `entries` a store holding `held` lacks, wherever they are in it: those whose
+ * uuid it does not hold, and those without one that equal none of its own (for a batch that may
+ * have landed whole or in part, as a call that timed out).
+ */
+export const notLanded = (held: ReadonlyArray<TranscriptEntry>, entries: ReadonlyArray<TranscriptEntry>) => {
+  const uuids = new Set<string>()
+  const plain = new Set<string>()
+  for (const entry of held) {
+    if (typeof entry.uuid === "string") uuids.add(entry.uuid)
+    else plain.add(canonical(entry))
+  }
+  return entries.filter((e) => typeof e.uuid === "string" ? !uuids.has(e.uuid) : !plain.has(canonical(e)))
+}
+
 /** What both ways of storing share: the setup, the store's key and bound, the snapshot's state. */
 interface StepContext {
   readonly setup: TranscriptSetup
@@ -130,6 +208,16 @@ interface StepContext {
   snapshotPending: boolean
 }
 
+/** The file's size in bytes and its inode; both 0 when it is gone. */
+const fileStat = (file: string): { readonly size: number; readonly ino: number } => {
+  try {
+    const stat = fs.statSync(file)
+    return { size: stat.size, ino: stat.ino }
+  } catch {
+    return { size: 0, ino: 0 }
+  }
+}
+
 /** The session's file in the runtime's config dir: where it resumes it, or any project folder. */
 const localFile = (setup: TranscriptSetup, sessionId: string) =>
   Effect.gen(function*() {
@@ -139,8 +227,9 @@ const localFile = (setup: TranscriptSetup, sessionId: string) =>
   })
 
 /**
- * `file` mode (ClaudeLocal): the CLI's session file is the source; the store gets its new lines
- * after each turn and gives the file back before a resume that would not find it.
+ * `file` mode (ClaudeLocal): the CLI's session file is the source of each turn's new entries; the
+ * store gets them after each successful turn and gives the file back before a resume that would
+ * not find it or that would continue something else than what the store holds.
  */
 const makeFileStep = (ctx: StepContext) => {
   const { call, key, projectKey, setup } = ctx
@@ -151,17 +240,34 @@ const makeFileStep = (ctx: StepContext) => {
   const unsure = new Set<string>()
   // Where the complete lines of each session's file ended at its last store step.
   const cursors = new Map<string, { readonly file: string; readonly end: number; readonly last: Uint8Array }>()
+  // How many bytes of each session's file hold only entries of successful turns or of a restore:
+  // what a failed run appended after them is cut before the next run.
+  // The inode tells a file the CLI appended to (the same one) from one rewritten by another writer.
+  const settled = new Map<string, { readonly file: string; readonly size: number; readonly ino: number }>()
+  // Sessions with a run started (restored for) and not stored since: when the next run comes
+  // first, that run failed.
+  const attempts = new Set<string>()
+
+  const settle = (sessionId: string, file: string, size?: number) =>
+    Effect.sync(() => {
+      const now = fileStat(file)
+      settled.set(sessionId, { file, size: size ?? now.size, ino: now.ino })
+    })
+
   /**
    * Makes the session file the runtime reads before a resume: from the snapshot, another project
-   * folder of the config dir, or the store. A file this client did not write may lag behind what
-   * another machine stored since: with a store, the store's entries win (the file's own extras,
-   * never stored, are kept after them and sent by the next store step).
+   * folder of the config dir, or the store; with a store, never with entries no successful turn
+   * produced (see the module's description).
    */
   const restoreFile = (sessionId: string) =>
     Effect.gen(function*() {
       if (Option.isNone(setup.store) && !ctx.snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
       const present = fs.existsSync(here)
+      if (present && Option.isSome(setup.store) && attempts.has(sessionId) && !(yield* rewind(here, sessionId))) {
+        // Rewritten by another writer since: this client no longer knows the file.
+        stored.delete(sessionId)
+      }
       if (present && stored.has(sessionId)) return
       if (!present) {
         const snapshot = setup.snapshot
@@ -169,7 +275,7 @@ const makeFileStep = (ctx: StepContext) => {
           // Perhaps not in the store yet: the first store step sends what it lacks.
           yield* SessionFile.writeSessionFile(here, sessionId, snapshot.transcript)
           unsure.add(sessionId)
-          return
+          return yield* settle(sessionId, here)
         }
         const elsewhere = yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
         if (Option.isSome(elsewhere)) {
@@ -182,28 +288,82 @@ const makeFileStep = (ctx: StepContext) => {
           if (Option.isNone(setup.store)) return
           const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
           if (Option.isNone(entries)) return yield* notFound(sessionId, projectKey, setup.configDir())
+          // An empty transcript would only make the CLI fail with "No conversation found".
+          if (entries.value.length === 0) return yield* emptyLoad(sessionId, projectKey, setup.configDir())
           yield* SessionFile.writeSessionFile(here, sessionId, entries.value)
           stored.set(sessionId, entries.value.length)
           cursors.delete(sessionId)
-          return
+          return yield* settle(sessionId, here)
         }
       }
       unsure.add(sessionId)
-      if (Option.isSome(setup.store)) yield* catchUp(here, sessionId, setup.store.value)
+      if (Option.isSome(setup.store)) yield* reconcile(here, sessionId, setup.store.value)
+    }).pipe(
+      // A run starts now: until its store step, what the CLI appends is not known to be a turn.
+      Effect.tap(() => Effect.sync(() => attempts.add(sessionId)))
+    )
+
+  /**
+   * Cuts what a failed run appended to the file (its prompt, a partial answer): back to the bytes
+   * this client's last successful turn or restore left, so the CLI continues the last turn the
+   * store accepted, and the next store step never sees those entries. The CLI of that run is gone
+   * (a failed turn stops a kept-alive one), so nothing appends meanwhile. `false` when the file
+   * is not the one this client left (another writer replaced it): the caller treats it as unknown.
+   */
+  const rewind = (here: string, sessionId: string) =>
+    Effect.gen(function*() {
+      const mark = settled.get(sessionId)
+      if (mark === undefined || mark.file !== here) return true
+      const { ino, size } = fileStat(here)
+      if (ino !== mark.ino || size < mark.size) return false
+      if (size === mark.size) return true
+      yield* Effect.try({
+        try: () => fs.truncateSync(here, mark.size),
+        catch: (cause) =>
+          new SessionStoreError({
+            operation: "load",
+            sessionId,
+            message: `Could not cut a failed run's entries from the session file ${here}: ${
+              String(cause)
+            }; check that the config dir is writable`,
+            retryable: false,
+            cause
+          })
+      })
+      yield* Effect.logInfo("session file: dropped what a failed run appended").pipe(
+        Effect.annotateLogs({ sessionId, bytes: size - mark.size })
+      )
+      return true
     })
 
-  /** Rewrites a local session file the store is ahead of: the store's entries, then the file's extras. */
-  const catchUp = (here: string, sessionId: string, store: ClaudeSessionStoreService) =>
+  /**
+   * A file this client did not write may hold entries no successful turn produced (a run of an
+   * earlier process that failed or was killed) and lag behind what another machine stored since:
+   * when the store holds the session, the file becomes exactly its transcript. A store that holds
+   * nothing of it leaves the file as it is (the next store step sends it).
+   */
+  const reconcile = (here: string, sessionId: string, store: ClaudeSessionStoreService) =>
     Effect.gen(function*() {
       const held = yield* call("load", sessionId)(store.load(key(sessionId)))
       const known = Option.getOrElse(held, (): ReadonlyArray<TranscriptEntry> => [])
-      const entries = yield* SessionFile.readSessionFile(here, sessionId)
-      const { extras, prefix } = notHeld(known, entries)
-      if (prefix < known.length) yield* SessionFile.writeSessionFile(here, sessionId, [...known, ...extras])
+      if (known.length > 0) {
+        const entries = yield* SessionFile.readSessionFile(here, sessionId)
+        const same = entries.length === known.length && entries.every((e, i) => sameEntry(e, known[i]!))
+        if (!same) {
+          const { extras } = notHeld(known, entries)
+          yield* SessionFile.writeSessionFile(here, sessionId, known)
+          if (extras.length > 0) {
+            yield* Effect.logInfo("session file: entries the store never accepted dropped").pipe(
+              Effect.annotateLogs({ sessionId, dropped: extras.length })
+            )
+          }
+        }
+      }
       // The file now starts with exactly what the store holds: the next store step sends the rest.
       stored.set(sessionId, known.length)
       cursors.delete(sessionId)
       unsure.delete(sessionId)
+      yield* settle(sessionId, here)
     })
 
   /** The file's entries the store lacks. */
@@ -226,7 +386,10 @@ const makeFileStep = (ctx: StepContext) => {
           retryable: false
         })
       }
+      // The run succeeded: what its CLI wrote is a turn, to be stored even if this call fails.
+      attempts.delete(sessionId)
       const { count, end, fresh, last } = yield* readNew(sessionId, file.value, store)
+      yield* settle(sessionId, file.value, end)
       if (fresh.length > 0) {
         yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
           // A call that timed out may still have landed: ask the store next time.
@@ -282,7 +445,8 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
     setup,
     projectKey,
     key: (sessionId) => ({ projectKey, sessionId }),
-    call: (operation, sessionId) => boundedCall(operation, sessionId, setup.storeTimeout),
+    call: (operation, sessionId) => (effect) =>
+      storeFailure(operation, sessionId)(boundedCall(operation, sessionId, setup.storeTimeout)(effect)),
     snapshotPending: setup.snapshot !== undefined
   }
   const { call, key } = ctx

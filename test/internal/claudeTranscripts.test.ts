@@ -66,6 +66,10 @@ const setupOn = (
 const held = (store: ClaudeSessionStoreService, sessionId = id, projectKey = "default") =>
   Effect.map(store.load({ projectKey, sessionId }), Option.getOrElse((): ReadonlyArray<TranscriptEntry> => []))
 
+/** The prompts of the user entries, in order. */
+const texts = (entries: ReadonlyArray<TranscriptEntry>) =>
+  entries.filter((e) => e.type === "user").map((e) => (e["message"] as { content: string }).content)
+
 const local = (at: Machine, sessionId = id) => SessionFile.readSessionFile(fileOf(at, sessionId), sessionId)
 
 describe("claudeTranscripts", () => {
@@ -232,13 +236,14 @@ describe("claudeTranscripts", () => {
       expect(yield* held(store)).toEqual(yield* local(b))
     }))
 
-  it.effect("beforeRun on a machine left behind: the store's entries first, then the file's unstored ones", () =>
+  it.effect("beforeRun on a machine left behind: the file becomes the store's transcript, its unstored entries dropped", () =>
     Effect.gen(function*() {
       const [a, b] = [yield* machine, yield* machine]
       const store = yield* makeMemory
       cliTurn(a, "one")
       yield* makeTranscripts(setupOn(a, store)).afterRun(id)
-      // A turn on A whose store step never ran, then the conversation goes on on B.
+      // A run on A whose store step never ran (it failed, or its process died), then the
+      // conversation goes on on B.
       cliTurn(a, "only on A")
       const onB = makeTranscripts(setupOn(b, store))
       yield* onB.beforeRun(id)
@@ -246,15 +251,140 @@ describe("claudeTranscripts", () => {
       yield* onB.afterRun(id)
       const backOnA = makeTranscripts(setupOn(a, store))
       yield* backOnA.beforeRun(id)
-      const texts = (entries: ReadonlyArray<TranscriptEntry>) =>
-        entries.filter((e) => e.type === "user").map((e) => (e["message"] as { content: string }).content)
-      expect(texts(yield* local(a))).toEqual(["one", "two", "only on A"])
+      expect(texts(yield* local(a))).toEqual(["one", "two"])
+      expect(yield* local(a)).toEqual(yield* held(store))
+      cliTurn(a, "three")
       yield* backOnA.afterRun(id)
+      expect(texts(yield* held(store))).toEqual(["one", "two", "three"])
       expect(yield* held(store)).toEqual(yield* local(a))
       // Up to date: a second resume leaves the file as it is.
       const file = yield* local(a)
       yield* makeTranscripts(setupOn(a, store)).beforeRun(id)
       expect(yield* local(a)).toEqual(file)
+    }))
+
+  it.effect("a new process on a machine whose file has a never-stored tail: the store's transcript, nothing sent back", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const store = yield* makeMemory
+      cliTurn(at, "one")
+      yield* makeTranscripts(setupOn(at, store)).afterRun(id)
+      cliTurn(at, "killed mid-turn")
+      const restarted = makeTranscripts(setupOn(at, store))
+      yield* restarted.beforeRun(id)
+      expect(yield* local(at)).toEqual(yield* held(store))
+      cliTurn(at, "two")
+      yield* restarted.afterRun(id)
+      expect(texts(yield* held(store))).toEqual(["one", "two"])
+    }))
+
+  it.effect("a run that failed (no store step) is cut from the file before the client's next run", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const store = yield* makeMemory
+      const transcripts = makeTranscripts(setupOn(at, store))
+      cliTurn(at, "one")
+      yield* transcripts.afterRun(id)
+      yield* transcripts.beforeRun(id)
+      cliTurn(at, "two")
+      yield* transcripts.afterRun(id)
+      const afterTwo = yield* local(at)
+      // Two runs in a row fail after the CLI wrote to the file: each is cut before the next.
+      for (const failed of ["stalled", "interrupted"]) {
+        yield* transcripts.beforeRun(id)
+        cliTurn(at, failed)
+        expect(texts(yield* local(at))).toContain(failed)
+      }
+      yield* transcripts.beforeRun(id)
+      expect(yield* local(at)).toEqual(afterTwo)
+      cliTurn(at, "three")
+      yield* transcripts.afterRun(id)
+      expect(texts(yield* held(store))).toEqual(["one", "two", "three"])
+      expect(yield* held(store)).toEqual(yield* local(at))
+    }))
+
+  it.effect("a failed run after a turn whose store step failed: that turn is kept and stored with the next", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const inner = yield* makeMemory
+      let down = false
+      const store: ClaudeSessionStoreService = {
+        ...inner,
+        append: (key, entries) =>
+          down
+            ? Effect.fail(new SessionStoreError({ operation: "append", message: "down", retryable: true }))
+            : inner.append(key, entries)
+      }
+      const transcripts = makeTranscripts(setupOn(at, store))
+      cliTurn(at, "one")
+      yield* transcripts.afterRun(id)
+      yield* transcripts.beforeRun(id)
+      cliTurn(at, "two")
+      down = true
+      expect((yield* Effect.flip(transcripts.afterRun(id))).message).toBe("down")
+      down = false
+      yield* transcripts.beforeRun(id)
+      cliTurn(at, "failed")
+      yield* transcripts.beforeRun(id)
+      expect(texts(yield* local(at))).toEqual(["one", "two"])
+      cliTurn(at, "three")
+      yield* transcripts.afterRun(id)
+      expect(texts(yield* held(store))).toEqual(["one", "two", "three"])
+    }))
+
+  it.effect("a file another writer replaced since the client's last run is taken from the store, not cut", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const store = yield* makeMemory
+      const first = makeTranscripts(setupOn(at, store))
+      cliTurn(at, "one")
+      yield* first.afterRun(id)
+      yield* first.beforeRun(id)
+      cliTurn(at, "failed")
+      // Meanwhile another client on this machine restores the file (a rename: another inode) and runs a turn.
+      const second = makeTranscripts(setupOn(at, store))
+      yield* second.beforeRun(id)
+      cliTurn(at, "two")
+      yield* second.afterRun(id)
+      yield* first.beforeRun(id)
+      expect(texts(yield* local(at))).toEqual(["one", "two"])
+      expect(yield* local(at)).toEqual(yield* held(store))
+    }))
+
+  for (const broken of ["dies", "returns an empty transcript"] as const) {
+    it.effect(`a store that ${broken} on load fails beforeRun with a SessionStoreError saying what to do`, () =>
+      Effect.gen(function*() {
+        const at = yield* machine
+        const inner = yield* makeMemory
+        const defect = new Error("driver crashed")
+        const store: ClaudeSessionStoreService = {
+          ...inner,
+          load: () => broken === "dies" ? Effect.die(defect) : Effect.succeed(Option.some([]))
+        }
+        const error = yield* Effect.flip(makeTranscripts(setupOn(at, store)).beforeRun(id))
+        expect(error).toBeInstanceOf(SessionStoreError)
+        expect(error).toMatchObject({ operation: "load", sessionId: id, retryable: false })
+        if (broken === "dies") {
+          expect(error.cause).toBe(defect)
+          expect(error.message).toContain("driver crashed")
+          expect(error.message).toContain("Fix the store")
+        } else {
+          expect(error.message).toContain("returned no entries")
+          expect(error.message).toContain("start a new conversation")
+        }
+        expect(existsSync(fileOf(at))).toBe(false)
+      }))
+  }
+
+  it.effect("a store that dies on append fails afterRun with a SessionStoreError keeping the defect", () =>
+    Effect.gen(function*() {
+      const at = yield* machine
+      const inner = yield* makeMemory
+      const store: ClaudeSessionStoreService = { ...inner, append: () => Effect.die("boom") }
+      cliTurn(at, "one")
+      const error = yield* Effect.flip(makeTranscripts(setupOn(at, store)).afterRun(id))
+      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", sessionId: id, cause: "boom" })
+      expect(error.message).toContain("died on append")
     }))
 
   it.effect("load: the store first, then the session file, else a not-found error", () =>

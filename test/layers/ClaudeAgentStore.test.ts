@@ -21,8 +21,15 @@ import { type ClaudeClient, requestTimeout, sessionOf } from "../support/claudeC
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
-/** What the faulty store does on each call of an operation, as the test sets it. */
-type Fault = "ok" | "fail" | "hang" | "empty"
+/**
+ * What the faulty store does on each call of an operation, as the test sets it: `late` stores,
+ * then answers after `storeTimeout` (a reply lost after the commit); `die` throws (a defect);
+ * `emptyList` finds the session with no entry in it.
+ */
+type Fault = "ok" | "fail" | "hang" | "empty" | "late" | "die" | "emptyList"
+
+/** What a store that dies throws. */
+const defect = new Error("the driver crashed")
 
 /** A memory store whose appends and loads fail, hang or find nothing on demand. */
 const faultyStore = Effect.gen(function*() {
@@ -37,6 +44,10 @@ const faultyStore = Effect.gen(function*() {
         ? broken("append")
         : faults.append === "hang"
         ? Effect.never
+        : faults.append === "late"
+        ? Effect.andThen(inner.append(key, entries), Effect.sleep("1500 millis"))
+        : faults.append === "die"
+        ? Effect.die(defect)
         : inner.append(key, entries),
     load: (key) =>
       faults.load === "fail"
@@ -45,6 +56,10 @@ const faultyStore = Effect.gen(function*() {
         ? Effect.never
         : faults.load === "empty"
         ? Effect.succeed(Option.none())
+        : faults.load === "emptyList"
+        ? Effect.succeed(Option.some([]))
+        : faults.load === "die"
+        ? Effect.die(defect)
         : inner.load(key)
   }
   const entries = (sessionId: string) =>
@@ -167,9 +182,58 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
     120_000
   )
 
-  for (const fault of ["fail", "hang", "empty"] as const) {
+  it.live(
+    "appends that land but answer after storeTimeout are not stored twice: the same entries as with a healthy store",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(echo)
+        /** A two-turn conversation on a store whose appends are `fault`; what the store holds after it. */
+        const conversation = (fault: Fault) =>
+          Effect.gen(function*() {
+            const box = yield* sandbox(api.url)
+            const { entries, faults, store } = yield* faultyStore
+            const scope = yield* Scope.make()
+            const c = yield* client(box, scope, store)
+            faults.append = fault
+            // A turn whose last append is late fails with its answer kept; one whose backlog
+            // all landed succeeds: either way the answer is there.
+            for (const prompt of ["turn one", "turn two"]) {
+              const outcome = yield* Effect.result(c.chat.chat(prompt))
+              const said = outcome._tag === "Success" ? outcome.success : (outcome.failure as SessionStoreError).answer
+              expect(said).toBe(answer(prompt))
+            }
+            const sessionId = Option.getOrThrow(yield* c.session.sessionId)
+            faults.append = "ok"
+            yield* Scope.close(scope, Exit.void)
+            return yield* entries(sessionId)
+          })
+        const healthy = yield* conversation("ok")
+        const late = yield* conversation("late")
+        const types = (list: ReadonlyArray<TranscriptEntry>) => list.map((e) => e.type).sort()
+        const queued = (list: ReadonlyArray<TranscriptEntry>) => list.filter((e) => e.type === "queue-operation").length
+        console.log(`late appends: ${queued(late)} queue-operation entries stored (${queued(healthy)} when healthy)`)
+        expect(queued(healthy)).toBeGreaterThan(0)
+        // The CLI's other metadata entries (atis-latch, last-prompt) vary from run to run; the
+        // queue operations (an enqueue and a dequeue per turn, each with its own timestamp) do not.
+        expect(queued(late)).toBe(queued(healthy))
+        const operations = late.filter((e) => e.type === "queue-operation").map((e) => JSON.stringify(e))
+        expect(new Set(operations).size).toBe(operations.length)
+        expect(types(late).filter((t) => t === "user" || t === "assistant")).toEqual(
+          types(healthy).filter((t) => t === "user" || t === "assistant")
+        )
+        const uuids = late.flatMap((e) => (e.uuid === undefined ? [] : [e.uuid]))
+        expect(new Set(uuids).size).toBe(uuids.length)
+        expect(occurrences(JSON.stringify(late), answer("turn two"))).toBeGreaterThan(0)
+        expect(parentsBefore(late)).toEqual([])
+      }),
+    120_000
+  )
+
+  for (const fault of ["fail", "hang", "empty", "emptyList", "die"] as const) {
     it.live(
-      `a load that ${fault === "empty" ? "finds nothing" : `${fault}s`} fails the resume with SessionStoreError`,
+      `a load that ${
+        fault === "empty" ? "finds nothing" : fault === "emptyList" ? "finds no entry" : `${fault}s`
+      } fails the resume with SessionStoreError`,
       () =>
         Effect.gen(function*() {
           const api = yield* Fake.make(echo)
@@ -192,9 +256,13 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
           expect(error).toMatchObject({ operation: "load", sessionId })
           expect(ms).toBeLessThan(slackMs)
           console.log(`load ${fault}: the turn failed after ${ms} ms: ${error.message}`)
-          if (fault === "empty") {
+          if (fault === "empty" || fault === "emptyList") {
             expect(error).toMatchObject({ retryable: false })
             expect(error.message).toContain(`Session ${sessionId} is not in the session store (project key "default")`)
+          } else if (fault === "die") {
+            expect(error).toMatchObject({ retryable: false })
+            expect(error.message).toContain("the driver crashed")
+            expect(error.message).toContain("Fix the store")
           } else {
             expect(error).toMatchObject({ retryable: true })
             expect(error.message).toContain(fault === "fail" ? "the database is down" : "did not answer load within 1s")
@@ -241,6 +309,32 @@ describe("the Agent SDK adapter of a ClaudeSessionStore", () => {
       const refused = yield* Effect.promise(() => sdk.load(key).then(() => undefined, (error: unknown) => error))
       expect(refused).toBeInstanceOf(SessionStoreError)
       expect(refused).toMatchObject({ operation: "load", sessionId: "s1", retryable: true })
+    }).pipe(Effect.scoped))
+
+  it.live("a batch that landed but answered late is not sent again; what did not land is", () =>
+    Effect.gen(function*() {
+      const { entries, faults, store } = yield* faultyStore
+      const adapter = yield* AgentStore.make(store, { projectKey: undefined, storeTimeout })
+      const key = { projectKey: "-cwd", sessionId: "s3" }
+      const queued = (n: number) => ({ type: "queue-operation", operation: "enqueue", timestamp: `t${n}` })
+      faults.append = "late"
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [{ type: "user", uuid: "a" }, queued(1)]))
+      faults.append = "ok"
+      // Held back after the failed send, then sent by flush with what landed dropped.
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [queued(2), { type: "assistant", uuid: "b" }]))
+      yield* adapter.flush("s3")
+      expect(yield* entries("s3")).toEqual([{ type: "user", uuid: "a" }, queued(1), queued(2), {
+        type: "assistant",
+        uuid: "b"
+      }])
+      // A store that dies on append: a typed error keeping the defect, the batch kept for the next flush.
+      faults.append = "die"
+      yield* Effect.promise(() => adapter.sdkStore.append(key, [queued(3)]))
+      const error = yield* Effect.flip(adapter.flush("s3"))
+      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", sessionId: "s3", cause: defect })
+      faults.append = "ok"
+      yield* adapter.flush("s3")
+      expect((yield* entries("s3")).filter((e) => e.type === "queue-operation").length).toBe(3)
     }).pipe(Effect.scoped))
 
   it.live("a failed batch is kept, sent before the next one in order, and reported by flush until stored", () =>

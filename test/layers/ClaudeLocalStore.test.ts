@@ -69,9 +69,13 @@ console.log(JSON.stringify({ type: "result", subtype: "success", is_error: false
 /** What the faulty store does for each operation, changed by the test as it goes. */
 interface Faults {
   /** `late`: the entries land, then the call never answers (a commit whose reply is lost). */
-  append: "ok" | "fail" | "hang" | "late"
-  load: "ok" | "fail" | "hang" | "none"
+  append: "ok" | "fail" | "hang" | "late" | "die"
+  /** `empty`: the session is there but holds no entry; `die`: the store throws (a defect). */
+  load: "ok" | "fail" | "hang" | "none" | "empty" | "die"
 }
+
+/** What a store that dies throws. */
+const defect = new Error("the driver crashed")
 
 /** `makeMemory` behind switches; `calls` counts what reached it (not what the faults refused). */
 const faultyStore = Effect.gen(function*() {
@@ -86,6 +90,7 @@ const faultyStore = Effect.gen(function*() {
       Effect.suspend(() => {
         if (faults.append === "fail") return Effect.fail(refused("append", key.sessionId))
         if (faults.append === "hang") return Effect.never
+        if (faults.append === "die") return Effect.die(defect)
         calls.append++
         if (faults.append === "late") return Effect.andThen(inner.append(key, entries), Effect.never)
         return inner.append(key, entries)
@@ -95,6 +100,8 @@ const faultyStore = Effect.gen(function*() {
         if (faults.load === "fail") return Effect.fail(refused("load", key.sessionId))
         if (faults.load === "hang") return Effect.never
         if (faults.load === "none") return Effect.succeed(Option.none())
+        if (faults.load === "empty") return Effect.succeed(Option.some([]))
+        if (faults.load === "die") return Effect.die(defect)
         calls.load++
         return inner.load(key)
       })
@@ -254,9 +261,34 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
     { timeout: 30_000 }
   )
 
-  for (const fault of ["fail", "hang"] as const) {
+  it.live(
+    "a store that dies on append: SessionStoreError with the answer and the defect; the next turn stores what was missing",
+    () =>
+      Effect.gen(function*() {
+        const at = yield* machine
+        const { path } = yield* stubBinary
+        const { faults, inner, store } = yield* faultyStore
+        const client = yield* clientOn(at, path, store)
+        expect(yield* client.chat.chat("one")).toBe("answer 1 to one")
+        const id = Option.getOrThrow(yield* client.session.sessionId)
+        faults.append = "die"
+        const error = storeError((yield* timed(client.chat.chat("two"))).outcome)
+        expect(error).toMatchObject({ operation: "append", sessionId: id, answer: "answer 2 to two", retryable: false })
+        expect(error.cause).toBe(defect)
+        expect(error.message).toContain("the driver crashed")
+        faults.append = "ok"
+        expect(yield* client.chat.chat("three")).toBe("answer 3 to three")
+        expect((yield* stored(inner, id)).length).toBe(9)
+        expect(yield* stored(inner, id)).toEqual(yield* localFile(at, id))
+      }),
+    { timeout: 30_000 }
+  )
+
+  for (const fault of ["fail", "hang", "die", "empty"] as const) {
     it.live(
-      `load ${fault}s on a resume from another machine: SessionStoreError before any CLI starts`,
+      `load ${
+        fault === "empty" ? "returns an empty transcript" : `${fault}s`
+      } on a resume from another machine: SessionStoreError before any CLI starts`,
       () =>
         Effect.gen(function*() {
           const [a, b] = [yield* machine, yield* machine]
@@ -269,7 +301,11 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
           faults.load = fault
           const second = yield* clientOn(b, path, store, { resume: id })
           const { ms, outcome } = yield* timed(second.chat.chat("two"))
-          expect(storeError(outcome)).toMatchObject({ operation: "load", sessionId: id, retryable: fault === "hang" })
+          const error = storeError(outcome)
+          expect(error).toMatchObject({ operation: "load", sessionId: id, retryable: fault === "hang" })
+          expect(error.message).not.toBe("")
+          if (fault === "die") expect(error.cause).toBe(defect)
+          if (fault === "empty") expect(error.message).toContain("returned no entries")
           expect(ms).toBeLessThan(withinBound)
           expect(b.starts()).toEqual([])
 

@@ -275,3 +275,15 @@ export const currentHost = (runners: ReadonlyArray<Runner>, conversationId: stri
   runners
     .filter((r) => !r.exited() && r.lastHosted(conversationId) !== undefined)
     .sort((a, b) => b.lastHosted(conversationId)! - a.lastHosted(conversationId)!)[0]
+
+/**
+ * Starts a runner again in `box`, the sandbox of an earlier (killed) one: a restarted machine with
+ * its old HOME, config dir and session files.
+ */
+export const restartRunner = (
+  options: RunnerOptions,
+  box: Sandbox
+): Effect.Effect<Runner, RunnerStartError, Scope.Scope> =>
+  spawnOnce(options, box).pipe(
+    Effect.retry({ times: 2, while: (e) => e.message.includes("exited") && /EADDRINUSE/.test(e.log) })
+  )
