@@ -32,8 +32,10 @@ const tempDir = Effect.acquireRelease(
 /** The db and its WAL companions while a connection holds them open. */
 const modes = (file: string) => ({ db: modeOf(file), wal: modeOf(`${file}-wal`), shm: modeOf(`${file}-shm`) })
 
-const writeRow = Effect.flatMap(SqlClient.SqlClient, (sql) =>
-  Effect.andThen(sql`CREATE TABLE IF NOT EXISTS t (x TEXT)`, sql`INSERT INTO t VALUES ('secret prompt')`))
+const writeRow = Effect.flatMap(
+  SqlClient.SqlClient,
+  (sql) => Effect.andThen(sql`CREATE TABLE IF NOT EXISTS t (x TEXT)`, sql`INSERT INTO t VALUES ('secret prompt')`)
+)
 
 const captureWarnings = () => {
   const warnings: Array<string> = []
