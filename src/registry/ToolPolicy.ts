@@ -13,13 +13,30 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as NearestName from "../internal/nearestName.ts"
 import type * as Registry from "./Registry.ts"
 import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.ts"
 
-/** The part of an agent the policy reads. Other fields are ignored. */
+/**
+ * The most opt-outs an agent may have. A registry has a few dozen tools and `mcp__<server>__*`
+ * covers a whole server, so a longer list is a mistake or hostile input, refused before any work.
+ */
+export const MaxOptOuts = 1_000
+
+/** The longest opt-out, in characters (the CLI's own limit on one name is far below the 128 KiB of an argument). */
+export const MaxOptOutLength = 256
+
+/**
+ * The part of an agent the policy reads. Other fields are ignored. At most {@link MaxOptOuts}
+ * entries of at most {@link MaxOptOutLength} characters: anything larger is a `SchemaError`.
+ */
 export const AgentToolSettings = Schema.Struct({
   /** Opt-outs: tool names, `mcp__…` names and `*` wildcards (see {@link OptOutEntry}); empty means everything enabled. */
-  disabledTools: Schema.Array(Schema.String)
+  disabledTools: Schema.Array(
+    Schema.String.check(
+      Schema.isMaxLength(MaxOptOutLength, { message: `an opt-out has at most ${MaxOptOutLength} characters` })
+    )
+  ).check(Schema.isMaxLength(MaxOptOuts, { message: `an agent has at most ${MaxOptOuts} opt-outs` }))
 })
 /** The type of {@link AgentToolSettings}. */
 export type AgentToolSettings = typeof AgentToolSettings.Type
@@ -37,7 +54,9 @@ export const OptOutEntry = Schema.String.check(
 
 /** Why an entry is not valid syntax, or undefined when it is. */
 const syntaxError = (s: string): string | undefined => {
-  if (s.length === 0 || s.length > 256) return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to 256 characters`
+  if (s.length === 0 || s.length > MaxOptOutLength) {
+    return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to ${MaxOptOutLength} characters`
+  }
   if (!EntryChars.test(s)) {
     return `${JSON.stringify(s)} is not a tool name: use letters, digits, _ - . / and the wildcard *`
   }
@@ -226,11 +245,43 @@ export const resolveToolPolicyUnknown = (
   agent: unknown,
   ctx: unknown
 ): Result.Result<ToolPolicy, Schema.SchemaError> => {
+  const tooLarge = oversized(agent)
+  if (tooLarge !== undefined) return Result.fail(invalid(tooLarge))
   const a = fastAgent(agent) ?? safeDecode(decodeAgent, agent, "agent settings")
   if (Result.isFailure(a)) return Result.fail(a.failure)
   const c = fastContext(ctx) ?? safeDecode(decodeContext, ctx, "policy context")
   if (Result.isFailure(c)) return Result.fail(c.failure)
   return Result.succeed(resolveValidated(registry, a.success, c.success))
+}
+
+const invalid = (message: string) => new Schema.SchemaError(new SchemaIssue.InvalidValue({ message }))
+
+/**
+ * Why a list is over the bounds, said briefly: the decoder's own message would quote the whole
+ * input (a 100,000-entry list, a 1 MB name). Undefined when within them or not a list at all
+ * (the decoder then says what is wrong).
+ */
+export const oversized = (agent: unknown): string | undefined => {
+  try {
+    if (typeof agent !== "object" || agent === null) return undefined
+    const list: unknown = (agent as Record<string, unknown>)["disabledTools"]
+    if (!Array.isArray(list)) return undefined
+    if (list.length > MaxOptOuts) {
+      return `disabledTools has ${list.length} entries; an agent has at most ${MaxOptOuts} opt-outs ` +
+        "(use mcp__<server>__* for a whole server)"
+    }
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i]
+      if (typeof item === "string" && item.length > MaxOptOutLength) {
+        return `disabledTools[${i}] has ${item.length} characters (${
+          JSON.stringify(item.slice(0, 40))
+        }…); an opt-out has at most ${MaxOptOutLength}`
+      }
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
 }
 
 const isPlainObject = (u: unknown): u is Record<string, unknown> => {
@@ -305,8 +356,8 @@ interface Plan {
   readonly protectedServers: ReadonlySet<string>
   /** Registry MCP servers with a `gated` tool: never auto-approved as a whole. */
   readonly gatedServers: ReadonlySet<string>
-  /** Registry names without `mcp__`, sorted: what a mistyped bare name is compared with. */
-  readonly builtins: ReadonlyArray<string>
+  /** Registry names without `mcp__`: what a mistyped bare name is compared with. */
+  readonly builtins: NearestName.NameIndex
   /** {@link nearestBuiltin} by entry. */
   readonly suggestions: Map<string, string | undefined>
   readonly names: ReadonlyArray<string>
@@ -343,7 +394,7 @@ const planOf = (registry: Registry.Registry): Plan => {
     protectedServers,
     gatedServers: new Set(ds.flatMap((d) => d.exposure === "gated" && d.mcpServer !== undefined ? [d.mcpServer] : [])),
     names: ds.map((d) => d.name),
-    builtins: ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name).sort(),
+    builtins: NearestName.make(ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name)),
     suggestions: new Map(),
     base: new Map()
   }
@@ -591,46 +642,13 @@ const unknownName = (plan: Plan, entry: string): IgnoredOptOut => {
     }
 }
 
-/**
- * The registry built-in an unknown bare name most likely means: the same name in another case,
- * else the closest by edit distance (adjacent swaps count as one edit), at most one edit per
- * four characters (at least one); ties go to the first in sorted order.
- */
+/** The registry built-in an unknown bare name most likely means (see `NearestName.nearest`), cached. */
 const nearestBuiltin = (plan: Plan, entry: string): string | undefined => {
   if (plan.suggestions.has(entry)) return plan.suggestions.get(entry)
-  const lower = entry.toLowerCase()
-  let best: string | undefined = plan.builtins.find((n) => n.toLowerCase() === lower)
-  let bestDistance = Infinity
-  for (const n of best === undefined ? plan.builtins : []) {
-    const limit = Math.max(1, Math.floor(Math.max(n.length, entry.length) / 4))
-    const d = editDistance(lower, n.toLowerCase(), limit)
-    if (d <= limit && d < bestDistance) {
-      best = n
-      bestDistance = d
-    }
-  }
+  const best = plan.builtins.nearest(entry)
   if (plan.suggestions.size > 1_000) plan.suggestions.clear()
   plan.suggestions.set(entry, best)
   return best
-}
-
-/** Optimal string alignment distance, or `limit + 1` when the lengths alone exceed `limit`. */
-const editDistance = (a: string, b: string, limit: number): number => {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let prev2: Array<number> = []
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1)
-      row.push(d)
-    }
-    prev2 = prev
-    prev = row
-  }
-  return prev[b.length]!
 }
 
 const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
