@@ -93,7 +93,19 @@ export const PolicyContext = Schema.Struct({
    * with a `gated` tool gets no server entry: only its known tools that are not gated are
    * auto-approved by name, so a tool of that server the registry does not know is asked for too.
    */
-  mcpServers: Schema.optionalKey(Schema.Array(McpServerName))
+  mcpServers: Schema.optionalKey(Schema.Array(McpServerName)),
+  /**
+   * The application answers permission prompts (`canUseTool` on `ClaudeLocal`/`ClaudeAgent`): on a
+   * headless session, tools Claude Code asks about (`asks` in the registry) stay offered.
+   */
+  canUseTool: Schema.optionalKey(Schema.Boolean),
+  /**
+   * Built-in tools to auto-approve by name (`Edit`, `Bash`): they join `allowedTools` unless
+   * blocked, and a tool that asks stays offered on a headless session. At most 64.
+   */
+  allowedTools: Schema.optionalKey(
+    Schema.Array(Schema.String.check(Schema.isPattern(SdkToolNamePattern))).check(Schema.isMaxLength(64))
+  )
 })
 /** The type of {@link PolicyContext}. */
 export type PolicyContext = typeof PolicyContext.Type
@@ -322,6 +334,20 @@ const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefine
     if ("permissionMode" in u) {
       if (typeof u["permissionMode"] !== "string") return undefined
       out.permissionMode = u["permissionMode"]
+    }
+    if ("canUseTool" in u) {
+      if (typeof u["canUseTool"] !== "boolean") return undefined
+      out.canUseTool = u["canUseTool"]
+    }
+    if ("allowedTools" in u) {
+      const names = u["allowedTools"]
+      if (!Array.isArray(names) || names.length > 64) return undefined
+      const copy: Array<string> = []
+      for (const n of names as ReadonlyArray<unknown>) {
+        if (typeof n !== "string" || !SdkToolNamePattern.test(n)) return undefined
+        copy.push(n)
+      }
+      out.allowedTools = copy
     }
     if ("mcpServers" in u) {
       const servers = u["mcpServers"]
