@@ -13,6 +13,7 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as Headless from "../internal/headlessTools.ts"
 import * as NearestName from "../internal/nearestName.ts"
 import type * as Registry from "./Registry.ts"
 import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.ts"
@@ -156,6 +157,19 @@ export interface ToolPolicy {
    * order (empty when every entry was applied as written to tools the registry knows).
    */
   readonly ignored: ReadonlyArray<IgnoredOptOut>
+  /**
+   * Tools a headless session withholds from the model, sorted by tool, each with why: tools that
+   * need an interactive responder, and tools Claude Code asks permission for when nothing can
+   * answer (no `canUseTool`, no `allowedTools` entry, a permission mode that asks). They are in
+   * `disallowedTools` too, whatever the opt-outs say. Empty on a session that is not headless.
+   */
+  readonly withheld: ReadonlyArray<WithheldTool>
+}
+
+/** A tool a headless session cannot use, and why (see {@link ToolPolicy.withheld}). */
+export interface WithheldTool {
+  readonly tool: string
+  readonly reason: string
 }
 
 // `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
@@ -371,6 +385,8 @@ interface Plan {
   readonly disabled: ReadonlyArray<string>
   readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
   readonly interactive: ReadonlyArray<string>
+  /** Tools Claude Code asks permission for, and when. */
+  readonly asking: ReadonlyArray<readonly [name: string, asks: Headless.Asks]>
   /** Registry MCP tools that are auto-approved when enabled (every exposure but `gated`). */
   readonly mcp: ReadonlyArray<readonly [name: string, server: string, autoApprove: boolean]>
   readonly groups: ReadonlyArray<ReadonlyArray<string>>
@@ -388,7 +404,7 @@ interface Plan {
   readonly suggestions: Map<string, string | undefined>
   readonly names: ReadonlyArray<string>
   /** {@link baseBlocked} by session shape. */
-  readonly base: Map<string, ReadonlyArray<string>>
+  readonly base: Map<string, Base>
 }
 
 const plans = new WeakMap<Registry.Registry, Plan>()
@@ -413,6 +429,7 @@ const planOf = (registry: Registry.Registry): Plan => {
     disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
     conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
     interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
+    asking: ds.flatMap((d) => d.asks === undefined ? [] : [[d.name, d.asks] as const]),
     mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!, d.exposure !== "gated"] as const),
     groups,
     groupOf,
@@ -475,19 +492,46 @@ const runtimeName = (entry: string): string =>
  * not hold, interactive tools on a headless turn), closed over pair groups; cached per registry
  * and session shape, since most agents share a handful of them.
  */
-const baseBlocked = (plan: Plan, ctx: PolicyContext): ReadonlyArray<string> => {
+interface Base {
+  readonly blocked: ReadonlyArray<string>
+  readonly withheld: ReadonlyArray<WithheldTool>
+}
+
+const headlessSession = (ctx: PolicyContext): Headless.HeadlessSession => ({
+  permissionMode: ctx.permissionMode,
+  canUseTool: ctx.canUseTool === true,
+  allowed: new Set(ctx.allowedTools ?? [])
+})
+
+const baseBlocked = (plan: Plan, ctx: PolicyContext): Base => {
   const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
-  let key = responderOff ? "1" : "0"
+  const session = headlessSession(ctx)
+  let key = ctx.headless ? Headless.sessionKey(session) : "-"
   for (const [, condition] of plan.conditional) key += ctx.conditions[condition] === true ? "1" : "0"
   const cached = plan.base.get(key)
   if (cached !== undefined) return cached
   const blocked = new Set<string>(plan.disabled)
   for (const [name, condition] of plan.conditional) if (ctx.conditions[condition] !== true) blocked.add(name)
-  if (responderOff) { for (const name of plan.interactive) blocked.add(name) }
+  const withheld: Array<WithheldTool> = []
+  if (responderOff) {
+    for (const name of plan.interactive) {
+      if (!blocked.has(name)) withheld.push({ tool: name, reason: Headless.interactiveReason(name, ctx.permissionMode) })
+      blocked.add(name)
+    }
+  }
+  if (ctx.headless) {
+    for (const [name, asks] of plan.asking) {
+      const reason = blocked.has(name) ? undefined : Headless.askingReason(name, asks, session)
+      if (reason === undefined) continue
+      withheld.push({ tool: name, reason })
+      blocked.add(name)
+    }
+  }
   for (const members of plan.groups) {
     if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
   }
-  const base = Array.from(blocked)
+  const base = { blocked: Array.from(blocked), withheld: withheld.sort((a, b) => a.tool < b.tool ? -1 : 1) }
+  if (plan.base.size > 1_000) plan.base.clear()
   plan.base.set(key, base)
   return base
 }
@@ -508,8 +552,9 @@ export const resolveValidated = (
   ctx: PolicyContext
 ): ToolPolicy => {
   const plan = planOf(registry)
+  const base = baseBlocked(plan, ctx)
   const out: Effects = {
-    blocked: new Set<string>(baseBlocked(plan, ctx)),
+    blocked: new Set<string>(base.blocked),
     passThrough: new Set<string>(),
     serversOff: new Set<string>(),
     ignored: []
@@ -537,6 +582,8 @@ export const resolveValidated = (
     // A server entry would approve its gated tools too; its other known tools are already named.
     if (!plan.gatedServers.has(server)) allowed.add(`mcp__${server}__*`)
   }
+  // Built-ins the application auto-approves by name (opt-outs win).
+  for (const name of ctx.allowedTools ?? []) if (!blocked.has(name)) allowed.add(name)
   const responder = plan.interactive.filter((n) => !blocked.has(n))
   for (const name of out.passThrough) blocked.add(name)
   return {
@@ -544,7 +591,8 @@ export const resolveValidated = (
     allowedTools: sorted(allowed),
     mountedServers: sorted(mounted),
     responderTools: sorted(new Set(responder)),
-    ignored: out.ignored
+    ignored: out.ignored,
+    withheld: base.withheld
   }
 }
 

@@ -71,7 +71,8 @@ describe("resolveToolPolicy: rules", () => {
       allowedTools: ["mcp__memory__recall", "mcp__memory__remember", "mcp__skills__search_skills"],
       mountedServers: ["memory", "skills"],
       responderTools: ["AskUserQuestion", "EnterPlanMode", "EnterWorktree", "ExitPlanMode"],
-      ignored: []
+      ignored: [],
+      withheld: []
     })
   })
 
@@ -290,7 +291,8 @@ describe("resolveToolPolicy: rules", () => {
         allowedTools: [],
         mountedServers: [],
         responderTools: [],
-        ignored: []
+        ignored: [],
+        withheld: []
       })
     ).toEqual([])
   })
@@ -713,7 +715,8 @@ describe("boundPolicy", () => {
     allowedTools: allow,
     mountedServers: [],
     responderTools: [],
-    ignored: []
+    ignored: [],
+    withheld: []
   })
 
   it("short lists stay inline as one argument each, no settings file", () => {
