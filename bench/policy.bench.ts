@@ -61,7 +61,18 @@ const single = await compare(
 // close enough to a built-in to reach the typo search — against a normal 10-entry policy.
 // Fresh names per call, so the suggestion cache never answers.
 const normal = {
-  disabledTools: ["Bash", "Read", "Write", "Edit", "Glob", "mcp__memory__remember", "mcp__docs__*", "Wri*", "Grep", "Workflow"]
+  disabledTools: [
+    "Bash",
+    "Read",
+    "Write",
+    "Edit",
+    "Glob",
+    "mcp__memory__remember",
+    "mcp__docs__*",
+    "Wri*",
+    "Grep",
+    "Workflow"
+  ]
 }
 let fresh = 0
 const hostile = () =>
@@ -90,11 +101,9 @@ const rejected = Result.isFailure(ToolPolicy.resolveToolPolicy(registry, { disab
 const rejectMs = performance.now() - started
 if (sink === 0) console.log("unreachable")
 console.log(
-  `(hostile input: ${worst.toFixed(0)}× a normal policy; 100,000 names ${
-    rejected ? "refused" : "ACCEPTED"
-  } in ${rejectMs.toFixed(1)} ms; largest accepted input ${hostileMs.toFixed(1)} ms, target < 100 ms: ${
-    hostileMs < 100 ? "met" : "MISSED"
-  })`
+  `(hostile input: ${worst.toFixed(0)}× a normal policy; 100,000 names ${rejected ? "refused" : "ACCEPTED"} in ${
+    rejectMs.toFixed(1)
+  } ms; largest accepted input ${hostileMs.toFixed(1)} ms, target < 100 ms: ${hostileMs < 100 ? "met" : "MISSED"})`
 )
 console.log(
   `(${CALLS} calls per sample; ratios ${ratio.toFixed(2)}× validated input, ${

@@ -20,8 +20,8 @@ import { Attributes } from "../services/ChatTelemetry.js"
 import type { Part } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import type { InitLine, ResultLine, StructuredAttempt, ToolUse } from "./claudeStreamJson.js"
-import type { Emit } from "./loopClient.js"
 import { denialMessage } from "./headlessTools.ts"
+import type { Emit } from "./loopClient.js"
 import * as Telemetry from "./telemetry.js"
 
 /** What a successful run gives back. */

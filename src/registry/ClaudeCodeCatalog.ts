@@ -137,7 +137,10 @@ export const descriptors = [
     asks: "always",
     reason: "an app with its own web tools serves them over MCP"
   }),
-  typed("WebFetch", "context", "disabled", { asks: "always", reason: "an app with its own web tools serves them over MCP" }),
+  typed("WebFetch", "context", "disabled", {
+    asks: "always",
+    reason: "an app with its own web tools serves them over MCP"
+  }),
   typed("Projects", "context", "disabled", {
     reason: "reads and writes account-bound claude.ai Project documents, outside the app's own context tools"
   }),

@@ -515,7 +515,9 @@ const baseBlocked = (plan: Plan, ctx: PolicyContext): Base => {
   const withheld: Array<WithheldTool> = []
   if (responderOff) {
     for (const name of plan.interactive) {
-      if (!blocked.has(name)) withheld.push({ tool: name, reason: Headless.interactiveReason(name, ctx.permissionMode) })
+      if (!blocked.has(name)) {
+        withheld.push({ tool: name, reason: Headless.interactiveReason(name, ctx.permissionMode) })
+      }
       blocked.add(name)
     }
   }

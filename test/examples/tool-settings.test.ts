@@ -44,7 +44,10 @@ describe("examples/tool-settings.ts", () => {
         assert.notInclude(disallowed, "Read")
         // On by the agent's settings, but withheld: a headless session cannot answer their prompts.
         for (const tool of ["Write", "Edit"]) assert.include(disallowed, tool)
-        assert.include(first, "withheld on this session: AskUserQuestion, Bash, Edit, EnterPlanMode, ExitPlanMode, Write")
+        assert.include(
+          first,
+          "withheld on this session: AskUserQuestion, Bash, Edit, EnterPlanMode, ExitPlanMode, Write"
+        )
         assert.deepStrictEqual(flags.slice(2), ["--allowedTools", "mcp__gtb__*"])
 
         const rows = yield* Effect.provide(

@@ -20,7 +20,13 @@ import * as Sdk from "../support/fakeAgentSdk.js"
 import { makeRecorder } from "../support/recordingTracer.js"
 
 const initLine = JSON.stringify({ type: "system", subtype: "init", session_id: "s-1", mcp_servers: [] })
-const resultLine = JSON.stringify({ type: "result", subtype: "success", is_error: false, result: "ok", session_id: "s-1" })
+const resultLine = JSON.stringify({
+  type: "result",
+  subtype: "success",
+  is_error: false,
+  result: "ok",
+  session_id: "s-1"
+})
 
 /** The four typos. */
 const typos = ["Bsh", "WebSerch", "edit", "Bash(rm:*)"]

@@ -47,7 +47,9 @@ describe("ToolPolicy bounds", () => {
     const names = distinctUnknown(ToolPolicy.MaxOptOuts).map((n) => n.padEnd(ToolPolicy.MaxOptOutLength, "z"))
     const result = resolve(names)
     // Longer than a Claude Code tool name may be: reported as malformed, one report each.
-    expect(Result.isSuccess(result) && new Set(result.success.ignored.map((i) => i.kind))).toEqual(new Set(["malformed"]))
+    expect(Result.isSuccess(result) && new Set(result.success.ignored.map((i) => i.kind))).toEqual(
+      new Set(["malformed"])
+    )
     expect(Result.isSuccess(result) && result.success.ignored.length).toBe(1_000)
     const typos = resolve(distinctUnknown(ToolPolicy.MaxOptOuts))
     expect(Result.isSuccess(typos) && typos.success.ignored.filter((i) => i.kind === "unknown").length).toBe(1_000)

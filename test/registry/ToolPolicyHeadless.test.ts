@@ -23,7 +23,9 @@ describe("ToolPolicy on headless sessions", () => {
     const policy = resolve()
     expect(withheldTools(policy)).toEqual(["AskUserQuestion", "Bash", "Edit", "EnterPlanMode", "ExitPlanMode", "Write"])
     expect(policy.disallowedTools).toEqual(expect.arrayContaining(["Bash", "BashOutput", "Edit", "Write"]))
-    for (const kept of ["Read", "Glob", "Grep", "Agent", "ToolSearch"]) expect(policy.disallowedTools).not.toContain(kept)
+    for (const kept of ["Read", "Glob", "Grep", "Agent", "ToolSearch"]) {
+      expect(policy.disallowedTools).not.toContain(kept)
+    }
     expect(policy.withheld.find((w) => w.tool === "Bash")!.reason).toBe(
       "Claude Code asks before each Bash call and no one can answer on a headless run (permission mode default, " +
         "no canUseTool, not in allowedTools); to offer it, decide calls with canUseTool, allow it with " +
