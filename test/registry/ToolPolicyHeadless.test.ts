@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import { denialMessage } from "../../src/internal/headlessTools.ts"
+import * as CatalogView from "../../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 
@@ -83,5 +84,21 @@ describe("ToolPolicy on headless sessions", () => {
       "The claude CLI denied Bash: stop offering it (add it to toolPolicy.disabledTools); to let it run, decide " +
         "calls with canUseTool, auto-approve with toolPolicy.allowedTools, or choose a permissionMode that allows it"
     )
+  })
+})
+
+describe("CatalogView on a headless session", () => {
+  it("switches that stay on but are withheld say why; without a session nothing is marked", () => {
+    const agent = { disabledTools: ["Write"] }
+    const entries = CatalogView.view(ClaudeCodeCatalog.registry, agent, {
+      session: { conditions: {}, headless: true }
+    }).flatMap((s) => s.entries)
+    const byId = new Map(entries.map((e) => [e.id, e]))
+    expect(byId.get("group:bash")!.enabled).toBe(true)
+    expect(byId.get("group:bash")!.withheld).toContain("Claude Code asks before each Bash call")
+    expect(byId.get("Edit")!.withheld).toContain("permission mode acceptEdits")
+    expect(byId.get("Read")!.withheld).toBeUndefined()
+    const plain = CatalogView.view(ClaudeCodeCatalog.registry, agent).flatMap((s) => s.entries)
+    expect(plain.filter((e) => e.withheld !== undefined)).toEqual([])
   })
 })
