@@ -487,11 +487,7 @@ const parseEntry = (entry: string) => {
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
 
-/**
- * What the registry and the session block before any opt-out (disabled tools, conditions that do
- * not hold, interactive tools on a headless turn), closed over pair groups; cached per registry
- * and session shape, since most agents share a handful of them.
- */
+/** What {@link baseBlocked} gives: the blocked tools, and the headless session's withheld ones. */
 interface Base {
   readonly blocked: ReadonlyArray<string>
   readonly withheld: ReadonlyArray<WithheldTool>
@@ -503,6 +499,12 @@ const headlessSession = (ctx: PolicyContext): Headless.HeadlessSession => ({
   allowed: new Set(ctx.allowedTools ?? [])
 })
 
+/**
+ * What the registry and the session block before any opt-out (disabled tools, conditions that do
+ * not hold, and on a headless turn interactive tools and tools nobody can approve, each of those
+ * with its reason), closed over pair groups; cached per registry and session shape, since most
+ * agents share a handful of them.
+ */
 const baseBlocked = (plan: Plan, ctx: PolicyContext): Base => {
   const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
   const session = headlessSession(ctx)
