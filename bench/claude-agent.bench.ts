@@ -37,9 +37,9 @@ const api = await inScope(Fake.make((req) => {
 }))
 const box = await inScope(sandbox(api.url))
 
-const client = (layer: Layer.Layer<ChatClient>) =>
+const client = <E>(layer: Layer.Layer<ChatClient, E>) =>
   // Fresh: on Effect 4 a layer value built twice is memoized, and each call here is a new client.
-  inScope(Layer.build(Layer.fresh(layer)).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient))))
+  inScope(Layer.build(Layer.fresh(Layer.orDie(layer))).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient))))
 const turn = (chat: ChatClientService, prompt: string) => Effect.runPromise(chat.chat(prompt))
 
 const agent = await client(ClaudeAgent.layer({ cwd: box.cwd, env: box.env }))

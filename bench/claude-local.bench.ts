@@ -64,7 +64,9 @@ const add = Tool.make("add", {
 const buildClient = (options: ClaudeLocal.Options, scope: Scope.Scope, secretFile: Layer.Layer<SecretFile>) =>
   // Fresh: on Effect 4 a layer value built twice is memoized, and each call here is a new client.
   Layer.buildWithScope(
-    Layer.fresh(ClaudeLocal.layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secretFile))),
+    Layer.fresh(
+      ClaudeLocal.layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(secretFile), Layer.orDie)
+    ),
     scope
   ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
 

@@ -407,8 +407,10 @@ const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", 
 
 const app = Effect.fnUntraced(function*(registry: Registry.Registry, conditions: Conditions.Conditions, port: number) {
   const settings = yield* AgentSettings.AgentSettings
-  // A headless `claude -p` session with the application's bridge mounted as `gtb`.
-  const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"] }
+  // A headless `claude -p` session with the application's bridge mounted as `gtb`, whose
+  // permission prompts the application answers (`canUseTool`): without that, the tools Claude Code
+  // asks about (Bash, Edit, Write) would be withheld whatever the switches say.
+  const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"], canUseTool: true }
 
   const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
     Effect.map(

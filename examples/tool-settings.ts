@@ -84,6 +84,8 @@ const program = Effect.gen(function*() {
     mcpServers: ["gtb"]
   })
   yield* Console.log(`claude flags: ${JSON.stringify(ToolPolicy.toCliFlags(policy))}`)
+  // No one answers permission prompts on it: what Claude Code would ask about is not offered.
+  yield* Console.log(`withheld on this session: ${policy.withheld.map((w) => w.tool).join(", ")}`)
 })
 
 program.pipe(Effect.provide(Settings), runExample)

@@ -77,12 +77,18 @@ const validAgentId = (agentId: unknown) =>
 
 const decodeNames = Schema.decodeUnknownResult(Schema.Array(Schema.String))
 
-/** Names to remove: any strings (so entries stored before a rule changed can still be removed). */
-const namesToRemove = (names: unknown) =>
-  fromResult(Result.mapError(
+/**
+ * Names to remove: any strings (so entries stored before a rule changed can still be removed),
+ * within the policy's bounds, checked first so a huge list costs nothing.
+ */
+const namesToRemove = (names: unknown) => {
+  const tooLarge = ToolPolicy.oversized({ disabledTools: names })
+  if (tooLarge !== undefined) return Effect.fail(new InvalidSettingsInputError({ message: tooLarge }))
+  return fromResult(Result.mapError(
     decodeNames(names),
     (e) => new InvalidSettingsInputError({ message: `invalid tool names: ${format(e)}` })
   ))
+}
 /** Names to add: valid syntax, nothing the policy would ignore, and no built-in name the registry does not know. */
 const namesToAdd = Effect.fnUntraced(function*(names: ReadonlyArray<string>) {
   const valid = yield* namesToRemove(names)
@@ -108,11 +114,23 @@ export const makeService = (store: Store): AgentSettingsService => {
     Effect.fn(`AgentSettings.${operation}`)(function*(agentId: string, names: ReadonlyArray<string>) {
       const id = yield* validAgentId(agentId)
       const valid = yield* (operation === "enable" ? namesToRemove(names) : namesToAdd(names))
+      let over = 0
       const next = yield* store.modify(id, operation, (current) => {
         const set = new Set(current)
         f(set, valid)
+        // Over the bound the stored list stays as it was: the policy could not read it back.
+        if (set.size > ToolPolicy.MaxOptOuts) {
+          over = set.size
+          return current
+        }
         return normalize(set)
       })
+      if (over > 0) {
+        return yield* new InvalidSettingsInputError({
+          message: `agent ${JSON.stringify(id)} would have ${over} opt-outs; an agent has at most ` +
+            `${ToolPolicy.MaxOptOuts} (use mcp__<server>__* for a whole server)`
+        })
+      }
       return settings(id, next)
     })
 

@@ -12,8 +12,6 @@ import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
 import type { Options } from "../layers/ClaudeAgent.js"
-import type * as Conditions from "../registry/Conditions.js"
-import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ProviderError } from "../services/ChatClient.js"
 import type * as Tool from "../services/Tool.js"
@@ -31,6 +29,7 @@ import * as CliVersion from "./claudeCliVersion.js"
 import { sdkOptions } from "./claudeCodeRun.js"
 import type { RunInput } from "./claudeSession.js"
 import type * as UserMessage from "./claudeUserMessage.js"
+import type * as ProviderPolicy from "./providerPolicy.ts"
 import type * as Telemetry from "./telemetry.js"
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
@@ -57,9 +56,8 @@ export interface QueryParams {
 export interface QuerySetup {
   readonly options: Options
   readonly serverName: string
-  readonly registry: Registry.Registry
-  readonly agent: ToolPolicy.AgentToolSettings
-  readonly conditions: Conditions.Conditions
+  /** The tool policy, checked when the client was built (see `providerPolicy.ts`). */
+  readonly policy: ProviderPolicy.ProviderPolicy
   readonly permissionMode: ToolPolicy.PermissionMode
   /** Milliseconds the CLI gets to exit on its own before SIGTERM, then SIGKILL. */
   readonly grace: number
@@ -75,6 +73,12 @@ export interface QuerySetup {
   /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
   readonly store?: AgentStore | undefined
 }
+
+/** The servers a query started now mounts: the tool server when it serves tools, and the application's. */
+export const requestedServers = (setup: QuerySetup, toolSet: Tool.ToolSet): ReadonlyArray<string> => [
+  ...(toolSet.tools.length > 0 ? [setup.serverName] : []),
+  ...Object.keys(setup.appServers)
+]
 
 /** The streaming-input prompt of a kept-alive query: user messages pushed in as turns come. */
 export const makeInbox = () => {
@@ -263,16 +267,10 @@ export const startQuery = (
     if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
     const toolSet = yield* setup.tools
     const serving = toolSet.tools.length > 0
-    const requested = [...(serving ? [serverName] : []), ...Object.keys(setup.appServers)]
     // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
     // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
     // a mode changed while the query runs.
-    const policy = ToolPolicy.resolveValidated(setup.registry, setup.agent, {
-      conditions: setup.conditions,
-      headless: true,
-      permissionMode,
-      ...(requested.length > 0 ? { mcpServers: requested } : {})
-    })
+    const policy = yield* setup.policy.resolve(requestedServers(setup, toolSet))
     const mounted = serving && policy.mountedServers.includes(serverName)
 
     const controller = new AbortController()

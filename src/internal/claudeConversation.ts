@@ -54,6 +54,8 @@ export interface ConversationParams {
   readonly transcripts: Transcripts
   /** What the conversation used before this client (an imported snapshot's usage). */
   readonly initialUsage?: Usage | undefined
+  /** The tool policy of a turn started now (`ClaudeSession.toolPolicy`); both providers give it. */
+  readonly toolPolicy?: ClaudeSessionService["toolPolicy"] | undefined
 }
 
 /**
@@ -249,6 +251,7 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
       sessionId: Ref.get(sessionId),
       lastActivity: Ref.get(activity),
       snapshot,
+      toolPolicy: params.toolPolicy ?? Effect.die(new Error(`${params.provider} gave no tool policy`)),
       [AskRaw]: askRaw
     } as SessionClient
   })
@@ -279,6 +282,7 @@ export const sessionContext = (client: SessionClient): Context.Context<ChatClien
     Context.add(ClaudeSession, {
       sessionId: client.sessionId,
       lastActivity: client.lastActivity,
-      snapshot: client.snapshot
+      snapshot: client.snapshot,
+      toolPolicy: client.toolPolicy
     })
   )

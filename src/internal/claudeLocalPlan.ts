@@ -13,7 +13,6 @@ import type { Options } from "../layers/ClaudeLocal.js"
 import * as NodeMcpBridge from "../layers/NodeMcpBridge.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
-import type * as Registry from "../registry/Registry.js"
 import * as ToolPolicy from "../registry/ToolPolicy.js"
 import { ProviderError } from "../services/ChatClient.js"
 import type { CanUseTool } from "../services/ClaudeCodeOptions.js"
@@ -34,6 +33,7 @@ import {
 } from "./claudeLocalArgs.js"
 import { bounded, type RunInput, turnTimeout } from "./claudeSession.js"
 import * as Stall from "./claudeStall.ts"
+import * as ProviderPolicy from "./providerPolicy.ts"
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
@@ -50,9 +50,8 @@ export interface LocalEnv {
   /** `mcp__<serverName>__`. */
   readonly toolPrefix: string
   readonly timeout: Duration.Input
-  readonly registry: Registry.Registry
-  readonly agent: { readonly disabledTools: ReadonlyArray<string> }
-  readonly conditions: Conditions.Conditions
+  /** The tool policy, checked when the client was built (see `providerPolicy.ts`). */
+  readonly policy: ProviderPolicy.ProviderPolicy
   readonly tools: Ref.Ref<Tool.ToolSet>
   readonly bridge: Ref.Ref<Option.Option<McpBridgeService>>
   /** Tool use ids the application denied through `canUseTool`: its decisions, not failures. */
@@ -157,9 +156,17 @@ export const makeEnv = (options: Options) =>
       serverName,
       toolPrefix: `mcp__${serverName}__`,
       timeout,
-      registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
-      agent: { disabledTools: options.toolPolicy?.disabledTools ?? [] },
-      conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+      policy: yield* ProviderPolicy.make({
+        provider,
+        registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
+        disabledTools: options.toolPolicy?.disabledTools ?? [],
+        allowedTools: options.toolPolicy?.allowedTools,
+        conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+        permissionMode: options.permissionMode,
+        canUseTool: options.canUseTool !== undefined,
+        strict: options.toolPolicy?.strict === true,
+        servers: Object.keys(options.mcpServers ?? {})
+      }),
       tools: yield* Ref.make<Tool.ToolSet>(Tool.empty),
       bridge: yield* Ref.make(Option.fromUndefinedOr(options.bridge)),
       decidedDenials,
@@ -201,6 +208,20 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
 }
 
 /**
+ * The policy a run started now gets: resolved for the servers it mounts (the bridge, when it
+ * serves tools, and the application's). Fails with the `config` error of a refused policy.
+ */
+export const currentPolicy = (env: LocalEnv) =>
+  Effect.gen(function*() {
+    const toolSet = yield* Ref.get(env.tools)
+    const running = yield* Ref.get(env.bridge)
+    const serving = toolSet.tools.length > 0 && Option.isSome(running)
+    const requested = [...(serving ? [env.serverName] : []), ...Object.keys(env.options.mcpServers ?? {})]
+    const policy = yield* env.policy.resolve(requested)
+    return { toolSet, running, serving, policy }
+  })
+
+/**
  * What a run needs that holds no resource: the CLI's version (and the features an option needs
  * of it), the resolved policy, the tools, the permission bridge. A kept-alive CLI is reused while
  * this stays the same (see {@link liveKey}).
@@ -210,16 +231,7 @@ export const planRun = (env: LocalEnv, responseFormat: RunInput["responseFormat"
     const { options, serverName } = env
     const cli = yield* env.cliVersion
     yield* requireFeatures(options, cli)
-    const toolSet = yield* Ref.get(env.tools)
-    const running = yield* Ref.get(env.bridge)
-    const serving = toolSet.tools.length > 0 && Option.isSome(running)
-    const requested = [...(serving ? [serverName] : []), ...Object.keys(options.mcpServers ?? {})]
-    const policy = ToolPolicy.resolveValidated(env.registry, env.agent, {
-      conditions: env.conditions,
-      headless: true,
-      ...(options.permissionMode === undefined ? {} : { permissionMode: options.permissionMode }),
-      ...(requested.length > 0 ? { mcpServers: requested } : {})
-    })
+    const { policy, running, serving, toolSet } = yield* currentPolicy(env)
     const permissions = yield* env.permissionBridge
     const schema = responseFormat === undefined ? undefined : JSON.stringify(responseFormat.schema)
     const structured = CliVersion.supports(cli, "jsonSchema")

@@ -20,6 +20,7 @@ import { Attributes } from "../services/ChatTelemetry.js"
 import type { Part } from "../services/Content.js"
 import type { ResponseFormat } from "../services/ModelTurn.js"
 import type { InitLine, ResultLine, StructuredAttempt, ToolUse } from "./claudeStreamJson.js"
+import { denialMessage } from "./headlessTools.ts"
 import type { Emit } from "./loopClient.js"
 import * as Telemetry from "./telemetry.js"
 
@@ -340,7 +341,7 @@ export const interpretRun = (params: {
           provider,
           tools: denied,
           answer: line.result,
-          message: `The claude CLI denied ${denied.join(", ")}: allow them with the tool policy or the permission mode`
+          message: denialMessage(denied)
         })
       }
       yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))

@@ -55,6 +55,7 @@ import {
   type QueryParams,
   type QuerySetup,
   readVersion,
+  requestedServers,
   singleMessage,
   startQuery
 } from "../internal/claudeAgentQuery.js"
@@ -70,6 +71,7 @@ import * as Stall from "../internal/claudeStall.ts"
 import { makeTranscripts, type Transcripts } from "../internal/claudeTranscripts.ts"
 import * as UserMessage from "../internal/claudeUserMessage.js"
 import * as Media from "../internal/media.js"
+import * as ProviderPolicy from "../internal/providerPolicy.ts"
 import * as Telemetry from "../internal/telemetry.js"
 import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
 import * as Conditions from "../registry/Conditions.js"
@@ -229,9 +231,17 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
   const setup: QuerySetup = {
     options,
     serverName,
-    registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
-    agent: { disabledTools: options.toolPolicy?.disabledTools ?? [] },
-    conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+    policy: yield* ProviderPolicy.make({
+      provider,
+      registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
+      disabledTools: options.toolPolicy?.disabledTools ?? [],
+      allowedTools: options.toolPolicy?.allowedTools,
+      conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+      permissionMode: options.permissionMode ?? "default",
+      canUseTool: options.canUseTool !== undefined,
+      strict: options.toolPolicy?.strict === true,
+      servers: Object.keys(appServers)
+    }),
     permissionMode: options.permissionMode ?? "default",
     grace: Duration.toMillis(options.killGrace ?? Duration.seconds(2)),
     sdk: sdkLoader(options.sdkSpecifier ?? "@anthropic-ai/claude-agent-sdk"),
@@ -395,7 +405,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     forkSession: options.forkSession,
     maxBudgetUsd: options.maxBudgetUsd,
     transcripts,
-    initialUsage: options.snapshot?.usage
+    initialUsage: options.snapshot?.usage,
+    toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet)))
   })
 })
 
@@ -419,8 +430,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
  * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
-  Layer.effectContext(Effect.map(make(options), sessionContext))
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
+  // A refused tool policy fails the build rather than every turn.
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
 
 const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default"] as const
 
@@ -431,7 +443,7 @@ const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", 
  */
 export const layerConfig = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError> =>
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.String(name)).pipe(Config.map(Option.getOrUndefined))

@@ -47,7 +47,7 @@ import * as SessionFile from "../internal/claudeSessionFile.ts"
 import { makeTranscripts } from "../internal/claudeTranscripts.ts"
 import * as Media from "../internal/media.js"
 import type * as Registry from "../registry/Registry.js"
-import type { ChatClient } from "../services/ChatClient.js"
+import type { ChatClient, ProviderError } from "../services/ChatClient.js"
 import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
 import * as Pool from "../services/ClaudeProcessPool.js"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
@@ -73,6 +73,20 @@ export interface ToolPolicyInput {
    * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
    */
   readonly conditions?: Readonly<Record<string, boolean>>
+  /**
+   * Built-in tools to auto-approve by name (`Edit`, `Bash`), at most 64: each runs without a
+   * permission prompt, so on a headless run it stays offered even when Claude Code would ask
+   * about it. Default: none (tools that ask are not offered without `canUseTool` or a
+   * `permissionMode` that lets them run; see `docs/tool-policy.md`).
+   */
+  readonly allowedTools?: ReadonlyArray<string>
+  /**
+   * `true`: an opt-out the policy cannot apply as written (a typo such as `Bsh`, a malformed or
+   * always-on entry, a partly applied wildcard: `ToolPolicy.ToolPolicy.ignored`) fails the layer's
+   * build with a `config` `ProviderError` (with `make`: every turn). Default `false`: each is a
+   * warning in the log, once, and shown by `ClaudeSession.toolPolicy`.
+   */
+  readonly strict?: boolean
 }
 
 /**
@@ -226,7 +240,8 @@ export const make: (
       forkSession: options.forkSession,
       maxBudgetUsd: options.maxBudgetUsd,
       transcripts,
-      initialUsage: options.snapshot?.usage
+      initialUsage: options.snapshot?.usage,
+      toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy)
     })
   }
 )
@@ -257,11 +272,12 @@ export const make: (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, never, Subprocess | SecretFile> =>
-  Layer.effectContext(Effect.map(make(options), sessionContext))
+): Layer.Layer<ChatClient | ClaudeSession, ProviderError, Subprocess | SecretFile> =>
+  // A refused tool policy fails the build rather than every turn.
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
 
 /** {@link layer} with the Node implementations of Subprocess and SecretFile. */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -271,7 +287,7 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | Claud
  */
 export const layerConfig = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError> =>
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.String(name)).pipe(Effect.map(Option.getOrUndefined))

@@ -25,6 +25,7 @@ import type { SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import type { DatabaseSync } from "node:sqlite"
 import { importSqlite, makeConnection, type NodeSqlite, sqlError } from "../internal/sqliteConnection.ts"
+import * as FileMode from "../internal/sqliteFileMode.ts"
 
 const TypeId = "~effect-chat-bridge/SqliteClient" as const
 
@@ -39,7 +40,11 @@ export const SqliteClient: Context.Service<SqliteClient, SqliteClient> = Context
   "effect-chat-bridge/SqliteClient"
 )
 
-/** How to open the database. Only `filename` is required. */
+/**
+ * How to open the database. Only `filename` is required. A file that does not exist yet is created
+ * with mode 0600 (its `-wal`, `-shm` and `-journal` files follow); an existing one that others can
+ * read, or one in a directory others can write to, is opened with a warning in the log.
+ */
 export interface SqliteClientConfig {
   /** Path of the database file, or `":memory:"`. */
   readonly filename: string
@@ -82,6 +87,7 @@ const openDatabase = (sqlite: NodeSqlite, options: SqliteClientConfig): Database
     const wal = options.disableWAL !== true && options.readonly !== true && options.filename !== ":memory:"
     if (wal) db.exec("PRAGMA journal_mode = WAL")
     if (wal && options.synchronous === "normal") db.exec("PRAGMA synchronous = NORMAL")
+    FileMode.narrowCompanions(options.filename)
     return db
   } catch (cause) {
     db.close()
@@ -89,14 +95,19 @@ const openDatabase = (sqlite: NodeSqlite, options: SqliteClientConfig): Database
   }
 }
 
+// The file is created 0600 first: SQLite would create it (and its -wal/-shm) 0644 under the
+// default umask, and the database holds every prompt and answer.
 const acquireDatabase = (sqlite: NodeSqlite, options: SqliteClientConfig) =>
   Effect.acquireRelease(
     Effect.try({
-      try: () => openDatabase(sqlite, options),
+      try: () => ({
+        warnings: FileMode.createPrivate(options.filename, options.readonly === true),
+        db: openDatabase(sqlite, options)
+      }),
       catch: (cause) => sqlError(cause, `Failed to open database ${options.filename}`, "open")
     }),
-    (db) => Effect.sync(() => db.close())
-  )
+    ({ db }) => Effect.sync(() => db.close())
+  ).pipe(Effect.tap(({ warnings }) => FileMode.logWarnings(options.filename, warnings)), Effect.map(({ db }) => db))
 
 const spanAttributes = (options: SqliteClientConfig): ReadonlyArray<readonly [string, unknown]> => [
   ...Object.entries(options.spanAttributes ?? {}),

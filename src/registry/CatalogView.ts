@@ -14,7 +14,7 @@ import * as zhCN from "./i18n/zh-CN.ts"
 import * as zhTW from "./i18n/zh-TW.ts"
 import type * as Registry from "./Registry.ts"
 import { type Category, categoryOrder, type ToolDescriptor } from "./ToolDescriptor.ts"
-import { type AgentToolSettings, type IgnoredOptOut, resolveValidated } from "./ToolPolicy.ts"
+import { type AgentToolSettings, type IgnoredOptOut, type PolicyContext, resolveValidated } from "./ToolPolicy.ts"
 
 /** The locales shipped with the catalog. */
 export type Locale = "en" | "zh-CN" | "zh-TW"
@@ -83,6 +83,11 @@ export interface CatalogEntry {
   readonly description: string
   /** No tool of the entry is opted out by the agent. */
   readonly enabled: boolean
+  /**
+   * With `options.session`: why the session withholds the entry's tools even when enabled (a
+   * headless run nobody can approve them on; `ToolPolicy.withheld`'s reason, in English).
+   */
+  readonly withheld?: string
 }
 
 /** One category section. */
@@ -155,15 +160,33 @@ const optedOut = (registry: Registry.Registry, agent: AgentToolSettings): Readon
 export const issues = (registry: Registry.Registry, agent: AgentToolSettings): ReadonlyArray<IgnoredOptOut> =>
   resolveValidated(registry, agent, { conditions: {}, headless: false }).ignored
 
-/** The catalog for `agent` in `locale` (English fallback, then the tool name). */
+const withheldOf = (tools: ReadonlyArray<string>, withheld: ReadonlyMap<string, string>) => {
+  const reason = tools.map((t) => withheld.get(t)).find((r) => r !== undefined)
+  return reason === undefined ? {} : { withheld: reason }
+}
+
+/**
+ * The catalog for `agent` in `locale` (English fallback, then the tool name); with `session`,
+ * switches whose tools that session withholds say why.
+ */
 export const view = (
   registry: Registry.Registry,
   agent: AgentToolSettings,
-  options: { readonly locale?: string; readonly messages?: ExtraMessages } = {}
+  options: {
+    readonly locale?: string
+    readonly messages?: ExtraMessages
+    /** The session the agent runs in (e.g. `{ conditions: {}, headless: true }`), to mark withheld switches. */
+    readonly session?: PolicyContext
+  } = {}
 ): ReadonlyArray<CatalogSection> => {
   const locale = options.locale ?? "en"
   const extra = options.messages ?? {}
   const disabled = optedOut(registry, agent)
+  const withheld = new Map(
+    options.session === undefined
+      ? []
+      : resolveValidated(registry, agent, options.session).withheld.map((w) => [w.tool, w.reason] as const)
+  )
   const all = slots(registry)
   return categoryOrder.flatMap((category) => {
     const entries = all
@@ -176,7 +199,8 @@ export const view = (
         descriptionKey: s.descriptionKey,
         label: translate(s.labelKey, locale, extra) ?? s.fallbackLabel,
         description: translate(s.descriptionKey, locale, extra) ?? "",
-        enabled: !s.tools.some((t) => disabled.has(t))
+        enabled: !s.tools.some((t) => disabled.has(t)),
+        ...withheldOf(s.tools, withheld)
       }))
     if (entries.length === 0) return []
     return [{ category, label: translate(`category.${category}`, locale, extra) ?? category, entries }]

@@ -14,7 +14,9 @@ import type * as ToolDescriptor from "./ToolDescriptor.ts"
 /** The agent SDK version this catalog was classified against. */
 export const sdkVersion = "0.3.332"
 
-type Extra = Partial<Pick<ToolDescriptor.ToolDescriptorInput, "condition" | "pairGroup" | "interactive" | "reason">>
+type Extra = Partial<
+  Pick<ToolDescriptor.ToolDescriptorInput, "condition" | "pairGroup" | "interactive" | "asks" | "reason">
+>
 
 /** A member of the SDK's typed `ToolInputSchemas` union (checked by the drift guard and `SdkCoverage`). */
 const typed = <const N extends string>(
@@ -55,16 +57,17 @@ const cliOriented = "CLI-oriented: needs the interactive terminal app or its bac
 /** Every Claude Code tool this library knows, in display order within each category. */
 export const descriptors = [
   // shell
-  typed("Bash", "shell", "user", { pairGroup: "bash" }),
+  // `asks`: what Claude Code asks permission for in its default mode (claude 2.1.332).
+  typed("Bash", "shell", "user", { pairGroup: "bash", asks: "always" }),
   runtime("BashOutput", "shell", "internal", {
     pairGroup: "bash",
     reason: "legacy reader of background Bash output; goes with Bash"
   }),
   // file
   typed("Read", "file", "user"),
-  typed("Edit", "file", "user"),
-  typed("Write", "file", "user"),
-  typed("NotebookEdit", "file", "disabled", { reason: "Jupyter editing is not needed by chat agents" }),
+  typed("Edit", "file", "user", { asks: "edit" }),
+  typed("Write", "file", "user", { asks: "edit" }),
+  typed("NotebookEdit", "file", "disabled", { asks: "edit", reason: "Jupyter editing is not needed by chat agents" }),
   // search
   typed("Glob", "search", "user"),
   typed("Grep", "search", "user"),
@@ -130,8 +133,14 @@ export const descriptors = [
   }),
   typed("ClaudeDesign", "media", "disabled", { reason: "drives the account-bound hosted Claude Design service" }),
   // context
-  typed("WebSearch", "context", "disabled", { reason: "an app with its own web tools serves them over MCP" }),
-  typed("WebFetch", "context", "disabled", { reason: "an app with its own web tools serves them over MCP" }),
+  typed("WebSearch", "context", "disabled", {
+    asks: "always",
+    reason: "an app with its own web tools serves them over MCP"
+  }),
+  typed("WebFetch", "context", "disabled", {
+    asks: "always",
+    reason: "an app with its own web tools serves them over MCP"
+  }),
   typed("Projects", "context", "disabled", {
     reason: "reads and writes account-bound claude.ai Project documents, outside the app's own context tools"
   }),

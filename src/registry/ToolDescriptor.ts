@@ -79,6 +79,13 @@ const Fields = Schema.Struct({
   mcpWireName: Schema.optionalKey(McpWireName),
   /** The tool needs someone to answer it (a question, a plan approval): blocked on headless turns. */
   interactive: Schema.optionalKey(Schema.Boolean),
+  /**
+   * Claude Code asks for permission before each call: `edit` unless the permission mode is
+   * `acceptEdits`, `always` unless it is `bypassPermissions` (`auto` decides each call itself).
+   * On a headless session no one answers, so such a tool is withheld (see `ToolPolicy.withheld`)
+   * unless the application decides prompts (`canUseTool`) or auto-approves it (`allowedTools`).
+   */
+  asks: Schema.optionalKey(Schema.Literals(["edit", "always"])),
   labelKey: MessageKey,
   descriptionKey: MessageKey,
   /** One line saying why the tool has this classification. */

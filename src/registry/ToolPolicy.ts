@@ -13,13 +13,31 @@ import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
+import * as Headless from "../internal/headlessTools.ts"
+import * as NearestName from "../internal/nearestName.ts"
 import type * as Registry from "./Registry.ts"
 import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.ts"
 
-/** The part of an agent the policy reads. Other fields are ignored. */
+/**
+ * The most opt-outs an agent may have. A registry has a few dozen tools and `mcp__<server>__*`
+ * covers a whole server, so a longer list is a mistake or hostile input, refused before any work.
+ */
+export const MaxOptOuts = 1_000
+
+/** The longest opt-out, in characters (the CLI's own limit on one name is far below the 128 KiB of an argument). */
+export const MaxOptOutLength = 256
+
+/**
+ * The part of an agent the policy reads. Other fields are ignored. At most {@link MaxOptOuts}
+ * entries of at most {@link MaxOptOutLength} characters: anything larger is a `SchemaError`.
+ */
 export const AgentToolSettings = Schema.Struct({
   /** Opt-outs: tool names, `mcp__…` names and `*` wildcards (see {@link OptOutEntry}); empty means everything enabled. */
-  disabledTools: Schema.Array(Schema.String)
+  disabledTools: Schema.Array(
+    Schema.String.check(
+      Schema.isMaxLength(MaxOptOutLength, { message: `an opt-out has at most ${MaxOptOutLength} characters` })
+    )
+  ).check(Schema.isMaxLength(MaxOptOuts, { message: `an agent has at most ${MaxOptOuts} opt-outs` }))
 })
 /** The type of {@link AgentToolSettings}. */
 export type AgentToolSettings = typeof AgentToolSettings.Type
@@ -37,7 +55,9 @@ export const OptOutEntry = Schema.String.check(
 
 /** Why an entry is not valid syntax, or undefined when it is. */
 const syntaxError = (s: string): string | undefined => {
-  if (s.length === 0 || s.length > 256) return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to 256 characters`
+  if (s.length === 0 || s.length > MaxOptOutLength) {
+    return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to ${MaxOptOutLength} characters`
+  }
   if (!EntryChars.test(s)) {
     return `${JSON.stringify(s)} is not a tool name: use letters, digits, _ - . / and the wildcard *`
   }
@@ -74,7 +94,19 @@ export const PolicyContext = Schema.Struct({
    * with a `gated` tool gets no server entry: only its known tools that are not gated are
    * auto-approved by name, so a tool of that server the registry does not know is asked for too.
    */
-  mcpServers: Schema.optionalKey(Schema.Array(McpServerName))
+  mcpServers: Schema.optionalKey(Schema.Array(McpServerName)),
+  /**
+   * The application answers permission prompts (`canUseTool` on `ClaudeLocal`/`ClaudeAgent`): on a
+   * headless session, tools Claude Code asks about (`asks` in the registry) stay offered.
+   */
+  canUseTool: Schema.optionalKey(Schema.Boolean),
+  /**
+   * Built-in tools to auto-approve by name (`Edit`, `Bash`): they join `allowedTools` unless
+   * blocked, and a tool that asks stays offered on a headless session. At most 64.
+   */
+  allowedTools: Schema.optionalKey(
+    Schema.Array(Schema.String.check(Schema.isPattern(SdkToolNamePattern))).check(Schema.isMaxLength(64))
+  )
 })
 /** The type of {@link PolicyContext}. */
 export type PolicyContext = typeof PolicyContext.Type
@@ -125,6 +157,19 @@ export interface ToolPolicy {
    * order (empty when every entry was applied as written to tools the registry knows).
    */
   readonly ignored: ReadonlyArray<IgnoredOptOut>
+  /**
+   * Tools a headless session withholds from the model, sorted by tool, each with why: tools that
+   * need an interactive responder, and tools Claude Code asks permission for when nothing can
+   * answer (no `canUseTool`, no `allowedTools` entry, a permission mode that asks). They are in
+   * `disallowedTools` too, whatever the opt-outs say. Empty on a session that is not headless.
+   */
+  readonly withheld: ReadonlyArray<WithheldTool>
+}
+
+/** A tool a headless session cannot use, and why (see {@link ToolPolicy.withheld}). */
+export interface WithheldTool {
+  readonly tool: string
+  readonly reason: string
 }
 
 // `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
@@ -226,11 +271,43 @@ export const resolveToolPolicyUnknown = (
   agent: unknown,
   ctx: unknown
 ): Result.Result<ToolPolicy, Schema.SchemaError> => {
+  const tooLarge = oversized(agent)
+  if (tooLarge !== undefined) return Result.fail(invalid(tooLarge))
   const a = fastAgent(agent) ?? safeDecode(decodeAgent, agent, "agent settings")
   if (Result.isFailure(a)) return Result.fail(a.failure)
   const c = fastContext(ctx) ?? safeDecode(decodeContext, ctx, "policy context")
   if (Result.isFailure(c)) return Result.fail(c.failure)
   return Result.succeed(resolveValidated(registry, a.success, c.success))
+}
+
+const invalid = (message: string) => new Schema.SchemaError(new SchemaIssue.InvalidValue({ message }))
+
+/**
+ * Why a list is over the bounds, said briefly: the decoder's own message would quote the whole
+ * input (a 100,000-entry list, a 1 MB name). Undefined when within them or not a list at all
+ * (the decoder then says what is wrong).
+ */
+export const oversized = (agent: unknown): string | undefined => {
+  try {
+    if (typeof agent !== "object" || agent === null) return undefined
+    const list: unknown = (agent as Record<string, unknown>)["disabledTools"]
+    if (!Array.isArray(list)) return undefined
+    if (list.length > MaxOptOuts) {
+      return `disabledTools has ${list.length} entries; an agent has at most ${MaxOptOuts} opt-outs ` +
+        "(use mcp__<server>__* for a whole server)"
+    }
+    for (let i = 0; i < list.length; i++) {
+      const item: unknown = list[i]
+      if (typeof item === "string" && item.length > MaxOptOutLength) {
+        return `disabledTools[${i}] has ${item.length} characters (${
+          JSON.stringify(item.slice(0, 40))
+        }…); an opt-out has at most ${MaxOptOutLength}`
+      }
+    }
+    return undefined
+  } catch {
+    return undefined
+  }
 }
 
 const isPlainObject = (u: unknown): u is Record<string, unknown> => {
@@ -272,6 +349,20 @@ const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefine
       if (typeof u["permissionMode"] !== "string") return undefined
       out.permissionMode = u["permissionMode"]
     }
+    if ("canUseTool" in u) {
+      if (typeof u["canUseTool"] !== "boolean") return undefined
+      out.canUseTool = u["canUseTool"]
+    }
+    if ("allowedTools" in u) {
+      const names = u["allowedTools"]
+      if (!Array.isArray(names) || names.length > 64) return undefined
+      const copy: Array<string> = []
+      for (const n of names as ReadonlyArray<unknown>) {
+        if (typeof n !== "string" || !SdkToolNamePattern.test(n)) return undefined
+        copy.push(n)
+      }
+      out.allowedTools = copy
+    }
     if ("mcpServers" in u) {
       const servers = u["mcpServers"]
       if (!Array.isArray(servers)) return undefined
@@ -294,6 +385,8 @@ interface Plan {
   readonly disabled: ReadonlyArray<string>
   readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
   readonly interactive: ReadonlyArray<string>
+  /** Tools Claude Code asks permission for, and when. */
+  readonly asking: ReadonlyArray<readonly [name: string, asks: Headless.Asks]>
   /** Registry MCP tools that are auto-approved when enabled (every exposure but `gated`). */
   readonly mcp: ReadonlyArray<readonly [name: string, server: string, autoApprove: boolean]>
   readonly groups: ReadonlyArray<ReadonlyArray<string>>
@@ -305,13 +398,13 @@ interface Plan {
   readonly protectedServers: ReadonlySet<string>
   /** Registry MCP servers with a `gated` tool: never auto-approved as a whole. */
   readonly gatedServers: ReadonlySet<string>
-  /** Registry names without `mcp__`, sorted: what a mistyped bare name is compared with. */
-  readonly builtins: ReadonlyArray<string>
+  /** Registry names without `mcp__`: what a mistyped bare name is compared with. */
+  readonly builtins: NearestName.NameIndex
   /** {@link nearestBuiltin} by entry. */
   readonly suggestions: Map<string, string | undefined>
   readonly names: ReadonlyArray<string>
   /** {@link baseBlocked} by session shape. */
-  readonly base: Map<string, ReadonlyArray<string>>
+  readonly base: Map<string, Base>
 }
 
 const plans = new WeakMap<Registry.Registry, Plan>()
@@ -336,6 +429,7 @@ const planOf = (registry: Registry.Registry): Plan => {
     disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
     conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
     interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
+    asking: ds.flatMap((d) => d.asks === undefined ? [] : [[d.name, d.asks] as const]),
     mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!, d.exposure !== "gated"] as const),
     groups,
     groupOf,
@@ -343,7 +437,7 @@ const planOf = (registry: Registry.Registry): Plan => {
     protectedServers,
     gatedServers: new Set(ds.flatMap((d) => d.exposure === "gated" && d.mcpServer !== undefined ? [d.mcpServer] : [])),
     names: ds.map((d) => d.name),
-    builtins: ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name).sort(),
+    builtins: NearestName.make(ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name)),
     suggestions: new Map(),
     base: new Map()
   }
@@ -393,24 +487,55 @@ const parseEntry = (entry: string) => {
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
 
+/** What {@link baseBlocked} gives: the blocked tools, and the headless session's withheld ones. */
+interface Base {
+  readonly blocked: ReadonlyArray<string>
+  readonly withheld: ReadonlyArray<WithheldTool>
+}
+
+const headlessSession = (ctx: PolicyContext): Headless.HeadlessSession => ({
+  permissionMode: ctx.permissionMode,
+  canUseTool: ctx.canUseTool === true,
+  allowed: new Set(ctx.allowedTools ?? [])
+})
+
 /**
  * What the registry and the session block before any opt-out (disabled tools, conditions that do
- * not hold, interactive tools on a headless turn), closed over pair groups; cached per registry
- * and session shape, since most agents share a handful of them.
+ * not hold, and on a headless turn interactive tools and tools nobody can approve, each of those
+ * with its reason), closed over pair groups; cached per registry and session shape, since most
+ * agents share a handful of them.
  */
-const baseBlocked = (plan: Plan, ctx: PolicyContext): ReadonlyArray<string> => {
+const baseBlocked = (plan: Plan, ctx: PolicyContext): Base => {
   const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
-  let key = responderOff ? "1" : "0"
+  const session = headlessSession(ctx)
+  let key = ctx.headless ? Headless.sessionKey(session) : "-"
   for (const [, condition] of plan.conditional) key += ctx.conditions[condition] === true ? "1" : "0"
   const cached = plan.base.get(key)
   if (cached !== undefined) return cached
   const blocked = new Set<string>(plan.disabled)
   for (const [name, condition] of plan.conditional) if (ctx.conditions[condition] !== true) blocked.add(name)
-  if (responderOff) { for (const name of plan.interactive) blocked.add(name) }
+  const withheld: Array<WithheldTool> = []
+  if (responderOff) {
+    for (const name of plan.interactive) {
+      if (!blocked.has(name)) {
+        withheld.push({ tool: name, reason: Headless.interactiveReason(name, ctx.permissionMode) })
+      }
+      blocked.add(name)
+    }
+  }
+  if (ctx.headless) {
+    for (const [name, asks] of plan.asking) {
+      const reason = blocked.has(name) ? undefined : Headless.askingReason(name, asks, session)
+      if (reason === undefined) continue
+      withheld.push({ tool: name, reason })
+      blocked.add(name)
+    }
+  }
   for (const members of plan.groups) {
     if (members.some((n) => blocked.has(n))) { for (const n of members) blocked.add(n) }
   }
-  const base = Array.from(blocked)
+  const base = { blocked: Array.from(blocked), withheld: withheld.sort((a, b) => a.tool < b.tool ? -1 : 1) }
+  if (plan.base.size > 1_000) plan.base.clear()
   plan.base.set(key, base)
   return base
 }
@@ -431,8 +556,9 @@ export const resolveValidated = (
   ctx: PolicyContext
 ): ToolPolicy => {
   const plan = planOf(registry)
+  const base = baseBlocked(plan, ctx)
   const out: Effects = {
-    blocked: new Set<string>(baseBlocked(plan, ctx)),
+    blocked: new Set<string>(base.blocked),
     passThrough: new Set<string>(),
     serversOff: new Set<string>(),
     ignored: []
@@ -460,6 +586,8 @@ export const resolveValidated = (
     // A server entry would approve its gated tools too; its other known tools are already named.
     if (!plan.gatedServers.has(server)) allowed.add(`mcp__${server}__*`)
   }
+  // Built-ins the application auto-approves by name (opt-outs win).
+  for (const name of ctx.allowedTools ?? []) if (!blocked.has(name)) allowed.add(name)
   const responder = plan.interactive.filter((n) => !blocked.has(n))
   for (const name of out.passThrough) blocked.add(name)
   return {
@@ -467,7 +595,8 @@ export const resolveValidated = (
     allowedTools: sorted(allowed),
     mountedServers: sorted(mounted),
     responderTools: sorted(new Set(responder)),
-    ignored: out.ignored
+    ignored: out.ignored,
+    withheld: base.withheld
   }
 }
 
@@ -591,46 +720,13 @@ const unknownName = (plan: Plan, entry: string): IgnoredOptOut => {
     }
 }
 
-/**
- * The registry built-in an unknown bare name most likely means: the same name in another case,
- * else the closest by edit distance (adjacent swaps count as one edit), at most one edit per
- * four characters (at least one); ties go to the first in sorted order.
- */
+/** The registry built-in an unknown bare name most likely means (see `NearestName.nearest`), cached. */
 const nearestBuiltin = (plan: Plan, entry: string): string | undefined => {
   if (plan.suggestions.has(entry)) return plan.suggestions.get(entry)
-  const lower = entry.toLowerCase()
-  let best: string | undefined = plan.builtins.find((n) => n.toLowerCase() === lower)
-  let bestDistance = Infinity
-  for (const n of best === undefined ? plan.builtins : []) {
-    const limit = Math.max(1, Math.floor(Math.max(n.length, entry.length) / 4))
-    const d = editDistance(lower, n.toLowerCase(), limit)
-    if (d <= limit && d < bestDistance) {
-      best = n
-      bestDistance = d
-    }
-  }
+  const best = plan.builtins.nearest(entry)
   if (plan.suggestions.size > 1_000) plan.suggestions.clear()
   plan.suggestions.set(entry, best)
   return best
-}
-
-/** Optimal string alignment distance, or `limit + 1` when the lengths alone exceed `limit`. */
-const editDistance = (a: string, b: string, limit: number): number => {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1
-  let prev2: Array<number> = []
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i]
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let d = Math.min(prev[j]! + 1, row[j - 1]! + 1, prev[j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, prev2[j - 2]! + 1)
-      row.push(d)
-    }
-    prev2 = prev
-    prev = row
-  }
-  return prev[b.length]!
 }
 
 const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({

@@ -49,8 +49,13 @@ export const PolicyRegistry: Context.Reference<Registry.Registry> = Context.Refe
   { defaultValue: (): Registry.Registry => ClaudeCodeCatalog.registry }
 )
 
-/** A list of opt-outs as given by callers: any order, duplicates allowed. */
-export const DisabledTools = Schema.Array(DisabledToolName)
+/**
+ * A list of opt-outs as given by callers: any order, duplicates allowed, at most
+ * `ToolPolicy.MaxOptOuts` entries.
+ */
+export const DisabledTools = Schema.Array(DisabledToolName).check(
+  Schema.isMaxLength(ToolPolicy.MaxOptOuts, { message: `an agent has at most ${ToolPolicy.MaxOptOuts} opt-outs` })
+)
 
 /** An agent's stored settings. `disabledTools` is sorted and free of duplicates. */
 export const Settings = Schema.Struct({

@@ -14,7 +14,8 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Usage } from "./ChatClient.ts"
+import type * as ToolPolicy from "../registry/ToolPolicy.ts"
+import { type ProviderError, Usage } from "./ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
 import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
@@ -214,6 +215,14 @@ export interface ClaudeSessionService {
    * `SessionStoreError` when there is no session yet or its transcript cannot be read.
    */
   readonly snapshot: Effect.Effect<ClaudeSnapshot, SessionStoreError>
+  /**
+   * The tool policy a turn started now runs with, for the tools set now: the lists the runtime
+   * gets, the tools withheld from a headless run and why (`withheld`), and `ignored` — the
+   * opt-outs not applied as written, each also logged once as a warning. Fails with the `config`
+   * `ProviderError` every turn fails with when the policy was refused (opt-outs over the bounds,
+   * or `toolPolicy.strict` with an ignored one); the provider's layer fails its build with it.
+   */
+  readonly toolPolicy: Effect.Effect<ToolPolicy.ToolPolicy, ProviderError>
 }
 
 /** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */

@@ -469,7 +469,9 @@ describeWithClaude("ClaudeAgent with keepAlive: one real claude CLI across turns
       })
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
-      const { chat, session } = yield* agentSession(box, { keepAlive: true }).pipe(Scope.provide(scope))
+      // Bash asks before each call, so a headless run offers it only when something approves it.
+      const { chat, session } = yield* agentSession(box, { keepAlive: true, toolPolicy: { allowedTools: ["Bash"] } })
+        .pipe(Scope.provide(scope))
       expect(yield* chat.chat("run from-chat")).toBe("done")
       const pids = claudeProcessesIn(box.cwd)
       expect(pids.length).toBeGreaterThan(0)

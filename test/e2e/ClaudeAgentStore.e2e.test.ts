@@ -46,7 +46,7 @@ const client = (
   store: ClaudeSessionStoreService | undefined,
   options: ClaudeAgent.Options = {}
 ): Effect.Effect<ClaudeClient> => {
-  const layer = ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options })
+  const layer = Layer.orDie(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options }))
   return sessionOf(store === undefined ? layer : layer.pipe(Layer.provide(Layer.succeed(ClaudeSessionStore, store))))
     .pipe(Scope.provide(scope))
 }

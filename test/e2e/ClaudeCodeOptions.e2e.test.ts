@@ -274,7 +274,8 @@ for (const kind of ["local", "agent"] as const) {
           return { text: "done" }
         })
         const box = yield* sandbox(api.url)
-        const { chat, session } = yield* clientIn(kind, box)
+        // Bash asks before each call, so a headless run offers it only when something approves it.
+        const { chat, session } = yield* clientIn(kind, box, { toolPolicy: { allowedTools: ["Bash"] } })
         yield* chat.setTools([add])
         const events = yield* Stream.runCollect(chat.chatStream("run both"))
         const streamed = events.filter((e) => e._tag === "AgentToolStart" || e._tag === "AgentToolEnd")

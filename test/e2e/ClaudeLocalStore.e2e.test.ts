@@ -57,7 +57,8 @@ const clientIn = (
   store: ClaudeSessionStoreService | undefined
 ) => {
   const layer = ClaudeLocal.layer({ binary, cwd: box.cwd, env: box.env, requestTimeout, ...options }).pipe(
-    Layer.provide(localServices(box))
+    Layer.provide(localServices(box)),
+    Layer.orDie
   )
   return sessionOf(store === undefined ? layer : layer.pipe(Layer.provide(Layer.succeed(ClaudeSessionStore, store))))
 }

@@ -74,19 +74,26 @@ describe("ToolPolicy with the real claude binary", () => {
   )
 
   it.live(
-    "a 100,000-entry opt-out list runs: a --settings file plus bounded argv, every list entry applied",
+    "a 100,000-entry disallow-list runs: a --settings file plus bounded argv, every list entry applied",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(() => ({ text: "ok" }))
         const box = yield* sandbox(api.url)
         const secrets = recordingSecretFile(box)
-        // 100,000 unknown MCP names (pass-through; about 2.6 MB, beyond the 2 MiB settings file
-        // limit, so argv carries the rest), plus two that matter: Write, which sorts first and lands
-        // in the settings file, and a bridge tool of server `zz`, which sorts last and lands in argv.
-        const many = Array.from({ length: 99_998 }, (_, i) => `mcp__optout__tool_${String(i).padStart(6, "0")}`)
+        // Opt-outs are bounded (1,000), so the long list comes from a registry: 99,998 disabled MCP
+        // tools (about 2.6 MB, beyond the 2 MiB settings file limit, so argv carries the rest),
+        // plus two opt-outs that matter: Write, which sorts first and lands in the settings file,
+        // and a bridge tool of server `zz`, which sorts last and lands in argv.
+        const many = Array.from({ length: 99_998 }, (_, i) => `tool_${String(i).padStart(6, "0")}`)
+        const registry = Registry.unsafeMake([
+          ...ClaudeCodeCatalog.descriptors,
+          ...many.map((wireName) =>
+            Registry.mcpTool({ server: "optout", wireName, category: "context", exposure: "disabled" })
+          )
+        ])
         const chat = yield* clientIn(
           box,
-          { serverName: "zz", toolPolicy: { disabledTools: [...many, "Write", "mcp__zz__write_note"] } },
+          { serverName: "zz", toolPolicy: { registry, disabledTools: ["Write", "mcp__zz__write_note"] } },
           secrets.layer
         )
         yield* chat.setTools([tool("lookup"), tool("write_note")])

@@ -83,7 +83,8 @@ const client = (
 ): Effect.Effect<ClaudeClient> =>
   sessionOf(
     ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, storeTimeout, ...options }).pipe(
-      Layer.provide(Layer.succeed(ClaudeSessionStore, store))
+      Layer.provide(Layer.succeed(ClaudeSessionStore, store)),
+      Layer.orDie
     )
   ).pipe(Scope.provide(scope))
 

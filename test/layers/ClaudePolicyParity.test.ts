@@ -155,9 +155,10 @@ describe("ClaudeLocal and ClaudeAgent apply the same tool policy", () => {
       fs.rmSync(plain, { recursive: true, force: true })
     }))
 
-  it.live("a huge opt-out list: both put it in a settings file and keep every argument small", () =>
+  it.live("the largest opt-out list: both put it in a settings file and keep every argument small", () =>
     Effect.gen(function*() {
-      const many = Array.from({ length: 30_000 }, (_, i) => `mcp__optout__tool_${i}`)
+      // 1,000 names of 256 characters (the bounds): 256 KB, more than one 96 KiB argument.
+      const many = Array.from({ length: 999 }, (_, i) => `mcp__optout__tool_${i}_`.padEnd(256, "x"))
       const toolPolicy = { disabledTools: [...many, "Write"] }
       const local = yield* localTurn({ toolPolicy })
       const agent = yield* agentTurn({ toolPolicy })

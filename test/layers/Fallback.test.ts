@@ -284,7 +284,8 @@ describe("Fallback", () => {
         name: "claude-local",
         layer: ClaudeLocal.layer({}).pipe(
           Layer.provide(TestSubprocess.layer([])),
-          Layer.provide(NodeSecretFile.layer())
+          Layer.provide(NodeSecretFile.layer()),
+          Layer.orDie
         )
       }
       const b = recorded("b", [Scripted.text("b")])

@@ -86,7 +86,8 @@ describe("unknown built-in names are reported with the nearest registry name (is
   const registry = ClaudeCodeCatalog.registry
 
   it("typos and case slips are reported, still passed on, and Bash stays allowed", () => {
-    const policy = resolve(registry, ["Bsh", "WebSerch", "bash"])
+    // With canUseTool, so a headless session offers Bash at all (it asks before each call).
+    const policy = resolve(registry, ["Bsh", "WebSerch", "bash"], { canUseTool: true })
     expect(policy.ignored.map((i) => [i.entry, i.kind, i.suggestion])).toEqual([
       ["Bsh", "unknown", "Bash"],
       ["WebSerch", "unknown", "WebSearch"],

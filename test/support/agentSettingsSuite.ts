@@ -220,11 +220,14 @@ export const agentSettingsSuite = (name: string, withFreshStore: WithFreshStore)
       withFreshStore(Effect.gen(function*() {
         const settings = yield* AgentSettings.AgentSettings
         yield* settings.create("a")
-        const before = yield* AgentSettings.resolveToolPolicyFor("a", headless)
+        // A session that answers permission prompts: otherwise Bash is withheld whatever the switch says.
+        const answered = { ...headless, canUseTool: true }
+        const before = yield* AgentSettings.resolveToolPolicyFor("a", answered)
         assert.notInclude(before.disallowedTools, "Bash")
+        assert.include((yield* AgentSettings.resolveToolPolicyFor("a", headless)).disallowedTools, "Bash")
 
         yield* settings.toggle("a", entryById(ClaudeCodeCatalog.registry, { disabledTools: [] }, "group:bash"), false)
-        const after = yield* AgentSettings.resolveToolPolicyFor("a", { ...headless, mcpServers: ["gtb"] })
+        const after = yield* AgentSettings.resolveToolPolicyFor("a", { ...answered, mcpServers: ["gtb"] })
         assert.include(after.disallowedTools, "Bash")
         assert.include(after.disallowedTools, "BashOutput", "the internal group sibling goes with Bash")
         const flags = ToolPolicy.toCliFlags(after)

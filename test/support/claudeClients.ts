@@ -85,7 +85,8 @@ const localLayer = (
 ): Layer.Layer<ChatClient | ClaudeSession> =>
   withPool(
     ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout, ...options }).pipe(
-      Layer.provide(localServices(box, wiring.secretFile))
+      Layer.provide(localServices(box, wiring.secretFile)),
+      Layer.orDie
     ),
     wiring.pool
   )
@@ -121,7 +122,7 @@ const agentLayer = (
   options: ClaudeAgent.Options = {},
   wiring: AgentWiring = {}
 ): Layer.Layer<ChatClient | ClaudeSession> =>
-  withPool(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options }), wiring.pool)
+  withPool(Layer.orDie(ClaudeAgent.layer({ cwd: box.cwd, env: box.env, requestTimeout, ...options })), wiring.pool)
 
 /** A `ClaudeAgent` client and its session, open until the caller's Scope closes. */
 export const agentSession = (
