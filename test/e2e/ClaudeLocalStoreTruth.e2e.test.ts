@@ -69,7 +69,8 @@ const clientIn = (box: Sandbox, store: ClaudeSessionStoreService, options: Claud
   sessionOf(
     ClaudeLocal.layer({ binary: claudeBinary, cwd: box.cwd, env: box.env, requestTimeout, ...options }).pipe(
       Layer.provide(localServices(box)),
-      Layer.provide(Layer.succeed(ClaudeSessionStore, store))
+      Layer.provide(Layer.succeed(ClaudeSessionStore, store)),
+      Layer.orDie
     )
   )
 
