@@ -43,7 +43,13 @@ import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.ts"
+import {
+  discardBody,
+  isAllowedHost,
+  isAllowedOrigin,
+  makeBearerCheck,
+  readBoundedBody
+} from "../internal/loopbackGuard.ts"
 import { mcpContent } from "../internal/mediaMcp.ts"
 import * as Telemetry from "../internal/telemetry.ts"
 import {
@@ -60,6 +66,14 @@ import {
   ServerNamePattern
 } from "../services/McpBridge.ts"
 import * as Tool from "../services/Tool.ts"
+
+/**
+ * How much of a refused (413) body is read and thrown away past the limit, and for how long, so
+ * the client can read its answer; past either bound the connection closes over the unread rest
+ * (a client still sending then sees a reset).
+ */
+const drainBytes = 64 * 1024 * 1024
+const drainTimeoutMs = 10_000
 
 type RunFork = (effect: Effect.Effect<Tool.ToolResult>) => Fiber.Fiber<Tool.ToolResult>
 
@@ -389,6 +403,31 @@ export const make: <R = never>(
     return jsonRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
   }
 
+  /**
+   * Answers 413 at once (a client that reads while it sends can stop), then drains the rest of the
+   * body, bounded, before the connection closes: closing over unread bytes resets the connection,
+   * and a client that sends everything before reading would lose the answer.
+   */
+  const refuseTooLarge = (req: Http.IncomingMessage, res: Http.ServerResponse, received: number) => {
+    const payload = JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes` },
+      id: null
+    })
+    res.writeHead(413, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(payload),
+      connection: "close"
+    })
+    // Written but not ended: ending lets Node drop the socket while the body is still arriving.
+    res.write(payload)
+    void discardBody(req, {
+      received,
+      maxBytes: maxBodyBytes + drainBytes,
+      timeoutMs: drainTimeoutMs
+    }).then(() => res.end())
+  }
+
   const onRequest: Http.RequestListener = (req, res) => {
     if (closing) return jsonRpcError(res, 503, -32000, "Server is shutting down")
     // Host/Origin first: a DNS-rebinding request is refused before the credential is looked at.
@@ -413,7 +452,7 @@ export const make: <R = never>(
         case "Aborted":
           return res.destroy()
         case "TooLarge":
-          return jsonRpcError(res, 413, -32000, `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`)
+          return refuseTooLarge(req, res, read.received)
         case "Body": {
           let body: unknown
           try {
