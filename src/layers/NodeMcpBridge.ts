@@ -21,15 +21,9 @@
  * @since 0.1.0
  * @module
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  isInitializeRequest,
-  ListToolsRequestSchema,
-  type Tool as McpTool
-} from "@modelcontextprotocol/sdk/types.js"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -50,6 +44,7 @@ import {
   makeBearerCheck,
   readBoundedBody
 } from "../internal/loopbackGuard.ts"
+import * as McpServerSdk from "../internal/mcpServerSdk.ts"
 import { mcpContent } from "../internal/mediaMcp.ts"
 import * as Telemetry from "../internal/telemetry.ts"
 import {
@@ -132,8 +127,8 @@ const jsonRpcError = (
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
 }
 
-const containsInitialize = (body: unknown): boolean =>
-  Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body)
+const containsInitialize = (sdk: McpServerSdk.McpServerSdk, body: unknown): boolean =>
+  Array.isArray(body) ? body.some((m) => sdk.isInitializeRequest(m)) : sdk.isInitializeRequest(body)
 
 /** Ids of the `tools/call` requests in a POST body (one message or a batch). */
 const toolCallIds = (body: unknown): ReadonlyArray<string | number> => {
@@ -223,6 +218,8 @@ export const make: <R = never>(
   "McpBridge.make"
 )(function*<R = never>(options: McpBridgeOptions<R> = {}) {
   const { idle, idleMs, implementation, maxBodyBytes, maxSessions, serverName } = yield* validateOptions(options)
+  // Loaded here, not at import: an app that never starts a bridge never loads the SDK.
+  const sdk = yield* McpServerSdk.load
   const token = newToken()
 
   // Read by SDK callbacks outside any fiber; replacing the reference is atomic.
@@ -300,13 +297,13 @@ export const make: <R = never>(
   }
 
   const openSession = (owner: Owner): Session => {
-    const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
+    const server = new sdk.Server(implementation, { capabilities: { tools: { listChanged: true } } })
+    server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
     server.setRequestHandler(
-      CallToolRequestSchema,
+      sdk.CallToolRequestSchema,
       (request, extra) => callTool(session, request.params.name, request.params.arguments, extra)
     )
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.set(id, session)
@@ -386,7 +383,7 @@ export const make: <R = never>(
       }
       return handle(session, req, res, body, false)
     }
-    if (req.method === "POST" && containsInitialize(body)) {
+    if (req.method === "POST" && containsInitialize(sdk, body)) {
       if (live.size >= maxSessions) {
         return jsonRpcError(
           res,
