@@ -22,8 +22,9 @@ const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(functio
   const file = yield* Config.String("CLUSTER_SQLITE_FILE").pipe(Config.withDefault("./cluster.db"))
   // @effect/sql-pg is loaded only for PostgreSQL: on SQLite it need not be installed.
   return Option.isSome(url) && Redacted.value(url.value) !== ""
-    ? Layer.unwrap(Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) =>
-      PgClient.layer({ url: url.value })))
+    ? Layer.unwrap(
+      Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) => PgClient.layer({ url: url.value }))
+    )
     : SqliteClient.layer({ filename: file })
 }))
 

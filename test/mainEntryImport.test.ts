@@ -6,7 +6,8 @@ import { runNode } from "./support/runTsx.ts"
 // starting a bridge does. Checked at run time, in a fresh Node whose synchronous resolve hook
 // records every module URL resolved: dynamic `import()`s inside a bridge's `make` count only once
 // they run, which a reading of the source cannot tell.
-const heavy = /\/node_modules\/(?:@modelcontextprotocol\/sdk|zod|zod-to-json-schema|ajv|ajv-formats|hono|@hono\/[^/]+)\//
+const heavy =
+  /\/node_modules\/(?:@modelcontextprotocol\/sdk|zod|zod-to-json-schema|ajv|ajv-formats|hono|@hono\/[^/]+)\//
 
 const script = `
 import { registerHooks } from "node:module"

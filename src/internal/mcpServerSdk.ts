@@ -4,8 +4,8 @@
  * time of the main entry for apps that never start a bridge. Node caches the modules, so every
  * bridge after the first pays nothing.
  */
-import type * as McpModule from "@modelcontextprotocol/sdk/server/mcp.js"
 import type * as ServerModule from "@modelcontextprotocol/sdk/server/index.js"
+import type * as McpModule from "@modelcontextprotocol/sdk/server/mcp.js"
 import type * as TransportModule from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import type * as TypesModule from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"

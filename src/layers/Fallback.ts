@@ -334,7 +334,9 @@ export const layer = <E, R>(
         i
       ) => (Result.isFailure(r) ? [{ name: providers[i]!.name, error: r.failure }] : []))
       // A chain is usable while one member is: a member without its key (say) is left out, loudly.
-      if (clients.length === 0 && failed.length > 0) return yield* noneBuilt(failed)
+      if (clients.length === 0 && failed.length > 0) {
+        return yield* noneBuilt(failed)
+      }
       for (const { error, name } of failed) {
         yield* Effect.logWarning(`Fallback: provider ${name} could not be built and is left out of the chain`).pipe(
           Effect.annotateLogs({ provider: name, error: describeBuildError(error) })

