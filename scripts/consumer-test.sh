@@ -180,15 +180,18 @@ step "(g) effect at the newest 4.1.x the registry serves"
 newest=$(npm view "effect@~4.1" version --json | node -e '
   const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(Array.isArray(v) ? v.at(-1) : v)')
 resolved=$(node -p 'require("effect/package.json").version')
-if [ "$resolved" != "$newest" ]; then
+if [ "$resolved" = "$newest" ]; then
+  # The peer range already gave the newest 4.1.x: every step above ran on it.
+  echo "effect $resolved is the newest 4.1.x: the steps above ran on it"
+else
   npm install --no-audit --no-fund --loglevel=error "effect@$newest"
   resolved=$(node -p 'require("effect/package.json").version')
+  [ "$resolved" = "$newest" ] || fail "effect resolved to $resolved, not the newest 4.1.x ($newest)"
+  typecheck "snippets and main entry on effect $resolved" snippet-*.ts main-only.ts
+  [ "$(env -u ANTHROPIC_API_KEY node main.mjs)" = "5" ] || fail "the README example on effect $resolved did not print 5"
+  echo "node main.mjs on effect $resolved → 5"
 fi
-[ "$resolved" = "$newest" ] || fail "effect resolved to $resolved, not the newest 4.1.x ($newest)"
 echo "effect $resolved (newest 4.1.x), @effect/platform-node $(node -p 'require("@effect/platform-node/package.json").version')"
-typecheck "snippets and main entry on effect $resolved" snippet-*.ts main-only.ts
-[ "$(env -u ANTHROPIC_API_KEY node main.mjs)" = "5" ] || fail "the README example on effect $resolved did not print 5"
-echo "node main.mjs on effect $resolved → 5"
 
 step "(b) every entry point type-checks once its optional peer is installed"
 # Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.
