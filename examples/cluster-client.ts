@@ -10,7 +10,6 @@
  *
  *   node --import tsx examples/cluster-client.ts
  */
-import { PgClient } from "@effect/sql-pg"
 import { Config, Console, Effect, Layer, Option, Redacted, Schema } from "effect"
 import type { SqlClient } from "effect/sql/SqlClient"
 import { ClaudeCluster, ClaudeConversation } from "../src/cluster.ts"
@@ -21,8 +20,11 @@ import { runExample } from "./support/providers.ts"
 const storage: Layer.Layer<SqlClient, unknown> = Layer.unwrap(Effect.gen(function*() {
   const url = yield* Config.option(Config.Redacted("DATABASE_URL"))
   const file = yield* Config.String("CLUSTER_SQLITE_FILE").pipe(Config.withDefault("./cluster.db"))
+  // @effect/sql-pg is loaded only for PostgreSQL: on SQLite it need not be installed.
   return Option.isSome(url) && Redacted.value(url.value) !== ""
-    ? PgClient.layer({ url: url.value })
+    ? Layer.unwrap(
+      Effect.map(Effect.promise(() => import("@effect/sql-pg")), ({ PgClient }) => PgClient.layer({ url: url.value }))
+    )
     : SqliteClient.layer({ filename: file })
 }))
 

@@ -152,6 +152,47 @@ step "(b) the README's and guides' snippets type-check with only the required pe
 npm install --no-audit --no-fund --loglevel=error @types/node@^22
 typecheck "README and docs snippets" snippet-*.ts
 
+step "(b) an app importing only the main entry type-checks without the optional peers"
+# skipLibCheck is false: every .d.ts the main entry reaches is checked, so one naming the Agent SDK
+# (or typescript, or @effect/sql-pg) would fail here with TS2307.
+cat > main-only.ts <<'TS'
+import * as Effect from "effect/Effect"
+import { ChatClient, Fallback, NodeMcpBridge, Scripted, Tool, ToolPolicy } from "effect-chat-bridge"
+
+const add = Tool.make("add", {
+  description: "Adds two numbers",
+  parameters: {},
+  handler: () => Effect.succeed(5)
+})
+export const program = Effect.gen(function*() {
+  const chat = yield* ChatClient.ChatClient
+  yield* chat.setTools([add])
+  return yield* chat.chat("What is 2 + 3?")
+})
+export const entries = [Fallback.layer, NodeMcpBridge.layer, Scripted.layer, ToolPolicy.resolveToolPolicy] as const
+TS
+for absent in @anthropic-ai/claude-agent-sdk typescript @effect/sql-pg; do
+  [ ! -e "node_modules/$absent" ] || fail "$absent is installed: the check below would not be one"
+done
+typecheck "main entry only" main-only.ts
+
+step "(g) effect at the newest 4.1.x the registry serves"
+newest=$(npm view "effect@~4.1" version --json | node -e '
+  const v = JSON.parse(require("fs").readFileSync(0, "utf8")); console.log(Array.isArray(v) ? v.at(-1) : v)')
+resolved=$(node -p 'require("effect/package.json").version')
+if [ "$resolved" = "$newest" ]; then
+  # The peer range already gave the newest 4.1.x: every step above ran on it.
+  echo "effect $resolved is the newest 4.1.x: the steps above ran on it"
+else
+  npm install --no-audit --no-fund --loglevel=error "effect@$newest"
+  resolved=$(node -p 'require("effect/package.json").version')
+  [ "$resolved" = "$newest" ] || fail "effect resolved to $resolved, not the newest 4.1.x ($newest)"
+  typecheck "snippets and main entry on effect $resolved" snippet-*.ts main-only.ts
+  [ "$(env -u ANTHROPIC_API_KEY node main.mjs)" = "5" ] || fail "the README example on effect $resolved did not print 5"
+  echo "node main.mjs on effect $resolved → 5"
+fi
+echo "effect $resolved (newest 4.1.x), @effect/platform-node $(node -p 'require("@effect/platform-node/package.json").version')"
+
 step "(b) every entry point type-checks once its optional peer is installed"
 # Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.
 npm install --no-audit --no-fund --loglevel=error --ignore-scripts --omit=optional \

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Prints nothing when the `node` on PATH is >= 22.19 (what the Effect 4 line needs). Otherwise
 # fetches an official Node 22 build from the npm registry (node-linux-<arch>@22, a plain build
-# with no install script) into a cache outside the repo, and prints the lines to eval:
+# with no install script) into a cache outside the repo, saying so in one line on stderr, and
+# prints the lines to eval:
 #   eval "$(bash scripts/ensure-node.sh)"
 # Node is never a dependency: a package.json dependency would shadow the user's own Node.
 set -euo pipefail
@@ -47,6 +48,11 @@ if [[ -n "$cached" ]]; then
   emit "$cached"
   exit 0
 fi
+
+# The one line a user sees: a download of this size never happens without a word.
+have="$(command -v node >/dev/null 2>&1 && node_version node || true)"
+echo "ensure-node: ${have:-no node} on PATH is older than $MIN_MAJOR.$MIN_MINOR: fetching Node $MIN_MAJOR" \
+  "(node-linux-$arch from the npm registry, about 185 MB unpacked) into $cache, once" >&2
 
 # Unpack into a private temp dir inside the cache, then rename: a concurrent run either wins the
 # rename or finds the finished directory; nobody ever sees a half-unpacked Node.

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { AgentSdkPackage } from "../src/internal/claudeAgentSdk.js"
 import { modulesReachedFrom, packagesReachedFrom } from "./support/importGraph.js"
@@ -13,6 +15,7 @@ const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"))
   readonly peerDependenciesMeta: Record<string, { readonly optional: boolean }>
   readonly dependencies: Record<string, string>
   readonly files: ReadonlyArray<string>
+  readonly scripts: Record<string, string>
 }
 const readme = fs.readFileSync(path.join(root, "README.md"), "utf8")
 const requiredPeers = Object.entries(pkg.peerDependencies).filter(([name]) =>
@@ -53,6 +56,37 @@ describe("package", () => {
     expect(named).toEqual(["@effect/platform-node@^4.1.0", "effect@^4.1.0"])
     const script = fs.readFileSync(path.join(root, "scripts/consumer-test.sh"), "utf8")
     for (const spec of named) expect(script).toContain(spec)
+    // Until the package is on the registry: a tarball from a clone, or a git dependency, with the same peers.
+    expect(readme).toContain("**it is not there yet**")
+    const fromRepository = readme.split("\n").filter((l) =>
+      /npm install (?:\S*effect-chat-bridge-\d[\w.-]*\.tgz|git\+\S+) /.test(l)
+    )
+    expect(fromRepository).toHaveLength(2)
+    for (const l of fromRepository) {
+      expect(l.slice(l.indexOf("npm install")).split(" ").slice(3).sort(), l).toEqual([...named].sort())
+    }
+  })
+
+  it("a git dependency builds: npm runs only `prepare` for one, and it builds only then", () => {
+    expect(pkg.scripts["prepack"]).toBe("npm run build")
+    // A stand-in `npm` that records what it was asked to run.
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), "ecb-prepare-"))
+    const log = path.join(bin, "calls")
+    fs.writeFileSync(path.join(bin, "npm"), `#!/bin/sh\necho "$*" >> "${log}"\n`, { mode: 0o755 })
+    const prepare = (env: Record<string, string>) =>
+      execFileSync("sh", ["-c", pkg.scripts["prepare"]!], {
+        env: { PATH: `${bin}${path.delimiter}${process.env["PATH"] ?? ""}`, ...env }
+      })
+    try {
+      // The repository's own npm ci / npm pack: nothing (npm pack builds through prepack).
+      prepare({})
+      expect(fs.existsSync(log)).toBe(false)
+      // pacote packing a git dependency sets npm_package_resolved.
+      prepare({ npm_package_resolved: "git+https://example.invalid/effect-chat-bridge.git#abc" })
+      expect(fs.readFileSync(log, "utf8")).toBe("run build\n")
+    } finally {
+      fs.rmSync(bin, { recursive: true, force: true })
+    }
   })
 
   it("effect and @effect/* are peers, never dependencies", () => {

@@ -4,8 +4,7 @@
  * handed to the CLI, and a spawner that keeps hold of the CLI process so it can be killed.
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
-import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js"
-import { CallToolRequestSchema, type CallToolResult, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js"
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
@@ -14,6 +13,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import { ProviderError } from "../services/ChatClient.js"
 import * as Tool from "../services/Tool.js"
 import { shuttingDown, trackGroup } from "./exitCleanup.js"
+import * as McpServerSdk from "./mcpServerSdk.js"
 import { mcpContent } from "./mediaMcp.js"
 import type * as Telemetry from "./telemetry.js"
 
@@ -68,6 +68,11 @@ export const makeToolServer = (
   runSlot?: Telemetry.RunSlot
 ): Effect.Effect<AgentSdk.McpSdkServerConfigWithInstance, never, Scope.Scope> =>
   Effect.gen(function*() {
+    // Loaded on first use: the SDK (and the zod, ajv it pulls) stays out of the main entry's import.
+    const [{ CallToolRequestSchema, ListToolsRequestSchema }, McpServer] = yield* Effect.all([
+      McpServerSdk.load,
+      McpServerSdk.loadMcpServer
+    ])
     const runFork = yield* FiberSet.makeRuntime<never, Tool.ToolResult, never>()
     const listing = set.tools.map((tool) => ({
       name: tool.name,

@@ -98,8 +98,8 @@ export const requiredApiKey = (
             provider,
             kind: "config",
             message: `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). ` +
-              "Without a key, a logged-in claude CLI works through ClaudeLocal (AI_PROVIDER=claude-local in the " +
-              "examples), and the examples run offline on the Scripted model when AI_PROVIDER is unset",
+              "Without a key, ClaudeLocal.layerConfig() runs on a logged-in claude CLI, and Scripted.layer " +
+              "answers offline (for tests)",
             retryable: false
           })
         )

@@ -55,7 +55,7 @@ export const makeBearerCheck = (token: string): (authorization: string | undefin
 /** Outcome of reading a bounded request body. */
 export type BodyRead =
   | { readonly _tag: "Body"; readonly bytes: Buffer }
-  | { readonly _tag: "TooLarge" }
+  | { readonly _tag: "TooLarge"; readonly received: number }
   | { readonly _tag: "Aborted" }
 
 /**
@@ -65,7 +65,7 @@ export type BodyRead =
  */
 export const readBoundedBody = (req: IncomingMessage, limit: number): Promise<BodyRead> => {
   const declared = req.headers["content-length"]
-  if (declared !== undefined && Number(declared) > limit) return Promise.resolve({ _tag: "TooLarge" })
+  if (declared !== undefined && Number(declared) > limit) return Promise.resolve({ _tag: "TooLarge", received: 0 })
   return new Promise((resolve) => {
     const chunks: Array<Buffer> = []
     let received = 0
@@ -82,9 +82,9 @@ export const readBoundedBody = (req: IncomingMessage, limit: number): Promise<Bo
     const onData = (chunk: Buffer) => {
       received += chunk.length
       if (received > limit) {
-        // Stop buffering; the caller answers 413 and closes the connection.
+        // Stop buffering; the caller answers 413 and discards the rest (`discardBody`).
         req.pause()
-        settle({ _tag: "TooLarge" })
+        settle({ _tag: "TooLarge", received })
         return
       }
       chunks.push(chunk)
@@ -99,5 +99,53 @@ export const readBoundedBody = (req: IncomingMessage, limit: number): Promise<Bo
     req.on("end", onEnd)
     req.on("error", onAbort)
     req.on("close", onClose)
+  })
+}
+
+/** How much of a refused body the bridge reads and throws away so that its client can read the 413. */
+export interface DiscardBounds {
+  /** Bytes of the body already read before it was refused. */
+  readonly received: number
+  /** At most this many bytes of body in all, declared or streamed. */
+  readonly maxBytes: number
+  /** At most this long. */
+  readonly timeoutMs: number
+}
+
+/**
+ * Reads and discards the rest of a refused request's body. Closing a socket with unread bytes in
+ * its receive buffer makes the kernel send a reset, so a client that sends its whole body before it
+ * reads (curl, Python's `http.client`, most synchronous clients) would see `EPIPE`/`ECONNRESET`
+ * instead of the 413 already written to it. Resolves `true` when the body ended within the bounds,
+ * `false` when the bounds were passed or the connection went first.
+ */
+export const discardBody = (req: IncomingMessage, bounds: DiscardBounds): Promise<boolean> => {
+  const declared = req.headers["content-length"]
+  if (declared !== undefined && Number(declared) > bounds.maxBytes) return Promise.resolve(false)
+  if (req.complete) return Promise.resolve(true)
+  return new Promise((resolve) => {
+    let received = bounds.received
+    const settle = (drained: boolean) => {
+      clearTimeout(timer)
+      req.off("data", onData)
+      req.off("end", onEnd)
+      req.off("error", onGone)
+      req.off("close", onGone)
+      if (!drained) req.pause()
+      resolve(drained)
+    }
+    const onData = (chunk: Buffer) => {
+      received += chunk.length
+      if (received > bounds.maxBytes) settle(false)
+    }
+    const onEnd = () => settle(true)
+    const onGone = () => settle(req.complete)
+    const timer = setTimeout(() => settle(false), bounds.timeoutMs)
+    timer.unref()
+    req.on("data", onData)
+    req.on("end", onEnd)
+    req.on("error", onGone)
+    req.on("close", onGone)
+    req.resume()
   })
 }

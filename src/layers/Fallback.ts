@@ -15,7 +15,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
-import type * as Schema from "effect/Schema"
+import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
@@ -26,7 +26,7 @@ import {
   type ChatClientService,
   type ChatError,
   FallbackError,
-  type ProviderFailure,
+  ProviderFailure,
   Usage
 } from "../services/ChatClient.js"
 import * as Content from "../services/Content.js"
@@ -279,12 +279,24 @@ export const make = (
 const describeBuildError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)
 
+const isProviderFailure = Schema.is(ProviderFailure)
+
+/** No member could be built: one error naming every member and its reason, in the chain's order. */
+const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error: unknown }>) =>
+  new FallbackError({
+    reason: "NoneBuilt",
+    errors: failed.flatMap(({ error }) => (isProviderFailure(error) ? [error] : [])),
+    message: `No provider of the fallback chain could be built: ${
+      failed.map(({ error, name }) => `${name}: ${describeBuildError(error)}`).join("; ")
+    }`
+  })
+
 /**
  * A ChatClient over `providers`, tried in order. Every provider is built in the fallback's scope,
  * so closing the fallback closes all of them. A provider whose layer fails to build (a missing
  * key, a bad base URL) is left out of the chain with a warning naming it and why; building fails
- * only when none builds (with the first one's error), or with `FallbackError` (`NoProviders`) when
- * the list is empty.
+ * with `FallbackError` only when none builds (`NoneBuilt`, naming each provider and its reason)
+ * or when the list is empty (`NoProviders`).
  *
  * A call fails with the active provider's error when the policy calls it fatal, and with
  * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
@@ -306,7 +318,7 @@ const describeBuildError = (error: unknown): string =>
 export const layer = <E, R>(
   providers: ReadonlyArray<Provider<E, R>>,
   options: Options = {}
-): Layer.Layer<ChatClient, E | FallbackError, R> =>
+): Layer.Layer<ChatClient, FallbackError, R> =>
   Layer.effect(
     ChatClient,
     Effect.gen(function*() {
@@ -323,7 +335,7 @@ export const layer = <E, R>(
       ) => (Result.isFailure(r) ? [{ name: providers[i]!.name, error: r.failure }] : []))
       // A chain is usable while one member is: a member without its key (say) is left out, loudly.
       if (clients.length === 0 && failed.length > 0) {
-        return yield* Effect.fail(failed[0]!.error)
+        return yield* noneBuilt(failed)
       }
       for (const { error, name } of failed) {
         yield* Effect.logWarning(`Fallback: provider ${name} could not be built and is left out of the chain`).pipe(

@@ -21,15 +21,9 @@
  * @since 0.1.0
  * @module
  */
-import { Server } from "@modelcontextprotocol/sdk/server/index.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
-import {
-  CallToolRequestSchema,
-  type CallToolResult,
-  isInitializeRequest,
-  ListToolsRequestSchema,
-  type Tool as McpTool
-} from "@modelcontextprotocol/sdk/types.js"
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
+import type { CallToolResult, Tool as McpTool } from "@modelcontextprotocol/sdk/types.js"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -43,7 +37,14 @@ import type * as Scope from "effect/Scope"
 import { randomBytes, randomUUID } from "node:crypto"
 import * as Http from "node:http"
 import type { AddressInfo, Socket } from "node:net"
-import { isAllowedHost, isAllowedOrigin, makeBearerCheck, readBoundedBody } from "../internal/loopbackGuard.ts"
+import {
+  discardBody,
+  isAllowedHost,
+  isAllowedOrigin,
+  makeBearerCheck,
+  readBoundedBody
+} from "../internal/loopbackGuard.ts"
+import * as McpServerSdk from "../internal/mcpServerSdk.ts"
 import { mcpContent } from "../internal/mediaMcp.ts"
 import * as Telemetry from "../internal/telemetry.ts"
 import {
@@ -60,6 +61,14 @@ import {
   ServerNamePattern
 } from "../services/McpBridge.ts"
 import * as Tool from "../services/Tool.ts"
+
+/**
+ * How much of a refused (413) body is read and thrown away past the limit, and for how long, so
+ * the client can read its answer; past either bound the connection closes over the unread rest
+ * (a client still sending then sees a reset).
+ */
+const drainBytes = 64 * 1024 * 1024
+const drainTimeoutMs = 10_000
 
 type RunFork = (effect: Effect.Effect<Tool.ToolResult>) => Fiber.Fiber<Tool.ToolResult>
 
@@ -118,8 +127,8 @@ const jsonRpcError = (
   res.end(JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null }))
 }
 
-const containsInitialize = (body: unknown): boolean =>
-  Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body)
+const containsInitialize = (sdk: McpServerSdk.McpServerSdk, body: unknown): boolean =>
+  Array.isArray(body) ? body.some((m) => sdk.isInitializeRequest(m)) : sdk.isInitializeRequest(body)
 
 /** Ids of the `tools/call` requests in a POST body (one message or a batch). */
 const toolCallIds = (body: unknown): ReadonlyArray<string | number> => {
@@ -209,6 +218,8 @@ export const make: <R = never>(
   "McpBridge.make"
 )(function*<R = never>(options: McpBridgeOptions<R> = {}) {
   const { idle, idleMs, implementation, maxBodyBytes, maxSessions, serverName } = yield* validateOptions(options)
+  // Loaded here, not at import: an app that never starts a bridge never loads the SDK.
+  const sdk = yield* McpServerSdk.load
   const token = newToken()
 
   // Read by SDK callbacks outside any fiber; replacing the reference is atomic.
@@ -286,13 +297,13 @@ export const make: <R = never>(
   }
 
   const openSession = (owner: Owner): Session => {
-    const server = new Server(implementation, { capabilities: { tools: { listChanged: true } } })
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
+    const server = new sdk.Server(implementation, { capabilities: { tools: { listChanged: true } } })
+    server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({ tools: [...served.listing] }))
     server.setRequestHandler(
-      CallToolRequestSchema,
+      sdk.CallToolRequestSchema,
       (request, extra) => callTool(session, request.params.name, request.params.arguments, extra)
     )
-    const transport = new StreamableHTTPServerTransport({
+    const transport = new sdk.StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
         sessions.set(id, session)
@@ -372,7 +383,7 @@ export const make: <R = never>(
       }
       return handle(session, req, res, body, false)
     }
-    if (req.method === "POST" && containsInitialize(body)) {
+    if (req.method === "POST" && containsInitialize(sdk, body)) {
       if (live.size >= maxSessions) {
         return jsonRpcError(
           res,
@@ -387,6 +398,31 @@ export const make: <R = never>(
       return handle(openSession(owner), req, res, body, true)
     }
     return jsonRpcError(res, 400, -32000, "Bad Request: Mcp-Session-Id header is required")
+  }
+
+  /**
+   * Answers 413 at once (a client that reads while it sends can stop), then drains the rest of the
+   * body, bounded, before the connection closes: closing over unread bytes resets the connection,
+   * and a client that sends everything before reading would lose the answer.
+   */
+  const refuseTooLarge = (req: Http.IncomingMessage, res: Http.ServerResponse, received: number) => {
+    const payload = JSON.stringify({
+      jsonrpc: "2.0",
+      error: { code: -32000, message: `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes` },
+      id: null
+    })
+    res.writeHead(413, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(payload),
+      connection: "close"
+    })
+    // Written but not ended: ending lets Node drop the socket while the body is still arriving.
+    res.write(payload)
+    void discardBody(req, {
+      received,
+      maxBytes: maxBodyBytes + drainBytes,
+      timeoutMs: drainTimeoutMs
+    }).then(() => res.end())
   }
 
   const onRequest: Http.RequestListener = (req, res) => {
@@ -413,7 +449,7 @@ export const make: <R = never>(
         case "Aborted":
           return res.destroy()
         case "TooLarge":
-          return jsonRpcError(res, 413, -32000, `Payload Too Large: request body must not exceed ${maxBodyBytes} bytes`)
+          return refuseTooLarge(req, res, read.received)
         case "Body": {
           let body: unknown
           try {

@@ -188,11 +188,12 @@ export type ProviderFailure = typeof ProviderFailure.Type
 /**
  * A fallback chain gave up: every provider failed (`Exhausted`, with each provider's error in
  * order), a tool had already run so replaying on the next provider could repeat its side effects
- * (`RefusedAfterToolRun`), or it was built without providers (`NoProviders`).
+ * (`RefusedAfterToolRun`), it was built without providers (`NoProviders`), or none of its
+ * providers' layers could be built (`NoneBuilt`: the message names each one and why).
  */
 export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
   /** Why the chain gave up. */
-  reason: Schema.Literals(["Exhausted", "RefusedAfterToolRun", "NoProviders"]),
+  reason: Schema.Literals(["Exhausted", "RefusedAfterToolRun", "NoProviders", "NoneBuilt"]),
   /** The providers' errors, in the order they happened. */
   errors: Schema.Array(ProviderFailure),
   /** Lists the providers tried and why each failed (a status or kind, never a provider's message). */

@@ -89,7 +89,10 @@ export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBri
 export interface McpBridgeOptions<R = never> {
   /** Name the CLI knows the server by (`mcp__<serverName>__<tool>`). Default `gtb`. */
   readonly serverName?: string | undefined
-  /** Largest accepted request body in bytes; larger bodies get 413. Default 4 MiB. */
+  /**
+   * Largest accepted request body in bytes; larger bodies get 413, which the client can read: the
+   * bridge drains up to 64 MiB more (10 s at most) before it closes the connection. Default 4 MiB.
+   */
   readonly maxBodyBytes?: number | undefined
   /** What the server reports as its implementation in `initialize`. Default `{ name: serverName, version: "0.1.0" }`. */
   readonly implementation?: { readonly name: string; readonly version: string } | undefined

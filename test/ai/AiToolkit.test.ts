@@ -190,9 +190,13 @@ describe("AiToolkit.toTools", () => {
         reason: "UnencodableResult",
         message: expect.stringContaining("Tool wrong returned a result that does not match its success schema")
       })
+      // effect 4.1.0 lets the toolkit pass a bigint and JSON.stringify refuses it; from 4.1.5 the
+      // toolkit's own JSON encoding refuses it first. Both name the tool and say why.
       expect(yield* Effect.flip(big!.run({}))).toMatchObject({
         reason: "UnencodableResult",
-        message: expect.stringContaining("Tool big returned a result that cannot be encoded as JSON")
+        message: expect.stringMatching(
+          /^Tool big returned a result that (?:cannot be encoded as JSON|does not match its success schema: Expected JSON value)/
+        )
       })
       expect(yield* nothing!.run(undefined)).toBe("null")
       const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason, f.message])

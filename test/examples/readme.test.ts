@@ -41,6 +41,47 @@ describe("README usage", () => {
     expect(broken).toEqual([])
   })
 
+  it("a shipped page links only to files that ship, and names repository files as such", () => {
+    const pkg = JSON.parse(fs.readFileSync("package.json", "utf8")) as { readonly files: ReadonlyArray<string> }
+    const globs = pkg.files.map((glob) =>
+      new RegExp(
+        `^${
+          glob.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*\*\//g, "\u0000").replace(/\*/g, "[^/]*").replace(
+            /\u0000/g,
+            "(?:.*/)?"
+          )
+        }$`
+      )
+    )
+    const ships = (file: string) => globs.some((glob) => glob.test(file))
+    const pages = ["README.md", ...fs.readdirSync("docs").filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)]
+    expect(pages.every(ships)).toBe(true)
+    expect(ships("examples/cluster-runner.ts")).toBe(false)
+    const unshipped = pages.flatMap((page) =>
+      [...fs.readFileSync(page, "utf8").matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)]
+        .map((m) => m[1]!)
+        .filter((target) => !/^[a-z]+:/.test(target))
+        .map((target) => path.normalize(path.join(path.dirname(page), target)))
+        .filter((file) => !ships(file))
+        .map((file) => `${page} → ${file}`)
+    )
+    expect(unshipped).toEqual([])
+    // A guide may mention the repository's own files (examples, tests, benches, scripts) only in
+    // a paragraph that says they are the repository's: a reader of the installed package has none.
+    // docs/effect4.md, the port's record, says so once for the whole page, at its top.
+    const repositoryOnly = /(?<![\w/.-])(?:examples|test|bench|scripts|src)\/[\w.*{-]|\bnpm (?:run|start|test)\b/
+    const unmarked = pages.filter((page) => page.startsWith("docs/") && page !== "docs/effect4.md").flatMap((page) => {
+      const blocks = fs.readFileSync(page, "utf8").split(/\n{2,}/)
+      return blocks.flatMap((block, i) => {
+        const context = block.startsWith("```") ? `${blocks[i - 1] ?? ""}\n${block}` : block
+        return repositoryOnly.test(block) && !/repository/i.test(context) ? [`${page}: ${block.slice(0, 100)}`] : []
+      })
+    })
+    expect(unmarked).toEqual([])
+    const effect4 = fs.readFileSync("docs/effect4.md", "utf8").split(/\n{2,}/).slice(0, 3).join("\n")
+    expect(effect4).toMatch(/paths on this page are the repository's/i)
+  })
+
   it.live(
     "every snippet of the README and docs type-checks under the README's strict flags",
     () =>

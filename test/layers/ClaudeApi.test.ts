@@ -349,7 +349,7 @@ describe("ClaudeApi", () => {
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "config", retryable: false })
       expect(error.message).toContain("ANTHROPIC_API_KEY is not set")
       expect(error.message).toContain("https://console.anthropic.com/settings/keys")
-      expect(error.message).toContain("claude-local")
+      expect(error.message).toContain("ClaudeLocal.layerConfig()")
       const overridden = ClaudeApi.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
         Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))
       )

@@ -3,11 +3,13 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import type * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
 import * as Fallback from "../../src/layers/Fallback.js"
+import * as Gemini from "../../src/layers/Gemini.js"
 import * as OpenAi from "../../src/layers/OpenAi.js"
 import { ChatClient, type ChatClientService } from "../../src/services/ChatClient.js"
 import * as Tool from "../../src/services/Tool.js"
@@ -92,7 +94,7 @@ describe("Fallback over the HTTP providers", () => {
       expect(openai.completionRequests().length).toBe(before)
     }))
 
-  it.live("a member that cannot be built (no key) is left out with a warning; with none left, its error", () =>
+  it.live("a member that cannot be built (no key) is left out with a warning; with none left, a FallbackError", () =>
     Effect.gen(function*() {
       const openai = yield* FakeOpenAi.make(() => ({ text: "from openai" }))
       const env = ConfigProvider.layer(ConfigProvider.fromUnknown({ OPENAI_BASE_URL: openai.url }))
@@ -109,7 +111,27 @@ describe("Fallback over the HTTP providers", () => {
         .toBe(true)
       const none = Fallback.layer([{ name: "anthropic", layer: anthropic }]).pipe(Layer.provide(env))
       const error = yield* Effect.flip(Effect.provide(ChatClient, none))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
-      expect(String((error as { message?: unknown }).message)).toContain("ANTHROPIC_API_KEY is not set")
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: "NoneBuilt" })
+      expect(error.message).toContain("anthropic: ANTHROPIC_API_KEY is not set")
+    }))
+
+  it.live("a chain where no member can be built says so and gives each member's reason", () =>
+    Effect.gen(function*() {
+      const http = (layer: Layer.Layer<ChatClient, unknown, HttpClient.HttpClient>) =>
+        layer.pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const chain = Fallback.layer([
+        { name: "anthropic", layer: http(ClaudeApi.layerConfig()) },
+        { name: "gemini", layer: http(Gemini.layerConfig()) },
+        { name: "typo", layer: Layer.effect(ChatClient, Effect.fail(new Error("model name missing"))) }
+      ]).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
+      const error = yield* Effect.flip(Effect.provide(ChatClient, chain))
+      expect(error._tag).toBe("FallbackError")
+      expect(error.reason).toBe("NoneBuilt")
+      expect(error.message).toMatch(
+        /^No provider of the fallback chain could be built: anthropic: ANTHROPIC_API_KEY is not set: .*; gemini: GEMINI_API_KEY is not set: .*; typo: model name missing$/
+      )
+      // The members' typed errors travel with it; the plain Error is only in the message.
+      expect(error.errors.map((e) => e._tag)).toEqual(["ProviderError", "ProviderError"])
+      expect(error.errors.map((e) => (e._tag === "ProviderError" ? e.provider : ""))).toEqual(["anthropic", "gemini"])
     }))
 })

@@ -347,7 +347,7 @@ describe("Gemini", () => {
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "config", retryable: false })
       expect(error.message).toContain("GEMINI_API_KEY is not set")
       expect(error.message).toContain("https://aistudio.google.com/apikey")
-      expect(error.message).toContain("claude-local")
+      expect(error.message).toContain("ClaudeLocal.layerConfig()")
       // An apiKey given as an override needs no variable.
       const overridden = Gemini.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
         Layer.provide(env({ GEMINI_BASE_URL: api.url }))

@@ -37,6 +37,23 @@ describe("errors a newcomer meets", () => {
       yield* Layer.build(OpenAi.layerConfig()).pipe(withEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }))
     }).pipe(Effect.provide(HttpLive)))
 
+  it.effect("a missing key names the library's options and variables, never this repository's examples", () =>
+    Effect.gen(function*() {
+      const cases = [
+        ["ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys", ClaudeApi.layerConfig()],
+        ["GEMINI_API_KEY", "https://aistudio.google.com/apikey", Gemini.layerConfig()]
+      ] as const
+      for (const [variable, keysPage, layer] of cases) {
+        const error = yield* Effect.flip(Layer.build(layer).pipe(withEnv({})))
+        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(error.message).toBe(
+          `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). Without a key, ` +
+            "ClaudeLocal.layerConfig() runs on a logged-in claude CLI, and Scripted.layer answers offline (for tests)"
+        )
+        expect(error.message).not.toMatch(/AI_PROVIDER|example|npm /)
+      }
+    }).pipe(Effect.provide(HttpLive)))
+
   it.live("a refused connection keeps its cause (ECONNREFUSED host:port) and names the base URL variable", () =>
     Effect.gen(function*() {
       const port = yield* closedPort

