@@ -61,6 +61,13 @@ export interface Options {
   readonly host?: string | undefined
   /** The runner's port. Default 34431. */
   readonly port?: number | undefined
+  /**
+   * How long a stopping runner (scope close, SIGTERM under `NodeRuntime.runMain`) lets its running
+   * turns finish before it hands them back unanswered, so the conversation's next runner runs them
+   * again from the stored session. Default {@link DefaultDrainTimeout}; it is Effect's
+   * `entityTerminationTimeout`, so it also bounds how long a shard moving to a new runner waits.
+   */
+  readonly drainTimeout?: Duration.Input | undefined
   /** More `ShardingConfig` settings; they win over {@link defaults} and the environment. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
@@ -73,8 +80,12 @@ export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   entityMessagePollInterval: Duration.seconds(1)
 }
 
+/** The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool. */
+export const DefaultDrainTimeout: Duration.Input = "60 seconds"
+
 const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
   ...defaults,
+  entityTerminationTimeout: options.drainTimeout ?? DefaultDrainTimeout,
   ...(options.host === undefined && options.port === undefined
     ? {}
     : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "localhost", options.port ?? 34431)) }),

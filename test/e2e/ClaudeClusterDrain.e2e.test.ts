@@ -1,0 +1,165 @@
+/**
+ * Stopping a runner cleanly loses no turn (issue 42, item 2): three runner processes share
+ * PostgreSQL or one SQLite file, each with a drain timeout of 6 s; the real `claude` answers from
+ * the fake Messages API in this process.
+ *
+ * - SIGTERM to the runner hosting turn 2 while its idempotent `charge` waits 3 s: the runner
+ *   drains, finishes the turn within the grace and then exits; the turn is answered, the charge
+ *   completed once.
+ * - SIGTERM to the runner hosting turn 4 while its `charge` waits 30 s, past the grace: the runner
+ *   hands the turn back unanswered and exits; the last runner runs it again from the stored
+ *   session and answers it (the cut-short charge never completed, the re-run's did, once).
+ * - Re-sent turn ids return the stored answers, not an error, without a model call; the model saw
+ *   every earlier prompt exactly once.
+ */
+import { expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Layer from "effect/Layer"
+import { join } from "node:path"
+import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
+import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
+import { currentHost, type Runner, sideEffects, startRunner, waitUntil } from "../support/clusterProcesses.js"
+import { shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
+import { describeWithClaude } from "../support/describeWithClaude.js"
+import * as Fake from "../support/FakeMessagesApi.js"
+
+const turns = [1, 2, 3, 4, 5] as const
+const run = Math.random().toString(36).slice(2, 8)
+/** A marker per turn, found nowhere else (not in answers, not in tool inputs). */
+const marker = (turn: number) => `DRAIN${turn}X${run}`
+const prompt = (turn: number) => `Turn ${turn}: reply please. ${marker(turn)}`
+const answer = (turn: number) => `answer ${turn}`
+const turnOf = (line: string) => turns.find((turn) => line.includes(marker(turn)))
+
+const drainSeconds = 6
+const conversationId = "conv-drain"
+
+/**
+ * The model: a text answer per turn, but turns 2 and 4 call `charge` first. Turn 2's charge waits
+ * 3 s (within the grace); turn 4's waits 30 s the first time (past it) and 1 s when run again.
+ */
+const model = () => {
+  let charges4 = 0
+  return (req: Fake.FakeRequest): Fake.FakeReply => {
+    const turn = turnOf(Fake.lastUserLine(req))
+    if (turn === 2) return { toolUses: [{ name: "mcp__gtb__charge", input: { amount: 2, wait: 3 } }] }
+    if (turn === 4) {
+      return { toolUses: [{ name: "mcp__gtb__charge", input: { amount: 4, wait: charges4++ === 0 ? 30 : 1 } }] }
+    }
+    if (turn !== undefined) return { text: answer(turn) }
+    const results = Fake.toolResults(req).map((r) => r.content).join("\n")
+    if (results.includes("charged 4")) return { text: answer(4) }
+    if (results.includes("charged 2")) return { text: answer(2) }
+    return { text: "unexpected request" }
+  }
+}
+
+const countOf = (text: string, part: string) => text.split(part).length - 1
+
+const scenario = (kind: StorageKind) =>
+  Effect.gen(function*() {
+    const { sql, storage } = yield* sharedStorage(kind)
+    const api = yield* Fake.make(model())
+    const effectsDir = yield* tempDir("ecb-side-effects-")
+    const effectsFile = join(effectsDir, "side-effects.jsonl")
+    const runners = yield* Effect.all(
+      [1, 2, 3].map((n) =>
+        startRunner({
+          name: `runner-${n}`,
+          storage,
+          apiUrl: api.url,
+          sideEffects: effectsFile,
+          env: { DRAIN_TIMEOUT: `${drainSeconds} seconds` }
+        })
+      ),
+      { concurrency: "unbounded" }
+    )
+    yield* Effect.provide(shardsSettled(kind, runners.length), sql)
+    const hostOf = (pid: number) => runners.find((r) => r.pid === pid)
+    const started = (amount: number, nth: number) =>
+      waitUntil(
+        `charge ${amount} started (${nth})`,
+        () =>
+          sideEffects(effectsFile).filter((e) => e.tool === "charge:start" && e.input["amount"] === amount)[nth - 1],
+        60_000
+      )
+
+    yield* Effect.gen(function*() {
+      const conversations = yield* ClaudeConversation.client
+      const c = yield* conversations(conversationId)
+      const chat = (turn: number) =>
+        c.chat(prompt(turn), { turnId: `turn-${turn}` }).pipe(
+          Effect.timeoutOrElse({
+            duration: "120 seconds",
+            orElse: () => Effect.die(new Error(`turn ${turn} was not answered within 120 s`))
+          })
+        )
+      /** SIGTERMs `runner` and gives how long it took to exit, and how long the turn took to answer. */
+      const stopDuring = (turn: Fiber.Fiber<string, unknown>, runner: Runner) =>
+        Effect.gen(function*() {
+          const stopping = Date.now()
+          const stop = yield* Effect.forkChild(runner.stop("SIGTERM", (drainSeconds + 20) * 1000))
+          const text = yield* Fiber.join(turn)
+          const answeredMs = Date.now() - stopping
+          const exitedMs = yield* Fiber.join(stop)
+          return { text, answeredMs, exitedMs }
+        })
+
+      expect(yield* chat(1)).toBe(answer(1))
+
+      // Within the grace: the stopping runner finishes turn 2, then exits.
+      const turn2 = yield* Effect.forkChild(chat(2))
+      const first = hostOf((yield* started(2, 1)).pid)!
+      expect(first).toBeDefined()
+      const within = yield* stopDuring(turn2, first)
+      expect(within.text).toBe(answer(2))
+      expect(first.exited()).toBe(true)
+      const charged2 = sideEffects(effectsFile).filter((e) => e.tool === "charge" && e.input["amount"] === 2)
+      expect(charged2.map((e) => e.pid)).toEqual([first.pid])
+
+      expect(yield* chat(3)).toBe(answer(3))
+
+      // Past the grace: the stopping runner hands turn 4 back; the last runner answers it.
+      const turn4 = yield* Effect.forkChild(chat(4))
+      const second = hostOf((yield* started(4, 1)).pid)!
+      expect(second).toBeDefined()
+      expect(second.pid).not.toBe(first.pid)
+      const past = yield* stopDuring(turn4, second)
+      expect(past.text).toBe(answer(4))
+      const survivor = runners.find((r) => r !== first && r !== second)!
+      expect(currentHost(runners, conversationId)).toBe(survivor)
+      const effects4 = sideEffects(effectsFile).filter((e) => e.input["amount"] === 4)
+      expect(effects4.map((e) => [e.tool, e.pid === second.pid])).toEqual([
+        ["charge:start", true],
+        ["charge:start", false],
+        ["charge", false]
+      ])
+
+      expect(yield* chat(5)).toBe(answer(5))
+      const requests = api.messageRequests()
+      const messages = JSON.stringify(requests.at(-1)!.body.messages)
+      for (const turn of [1, 2, 3, 4]) {
+        expect(countOf(messages, marker(turn)), `marker of turn ${turn}`).toBe(1)
+      }
+
+      // Re-sent turn ids: the stored answers, no model request.
+      expect(yield* c.chat(prompt(2), { turnId: "turn-2" })).toBe(answer(2))
+      expect(yield* c.chat(prompt(4), { turnId: "turn-4" })).toBe(answer(4))
+      expect(api.messageRequests().length).toBe(requests.length)
+
+      console.log(
+        `[${kind}] SIGTERM during a 3 s tool: answered after ${within.answeredMs} ms, runner exited after ` +
+          `${within.exitedMs} ms; during a 30 s tool (grace ${drainSeconds} s): answered elsewhere after ` +
+          `${past.answeredMs} ms, runner exited after ${past.exitedMs} ms`
+      )
+      // The first runner exits once its turn is done, not at the end of the grace.
+      expect(within.exitedMs).toBeLessThan((drainSeconds + 15) * 1000)
+    }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
+  }).pipe(Effect.scoped)
+
+describeWithClaude("ClaudeCluster (draining runners)", () => {
+  for (const kind of ["PostgreSQL", "SQLite"] as const) {
+    it.live(`${kind}: SIGTERM during a turn's tool loses no turn`, () => scenario(kind), 300_000)
+  }
+})
