@@ -11,6 +11,11 @@
  *   session and answers it (the cut-short charge never completed, the re-run's did, once).
  * - Re-sent turn ids return the stored answers, not an error, without a model call; the model saw
  *   every earlier prompt exactly once.
+ *
+ * And a rolling restart (default drain timeout): during a ten-turn conversation whose every turn
+ * runs a 2 s tool, each of the three runners in turn is replaced (a new one started, then the old
+ * one SIGTERMed): every turn is answered, each charge completed once, and the last model request
+ * holds every earlier prompt exactly once.
  */
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -158,8 +163,70 @@ const scenario = (kind: StorageKind) =>
     }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
   }).pipe(Effect.scoped)
 
+const rollingTurns = Array.from({ length: 10 }, (_, i) => i + 1)
+const rollingMarker = (turn: number) => `ROLL${turn}X${run}`
+const rollingTurnOf = (line: string) => rollingTurns.find((turn) => line.includes(rollingMarker(turn)))
+
+/** The model of the rolling restart: each turn charges `100 + turn` (2 s), then answers. */
+const rollingModel = () => (req: Fake.FakeRequest): Fake.FakeReply => {
+  const turn = rollingTurnOf(Fake.lastUserLine(req))
+  if (turn !== undefined) return { toolUses: [{ name: "mcp__gtb__charge", input: { amount: 100 + turn, wait: 2 } }] }
+  const results = Fake.toolResults(req).map((r) => r.content).join("\n")
+  const charged = rollingTurns.filter((t) => results.includes(`charged ${100 + t}`)).at(-1)
+  return { text: charged === undefined ? "unexpected request" : answer(charged) }
+}
+
+const rollingRestart = (kind: StorageKind) =>
+  Effect.gen(function*() {
+    const { sql, storage } = yield* sharedStorage(kind)
+    const api = yield* Fake.make(rollingModel())
+    const effectsDir = yield* tempDir("ecb-side-effects-")
+    const effectsFile = join(effectsDir, "side-effects.jsonl")
+    const start = (n: number) =>
+      startRunner({ name: `runner-${n}`, storage, apiUrl: api.url, sideEffects: effectsFile })
+    const old = yield* Effect.all([1, 2, 3].map(start), { concurrency: "unbounded" })
+    yield* Effect.provide(shardsSettled(kind, old.length), sql)
+
+    yield* Effect.gen(function*() {
+      const c = yield* Effect.flatMap(ClaudeConversation.client, (conversations) => conversations("conv-rolling"))
+      const conversation = yield* Effect.forkChild(Effect.forEach(rollingTurns, (turn) =>
+        c.chat(`Turn ${turn}: reply please. ${rollingMarker(turn)}`, { turnId: `roll-${turn}` }).pipe(
+          Effect.timeoutOrElse({
+            duration: "120 seconds",
+            orElse: () => Effect.die(new Error(`turn ${turn} was not answered within 120 s`))
+          })
+        )))
+      // Replace each runner once the conversation is under way: a new one up, then the old one stopped.
+      yield* waitUntil("turn 2 charged", () =>
+        sideEffects(effectsFile).find((e) => e.input["amount"] === 102), 60_000)
+      const charges = () => sideEffects(effectsFile).filter((e) => e.tool === "charge").length
+      const stops: Array<{ readonly ms: number; readonly afterTurns: number }> = []
+      for (const [i, runner] of old.entries()) {
+        yield* start(4 + i)
+        const afterTurns = charges()
+        stops.push({ ms: yield* runner.stop("SIGTERM", 80_000), afterTurns })
+      }
+      // The restarts happened during the conversation, not after it.
+      expect(stops.at(-1)!.afterTurns).toBeLessThan(rollingTurns.length)
+      const answers = yield* Fiber.join(conversation)
+      expect(answers).toEqual(rollingTurns.map(answer))
+      const completed = sideEffects(effectsFile).filter((e) => e.tool === "charge").map((e) => e.input["amount"])
+      expect([...completed].sort()).toEqual(rollingTurns.map((t) => 100 + t))
+      const messages = JSON.stringify(api.messageRequests().at(-1)!.body.messages)
+      for (const turn of rollingTurns) {
+        expect(countOf(messages, rollingMarker(turn)), `marker of turn ${turn}`).toBe(1)
+      }
+      console.log(
+        `[${kind}] rolling restart: the old runners exited ${
+          stops.map((s) => `${s.ms} ms after SIGTERM (sent after ${s.afterTurns} turns)`).join(", ")
+        }`
+      )
+    }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
+  }).pipe(Effect.scoped)
+
 describeWithClaude("ClaudeCluster (draining runners)", () => {
   for (const kind of ["PostgreSQL", "SQLite"] as const) {
     it.live(`${kind}: SIGTERM during a turn's tool loses no turn`, () => scenario(kind), 300_000)
+    it.live(`${kind}: a rolling restart of every runner loses no turn`, () => rollingRestart(kind), 300_000)
   }
 })
