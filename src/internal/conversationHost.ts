@@ -24,7 +24,7 @@ import { type ChatError, Usage } from "../services/ChatClient.ts"
 import type { ChatEvent } from "../services/ChatEvent.ts"
 import { Complete } from "../services/ChatEvent.ts"
 import type { ClaudeCodeOptions } from "../services/ClaudeCodeOptions.ts"
-import { ConversationSetupError, type TurnError } from "../services/ClaudeConversation.ts"
+import { ConversationSetupError, turnCutShort, type TurnError } from "../services/ClaudeConversation.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import type * as Tool from "../services/Tool.ts"
 import type { SessionClient } from "./claudeConversation.ts"
@@ -212,7 +212,16 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const done = h.replies.get(turnId)
         if (typeof done === "string") return Stream.make(new Complete({ text: done }))
         const finish = yield* startTurn(h, turnId)
-        return body(h.client).pipe(Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void))
+        return body(h.client).pipe(
+          Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void),
+          // A stream is not persisted, so the cluster cannot hand it on: tell the caller what to do.
+          Stream.catchCause((cause) =>
+            Stream.fromEffect(Effect.flatMap(sharding.isShutdown, (down) =>
+              down && !Cause.hasInterruptsOnly(cause)
+                ? Effect.fail(turnCutShort(conversationId, turnId))
+                : Effect.failCause(cause)))
+          )
+        )
       }))
 
     const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {

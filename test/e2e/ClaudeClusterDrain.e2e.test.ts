@@ -11,6 +11,8 @@
  *   session and answers it (the cut-short charge never completed, the re-run's did, once).
  * - Re-sent turn ids return the stored answers, not an error, without a model call; the model saw
  *   every earlier prompt exactly once.
+ * - A streamed turn (not persisted, so not handed on) cut short by its stopping runner fails at the
+ *   caller with a retryable `ProviderError` saying so and that re-sending the turn id is safe.
  *
  * And a rolling restart (default drain timeout): during a ten-turn conversation whose every turn
  * runs a 2 s tool, each of the three runners in turn is replaced (a new one started, then the old
@@ -18,11 +20,15 @@
  * holds every earlier prompt exactly once.
  */
 import { expect, it } from "@effect/vitest"
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
 import { join } from "node:path"
 import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
+import { ProviderError } from "../../src/services/ChatClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import { currentHost, type Runner, sideEffects, startRunner, waitUntil } from "../support/clusterProcesses.js"
 import { shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
@@ -224,7 +230,44 @@ const rollingRestart = (kind: StorageKind) =>
     }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
   }).pipe(Effect.scoped)
 
+/** A streamed turn (not persisted) cut short by a stopping runner: what its caller sees. */
+const streamCut = Effect.gen(function*() {
+  const { sql, storage } = yield* sharedStorage("SQLite")
+  const api = yield* Fake.make(model())
+  const effectsDir = yield* tempDir("ecb-side-effects-")
+  const effectsFile = join(effectsDir, "side-effects.jsonl")
+  const runner = yield* startRunner({
+    name: "runner",
+    storage,
+    apiUrl: api.url,
+    sideEffects: effectsFile,
+    env: { DRAIN_TIMEOUT: `${drainSeconds} seconds` }
+  })
+  return yield* Effect.gen(function*() {
+    const c = yield* Effect.flatMap(ClaudeConversation.client, (conversations) => conversations("conv-stream"))
+    const streamed = yield* Effect.forkChild(Effect.exit(Stream.runCollect(c.chatStream(prompt(4), { turnId: "s-4" }))))
+    yield* waitUntil("charge 4 started", () => sideEffects(effectsFile).find((e) => e.tool === "charge:start"), 60_000)
+    yield* runner.stop("SIGTERM", (drainSeconds + 20) * 1000)
+    return yield* Fiber.join(streamed)
+  }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
+}).pipe(Effect.scoped)
+
 describeWithClaude("ClaudeCluster (draining runners)", () => {
+  it.live(
+    "SQLite: a streamed turn cut short by a stopping runner fails saying it is safe to send again",
+    () =>
+      Effect.gen(function*() {
+        const exit = yield* streamCut
+        const error = exit._tag === "Failure" ? Cause.findErrorOption(exit.cause) : Option.none()
+        expect(Option.isSome(error), String(exit)).toBe(true)
+        const failure = (error as Option.Some<unknown>).value as ProviderError
+        expect(failure).toBeInstanceOf(ProviderError)
+        expect(failure.retryable).toBe(true)
+        expect(failure.message).toContain("stopped while its streamed turn s-4 was running")
+        expect(failure.message).toContain("same turn id is safe")
+      }),
+    120_000
+  )
   for (const kind of ["PostgreSQL", "SQLite"] as const) {
     it.live(`${kind}: SIGTERM during a turn's tool loses no turn`, () => scenario(kind), 300_000)
     it.live(`${kind}: a rolling restart of every runner loses no turn`, () => rollingRestart(kind), 300_000)
