@@ -146,18 +146,32 @@ export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(
   }
 })
 
-const isLockError = (error: ClusterConfigError) =>
-  error.setting === "*" &&
-  /locked|busy/i.test(String((error.cause as { message?: unknown } | undefined)?.message ?? ""))
+/**
+ * Members starting together race to create the settings table: on SQLite the loser finds the file
+ * locked; on PostgreSQL two `CREATE TABLE IF NOT EXISTS` at once can fail with a duplicate key in
+ * `pg_type` (seen here with three runners starting on a new database). Either way, try again.
+ */
+const isStartRace = (error: ClusterConfigError) => {
+  if (error.setting !== "*") return false
+  // The driver's error sits a few `cause`s down (SqlError, its reason, the driver's error).
+  let text = ""
+  let cause: unknown = error.cause
+  for (let depth = 0; depth < 5 && typeof cause === "object" && cause !== null; depth++) {
+    const { _tag, message } = cause as { readonly _tag?: unknown; readonly message?: unknown }
+    text += ` ${String(_tag ?? "")} ${String(message ?? "")}`
+    cause = (cause as { readonly cause?: unknown }).cause
+  }
+  return /locked|busy|UniqueViolation|duplicate key|already exists/i.test(text)
+}
+
+/** {@link checkSettings}, tried again when members starting together race to create its table. */
+export const checkSettingsRetrying = (config: SharedSettings) =>
+  checkSettings(config).pipe(
+    Effect.retry({ while: isStartRace, schedule: Schedule.exponential("20 millis"), times: 8 })
+  )
 
 const checked = (options: Options) =>
-  Layer.effectDiscard(
-    Effect.flatMap(ShardingConfig.ShardingConfig, (config) =>
-      // Members starting together on one SQLite file race for its write lock: the loser retries.
-      checkSettings(config).pipe(
-        Effect.retry({ while: isLockError, schedule: Schedule.exponential("20 millis"), times: 8 })
-      ))
-  ).pipe(
+  Layer.effectDiscard(Effect.flatMap(ShardingConfig.ShardingConfig, checkSettingsRetrying)).pipe(
     Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
   )
 
