@@ -12,10 +12,14 @@
  * Failover: a runner that dies is noticed by the others' health checks (every
  * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
  * move to the live runners, whose conversations resume from the session store. The {@link defaults}
- * here (2 s health check, 2 s lock refresh, 10 s lock expiry) gave 5–17 s from SIGKILL to the next
- * turn answered (PostgreSQL and SQLite, three runners, `test/e2e/ClaudeCluster.e2e.test.ts`);
+ * here (1 s health check, 1 s lock refresh, 3 s lock expiry, 1 s assignment refresh) gave a median
+ * of 4.7 s (PostgreSQL) and 6.8 s (SQLite) from SIGKILL to the next turn answered (`bench/cluster.bench.ts`);
  * Effect's own defaults (1 minute health check, 35 s expiry) gave about 38 s. `docs/cluster.md` has
- * the measured times.
+ * the measured times and what the short intervals cost.
+ *
+ * Stopping: a runner told to stop (scope close, SIGTERM under `NodeRuntime.runMain`) drains — it
+ * leaves the runner list at once, lets running turns finish for up to `drainTimeout` (default 60 s),
+ * and hands every turn still running after that back unanswered, so the next runner runs it again.
  *
  * @summary Socket runner and client layers over SQL storage, checking every member shares the shard layout.
  * @group Cluster
@@ -72,12 +76,19 @@ export interface Options {
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
-/** The settings this module changes from Effect's: a failover in seconds instead of a minute. */
+/**
+ * The settings this module changes from Effect's: a failover in seconds instead of a minute. A
+ * dead runner drops out of the runner list when its heartbeat is older than `shardLockExpiration`
+ * (or at once, when the health check finds its port closed), members re-read the assignments every
+ * `refreshAssignmentsInterval`, and on SQLite its lock rows free after `shardLockExpiration`; the
+ * new owner then reads the turn from storage. `docs/cluster.md` has the measured times and costs.
+ */
 export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
-  runnerHealthCheckInterval: Duration.seconds(2),
-  shardLockRefreshInterval: Duration.seconds(2),
-  shardLockExpiration: Duration.seconds(10),
-  entityMessagePollInterval: Duration.seconds(1)
+  runnerHealthCheckInterval: Duration.seconds(1),
+  shardLockRefreshInterval: Duration.seconds(1),
+  shardLockExpiration: Duration.seconds(3),
+  refreshAssignmentsInterval: Duration.seconds(1),
+  entityMessagePollInterval: Duration.millis(500)
 }
 
 /** The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool. */
