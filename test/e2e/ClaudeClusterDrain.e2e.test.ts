@@ -68,6 +68,14 @@ const model = () => {
 
 const countOf = (text: string, part: string) => text.split(part).length - 1
 
+/**
+ * Sends a turn again, with the same turn id, when the cluster's storage failed it: on one SQLite
+ * file shared by four or five busy processes a write can wait past its lock timeout
+ * (`PersistenceError`, retryable, see docs/cluster.md). The same turn id makes it safe.
+ */
+const retryStorage = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.retry(effect, { while: (e) => e._tag === "PersistenceError", times: 5 })
+
 const scenario = (kind: StorageKind) =>
   Effect.gen(function*() {
     const { sql, storage } = yield* sharedStorage(kind)
@@ -101,6 +109,7 @@ const scenario = (kind: StorageKind) =>
       const c = yield* conversations(conversationId)
       const chat = (turn: number) =>
         c.chat(prompt(turn), { turnId: `turn-${turn}` }).pipe(
+          retryStorage,
           Effect.timeoutOrElse({
             duration: "120 seconds",
             orElse: () => Effect.die(new Error(`turn ${turn} was not answered within 120 s`))
@@ -197,6 +206,7 @@ const rollingRestart = (kind: StorageKind) =>
       const c = yield* Effect.flatMap(ClaudeConversation.client, (conversations) => conversations("conv-rolling"))
       const conversation = yield* Effect.forkChild(Effect.forEach(rollingTurns, (turn) =>
         c.chat(`Turn ${turn}: reply please. ${rollingMarker(turn)}`, { turnId: `roll-${turn}` }).pipe(
+          retryStorage,
           Effect.timeoutOrElse({
             duration: "120 seconds",
             orElse: () => Effect.die(new Error(`turn ${turn} was not answered within 120 s`))
