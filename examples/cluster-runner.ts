@@ -85,5 +85,7 @@ const program = Effect.gen(function*() {
   return yield* Effect.never
 })
 
-// Ctrl-C (or SIGTERM) interrupts the program: the conversations' finalizers stop their CLIs.
+// Ctrl-C (or SIGTERM) interrupts the program and the runner drains: running turns get up to
+// `drainTimeout` (default 60 s) to finish, any still running is handed back unanswered for another
+// runner, and then the conversations' finalizers stop their CLIs.
 program.pipe(Effect.scoped, runExample)

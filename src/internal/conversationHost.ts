@@ -3,7 +3,16 @@
  * session the conversation's records name), each turn recorded as started and done, and the
  * answer of a turn that finished here kept in the records, so a turn delivered again after this
  * runner died between finishing it and replying is answered from them without a model call.
+ *
+ * A runner that stops (scope close, SIGTERM) never stores a turn it cut short as that turn's
+ * reply: the client lives in a scope that closes only after the cluster has interrupted the
+ * running turn, and a turn that fails while the runner is shutting down (its CLI stopped under it)
+ * ends as the cluster's "abandoned" interrupt, so the request stays unanswered in storage and the
+ * conversation's next runner runs it again.
  */
+import * as Cause from "effect/Cause"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import { Sharding } from "effect/cluster/Sharding"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
@@ -15,7 +24,7 @@ import { type ChatError, Usage } from "../services/ChatClient.ts"
 import type { ChatEvent } from "../services/ChatEvent.ts"
 import { Complete } from "../services/ChatEvent.ts"
 import type { ClaudeCodeOptions } from "../services/ClaudeCodeOptions.ts"
-import { ConversationSetupError, type TurnError } from "../services/ClaudeConversation.ts"
+import { ConversationSetupError, turnCutShort, type TurnError } from "../services/ClaudeConversation.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import type * as Tool from "../services/Tool.ts"
 import type { SessionClient } from "./claudeConversation.ts"
@@ -72,6 +81,9 @@ const setupFailed = (conversationId: string) => (cause: unknown) =>
     cause
   })
 
+/** The cause a cluster handler ends with to leave a persisted request for the shard's next owner. */
+const abandoned: Cause.Cause<never> = Cause.annotate(Cause.interrupt(), ClusterSchema.Abandon.annotation)
+
 /** Builds the host of one conversation in the entity's scope. */
 export const make = <O extends HostedOptions, RM, E, R>(
   params: HostParams<O, RM, E, R>,
@@ -87,7 +99,10 @@ export const make = <O extends HostedOptions, RM, E, R>(
     const turn = yield* Ref.make<TurnCalls>({ turnId: "", seen: new Map() })
     const results = ConversationLog.toolResults(store, params.projectKey, conversationId)
     const idempotent = makeIdempotent(conversationId, turn, results)
-    const scope = yield* Effect.scope
+    const sharding = yield* Sharding
+    // Forked now, before the cluster's RPC server adds its finalizers to the entity's scope, so it
+    // closes after them: the server interrupts a running turn first, and only then is its CLI stopped.
+    const scope = yield* Scope.fork(yield* Effect.scope)
     const context = yield* Effect.context<RM | R>()
     const hosted = yield* SynchronizedRef.make(Option.none<Hosted>())
 
@@ -153,6 +168,20 @@ export const make = <O extends HostedOptions, RM, E, R>(
           })
       })
 
+    /**
+     * A turn that ends badly while this runner shuts down was cut short by the shutdown (its CLI
+     * stopped, its tool interrupted), not failed by the model or a tool: hand it back unanswered.
+     */
+    const handBackOnShutdown = <A, E>(turnId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.catchCause(effect, (cause) =>
+        Effect.flatMap(sharding.isShutdown, (down) =>
+          down
+            ? Effect.logInfo("a turn cut short by the runner's shutdown is left for the next runner").pipe(
+              Effect.annotateLogs({ conversationId, turnId }),
+              Effect.andThen(Effect.failCause(abandoned))
+            )
+            : Effect.failCause(cause)))
+
     /** Runs one turn, or answers it from the records when it already finished here before. */
     const runTurn = <A>(
       turnId: string,
@@ -165,7 +194,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
         if (Option.isSome(replayed)) return replayed.value
         const finish = yield* startTurn(h, turnId)
-        const value = yield* body(h.client)
+        const value = yield* handBackOnShutdown(turnId, body(h.client))
         yield* finish(value)
         return value
       }).pipe(
@@ -183,7 +212,16 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const done = h.replies.get(turnId)
         if (typeof done === "string") return Stream.make(new Complete({ text: done }))
         const finish = yield* startTurn(h, turnId)
-        return body(h.client).pipe(Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void))
+        return body(h.client).pipe(
+          Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void),
+          // A stream is not persisted, so the cluster cannot hand it on: tell the caller what to do.
+          Stream.catchCause((cause) =>
+            Stream.fromEffect(Effect.flatMap(sharding.isShutdown, (down) =>
+              down && !Cause.hasInterruptsOnly(cause)
+                ? Effect.fail(turnCutShort(conversationId, turnId))
+                : Effect.failCause(cause)))
+          )
+        )
       }))
 
     const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {

@@ -12,10 +12,14 @@
  * Failover: a runner that dies is noticed by the others' health checks (every
  * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
  * move to the live runners, whose conversations resume from the session store. The {@link defaults}
- * here (2 s health check, 2 s lock refresh, 10 s lock expiry) gave 5–17 s from SIGKILL to the next
- * turn answered (PostgreSQL and SQLite, three runners, `test/e2e/ClaudeCluster.e2e.test.ts`);
+ * here (1 s health check, 1 s lock refresh, 3 s lock expiry, 1 s assignment refresh) gave a median
+ * of 4.7 s (PostgreSQL) and 6.8 s (SQLite) from SIGKILL to the next turn answered (`bench/cluster.bench.ts`);
  * Effect's own defaults (1 minute health check, 35 s expiry) gave about 38 s. `docs/cluster.md` has
- * the measured times.
+ * the measured times and what the short intervals cost.
+ *
+ * Stopping: a runner told to stop (scope close, SIGTERM under `NodeRuntime.runMain`) drains — it
+ * leaves the runner list at once, lets running turns finish for up to `drainTimeout` (default 60 s),
+ * and hands every turn still running after that back unanswered, so the next runner runs it again.
  *
  * @summary Socket runner and client layers over SQL storage, checking every member shares the shard layout.
  * @group Cluster
@@ -61,20 +65,38 @@ export interface Options {
   readonly host?: string | undefined
   /** The runner's port. Default 34431. */
   readonly port?: number | undefined
+  /**
+   * How long a stopping runner (scope close, SIGTERM under `NodeRuntime.runMain`) lets its running
+   * turns finish before it hands them back unanswered, so the conversation's next runner runs them
+   * again from the stored session. Default {@link DefaultDrainTimeout}; it is Effect's
+   * `entityTerminationTimeout`, so it also bounds how long a shard moving to a new runner waits.
+   */
+  readonly drainTimeout?: Duration.Input | undefined
   /** More `ShardingConfig` settings; they win over {@link defaults} and the environment. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
-/** The settings this module changes from Effect's: a failover in seconds instead of a minute. */
+/**
+ * The settings this module changes from Effect's: a failover in seconds instead of a minute. A
+ * dead runner drops out of the runner list when its heartbeat is older than `shardLockExpiration`
+ * (or at once, when the health check finds its port closed), members re-read the assignments every
+ * `refreshAssignmentsInterval`, and on SQLite its lock rows free after `shardLockExpiration`; the
+ * new owner then reads the turn from storage. `docs/cluster.md` has the measured times and costs.
+ */
 export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
-  runnerHealthCheckInterval: Duration.seconds(2),
-  shardLockRefreshInterval: Duration.seconds(2),
-  shardLockExpiration: Duration.seconds(10),
-  entityMessagePollInterval: Duration.seconds(1)
+  runnerHealthCheckInterval: Duration.seconds(1),
+  shardLockRefreshInterval: Duration.seconds(1),
+  shardLockExpiration: Duration.seconds(3),
+  refreshAssignmentsInterval: Duration.seconds(1),
+  entityMessagePollInterval: Duration.millis(500)
 }
+
+/** The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool. */
+export const DefaultDrainTimeout: Duration.Input = "60 seconds"
 
 const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
   ...defaults,
+  entityTerminationTimeout: options.drainTimeout ?? DefaultDrainTimeout,
   ...(options.host === undefined && options.port === undefined
     ? {}
     : { runnerAddress: Option.some(RunnerAddress.make(options.host ?? "localhost", options.port ?? 34431)) }),
@@ -135,18 +157,32 @@ export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(
   }
 })
 
-const isLockError = (error: ClusterConfigError) =>
-  error.setting === "*" &&
-  /locked|busy/i.test(String((error.cause as { message?: unknown } | undefined)?.message ?? ""))
+/**
+ * Members starting together race to create the settings table: on SQLite the loser finds the file
+ * locked; on PostgreSQL two `CREATE TABLE IF NOT EXISTS` at once can fail with a duplicate key in
+ * `pg_type` (seen here with three runners starting on a new database). Either way, try again.
+ */
+const isStartRace = (error: ClusterConfigError) => {
+  if (error.setting !== "*") return false
+  // The driver's error sits a few `cause`s down (SqlError, its reason, the driver's error).
+  let text = ""
+  let cause: unknown = error.cause
+  for (let depth = 0; depth < 5 && typeof cause === "object" && cause !== null; depth++) {
+    const { _tag, message } = cause as { readonly _tag?: unknown; readonly message?: unknown }
+    text += ` ${String(_tag ?? "")} ${String(message ?? "")}`
+    cause = (cause as { readonly cause?: unknown }).cause
+  }
+  return /locked|busy|UniqueViolation|duplicate key|already exists/i.test(text)
+}
+
+/** {@link checkSettings}, tried again when members starting together race to create its table. */
+export const checkSettingsRetrying = (config: SharedSettings) =>
+  checkSettings(config).pipe(
+    Effect.retry({ while: isStartRace, schedule: Schedule.exponential("20 millis"), times: 8 })
+  )
 
 const checked = (options: Options) =>
-  Layer.effectDiscard(
-    Effect.flatMap(ShardingConfig.ShardingConfig, (config) =>
-      // Members starting together on one SQLite file race for its write lock: the loser retries.
-      checkSettings(config).pipe(
-        Effect.retry({ while: isLockError, schedule: Schedule.exponential("20 millis"), times: 8 })
-      ))
-  ).pipe(
+  Layer.effectDiscard(Effect.flatMap(ShardingConfig.ShardingConfig, checkSettingsRetrying)).pipe(
     Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
   )
 

@@ -14,6 +14,7 @@
  * @since 1.0.0
  * @module
  */
+import * as Cause from "effect/Cause"
 import type * as ClusterError from "effect/cluster/ClusterError"
 import * as ClusterSchema from "effect/cluster/ClusterSchema"
 import * as Entity from "effect/cluster/Entity"
@@ -152,6 +153,22 @@ export interface ConversationClient {
   readonly usage: Effect.Effect<Usage, ConversationSetupError | ClusterFailure>
 }
 
+/**
+ * What the caller of a streamed turn sees when the runner hosting it stopped (or moved the
+ * conversation) before the turn finished. Persisted turns (`chat`, `ask`) never see it: the
+ * cluster runs them again on the conversation's next runner.
+ */
+export const turnCutShort = (conversationId: string, turnId: string): ProviderError =>
+  new ProviderError({
+    provider: "claude-cluster",
+    kind: "process",
+    message: `The runner hosting conversation ${conversationId} stopped while its streamed turn ${turnId} was ` +
+      "running, so the turn was cut short and nothing of it was stored. Sending it again with the same turn id is " +
+      "safe: the conversation's next runner runs it from the stored session (or answers it from its records if it " +
+      "had finished)",
+    retryable: true
+  })
+
 /** Joins buffered prompts and the prompt the way a local client does (text by blank lines). */
 export const joinPrompts = (prompts: ReadonlyArray<Content.Prompt>): Content.Prompt => {
   if (prompts.length === 1) return prompts[0]!
@@ -207,7 +224,13 @@ export const client: Effect.Effect<
             const turnId = yield* turnIdOf(options)
             const buffered = yield* Ref.get(pending)
             return rpc.ChatStream({ turnId, prompt: joinPrompts([...buffered, prompt]) }).pipe(
-              Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void)
+              Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void),
+              // The runner interrupted the turn (it stopped, or the conversation moved): say so.
+              Stream.catchCause((cause) =>
+                Cause.hasInterruptsOnly(cause)
+                  ? Stream.fail(turnCutShort(conversationId, turnId))
+                  : Stream.failCause(cause)
+              )
             )
           })).pipe(
             Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })

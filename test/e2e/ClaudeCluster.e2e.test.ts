@@ -12,60 +12,26 @@
  *
  * Also: a client whose `shardsPerGroup` differs from the runners' fails at once, naming both.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
-import * as SqlClient from "effect/sql/SqlClient"
-import { existsSync, mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
+import { existsSync } from "node:fs"
 import { join } from "node:path"
 import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
-import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import {
   currentHost,
   isAlive,
   processesUnder,
   type Runner,
-  type SharedStorage,
   sideEffects,
   startRunner,
   waitUntil
 } from "../support/clusterProcesses.js"
+import { shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
-import * as Postgres from "../support/postgres.js"
-
-type StorageKind = "PostgreSQL" | "SQLite"
-
-/** A folder removed with the scope. */
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
-
-/** The storage the runners share, and the same storage as this process's SqlClient. */
-const sharedStorage = (
-  kind: StorageKind
-): Effect.Effect<
-  { readonly storage: SharedStorage; readonly sql: Layer.Layer<SqlClient.SqlClient, unknown> },
-  Postgres.PostgresStartError,
-  Scope.Scope
-> =>
-  kind === "PostgreSQL"
-    ? Effect.map(Postgres.start(), (server) => ({
-      storage: { _tag: "Postgres", url: Redacted.value(server.url()) },
-      sql: PgClient.layer({ url: server.url() })
-    }))
-    : Effect.map(tempDir("ecb-cluster-e2e-"), (dir) => ({
-      storage: { _tag: "Sqlite", file: join(dir, "cluster.db") },
-      sql: SqliteClient.layer({ filename: join(dir, "cluster.db") })
-    }))
 
 const turns = [1, 2, 3, 4, 5, 6] as const
 const run = Math.random().toString(36).slice(2, 8)
@@ -101,39 +67,6 @@ const countOf = (text: string, part: string) => text.split(part).length - 1
 const hostOf = (runners: ReadonlyArray<Runner>, pid: number) => runners.find((r) => r.pid === pid)
 
 const conversationId = "conv-e2e"
-
-/** Shard locks held per holder (runner address on SQLite, backend pid on PostgreSQL), as one string. */
-const lockHolders = (kind: StorageKind) =>
-  Effect.flatMap(SqlClient.SqlClient, (sql) =>
-    (kind === "SQLite"
-      ? sql<{ readonly holder: string; readonly n: number }>`
-          SELECT address AS holder, COUNT(*) AS n FROM cluster_locks GROUP BY address ORDER BY address`
-      : sql<{ readonly holder: string; readonly n: number }>`
-          SELECT pid::text AS holder, COUNT(*) AS n FROM pg_locks
-          WHERE locktype = 'advisory' AND granted GROUP BY pid ORDER BY pid`).pipe(
-        Effect.map((rows) => rows.map((r) => `${r.holder}=${r.n}`)),
-        Effect.orDie
-      ))
-
-/**
- * Waits until each of the `runners` holds shard locks and the split has not changed for 3 s:
- * runners that start together hand shards to each other for a few seconds, which would move
- * the conversation (and stop its CLI) without any kill.
- */
-const shardsSettled = (kind: StorageKind, runners: number) =>
-  Effect.gen(function*() {
-    const deadline = Date.now() + 60_000
-    let last = ""
-    let since = Date.now()
-    while (Date.now() < deadline) {
-      const holders = yield* lockHolders(kind)
-      const now = holders.join(",")
-      if (now !== last) [last, since] = [now, Date.now()]
-      else if (holders.length === runners && Date.now() - since >= 3_000) return
-      yield* Effect.sleep("500 millis")
-    }
-    return yield* Effect.die(new Error(`the shards did not settle on ${runners} runners within 60 s: ${last}`))
-  })
 
 /** Which runners set the conversation up, oldest first (for the log). */
 const hostsOf = (runners: ReadonlyArray<Runner>) =>

@@ -8,6 +8,7 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as SqlClient from "effect/sql/SqlClient"
+import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
@@ -97,5 +98,27 @@ layer(Postgres.layer(), { timeout: "180 seconds" })("ClaudeCluster on PostgreSQL
         PgClient.layer({ url: server.url() })
       )
       yield* checks(PgClient.layer({ url: server.url(name) }))
+    }))
+
+  it.effect("members starting together on a new database all start (the settings table's creation races)", () =>
+    Effect.gen(function*() {
+      const server = yield* Postgres.PostgresServer
+      for (let round = 0; round < 3; round++) {
+        const name = `c_${randomUUID().replaceAll("-", "")}`
+        yield* Effect.provide(
+          Effect.flatMap(PgClient.PgClient, (sql) => sql`CREATE DATABASE ${sql(name)}`),
+          PgClient.layer({ url: server.url() })
+        )
+        // Each member with its own connection, as separate processes have (real time: it retries).
+        yield* TestClock.withLive(Effect.forEach(
+          [1, 2, 3, 4],
+          () =>
+            Effect.scoped(Effect.provide(
+              ClaudeCluster.checkSettingsRetrying(layout(300)),
+              Layer.orDie(PgClient.layer({ url: server.url(name) }))
+            )),
+          { concurrency: "unbounded" }
+        ))
+      }
     }))
 })

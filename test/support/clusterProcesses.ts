@@ -67,6 +67,11 @@ export interface Runner {
   readonly clis: () => ReadonlyArray<number>
   /** SIGKILLs its process group and its CLIs' groups, and waits until they are gone. */
   readonly kill: Effect.Effect<void>
+  /**
+   * Sends `signal` to the runner process alone (as a process manager does) and waits until it has
+   * exited, failing after `timeoutMs`; gives the milliseconds it took.
+   */
+  readonly stop: (signal: NodeJS.Signals, timeoutMs: number) => Effect.Effect<number, WaitTimeout>
 }
 
 const tsxLoader = pathToFileURL(createRequire(resolve("package.json")).resolve("tsx")).href
@@ -206,7 +211,8 @@ const spawnOnce = (options: RunnerOptions, box: Sandbox) =>
           if (child.exitCode === null && child.signalCode === null) signalGroup(child.pid!, "SIGTERM")
           yield* exitOf(child).pipe(
             Effect.timeoutOrElse({
-              duration: "10 seconds",
+              // A runner drains its running turns (up to its drain timeout) before it exits.
+              duration: "15 seconds",
               orElse: () => Effect.andThen(Effect.sync(() => signalGroup(child.pid!, "SIGKILL")), exitOf(child))
             })
           )
@@ -245,7 +251,22 @@ const spawnOnce = (options: RunnerOptions, box: Sandbox) =>
         }
         yield* exitOf(child)
         yield* killClis(box.cwd)
-      })
+      }),
+      stop: (signal, timeoutMs) =>
+        Effect.gen(function*() {
+          const started = Date.now()
+          if (!exited()) process.kill(child.pid!, signal)
+          yield* exitOf(child).pipe(
+            Effect.timeoutOrElse({
+              duration: timeoutMs,
+              orElse: () =>
+                Effect.fail(
+                  new WaitTimeout({ message: `${options.name} did not exit within ${timeoutMs} ms of ${signal}` })
+                )
+            })
+          )
+          return Date.now() - started
+        })
     } satisfies Runner
   })
 

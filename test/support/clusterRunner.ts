@@ -10,9 +10,12 @@
  * - `SIDE_EFFECTS`: a file each tool call appends one JSON line to (`{ tool, pid, input }`).
  * - `MAX_IDLE`: the entities' idle time (default `5 minutes`); `SHARDS_PER_GROUP` is read by the
  *   cluster itself.
+ * - `DRAIN_TIMEOUT`: `ClaudeCluster`'s `drainTimeout` (default its own).
  *
  * Tools: `charge` (wrapped in `idempotent`) and `notify` (plain); an input whose `slow` is true
  * makes `notify` wait a minute after recording its call, so a test can kill the runner during it.
+ * A `charge` with `wait` (seconds) records `charge:start`, waits, then records `charge`: a test
+ * can stop the runner during it and count the charges that completed.
  * Prints `READY <port>` once the runner is up and `HOSTING <conversation id>` each time it sets a
  * conversation up.
  */
@@ -45,8 +48,14 @@ const record = (tool: string, input: unknown) =>
 
 const charge = Tool.make("charge", {
   description: "Charges an amount",
-  parameters: { amount: Schema.Number },
-  handler: (input) => Effect.as(record("charge", input), `charged ${input.amount}`)
+  parameters: { amount: Schema.Number, wait: Schema.optional(Schema.Number) },
+  handler: (input) =>
+    (input.wait === undefined
+      ? record("charge", input)
+      : record("charge:start", input).pipe(
+        Effect.andThen(Effect.sleep(`${input.wait} seconds`)),
+        Effect.andThen(record("charge", input))
+      )).pipe(Effect.as(`charged ${input.amount}`))
 })
 
 const notify = Tool.make("notify", {
@@ -80,7 +89,11 @@ const runner = ClaudeConversationRunner.layer({
       }
     })
 }).pipe(
-  Layer.provide(ClaudeCluster.layerRunner({ host: "127.0.0.1", port })),
+  Layer.provide(ClaudeCluster.layerRunner({
+    host: "127.0.0.1",
+    port,
+    drainTimeout: (process.env["DRAIN_TIMEOUT"] || undefined) as Duration.Input | undefined
+  })),
   Layer.provide(ClaudeSessionStoreSql.layer),
   Layer.provide(Layer.merge(NodeSubprocess.layer, NodeSecretFile.layer({ directory: env("SECRETS_DIR") }))),
   Layer.provide(storage())
