@@ -98,8 +98,7 @@ const startWatchdog = (): ChildProcess | undefined => {
     const child = spawn("/bin/sh", ["-c", WatchdogScript], { detached: true, stdio: ["pipe", "ignore", "ignore"] })
     child.on("error", () => {})
     child.stdin?.on("error", () => {})
-    child.unref()
-    // The pipe must not keep the event loop alive either.
+    child.unref() // The pipe must not keep the event loop alive either.
     ;(child.stdin as unknown as { unref?: () => void } | null)?.unref?.()
     return child
   } catch {

@@ -25,6 +25,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import type { Writable } from "node:stream"
+import { shuttingDown, trackGroup } from "../internal/exitCleanup.ts"
 import {
   checkExit,
   redactArgv,
@@ -39,7 +40,6 @@ import {
   SubprocessTimeoutError,
   tail
 } from "../services/Subprocess.ts"
-import { shuttingDown, trackGroup } from "../internal/exitCleanup.ts"
 
 const DEFAULT_KILL_GRACE = Duration.seconds(2)
 const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024 * 1024

@@ -117,19 +117,23 @@ describeWithClaude("a program stopped mid-turn leaves no claude CLI behind", () 
     }
   }
 
-  it.live("ClaudeLocal under NodeRuntime.runMain: SIGINT ends the turn and the CLI quickly", () =>
-    Effect.gen(function*() {
-      const fake = yield* Fake.make(
-        Fake.callsThenAnswers({ name: "mcp__gtb__slow_lookup", input: { id: "A-1" } }, () => "found")
-      )
-      const box = yield* sandbox(fake.url)
-      const { child, exited } = yield* start(box, { PROVIDER: "local", RUNNER: "runMain" })
-      expect(claudeProcessesIn(box.cwd).length).toBeGreaterThan(0)
-      process.kill(-child.pid!, "SIGINT")
-      // runMain interrupts the program and runs its finalizers; the CLI gets a short grace only.
-      expect(yield* within(2_000, () => claudeProcessesIn(box.cwd).length === 0)).toBe(true)
-      const status = yield* Effect.promise(() => exited)
-      expect(status.code).toBe(130) // runMain's exit code for an interrupted program
-      expect(secretDirectories(box)).toEqual([])
-    }).pipe(Effect.scoped), 150_000)
+  it.live(
+    "ClaudeLocal under NodeRuntime.runMain: SIGINT ends the turn and the CLI quickly",
+    () =>
+      Effect.gen(function*() {
+        const fake = yield* Fake.make(
+          Fake.callsThenAnswers({ name: "mcp__gtb__slow_lookup", input: { id: "A-1" } }, () => "found")
+        )
+        const box = yield* sandbox(fake.url)
+        const { child, exited } = yield* start(box, { PROVIDER: "local", RUNNER: "runMain" })
+        expect(claudeProcessesIn(box.cwd).length).toBeGreaterThan(0)
+        process.kill(-child.pid!, "SIGINT")
+        // runMain interrupts the program and runs its finalizers; the CLI gets a short grace only.
+        expect(yield* within(2_000, () => claudeProcessesIn(box.cwd).length === 0)).toBe(true)
+        const status = yield* Effect.promise(() => exited)
+        expect(status.code).toBe(130) // runMain's exit code for an interrupted program
+        expect(secretDirectories(box)).toEqual([])
+      }).pipe(Effect.scoped),
+    150_000
+  )
 })

@@ -97,33 +97,41 @@ describe("exitCleanup", () => {
     { how: "process.exit", mode: "exit", stop: undefined, status: { code: 3 } }
   ] as const
   for (const { how, mode, status, stop } of ends) {
-    it.live(`${how}: tracked group killed, tracked directory removed, untracked ones kept`, () =>
-      Effect.gen(function*() {
-        const { tracked, untracked } = yield* folders()
-        const r = yield* run(mode, tracked, untracked)
-        expect(alive(r.kept)).toBe(true)
-        if (stop !== undefined) process.kill(r.pid, stop)
-        expect(yield* Effect.promise(() => r.exited)).toMatchObject(status)
-        expect(yield* within(2_000, () => !alive(r.kept))).toBe(true)
-        expect(yield* within(2_000, () => !existsSync(tracked))).toBe(true)
-        expect(alive(r.released)).toBe(true)
-        expect(existsSync(untracked)).toBe(true)
-      }).pipe(Effect.scoped), 60_000)
+    it.live(
+      `${how}: tracked group killed, tracked directory removed, untracked ones kept`,
+      () =>
+        Effect.gen(function*() {
+          const { tracked, untracked } = yield* folders()
+          const r = yield* run(mode, tracked, untracked)
+          expect(alive(r.kept)).toBe(true)
+          if (stop !== undefined) process.kill(r.pid, stop)
+          expect(yield* Effect.promise(() => r.exited)).toMatchObject(status)
+          expect(yield* within(2_000, () => !alive(r.kept))).toBe(true)
+          expect(yield* within(2_000, () => !existsSync(tracked))).toBe(true)
+          expect(alive(r.released)).toBe(true)
+          expect(existsSync(untracked)).toBe(true)
+        }).pipe(Effect.scoped),
+      60_000
+    )
   }
 
-  it.live("a signal the app handles is the app's: nothing is killed and the process goes on", () =>
-    Effect.gen(function*() {
-      const { tracked, untracked } = yield* folders()
-      const r = yield* run("handled", tracked, untracked)
-      process.kill(r.pid, "SIGTERM")
-      expect(yield* within(5_000, () => r.output().includes("APP-HANDLED"))).toBe(true)
-      yield* Effect.sleep("300 millis")
-      expect(alive(r.pid)).toBe(true)
-      expect(alive(r.kept)).toBe(true)
-      expect(existsSync(tracked)).toBe(true)
-      // Its later death is still covered.
-      process.kill(r.pid, "SIGKILL")
-      expect(yield* within(2_000, () => !alive(r.kept))).toBe(true)
-      expect(yield* within(2_000, () => !existsSync(tracked))).toBe(true)
-    }).pipe(Effect.scoped), 60_000)
+  it.live(
+    "a signal the app handles is the app's: nothing is killed and the process goes on",
+    () =>
+      Effect.gen(function*() {
+        const { tracked, untracked } = yield* folders()
+        const r = yield* run("handled", tracked, untracked)
+        process.kill(r.pid, "SIGTERM")
+        expect(yield* within(5_000, () => r.output().includes("APP-HANDLED"))).toBe(true)
+        yield* Effect.sleep("300 millis")
+        expect(alive(r.pid)).toBe(true)
+        expect(alive(r.kept)).toBe(true)
+        expect(existsSync(tracked)).toBe(true)
+        // Its later death is still covered.
+        process.kill(r.pid, "SIGKILL")
+        expect(yield* within(2_000, () => !alive(r.kept))).toBe(true)
+        expect(yield* within(2_000, () => !existsSync(tracked))).toBe(true)
+      }).pipe(Effect.scoped),
+    60_000
+  )
 })
