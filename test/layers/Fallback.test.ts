@@ -10,7 +10,7 @@ import * as Ref from "effect/Ref"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { readFileSync } from "node:fs"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { connect } from "node:net"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
 import * as Fallback from "../../src/layers/Fallback.js"
@@ -302,14 +302,31 @@ describe("Fallback", () => {
     }))
 })
 
-/** Ports in LISTEN state on 127.0.0.1, from /proc/net/tcp. */
-const listeningPorts = (): Array<number> =>
-  readFileSync("/proc/net/tcp", "utf8")
+/** Inodes of the sockets this process holds open (so other processes' ports never count). */
+const ownSocketInodes = (): Set<string> => {
+  const inodes = new Set<string>()
+  for (const fd of readdirSync("/proc/self/fd")) {
+    try {
+      const target = readlinkSync(`/proc/self/fd/${fd}`)
+      const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1]
+      if (inode !== undefined) inodes.add(inode)
+    } catch {
+      // Closed while we looked.
+    }
+  }
+  return inodes
+}
+
+/** Ports this process listens on at 127.0.0.1, from /proc/net/tcp. */
+const listeningPorts = (): Array<number> => {
+  const own = ownSocketInodes()
+  return readFileSync("/proc/net/tcp", "utf8")
     .split("\n")
     .slice(1)
     .map((line) => line.trim().split(/\s+/))
-    .filter((cols) => cols[3] === "0A" && cols[1]?.startsWith("0100007F:"))
+    .filter((cols) => cols[3] === "0A" && cols[1]?.startsWith("0100007F:") && own.has(cols[9] ?? ""))
     .map((cols) => parseInt(cols[1]!.split(":")[1]!, 16))
+}
 
 const refuses = (port: number) =>
   Effect.callback<boolean>((resume) => {
