@@ -29,7 +29,7 @@ import {
   startRunner,
   waitUntil
 } from "../support/clusterProcesses.js"
-import { shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
+import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -108,6 +108,7 @@ const scenario = (kind: StorageKind) =>
       const c = yield* conversations(conversationId)
       const chat = (turn: number) =>
         c.chat(prompt(turn), { turnId: `turn-${turn}` }).pipe(
+          retryStorage,
           Effect.timeoutOrElse({
             duration: "90 seconds",
             orElse: () => Effect.die(new Error(`turn ${turn} was not answered within 90 s`))

@@ -31,7 +31,7 @@ import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
 import { ProviderError } from "../../src/services/ChatClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import { currentHost, type Runner, sideEffects, startRunner, waitUntil } from "../support/clusterProcesses.js"
-import { shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
+import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
 
@@ -67,14 +67,6 @@ const model = () => {
 }
 
 const countOf = (text: string, part: string) => text.split(part).length - 1
-
-/**
- * Sends a turn again, with the same turn id, when the cluster's storage failed it: on one SQLite
- * file shared by four or five busy processes a write can wait past its lock timeout
- * (`PersistenceError`, retryable, see docs/cluster.md). The same turn id makes it safe.
- */
-const retryStorage = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.retry(effect, { while: (e) => e._tag === "PersistenceError", times: 5 })
 
 const scenario = (kind: StorageKind) =>
   Effect.gen(function*() {

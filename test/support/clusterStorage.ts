@@ -1,7 +1,7 @@
 /**
  * The storage of the multi-process cluster tests: PostgreSQL (a real server) or one SQLite file,
- * given both to the runner processes and to the test's own `SqlClient`; and a wait until the
- * shards have settled on the runners.
+ * given both to the runner processes and to the test's own `SqlClient`; a wait until the shards
+ * have settled on the runners; and the retry of a turn the storage failed.
  */
 import * as PgClient from "@effect/sql-pg/PgClient"
 import * as Effect from "effect/Effect"
@@ -75,3 +75,11 @@ export const shardsSettled = (kind: StorageKind, runners: number) =>
     }
     return yield* Effect.die(new Error(`the shards did not settle on ${runners} runners within 60 s: ${last}`))
   })
+
+/**
+ * Sends a turn again, with the same turn id, when the cluster's storage failed it: on one SQLite
+ * file shared by four or five busy processes a write can wait past its lock timeout
+ * (`PersistenceError`, retryable, see docs/cluster.md). The same turn id makes it safe.
+ */
+export const retryStorage = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.retry(effect, { while: (e) => e._tag === "PersistenceError", times: 5 })
