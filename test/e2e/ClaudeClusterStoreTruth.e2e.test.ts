@@ -7,57 +7,24 @@
  * whose local file still holds the abandoned attempt: turn 3's model request must hold every
  * earlier prompt and answer exactly once.
  */
-import * as PgClient from "@effect/sql-pg/PgClient"
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Redacted from "effect/Redacted"
-import type * as Scope from "effect/Scope"
-import type * as SqlClient from "effect/sql/SqlClient"
-import { mkdtempSync, rmSync } from "node:fs"
-import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
-import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
 import {
   currentHost,
   restartRunner,
   type RunnerOptions,
-  type SharedStorage,
   sideEffects,
   startRunner,
   waitUntil
 } from "../support/clusterProcesses.js"
+import { sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
 import { describeWithClaude } from "../support/describeWithClaude.js"
 import * as Fake from "../support/FakeMessagesApi.js"
-import * as Postgres from "../support/postgres.js"
-
-type StorageKind = "PostgreSQL" | "SQLite"
-
-const tempDir = (prefix: string) =>
-  Effect.acquireRelease(
-    Effect.sync(() => mkdtempSync(join(tmpdir(), prefix))),
-    (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-  )
-
-const sharedStorage = (
-  kind: StorageKind
-): Effect.Effect<
-  { readonly storage: SharedStorage; readonly sql: Layer.Layer<SqlClient.SqlClient, unknown> },
-  Postgres.PostgresStartError,
-  Scope.Scope
-> =>
-  kind === "PostgreSQL"
-    ? Effect.map(Postgres.start(), (server) => ({
-      storage: { _tag: "Postgres", url: Redacted.value(server.url()) },
-      sql: PgClient.layer({ url: server.url() })
-    }))
-    : Effect.map(tempDir("ecb-cluster-truth-"), (dir) => ({
-      storage: { _tag: "Sqlite", file: join(dir, "cluster.db") },
-      sql: SqliteClient.layer({ filename: join(dir, "cluster.db") })
-    }))
 
 const run = Math.random().toString(36).slice(2, 8)
 const marker = (turn: number) => `MARK${turn}Y${run}`
