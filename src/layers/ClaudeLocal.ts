@@ -15,13 +15,13 @@
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv. It is always one `--input-format stream-json` user message (built
- * by `internal/claudeUserMessage.ts`), marked `client_composed` so the CLI passes the text to the
+ * by `internal/claude/userMessage.ts`), marked `client_composed` so the CLI passes the text to the
  * model verbatim: no `@file` reads, no slash commands (`trustedPrompts` opts out). Images and
  * PDFs (`Content` parts) are image/document blocks in it (base64 only, Messages API limits); a
  * tool's images reach the model as MCP image content.
  *
  * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
- * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
+ * messages instead (`internal/claudeLocal/liveCli.ts`); what a run holds (its settings and MCP config
  * files, its bridge credential) then lives as long as that process does.
  *
  * @summary The locally installed `claude` CLI as a `ChatClient`, your tools served over a loopback MCP bridge.
@@ -36,28 +36,28 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
-import * as CliVersion from "../internal/claudeCliVersion.js"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeConversation.ts"
-import * as LiveCli from "../internal/claudeLiveCli.js"
-import * as Args from "../internal/claudeLocalArgs.js"
-import { makeLive } from "../internal/claudeLocalLive.js"
-import * as Plan from "../internal/claudeLocalPlan.js"
-import { freshRun } from "../internal/claudeLocalRun.js"
-import * as SessionFile from "../internal/claudeSessionFile.ts"
-import { makeTranscripts } from "../internal/claudeTranscripts.ts"
-import * as Media from "../internal/media.js"
-import type * as Registry from "../registry/Registry.js"
-import type { ChatClient, ProviderError } from "../services/ChatClient.js"
-import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
-import * as Pool from "../services/ClaudeProcessPool.js"
+import * as Media from "../internal/chat/media.ts"
+import * as CliVersion from "../internal/claude/cliVersion.ts"
+import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import * as SessionFile from "../internal/claude/sessionFile.ts"
+import { makeTranscripts } from "../internal/claude/transcripts.ts"
+import * as Args from "../internal/claudeLocal/args.ts"
+import { makeLive } from "../internal/claudeLocal/live.ts"
+import * as LiveCli from "../internal/claudeLocal/liveCli.ts"
+import * as Plan from "../internal/claudeLocal/plan.ts"
+import { freshRun } from "../internal/claudeLocal/run.ts"
+import type * as Registry from "../registry/Registry.ts"
+import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
-import type { McpBridgeService } from "../services/McpBridge.js"
-import type { SecretFile } from "../services/SecretFile.js"
-import type { Subprocess } from "../services/Subprocess.js"
-import type * as Tool from "../services/Tool.js"
-import * as NodeMcpBridge from "./NodeMcpBridge.js"
-import * as NodeSecretFile from "./NodeSecretFile.js"
-import * as NodeSubprocess from "./NodeSubprocess.js"
+import type { McpBridgeService } from "../services/McpBridge.ts"
+import type { SecretFile } from "../services/SecretFile.ts"
+import type { Subprocess } from "../services/Subprocess.ts"
+import type * as Tool from "../services/Tool.ts"
+import * as NodeMcpBridge from "./NodeMcpBridge.ts"
+import * as NodeSecretFile from "./NodeSecretFile.ts"
+import * as NodeSubprocess from "./NodeSubprocess.ts"
 
 /** `--permission-mode` values of claude 2.1.x. */
 export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"

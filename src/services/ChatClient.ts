@@ -11,10 +11,10 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { ChatEvent } from "./ChatEvent.js"
+import type { ChatEvent } from "./ChatEvent.ts"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
-import { type Prompt, UnsupportedContentError } from "./Content.js"
-import { InvalidToolsError, type Tool } from "./Tool.js"
+import { type Prompt, UnsupportedContentError } from "./Content.ts"
+import { InvalidToolsError, type Tool } from "./Tool.ts"
 
 /** Token and cost totals. `known` is false when a provider reported nothing usable. */
 export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({

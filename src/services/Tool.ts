@@ -16,10 +16,10 @@ import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
-import * as ParseErrorText from "../internal/parseErrorText.js"
-import * as Telemetry from "../internal/telemetry.js"
-import * as ToolJsonSchema from "../internal/toolJsonSchema.js"
-import { ImagePart, ToolContent } from "./Content.js"
+import * as Telemetry from "../internal/chat/telemetry.ts"
+import * as ParseErrorText from "../internal/core/parseErrorText.ts"
+import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
+import { ImagePart, ToolContent } from "./Content.ts"
 
 /** A JSON Schema document, as plain data. */
 export type JsonSchema = ToolJsonSchema.JsonSchema

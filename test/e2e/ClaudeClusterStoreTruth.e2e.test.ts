@@ -29,10 +29,10 @@ import {
   sideEffects,
   startRunner,
   waitUntil
-} from "../support/clusterProcesses.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import * as Postgres from "../support/postgres.js"
+} from "../support/clusterProcesses.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import * as Postgres from "../support/postgres.ts"
 
 type StorageKind = "PostgreSQL" | "SQLite"
 
