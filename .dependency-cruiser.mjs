@@ -1,6 +1,6 @@
 // The layout's rules, checked by `npm run lint` (so by CI) with dependency-cruiser: the folders of
 // `src` only depend on each other in the directions the design allows, and nothing loops.
-// See README "Layout" for what lives where.
+// See README "Layout" for what lives where. Run: `npm run lint:deps` (part of `npm run lint`).
 //
 // Type-only imports (`import type`, `import { type X }`) count for cycles and layers alike: a type
 // cycle still makes two modules one unit to read and to move.
@@ -25,9 +25,18 @@ export default {
     {
       name: "services-not-to-internal",
       severity: "error",
-      comment: "services/ declares contracts (tags, data, errors); behaviour lives in internal/ and layers/.",
+      comment: "services/ declares contracts (tags, data, errors); behaviour lives in internal/ and layers/. The one "
+        + "exception is internal/core/, the machinery of the few functions the design puts in services/ "
+        + "(Tool.make and executeTool, ClaudeConversation's ask), which depends on services/ alone.",
       from: { path: "^src/services/" },
-      to: { path: "^src/internal/" }
+      to: { path: "^src/internal/", pathNot: "^src/internal/core/" }
+    },
+    {
+      name: "core-depends-on-services-only",
+      severity: "error",
+      comment: "internal/core/ is the services' own machinery: it uses services/ and itself, nothing else of src/.",
+      from: { path: "^src/internal/core/" },
+      to: { path: "^src/", pathNot: "^src/(services|internal/core)/" }
     },
     {
       name: "services-not-to-layers",
@@ -39,9 +48,18 @@ export default {
     {
       name: "registry-is-self-contained",
       severity: "error",
-      comment: "The tool policy is pure data and functions: it depends on no service, layer or internal.",
+      comment: "The tool policy is pure data and functions: it depends on no service, layer or internal code "
+        + "except its own private helpers in internal/policy/.",
       from: { path: "^src/registry/" },
-      to: { path: "^src/(services|layers|internal|ai)/" }
+      to: { path: "^src/(services|layers|internal|ai)/", pathNot: "^src/internal/policy/" }
+    },
+    {
+      name: "policy-helpers-stand-alone",
+      severity: "error",
+      comment:
+        "internal/policy/ holds registry/ToolPolicy's private helpers: they use nothing else of src/ but the registry.",
+      from: { path: "^src/internal/policy/" },
+      to: { path: "^src/", pathNot: "^src/(registry|internal/policy)/" }
     },
     {
       name: "entries-not-to-optional-peers",

@@ -13,7 +13,7 @@ import {
   type PermissionRequest
 } from "../../services/ClaudeCodeOptions.ts"
 import * as Tool from "../../services/Tool.ts"
-import { agentEnvironment } from "../claudeAgent/sdk.ts"
+import { agentEnvironment } from "./environment.ts"
 
 /**
  * The CLI's full environment: the allow-list of `base` (all of it with `inheritEnv`), then the

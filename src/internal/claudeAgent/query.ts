@@ -11,25 +11,18 @@ import { execFile } from "node:child_process"
 import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
-import type { Options } from "../../layers/ClaudeAgent.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ProviderError } from "../../services/ChatClient.ts"
 import type * as Tool from "../../services/Tool.ts"
 import type * as Telemetry from "../chat/telemetry.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { sdkOptions } from "../claude/codeRun.ts"
+import { agentEnvironment } from "../claude/environment.ts"
 import type * as ProviderPolicy from "../claude/providerPolicy.ts"
 import type { RunInput } from "../claude/session.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
-import {
-  agentEnvironment,
-  type AgentSdkModule,
-  makeToolServer,
-  provider,
-  reap,
-  type SpawnedCli,
-  spawner
-} from "./sdk.ts"
+import type { Options } from "./options.ts"
+import { type AgentSdkModule, makeToolServer, provider, reap, type SpawnedCli, spawner } from "./sdk.ts"
 import type { AgentStore } from "./store.ts"
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */

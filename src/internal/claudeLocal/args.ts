@@ -3,11 +3,11 @@
  * nothing here holds a resource.
  */
 import * as Option from "effect/Option"
-import type { Options } from "../../layers/ClaudeLocal.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ProviderError } from "../../services/ChatClient.ts"
 import type { SubprocessError } from "../../services/Subprocess.ts"
 import { cliFlags, extraFlags } from "../claude/codeRun.ts"
+import type { Options } from "./options.ts"
 
 export const provider = "claude-local"
 

@@ -9,14 +9,12 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import type { Options } from "../../layers/ClaudeLocal.ts"
-import * as NodeMcpBridge from "../../layers/NodeMcpBridge.ts"
 import * as ClaudeCodeCatalog from "../../registry/ClaudeCodeCatalog.ts"
 import * as Conditions from "../../registry/Conditions.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ProviderError } from "../../services/ChatClient.ts"
 import type { CanUseTool } from "../../services/ClaudeCodeOptions.ts"
-import type { McpBridgeService } from "../../services/McpBridge.ts"
+import type { McpBridgeError, McpBridgeOptions, McpBridgeService } from "../../services/McpBridge.ts"
 import { SecretFile, type SecretFileService } from "../../services/SecretFile.ts"
 import { type RunOptions, Subprocess, type SubprocessError, type SubprocessService } from "../../services/Subprocess.ts"
 import * as Tool from "../../services/Tool.ts"
@@ -34,6 +32,7 @@ import {
   schemaInstruction,
   serverAllowRules
 } from "./args.ts"
+import type { Options } from "./options.ts"
 
 /** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)
@@ -121,8 +120,16 @@ const makeCliVersion = (options: Options, subprocess: SubprocessService, binary:
       return version
     }))
 
+/**
+ * Starts a loopback MCP bridge in the current scope. The layer passes `NodeMcpBridge.make`:
+ * internal code never imports a layer.
+ */
+export type StartBridge = (
+  options: McpBridgeOptions
+) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope>
+
 /** Reads the options and the services once, for the client's lifetime. */
-export const makeEnv = (options: Options) =>
+export const makeEnv = (options: Options, startBridge: StartBridge) =>
   Effect.gen(function*() {
     const subprocess = yield* Subprocess
     const secretFile = yield* SecretFile
@@ -142,7 +149,7 @@ export const makeEnv = (options: Options) =>
     const permissionBridge = canUseTool === undefined
       ? Effect.succeed(undefined)
       : yield* Effect.cached(
-        NodeMcpBridge.make({
+        startBridge({
           serverName: permissionServer,
           tools: [permissionTool(canUseTool, (id) => decidedDenials.add(id))]
         }).pipe(Scope.provide(scope), Effect.mapError(configError))

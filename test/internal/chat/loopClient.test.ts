@@ -1,7 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { argumentsOf, decodeAnswer, responseFormatFor } from "../../../src/internal/chat/loopClient.ts"
+import { argumentsOf } from "../../../src/internal/chat/loopClient.ts"
+import { decodeAnswer, responseFormatFor } from "../../../src/internal/core/structuredAnswer.ts"
 
 describe("loopClient.argumentsOf", () => {
   it("objects pass, missing arguments are {}, JSON text is parsed, bad JSON stays text", () => {

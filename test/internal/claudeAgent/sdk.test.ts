@@ -7,8 +7,8 @@ import * as Schema from "effect/Schema"
 import type { ChildProcessWithoutNullStreams } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
+import { agentEnvironment } from "../../../src/internal/claude/environment.ts"
 import {
-  agentEnvironment,
   AlwaysLoadMeta,
   loadAgentSdk,
   makeToolServer,
