@@ -94,6 +94,8 @@ export default {
   options: {
     includeOnly: { path: ["^src/", "^node_modules/"] },
     doNotFollow: { path: "^node_modules/" },
+    // A node_modules that is a symlink (a shared install) still counts as node_modules/.
+    preserveSymlinks: true,
     tsPreCompilationDeps: true,
     tsConfig: { fileName: "tsconfig.src.json" },
     enhancedResolveOptions: {
