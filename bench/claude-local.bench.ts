@@ -20,7 +20,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import * as UserMessage from "../src/internal/claudeUserMessage.ts"
+import * as UserMessage from "../src/internal/claude/userMessage.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
@@ -29,7 +29,7 @@ import { SecretFile } from "../src/services/SecretFile.ts"
 import * as Tool from "../src/services/Tool.ts"
 import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.ts"
 import * as Fake from "../test/support/FakeMessagesApi.ts"
-import { compare, median, rssMiB, untilIdle } from "./util.js"
+import { compare, median, rssMiB, untilIdle } from "./util.ts"
 
 const dir = mkdtempSync(join(tmpdir(), "ecb-bench-"))
 const stub = join(dir, "claude")

@@ -47,7 +47,7 @@ import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../src/servi
 import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.ts"
 import * as Fake from "../test/support/FakeMessagesApi.ts"
 import * as Postgres from "../test/support/postgres.ts"
-import { compare, median } from "./util.js"
+import { compare, median } from "./util.ts"
 
 const cliVersion = "2.1.332"
 

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath, pathToFileURL } from "node:url"
-import { median } from "./util.js"
+import { median } from "./util.ts"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const work = mkdtempSync(join(tmpdir(), "ecb-import-bench-"))

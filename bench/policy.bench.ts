@@ -5,10 +5,10 @@
  */
 import * as Result from "effect/Result"
 import { performance } from "node:perf_hooks"
-import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../src/registry/Registry.js"
-import * as ToolPolicy from "../src/registry/ToolPolicy.js"
-import { compare, median, sample } from "./util.js"
+import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../src/registry/Registry.ts"
+import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
+import { compare, median, sample } from "./util.ts"
 
 const registry = Registry.unsafeMake([
   ...ClaudeCodeCatalog.descriptors,

@@ -15,7 +15,7 @@ import * as Scope from "effect/Scope"
 import { statSync } from "node:fs"
 import { join } from "node:path"
 import { performance } from "node:perf_hooks"
-import * as SessionFile from "../src/internal/claudeSessionFile.ts"
+import * as SessionFile from "../src/internal/claude/sessionFile.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../src/layers/ClaudeSessionStoreSql.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
@@ -25,7 +25,7 @@ import { ClaudeSession } from "../src/services/ClaudeCodeOptions.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService, makeMemory } from "../src/services/ClaudeSessionStore.ts"
 import { claudeBinary, sandbox } from "../test/support/claudeCli.ts"
 import * as Fake from "../test/support/FakeMessagesApi.ts"
-import { compare, median } from "./util.js"
+import { compare, median } from "./util.ts"
 
 /** A SQLite file in `dir` (the target), or the memory store (for reference). */
 const stores: ReadonlyArray<{

@@ -10,4 +10,4 @@
  * @since 0.1.0
  * @module effect-chat-bridge/claude-agent
  */
-export * as ClaudeAgent from "./layers/ClaudeAgent.js"
+export * as ClaudeAgent from "./layers/ClaudeAgent.ts"

@@ -13,5 +13,5 @@
  * @since 0.1.0
  * @module effect-chat-bridge/effect-ai
  */
-export * as AiToolkit from "./ai/AiToolkit.js"
-export * as ChatLanguageModel from "./ai/ChatLanguageModel.js"
+export * as AiToolkit from "./ai/AiToolkit.ts"
+export * as ChatLanguageModel from "./ai/ChatLanguageModel.ts"

@@ -3,8 +3,8 @@ import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { AgentSdkPackage } from "../src/internal/claudeAgentSdk.js"
-import { modulesReachedFrom, packagesReachedFrom } from "./support/importGraph.js"
+import { AgentSdkPackage } from "../src/internal/claudeAgent/sdk.ts"
+import { modulesReachedFrom, packagesReachedFrom } from "./support/importGraph.ts"
 
 // What ships: entry points, peers and the README's install line agree, and the main entry's
 // import graph reaches no optional peer. (The tarball itself is exercised by scripts/consumer-test.sh.)

@@ -37,10 +37,10 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ParseErrorText from "../internal/parseErrorText.js"
-import * as ToolJsonSchema from "../internal/toolJsonSchema.js"
-import * as Content from "../services/Content.js"
-import * as Tool from "../services/Tool.js"
+import * as ParseErrorText from "../internal/core/parseErrorText.ts"
+import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
+import * as Content from "../services/Content.ts"
+import * as Tool from "../services/Tool.ts"
 
 /** What the handlers of `Tools` need beyond the toolkit's handler layer (their schemas' and dependencies' services). */
 export type Requirements<Tools extends Record<string, AiTool.Any>> = AiTool.HandlerServices<Tools[keyof Tools]>

@@ -11,7 +11,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import { makeService, normalize, type Store } from "../internal/agentSettingsStore.ts"
+import { makeService, normalize, type Store } from "../internal/agentSettings/store.ts"
 import {
   AgentAlreadyExistsError,
   AgentNotFoundError,

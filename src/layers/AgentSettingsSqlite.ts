@@ -28,7 +28,7 @@ import { SqlError } from "effect/sql/SqlError"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { decodeStored, encodeStored, makeService, type Store } from "../internal/agentSettingsStore.ts"
+import { decodeStored, encodeStored, makeService, type Store } from "../internal/agentSettings/store.ts"
 import {
   AgentAlreadyExistsError,
   AgentNotFoundError,

@@ -50,7 +50,20 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import type * as Scope from "effect/Scope"
-import * as KeepAlive from "../internal/claudeAgentLive.js"
+import * as Media from "../internal/chat/media.ts"
+import * as Telemetry from "../internal/chat/telemetry.ts"
+import type * as CliVersion from "../internal/claude/cliVersion.ts"
+import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claude/codeRun.ts"
+import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import { agentEnvironment } from "../internal/claude/environment.ts"
+import * as ProviderPolicy from "../internal/claude/providerPolicy.ts"
+import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claude/session.ts"
+import * as SessionFile from "../internal/claude/sessionFile.ts"
+import * as Stall from "../internal/claude/stall.ts"
+import { makeTranscripts, type Transcripts } from "../internal/claude/transcripts.ts"
+import * as UserMessage from "../internal/claude/userMessage.ts"
+import * as KeepAlive from "../internal/claudeAgent/live.ts"
+import type { Options } from "../internal/claudeAgent/options.ts"
 import {
   type QueryParams,
   type QuerySetup,
@@ -58,99 +71,19 @@ import {
   requestedServers,
   singleMessage,
   startQuery
-} from "../internal/claudeAgentQuery.js"
-import { agentEnvironment, type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgentSdk.js"
-import * as AgentStore from "../internal/claudeAgentStore.ts"
-import { consume, interpret, type InterpretSetup } from "../internal/claudeAgentTurn.js"
-import type * as CliVersion from "../internal/claudeCliVersion.js"
-import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claudeCodeRun.js"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeConversation.ts"
-import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claudeSession.js"
-import * as SessionFile from "../internal/claudeSessionFile.ts"
-import * as Stall from "../internal/claudeStall.ts"
-import { makeTranscripts, type Transcripts } from "../internal/claudeTranscripts.ts"
-import * as UserMessage from "../internal/claudeUserMessage.js"
-import * as Media from "../internal/media.js"
-import * as ProviderPolicy from "../internal/providerPolicy.ts"
-import * as Telemetry from "../internal/telemetry.js"
-import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.js"
-import * as Conditions from "../registry/Conditions.js"
-import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.js"
-import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
-import * as Pool from "../services/ClaudeProcessPool.js"
+} from "../internal/claudeAgent/query.ts"
+import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
+import * as AgentStore from "../internal/claudeAgent/store.ts"
+import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent/turn.ts"
+import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.ts"
+import * as Conditions from "../registry/Conditions.ts"
+import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
+import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
-import * as Tool from "../services/Tool.js"
-import type { ToolPolicyInput } from "./ClaudeLocal.js"
-
-export type { ToolPolicyInput } from "./ClaudeLocal.js"
-
-/** The Agent SDK's permission modes. */
-export type PermissionMode = AgentSdk.PermissionMode
-
-/**
- * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
- * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
- */
-export interface Options extends ClaudeCodeOptions {
-  /**
-   * The `claude` executable. Default: the binary shipped with the Agent SDK. `mcpServers` reach it
-   * over stdin, which needs a Claude Code at least as new as that binary (an older one fails the turn
-   * with an error naming `mcpServersDelivery`); for an older one pass
-   * `extraOptions: { mcpServersDelivery: "argv" }`, which puts their headers and env on its command line.
-   */
-  readonly pathToClaudeCodeExecutable?: string | undefined
-  /** The model (an alias such as `sonnet` or a full model name). Default: the CLI's. */
-  readonly model?: string | undefined
-  /** Replaces Claude Code's default system prompt. */
-  readonly systemPrompt?: string | undefined
-  /** Bound on one whole turn (all of its model calls and tool calls). Default 10 minutes. */
-  readonly requestTimeout?: Duration.Input | undefined
-  /** Working directory of the CLI. Default: the process's. */
-  readonly cwd?: string | undefined
-  /** Default `default`: only allowed tools run; anything that would ask is denied. */
-  readonly permissionMode?: PermissionMode | undefined
-  /**
-   * Changes to the CLI's environment (`undefined` removes a variable). The base is a filtered copy
-   * of this process's environment (PATH, HOME, locale, proxies, `ANTHROPIC_*`, `CLAUDE_*`, cloud
-   * provider credentials), or all of it with `inheritEnv`.
-   */
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined
-  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
-  readonly toolPolicy?: ToolPolicyInput | undefined
-  /** The in-process MCP server's name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
-  readonly serverName?: string | undefined
-  /**
-   * When the CLI denied tool calls: `false` (default) fails with `PermissionDeniedError` (which
-   * carries the answer); `true` returns the answer and logs a warning.
-   */
-  readonly allowPermissionDenials?: boolean | undefined
-  /** How long the CLI gets to exit on its own before SIGTERM, then SIGKILL. Default 2 seconds. */
-  readonly killGrace?: Duration.Input | undefined
-  /**
-   * Keep one CLI alive across `chat`/`chatStream` turns (streaming input) instead of starting a
-   * fresh CLI per turn with `resume`. Default `false`. Turns after the first skip the CLI's
-   * start-up; the CLI lives in the client's scope until it closes. A failed or interrupted turn,
-   * `setTools` and `ask` end it (an `ask` runs on its own fresh CLI, as without this option); the
-   * next turn starts a new one that resumes the session. `maxTurns` bounds each turn and
-   * `maxBudgetUsd` the whole conversation, as without this option.
-   */
-  readonly keepAlive?: boolean | undefined
-  /**
-   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
-   * implies `keepAlive`. Default `false`. It starts on the session to `resume` (forking it with
-   * `forkSession`), with every other option as a turn would. A `setTools` restarts it right away
-   * (resuming the session), not at the next turn. The CLI belongs to the layer's scope.
-   */
-  readonly prewarm?: boolean | undefined
-  /**
-   * Agent SDK options the library does not model, passed to `query` as given. The library's own
-   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win; its
-   * default `mcpServersDelivery: "initialize"` is set before them.
-   */
-  readonly extraOptions?: Partial<AgentSdk.Options> | undefined
-  /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */
-  readonly sdkSpecifier?: string | undefined
-}
+import * as Tool from "../services/Tool.ts"
+export type { ToolPolicyInput } from "../internal/claude/options.ts"
+export type { Options, PermissionMode } from "../internal/claudeAgent/options.ts"
 
 /** The default bound on one turn (`requestTimeout`): 10 minutes. */
 export const DefaultRequestTimeout = Duration.minutes(10)

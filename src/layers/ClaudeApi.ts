@@ -30,8 +30,10 @@ import * as HttpClient from "effect/http/HttpClient"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import * as Wire from "../internal/anthropicWire.js"
-import { baseUrlOrFail } from "../internal/baseUrl.js"
+import { makeLoopClient } from "../internal/chat/loopClient.ts"
+import * as Media from "../internal/chat/media.ts"
+import * as Wire from "../internal/http/anthropicWire.ts"
+import { baseUrlOrFail } from "../internal/http/baseUrl.ts"
 import {
   commonConfig,
   type CommonOptions,
@@ -39,13 +41,11 @@ import {
   loopSettings,
   requiredApiKey,
   retrySettings
-} from "../internal/httpProviderConfig.js"
-import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
-import { makeLoopClient } from "../internal/loopClient.js"
-import * as Media from "../internal/media.js"
-import { truncatedStream, turnStream } from "../internal/turnStream.js"
-import { ChatClient, type ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
+} from "../internal/http/providerConfig.ts"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
+import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
+import { ChatClient, type ProviderError } from "../services/ChatClient.ts"
+import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /** Provider name in errors and logs. */
 export const provider = "anthropic"

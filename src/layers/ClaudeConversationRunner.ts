@@ -22,14 +22,14 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
-import { askRawOf, type SessionClient } from "../internal/claudeConversation.ts"
-import * as Host from "../internal/conversationHost.ts"
-import * as Metrics from "../internal/conversationMetrics.ts"
+import { askRawOf, type SessionClient } from "../internal/claude/conversation.ts"
+import * as Host from "../internal/cluster/host.ts"
+import * as Metrics from "../internal/cluster/metrics.ts"
 import { ProviderError } from "../services/ChatClient.ts"
 import { ClaudeConversation } from "../services/ClaudeConversation.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 
-export type { ConversationContext, ConversationSetup, HostedOptions } from "../internal/conversationHost.ts"
+export type { ConversationContext, ConversationSetup, HostedOptions } from "../internal/cluster/host.ts"
 
 /** Options of {@link layer}. */
 export interface Options<O extends Host.HostedOptions, RM, E, R> {

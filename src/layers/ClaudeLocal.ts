@@ -15,13 +15,13 @@
  * The prompt goes on stdin rather than after `-p`: a prompt starting with `-` would be read as a
  * flag, a variadic flag such as `--disallowedTools` could swallow it, and stdin keeps it out of
  * `ps` and of the logged argv. It is always one `--input-format stream-json` user message (built
- * by `internal/claudeUserMessage.ts`), marked `client_composed` so the CLI passes the text to the
+ * by `internal/claude/userMessage.ts`), marked `client_composed` so the CLI passes the text to the
  * model verbatim: no `@file` reads, no slash commands (`trustedPrompts` opts out). Images and
  * PDFs (`Content` parts) are image/document blocks in it (base64 only, Messages API limits); a
  * tool's images reach the model as MCP image content.
  *
  * With `keepAlive` (or `prewarm`) one CLI per conversation reads its turns as stream-json user
- * messages instead (`internal/claudeLiveCli.ts`); what a run holds (its settings and MCP config
+ * messages instead (`internal/claudeLocal/liveCli.ts`); what a run holds (its settings and MCP config
  * files, its bridge credential) then lives as long as that process does.
  *
  * @summary The locally installed `claude` CLI as a `ChatClient`, your tools served over a loopback MCP bridge.
@@ -36,127 +36,30 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
-import * as CliVersion from "../internal/claudeCliVersion.js"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claudeConversation.ts"
-import * as LiveCli from "../internal/claudeLiveCli.js"
-import * as Args from "../internal/claudeLocalArgs.js"
-import { makeLive } from "../internal/claudeLocalLive.js"
-import * as Plan from "../internal/claudeLocalPlan.js"
-import { freshRun } from "../internal/claudeLocalRun.js"
-import * as SessionFile from "../internal/claudeSessionFile.ts"
-import { makeTranscripts } from "../internal/claudeTranscripts.ts"
-import * as Media from "../internal/media.js"
-import type * as Registry from "../registry/Registry.js"
-import type { ChatClient, ProviderError } from "../services/ChatClient.js"
-import type { ClaudeCodeOptions, ClaudeSession } from "../services/ClaudeCodeOptions.js"
-import * as Pool from "../services/ClaudeProcessPool.js"
+import * as Media from "../internal/chat/media.ts"
+import * as CliVersion from "../internal/claude/cliVersion.ts"
+import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import * as SessionFile from "../internal/claude/sessionFile.ts"
+import { makeTranscripts } from "../internal/claude/transcripts.ts"
+import * as Args from "../internal/claudeLocal/args.ts"
+import { makeLive } from "../internal/claudeLocal/live.ts"
+import * as LiveCli from "../internal/claudeLocal/liveCli.ts"
+import type { Options } from "../internal/claudeLocal/options.ts"
+import * as Plan from "../internal/claudeLocal/plan.ts"
+import { freshRun } from "../internal/claudeLocal/run.ts"
+import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
-import type { McpBridgeService } from "../services/McpBridge.js"
-import type { SecretFile } from "../services/SecretFile.js"
-import type { Subprocess } from "../services/Subprocess.js"
-import type * as Tool from "../services/Tool.js"
-import * as NodeMcpBridge from "./NodeMcpBridge.js"
-import * as NodeSecretFile from "./NodeSecretFile.js"
-import * as NodeSubprocess from "./NodeSubprocess.js"
+import type { SecretFile } from "../services/SecretFile.ts"
+import type { Subprocess } from "../services/Subprocess.ts"
+import type * as Tool from "../services/Tool.ts"
+import * as NodeMcpBridge from "./NodeMcpBridge.ts"
+import * as NodeSecretFile from "./NodeSecretFile.ts"
+import * as NodeSubprocess from "./NodeSubprocess.ts"
 
-/** `--permission-mode` values of claude 2.1.x. */
-export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"
-
-/** The agent's tool policy input: which Claude Code tools this client's agent may use. */
-export interface ToolPolicyInput {
-  /** Default: the Claude Code catalog for the pinned agent SDK. */
-  readonly registry?: Registry.Registry
-  /** The agent's opt-outs (empty: everything the registry exposes). */
-  readonly disabledTools?: ReadonlyArray<string>
-  /**
-   * Condition values such as `agent-has-channel`; missing counts as false, except
-   * `workspace-has-git`, which is detected from `cwd` unless given (`Conditions.detectNodeConditions`).
-   */
-  readonly conditions?: Readonly<Record<string, boolean>>
-  /**
-   * Built-in tools to auto-approve by name (`Edit`, `Bash`), at most 64: each runs without a
-   * permission prompt, so on a headless run it stays offered even when Claude Code would ask
-   * about it. Default: none (tools that ask are not offered without `canUseTool` or a
-   * `permissionMode` that lets them run; see `docs/tool-policy.md`).
-   */
-  readonly allowedTools?: ReadonlyArray<string>
-  /**
-   * `true`: an opt-out the policy cannot apply as written (a typo such as `Bsh`, a malformed or
-   * always-on entry, a partly applied wildcard: `ToolPolicy.ToolPolicy.ignored`) fails the layer's
-   * build with a `config` `ProviderError` (with `make`: every turn). Default `false`: each is a
-   * warning in the log, once, and shown by `ClaudeSession.toolPolicy`.
-   */
-  readonly strict?: boolean
-}
-
-/**
- * Options of {@link make} and {@link layer}; every field is optional. The shared Claude Code
- * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
- */
-export interface Options extends ClaudeCodeOptions {
-  /** The `claude` binary: a name on PATH or a path. Default `claude`. */
-  readonly binary?: string | undefined
-  /** Passed as `--model` (an alias such as `sonnet` or a full model name). Default: the CLI's. */
-  readonly model?: string | undefined
-  /** Passed as `--system-prompt`, replacing Claude Code's default system prompt. */
-  readonly systemPrompt?: string | undefined
-  /** Bound on one whole CLI run (all of its model turns and tool calls). Default 10 minutes. */
-  readonly requestTimeout?: Duration.Input | undefined
-  /** Working directory of the CLI. Default: the process's. */
-  readonly cwd?: string | undefined
-  /** Passed as `--permission-mode` when set. */
-  readonly permissionMode?: PermissionMode | undefined
-  /**
-   * Changes to the CLI's environment (`undefined` removes a variable). The base is the allow-list
-   * of this process's environment, or all of it with `inheritEnv`.
-   */
-  readonly env?: Readonly<Record<string, string | undefined>> | undefined
-  /** Which built-in Claude Code tools the agent may use. Default: the registry's defaults, no opt-outs. */
-  readonly toolPolicy?: ToolPolicyInput | undefined
-  /** The bridge's MCP server name; tools appear as `mcp__<serverName>__<tool>`. Default `gtb`. */
-  readonly serverName?: string | undefined
-  /**
-   * When the CLI denied tool calls: `false` (default) fails with `PermissionDeniedError` (which
-   * carries the answer); `true` returns the answer and logs a warning.
-   */
-  readonly allowPermissionDenials?: boolean | undefined
-  /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
-  readonly killGrace?: Duration.Input | undefined
-  /**
-   * The installed CLI's version (`2.1.332`), when the caller pins it: skips the `claude --version`
-   * run. Default: read once per layer, at the first turn.
-   */
-  readonly cliVersion?: string | undefined
-  /**
-   * A running bridge to serve the tools through (one you watch, or share with other MCP clients)
-   * instead of one started on the first non-empty `setTools` in the client's scope. The client
-   * sets its tools on it, and its `serverName` wins over the option.
-   */
-  readonly bridge?: McpBridgeService | undefined
-  /**
-   * CLI flags the library does not model, as `--name=value` (or `--name` for `null`); they come
-   * after the library's own flags.
-   */
-  readonly extraArgs?: Readonly<Record<string, string | null>> | undefined
-  /**
-   * Keep one CLI per conversation alive across turns (`--input-format stream-json`, each turn a
-   * user message on its stdin) instead of a fresh `claude -p --resume` per turn. Default `false`.
-   * Later turns skip the CLI's start-up (about 0.9 s on a fast machine; see the numbers in `docs/claude-code.md`).
-   * The process is restarted, resuming the session, after a failed or interrupted turn, and when a
-   * turn needs other flags than it was started with: `setTools` changing the tools, `ask` (its
-   * `--json-schema`), a chat after an `ask`, a change in the allowed environment. Every other
-   * option applies as to a fresh run (`maxTurns` bounds each turn, `maxBudgetUsd` the whole
-   * conversation); the process, its config files and its bridge credential live in the client's
-   * scope.
-   */
-  readonly keepAlive?: boolean | undefined
-  /**
-   * Start the kept-alive CLI when the client is built, so that the first turn pays no start-up;
-   * implies `keepAlive`. Default `false`. A `setTools` that changes the tools restarts it right
-   * away (not at the next turn), so the warm start survives the usual build → setTools → chat.
-   */
-  readonly prewarm?: boolean | undefined
-}
+export type { ToolPolicyInput } from "../internal/claude/options.ts"
+export type { Options, PermissionMode } from "../internal/claudeLocal/options.ts"
 
 /** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
 export const MinimumCliVersion: string = CliVersion.MinimumVersion
@@ -178,7 +81,7 @@ export const make: (
   options?: Options
 ) => Effect.Effect<SessionClient, never, Subprocess | SecretFile | Scope.Scope> = Effect.fn("ClaudeLocal.make")(
   function*(options: Options = {}) {
-    const env = yield* Plan.makeEnv(options)
+    const env = yield* Plan.makeEnv(options, NodeMcpBridge.make)
     const { scope, serverName } = env
 
     const setTools = (set: Tool.ToolSet) =>

@@ -19,8 +19,8 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import { streamOf } from "../internal/loopClient.js"
-import { anything, requirePrompt } from "../internal/media.js"
+import { streamOf } from "../internal/chat/loopClient.ts"
+import { anything, requirePrompt } from "../internal/chat/media.ts"
 import {
   ChatClient,
   type ChatClientService,
@@ -28,9 +28,9 @@ import {
   FallbackError,
   ProviderFailure,
   Usage
-} from "../services/ChatClient.js"
-import * as Content from "../services/Content.js"
-import * as Tool from "../services/Tool.js"
+} from "../services/ChatClient.ts"
+import * as Content from "../services/Content.ts"
+import * as Tool from "../services/Tool.ts"
 
 /** A provider of the chain: its name (for logs and the hook) and its layer. */
 export interface Provider<E = never, R = never> {

@@ -43,10 +43,10 @@ import {
   isAllowedOrigin,
   makeBearerCheck,
   readBoundedBody
-} from "../internal/loopbackGuard.ts"
-import * as McpServerSdk from "../internal/mcpServerSdk.ts"
-import { mcpContent } from "../internal/mediaMcp.ts"
-import * as Telemetry from "../internal/telemetry.ts"
+} from "../internal/agentCli/loopbackGuard.ts"
+import * as McpServerSdk from "../internal/agentCli/mcpServerSdk.ts"
+import { mcpContent } from "../internal/agentCli/mediaMcp.ts"
+import * as Telemetry from "../internal/chat/telemetry.ts"
 import {
   defaultIdleTimeout,
   defaultMaxBodyBytes,

@@ -18,7 +18,7 @@ import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as os from "node:os"
 import * as path from "node:path"
-import { trackDirectory } from "../internal/exitCleanup.ts"
+import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
 import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.ts"
 
 /** Where secret files are created. */

@@ -25,7 +25,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as nodeFs from "node:fs"
 import * as os from "node:os"
 import type { Writable } from "node:stream"
-import { shuttingDown, trackGroup } from "../internal/exitCleanup.ts"
+import { shuttingDown, trackGroup } from "../internal/agentCli/exitCleanup.ts"
 import {
   checkExit,
   redactArgv,

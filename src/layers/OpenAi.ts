@@ -32,21 +32,21 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Stream from "effect/Stream"
-import { baseUrlOrFail } from "../internal/baseUrl.js"
+import { makeLoopClient } from "../internal/chat/loopClient.ts"
+import * as Media from "../internal/chat/media.ts"
+import { baseUrlOrFail } from "../internal/http/baseUrl.ts"
+import * as Wire from "../internal/http/openAiWire.ts"
 import {
   commonConfig,
   type CommonOptions,
   defined,
   loopSettings,
   retrySettings
-} from "../internal/httpProviderConfig.js"
-import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/httpTransport.js"
-import { makeLoopClient } from "../internal/loopClient.js"
-import * as Media from "../internal/media.js"
-import * as Wire from "../internal/openAiWire.js"
-import { truncatedStream, turnStream } from "../internal/turnStream.js"
-import { ChatClient, ProviderError } from "../services/ChatClient.js"
-import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.js"
+} from "../internal/http/providerConfig.ts"
+import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
+import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
+import { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /** Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise. */
 export const DefaultBaseUrl = "https://api.openai.com/v1"

@@ -25,11 +25,11 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { makeLoopClient } from "../internal/loopClient.js"
-import { anything } from "../internal/media.js"
-import { ChatClient, type ChatClientService, ProviderError, Usage } from "../services/ChatClient.js"
-import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.js"
-import { ToolCall } from "../services/Tool.js"
+import { makeLoopClient } from "../internal/chat/loopClient.ts"
+import { anything } from "../internal/chat/media.ts"
+import { ChatClient, type ChatClientService, ProviderError, Usage } from "../services/ChatClient.ts"
+import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
+import { ToolCall } from "../services/Tool.ts"
 
 /** A call the scripted model makes; `id` defaults to `call_<n>`. */
 export interface ScriptedCall {

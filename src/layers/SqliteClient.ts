@@ -24,8 +24,8 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import type { DatabaseSync } from "node:sqlite"
-import { importSqlite, makeConnection, type NodeSqlite, sqlError } from "../internal/sqliteConnection.ts"
-import * as FileMode from "../internal/sqliteFileMode.ts"
+import { importSqlite, makeConnection, type NodeSqlite, sqlError } from "../internal/sql/sqliteConnection.ts"
+import * as FileMode from "../internal/sql/sqliteFileMode.ts"
 
 const TypeId = "~effect-chat-bridge/SqliteClient" as const
 

@@ -11,74 +11,13 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
-import type { ChatEvent } from "./ChatEvent.js"
+import type { ChatEvent } from "./ChatEvent.ts"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
-import { type Prompt, UnsupportedContentError } from "./Content.js"
-import { InvalidToolsError, type Tool } from "./Tool.js"
+import { type Prompt, UnsupportedContentError } from "./Content.ts"
+import { InvalidToolsError, type Tool } from "./Tool.ts"
+import { Usage } from "./Usage.ts"
 
-/** Token and cost totals. `known` is false when a provider reported nothing usable. */
-export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
-  /** Prompt (input) tokens. */
-  inputTokens: Schema.Number,
-  /** Completion (output) tokens. */
-  outputTokens: Schema.Number,
-  /** As reported, or input + output. */
-  totalTokens: Schema.Number,
-  /** Prompt tokens served from the provider's cache. */
-  cachedTokens: Schema.Number,
-  /** Output tokens spent on hidden reasoning. */
-  reasoningTokens: Schema.Number,
-  /** Cost in US dollars, when the provider reports one (the `claude` CLI does). */
-  costUsd: Schema.optional(Schema.Number),
-  /** False when nothing usable was reported (all counts are then 0). */
-  known: Schema.Boolean
-}) {
-  /** Zero usage, `known: false`: the start of every running total. */
-  static readonly empty: Usage = new Usage({
-    inputTokens: 0,
-    outputTokens: 0,
-    totalTokens: 0,
-    cachedTokens: 0,
-    reasoningTokens: 0,
-    known: false
-  })
-
-  /** Builds a usage record; `totalTokens` defaults to input + output. */
-  static readonly of = (fields: {
-    readonly inputTokens: number
-    readonly outputTokens: number
-    readonly totalTokens?: number
-    readonly cachedTokens?: number
-    readonly reasoningTokens?: number
-    readonly costUsd?: number | undefined
-  }): Usage =>
-    new Usage({
-      inputTokens: fields.inputTokens,
-      outputTokens: fields.outputTokens,
-      totalTokens: fields.totalTokens ?? fields.inputTokens + fields.outputTokens,
-      cachedTokens: fields.cachedTokens ?? 0,
-      reasoningTokens: fields.reasoningTokens ?? 0,
-      ...(fields.costUsd === undefined ? {} : { costUsd: fields.costUsd }),
-      known: true
-    }, { disableChecks: true })
-
-  /** Sums two records; a cost is kept only where at least one side reported one. */
-  static readonly add = (a: Usage, b: Usage): Usage => {
-    const costUsd = a.costUsd === undefined && b.costUsd === undefined
-      ? undefined
-      : (a.costUsd ?? 0) + (b.costUsd ?? 0)
-    return new Usage({
-      inputTokens: a.inputTokens + b.inputTokens,
-      outputTokens: a.outputTokens + b.outputTokens,
-      totalTokens: a.totalTokens + b.totalTokens,
-      cachedTokens: a.cachedTokens + b.cachedTokens,
-      reasoningTokens: a.reasoningTokens + b.reasoningTokens,
-      ...(costUsd === undefined ? {} : { costUsd }),
-      known: a.known || b.known
-      // Sums of two valid records: no need to validate again on every turn.
-    }, { disableChecks: true })
-  }
-}
+export { Usage }
 
 /** A prompt (or question, or added text) was empty or only whitespace. */
 export class EmptyPromptError extends Schema.TaggedError<EmptyPromptError>()("EmptyPromptError", {

@@ -9,7 +9,7 @@
  * @module
  */
 import * as Schema from "effect/Schema"
-import { Usage } from "./ChatClient.js"
+import { Usage } from "./Usage.ts"
 
 /** A piece of the model's text. */
 export class TextDelta extends Schema.TaggedClass<TextDelta>()("TextDelta", {

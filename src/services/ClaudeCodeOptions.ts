@@ -16,7 +16,7 @@ import type * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as ToolPolicy from "../registry/ToolPolicy.ts"
 import { type ProviderError, Usage } from "./ChatClient.ts"
-import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.js"
+import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.ts"
 import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
 /** Claude Code settings files a run may load (`--setting-sources`). */

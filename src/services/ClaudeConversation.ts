@@ -25,7 +25,7 @@ import * as Ref from "effect/Ref"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { decodeAnswer, responseFormatFor } from "../internal/loopClient.ts"
+import { decodeAnswer, responseFormatFor } from "../internal/core/structuredAnswer.ts"
 import {
   ChatClient,
   type ChatClientService,

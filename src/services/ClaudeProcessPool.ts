@@ -36,7 +36,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
-import { ProviderError } from "./ChatClient.js"
+import { ProviderError } from "./ChatClient.ts"
 
 /** No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn. */
 export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeoutError>()(

@@ -9,9 +9,9 @@
  */
 import type * as Effect from "effect/Effect"
 import type * as Stream from "effect/Stream"
-import type { ProviderError, Usage } from "./ChatClient.js"
-import type { Part } from "./Content.js"
-import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.js"
+import type { ProviderError, Usage } from "./ChatClient.ts"
+import type { Part } from "./Content.ts"
+import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.ts"
 
 /** A user message (buffered `add` text is joined into it). */
 export interface UserMessage {

@@ -16,10 +16,10 @@ import * as References from "effect/References"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Tracer from "effect/Tracer"
-import * as ParseErrorText from "../internal/parseErrorText.js"
-import * as Telemetry from "../internal/telemetry.js"
-import * as ToolJsonSchema from "../internal/toolJsonSchema.js"
-import { ImagePart, ToolContent } from "./Content.js"
+import * as ParseErrorText from "../internal/core/parseErrorText.ts"
+import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
+import { toolSpan } from "../internal/core/toolSpan.ts"
+import { ImagePart, ToolContent } from "./Content.ts"
 
 /** A JSON Schema document, as plain data. */
 export type JsonSchema = ToolJsonSchema.JsonSchema
@@ -363,7 +363,7 @@ export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<T
         return Effect.interrupt
       })
     )
-  return Telemetry.toolSpan(call, run, (result) => errorTypes.get(result) ?? "_OTHER")
+  return toolSpan(call, run, (result) => errorTypes.get(result) ?? "_OTHER")
 }
 
 /** Runs several calls with bounded concurrency (default 5); results keep the calls' order. */

@@ -10,9 +10,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { ChatError, ProviderError, Usage } from "../../src/services/ChatClient.js"
+import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatError, ProviderError, Usage } from "../../src/services/ChatClient.ts"
 import {
   AgentToolStart,
   Complete,
@@ -21,9 +21,9 @@ import {
   ToolCallEnd,
   ToolCallStart,
   UsageEvent
-} from "../../src/services/ChatEvent.js"
-import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import { makeHandlers, TestToolkit } from "./aiSupport.js"
+} from "../../src/services/ChatEvent.ts"
+import type { TurnRequest } from "../../src/services/ModelTurn.ts"
+import { makeHandlers, TestToolkit } from "./aiSupport.ts"
 
 /** A LanguageModel on Scripted: each call gets a fresh client playing `script`; requests are recorded. */
 const scriptedModel = (script: ReadonlyArray<Scripted.ScriptedTurn>) => {

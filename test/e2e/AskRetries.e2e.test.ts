@@ -6,10 +6,10 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { sandbox } from "../support/claudeCli.js"
-import { agentClient, localClient } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { sandbox } from "../support/claudeCli.ts"
+import { agentClient, localClient } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const City = Schema.Struct({ city: Schema.String, population: Schema.Number })
 

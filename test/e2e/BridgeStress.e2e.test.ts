@@ -7,11 +7,11 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Tool from "../../src/services/Tool.js"
-import { sandbox } from "../support/claudeCli.js"
-import { localClient } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import * as Tool from "../../src/services/Tool.ts"
+import { sandbox } from "../support/claudeCli.ts"
+import { localClient } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 /** `add` counting each distinct call, so a call run twice or never shows. */
 const countingAdd = () => {

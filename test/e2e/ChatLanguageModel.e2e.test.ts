@@ -5,12 +5,12 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { readdirSync } from "node:fs"
-import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.js"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import { makeHandlers, TestToolkit } from "../ai/aiSupport.js"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { localServices } from "../support/claudeClients.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import * as ChatLanguageModel from "../../src/ai/ChatLanguageModel.ts"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import { makeHandlers, TestToolkit } from "../ai/aiSupport.ts"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { localServices } from "../support/claudeClients.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 /** The model: call add once (b as the numeric string the toolkit's schema expects), then answer. */
 const addOnce = (req: Fake.FakeRequest): Fake.FakeReply => {

@@ -5,19 +5,19 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { existsSync, readdirSync, readFileSync } from "node:fs"
-import { sessionPath } from "../../src/internal/claudeSessionFile.ts"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import type { ClaudeSnapshot } from "../../src/services/ClaudeCodeOptions.js"
+import { sessionPath } from "../../src/internal/claude/sessionFile.ts"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import type { ClaudeSnapshot } from "../../src/services/ClaudeCodeOptions.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
   makeMemory,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
-import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { type ClaudeClient, requestTimeout, sessionOf } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { type ClaudeClient, requestTimeout, sessionOf } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 /** A memory store that records when each append came and how many entries it carried. */
 const recordingStore = Effect.gen(function*() {

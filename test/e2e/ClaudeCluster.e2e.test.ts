@@ -28,10 +28,10 @@ import {
   sideEffects,
   startRunner,
   waitUntil
-} from "../support/clusterProcesses.js"
-import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+} from "../support/clusterProcesses.ts"
+import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const turns = [1, 2, 3, 4, 5, 6] as const
 const run = Math.random().toString(36).slice(2, 8)

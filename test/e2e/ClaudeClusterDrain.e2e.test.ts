@@ -30,10 +30,10 @@ import { join } from "node:path"
 import * as ClaudeCluster from "../../src/layers/ClaudeCluster.ts"
 import { ProviderError } from "../../src/services/ChatClient.ts"
 import * as ClaudeConversation from "../../src/services/ClaudeConversation.ts"
-import { currentHost, type Runner, sideEffects, startRunner, waitUntil } from "../support/clusterProcesses.js"
-import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { currentHost, type Runner, sideEffects, startRunner, waitUntil } from "../support/clusterProcesses.ts"
+import { retryStorage, shardsSettled, sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const turns = [1, 2, 3, 4, 5] as const
 const run = Math.random().toString(36).slice(2, 8)

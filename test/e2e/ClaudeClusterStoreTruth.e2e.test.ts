@@ -21,10 +21,10 @@ import {
   sideEffects,
   startRunner,
   waitUntil
-} from "../support/clusterProcesses.js"
-import { sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+} from "../support/clusterProcesses.ts"
+import { sharedStorage, type StorageKind, tempDir } from "../support/clusterStorage.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const run = Math.random().toString(36).slice(2, 8)
 const marker = (turn: number) => `MARK${turn}Y${run}`

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Content from "../../src/services/Content.js"
-import * as Tool from "../../src/services/Tool.js"
-import { claudeProcessesIn, claudeVersions, sandbox } from "../support/claudeCli.js"
-import { type ClientBox, localClient } from "../support/claudeClients.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import { pdfBytes, pngBase64, pngBytes } from "../support/media.js"
+import * as Content from "../../src/services/Content.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { claudeProcessesIn, claudeVersions, sandbox } from "../support/claudeCli.ts"
+import { type ClientBox, localClient } from "../support/claudeClients.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { pdfBytes, pngBase64, pngBytes } from "../support/media.ts"
 
 const modelTurns = (api: Fake.FakeMessagesApi) => api.messageRequests().filter((r) => r.body["max_tokens"] !== 1)
 

@@ -11,19 +11,19 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { existsSync, readdirSync } from "node:fs"
 import { join } from "node:path"
-import * as SessionFile from "../../src/internal/claudeSessionFile.ts"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import type { ClaudeSnapshot } from "../../src/services/ClaudeCodeOptions.js"
+import * as SessionFile from "../../src/internal/claude/sessionFile.ts"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import type { ClaudeSnapshot } from "../../src/services/ClaudeCodeOptions.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
   makeMemory,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
-import { claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { localServices, requestTimeout, sessionOf } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeVersions, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { localServices, requestTimeout, sessionOf } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const recall = "What was the marker I gave you?"
 

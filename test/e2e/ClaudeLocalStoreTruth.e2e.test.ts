@@ -18,18 +18,18 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { join } from "node:path"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
-import { ProviderError } from "../../src/services/ChatClient.js"
+import { ProviderError } from "../../src/services/ChatClient.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
-import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { localServices, requestTimeout, sessionOf } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { localServices, requestTimeout, sessionOf } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 import * as Postgres from "../support/postgres.ts"
 
 /** A shared store on a fresh SQLite file or a fresh PostgreSQL server, open until the scope closes. */

@@ -6,11 +6,11 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
-import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import { sandbox } from "../support/claudeCli.js"
-import { localSession } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import type * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import { sandbox } from "../support/claudeCli.ts"
+import { localSession } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 const toolNames = (req: Fake.FakeRequest) => (req.body.tools ?? []).map((t) => t.name)
 

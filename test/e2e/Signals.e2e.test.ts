@@ -11,10 +11,10 @@ import * as Effect from "effect/Effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { readdirSync } from "node:fs"
 import { resolve } from "node:path"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import { withoutCredentials } from "../support/runTsx.js"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { withoutCredentials } from "../support/runTsx.ts"
 
 const program = resolve("test/e2e/fixtures/slowToolProgram.ts")
 

@@ -2,12 +2,12 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as ChatTelemetry from "../../src/services/ChatTelemetry.js"
-import * as Tool from "../../src/services/Tool.js"
-import { type Sandbox, sandbox } from "../support/claudeCli.js"
-import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import { makeRecorder, type Recorder } from "../support/recordingTracer.js"
+import * as ChatTelemetry from "../../src/services/ChatTelemetry.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { makeRecorder, type Recorder } from "../support/recordingTracer.ts"
 
 const A = ChatTelemetry.Attributes
 

@@ -6,9 +6,9 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { createServer } from "node:net"
-import { sandbox } from "../support/claudeCli.js"
-import { agentClient, localClient } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
+import { sandbox } from "../support/claudeCli.ts"
+import { agentClient, localClient } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
 
 /** A loopback port nothing listens on: bound once by us, then closed. */
 const closedPort = Effect.callback<number>((resume) => {

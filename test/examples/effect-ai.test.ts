@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { execFile } from "node:child_process"
-import { claudeBinary, sandbox } from "../support/claudeCli.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { claudeBinary, sandbox } from "../support/claudeCli.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 describe("examples/effect-ai.ts", () => {
   it.live("an unchanged effect/ai program runs on the real claude CLI, offline", () =>

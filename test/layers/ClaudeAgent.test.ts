@@ -10,9 +10,9 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import * as Sdk from "../support/fakeAgentSdk.js"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import * as Sdk from "../support/fakeAgentSdk.ts"
 
 const init = (sessionId = "s-1") => ({ type: "system", subtype: "init", session_id: sessionId, mcp_servers: [] })
 const result = (fields: Record<string, unknown> = {}) => ({

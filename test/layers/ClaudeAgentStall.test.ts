@@ -14,9 +14,9 @@ import * as TestClock from "effect/testing/TestClock"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { join } from "node:path"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import { ProviderError } from "../../src/services/ChatClient.js"
-import * as Sdk from "../support/fakeAgentSdk.js"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import { ProviderError } from "../../src/services/ChatClient.ts"
+import * as Sdk from "../support/fakeAgentSdk.ts"
 
 const init = (sessionId: string) => ({ type: "system", subtype: "init", session_id: sessionId, mcp_servers: [] })
 const result = (text: string) => ({

@@ -5,9 +5,9 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import { readFileSync } from "node:fs"
-import * as AgentStore from "../../src/internal/claudeAgentStore.ts"
-import { sessionPath } from "../../src/internal/claudeSessionFile.ts"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
+import { sessionPath } from "../../src/internal/claude/sessionFile.ts"
+import * as AgentStore from "../../src/internal/claudeAgent/store.ts"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
@@ -16,10 +16,10 @@ import {
   type StoreOperation,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
-import { type Sandbox, sandbox } from "../support/claudeCli.js"
-import { type ClaudeClient, requestTimeout, sessionOf } from "../support/claudeClients.js"
-import { describeWithClaude } from "../support/describeWithClaude.js"
-import * as Fake from "../support/FakeMessagesApi.js"
+import { type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { type ClaudeClient, requestTimeout, sessionOf } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
 
 /**
  * What the faulty store does on each call of an operation, as the test sets it: `late` stores,

@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
-import * as Fake from "../support/FakeMessagesApi.js"
-import { add, broken, HttpLive, SecretKey, withCapturedLogs } from "./httpProviderSupport.js"
-import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { add, broken, HttpLive, SecretKey, withCapturedLogs } from "./httpProviderSupport.ts"
+import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.ts"
 
 const client = (api: Fake.FakeMessagesApi, options: Partial<ClaudeApi.Options> = {}) =>
   ClaudeApi.make({

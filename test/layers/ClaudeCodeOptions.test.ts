@@ -19,16 +19,16 @@ import {
   permissionAnswer,
   permissionTool,
   sdkOptions
-} from "../../src/internal/claudeCodeRun.js"
-import * as ClaudeAgent from "../../src/layers/ClaudeAgent.js"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.js"
-import * as Tool from "../../src/services/Tool.js"
-import * as Sdk from "../support/fakeAgentSdk.js"
+} from "../../src/internal/claude/codeRun.ts"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import * as Sdk from "../support/fakeAgentSdk.ts"
 
 const init = { type: "system", subtype: "init", session_id: "s-1", mcp_servers: [] }
 const resultLine = (fields: Record<string, unknown> = {}) => ({

@@ -19,23 +19,23 @@ import {
 } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.js"
-import * as Registry from "../../src/registry/Registry.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import { SecretFile, SecretFileError } from "../../src/services/SecretFile.js"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
+import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as Registry from "../../src/registry/Registry.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import { SecretFile, SecretFileError } from "../../src/services/SecretFile.ts"
 import {
   type RunOptions,
   type RunResult,
   SubprocessNotFoundError,
   SubprocessSpawnError,
   SubprocessTimeoutError
-} from "../../src/services/Subprocess.js"
-import * as Tool from "../../src/services/Tool.js"
-import { stdinMessage, stdinPrompt } from "../support/stdinPrompt.js"
+} from "../../src/services/Subprocess.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import { stdinMessage, stdinPrompt } from "../support/stdinPrompt.ts"
 
 const add = Tool.make("add", {
   description: "Adds",

@@ -4,12 +4,12 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import * as Content from "../../src/services/Content.js"
-import { pdfBase64, pdfBytes, pngBase64, pngBytes } from "../support/media.js"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import * as Content from "../../src/services/Content.ts"
+import { pdfBase64, pdfBytes, pngBase64, pngBytes } from "../support/media.ts"
 
 const init = JSON.stringify({ type: "system", subtype: "init", session_id: "s", mcp_servers: [] })
 const result = (fields: Record<string, unknown> = {}) =>

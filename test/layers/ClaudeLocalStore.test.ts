@@ -15,12 +15,12 @@ import type * as Scope from "effect/Scope"
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import * as SessionFile from "../../src/internal/claudeSessionFile.ts"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as NodeSubprocess from "../../src/layers/NodeSubprocess.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import { ClaudeSession } from "../../src/services/ClaudeCodeOptions.js"
+import * as SessionFile from "../../src/internal/claude/sessionFile.ts"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import { ClaudeSession } from "../../src/services/ClaudeCodeOptions.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,

@@ -12,21 +12,21 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { connect } from "node:net"
-import * as ClaudeLocal from "../../src/layers/ClaudeLocal.js"
-import * as Fallback from "../../src/layers/Fallback.js"
-import * as NodeSecretFile from "../../src/layers/NodeSecretFile.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import * as TestSubprocess from "../../src/layers/TestSubprocess.js"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as Fallback from "../../src/layers/Fallback.ts"
+import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
 import {
   ChatClient,
   type ChatClientService,
   MaxStepsError,
   ProviderError,
   Usage
-} from "../../src/services/ChatClient.js"
+} from "../../src/services/ChatClient.ts"
 import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
-import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import * as Tool from "../../src/services/Tool.js"
+import type { TurnRequest } from "../../src/services/ModelTurn.ts"
+import * as Tool from "../../src/services/Tool.ts"
 
 /** A scripted provider that records what it was asked. */
 const recorded = (name: string, script: ReadonlyArray<Scripted.ScriptedTurn>) => {

@@ -1,13 +1,13 @@
 /** Fallback with images and documents: media parts replayed on the next provider; unsupported media fails over. */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { makeLoopClient } from "../../src/internal/loopClient.js"
-import * as Fallback from "../../src/layers/Fallback.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { ChatClient, Usage } from "../../src/services/ChatClient.js"
-import * as Content from "../../src/services/Content.js"
-import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import { pdfBytes, pngBytes } from "../support/media.js"
+import { makeLoopClient } from "../../src/internal/chat/loopClient.ts"
+import * as Fallback from "../../src/layers/Fallback.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatClient, Usage } from "../../src/services/ChatClient.ts"
+import * as Content from "../../src/services/Content.ts"
+import type { TurnRequest } from "../../src/services/ModelTurn.ts"
+import { pdfBytes, pngBytes } from "../support/media.ts"
 
 const recorded = (name: string, script: ReadonlyArray<Scripted.ScriptedTurn>) => {
   const requests: Array<TurnRequest> = []

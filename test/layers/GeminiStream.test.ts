@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import * as Gemini from "../../src/layers/Gemini.js"
-import * as Fake from "../support/FakeGemini.js"
-import { add, broken, HttpLive, SecretKey } from "./httpProviderSupport.js"
-import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.js"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as Fake from "../support/FakeGemini.ts"
+import { add, broken, HttpLive, SecretKey } from "./httpProviderSupport.ts"
+import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.ts"
 
 const client = (api: Fake.FakeGemini, options: Partial<Gemini.Options> = {}) =>
   Gemini.make({

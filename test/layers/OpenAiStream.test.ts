@@ -2,10 +2,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
-import * as OpenAi from "../../src/layers/OpenAi.js"
-import * as Fake from "../support/FakeOpenAi.js"
-import { add, broken, HttpLive, SecretKey } from "./httpProviderSupport.js"
-import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.js"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import * as Fake from "../support/FakeOpenAi.ts"
+import { add, broken, HttpLive, SecretKey } from "./httpProviderSupport.ts"
+import { collect, deltas, eventually, interruptAfterFirstDelta, runRecording, tags } from "./streamSupport.ts"
 
 const client = (api: Fake.FakeOpenAi, options: Partial<OpenAi.Options> = {}) =>
   OpenAi.make({

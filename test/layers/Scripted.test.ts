@@ -3,10 +3,10 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { ChatClient, Usage } from "../../src/services/ChatClient.js"
-import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import * as Tool from "../../src/services/Tool.js"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatClient, Usage } from "../../src/services/ChatClient.ts"
+import type { TurnRequest } from "../../src/services/ModelTurn.ts"
+import * as Tool from "../../src/services/Tool.ts"
 
 const add = Tool.make("add", {
   description: "Adds",

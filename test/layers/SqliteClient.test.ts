@@ -13,7 +13,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { vi } from "vitest"
-import { importSqlite, importSqliteQuietly } from "../../src/internal/sqliteConnection.ts"
+import { importSqlite, importSqliteQuietly } from "../../src/internal/sql/sqliteConnection.ts"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
 
 /** A fresh directory per test, removed when the test's scope closes. */

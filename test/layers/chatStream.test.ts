@@ -9,12 +9,12 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Fallback from "../../src/layers/Fallback.js"
-import * as Scripted from "../../src/layers/Scripted.js"
-import { ChatClient } from "../../src/services/ChatClient.js"
-import type { ChatEvent } from "../../src/services/ChatEvent.js"
-import type { TurnRequest } from "../../src/services/ModelTurn.js"
-import * as Tool from "../../src/services/Tool.js"
+import * as Fallback from "../../src/layers/Fallback.ts"
+import * as Scripted from "../../src/layers/Scripted.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import type { ChatEvent } from "../../src/services/ChatEvent.ts"
+import type { TurnRequest } from "../../src/services/ModelTurn.ts"
+import * as Tool from "../../src/services/Tool.ts"
 
 const add = Tool.make("add", {
   description: "Adds",

@@ -12,11 +12,11 @@ import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
-import * as Gemini from "../../src/layers/Gemini.js"
-import * as OpenAi from "../../src/layers/OpenAi.js"
-import { HttpLive, SecretKey } from "./httpProviderSupport.js"
-import { deltas, runRecording } from "./streamSupport.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import { HttpLive, SecretKey } from "./httpProviderSupport.ts"
+import { deltas, runRecording } from "./streamSupport.ts"
 
 interface Seen {
   readonly url: string

@@ -7,7 +7,7 @@ import * as Effect from "effect/Effect"
 import * as Logger from "effect/Logger"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import * as Tool from "../../src/services/Tool.js"
+import * as Tool from "../../src/services/Tool.ts"
 
 export const HttpLive = NodeHttpClient.layerUndici
 

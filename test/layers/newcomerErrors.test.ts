@@ -9,10 +9,10 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
-import * as ClaudeApi from "../../src/layers/ClaudeApi.js"
-import * as Gemini from "../../src/layers/Gemini.js"
-import * as OpenAi from "../../src/layers/OpenAi.js"
-import { HttpLive, SecretKey } from "./httpProviderSupport.js"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
+import * as Gemini from "../../src/layers/Gemini.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
+import { HttpLive, SecretKey } from "./httpProviderSupport.ts"
 
 /** A loopback port nothing listens on: bound, then released. */
 const closedPort = Effect.callback<number>((resume) => {

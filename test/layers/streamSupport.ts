@@ -6,8 +6,8 @@ import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import type { ChatError } from "../../src/services/ChatClient.js"
-import type { ChatEvent } from "../../src/services/ChatEvent.js"
+import type { ChatError } from "../../src/services/ChatClient.ts"
+import type { ChatEvent } from "../../src/services/ChatEvent.ts"
 
 export const collect = (stream: Stream.Stream<ChatEvent, ChatError>) => Stream.runCollect(stream)
 

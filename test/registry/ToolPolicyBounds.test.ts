@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { editDistance, make as makeNameIndex } from "../../src/internal/nearestName.ts"
+import { editDistance, make as makeNameIndex } from "../../src/internal/policy/nearestName.ts"
 import * as AgentSettingsMemory from "../../src/layers/AgentSettingsMemory.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
-import { denialMessage } from "../../src/internal/headlessTools.ts"
+import { denialMessage } from "../../src/internal/policy/headlessTools.ts"
 import * as CatalogView from "../../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"

@@ -10,7 +10,7 @@ import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as TestClock from "effect/testing/TestClock"
-import * as Pool from "../../src/services/ClaudeProcessPool.js"
+import * as Pool from "../../src/services/ClaudeProcessPool.ts"
 
 /**
  * A stand-in for a live process: a scope holding a permit, closed by the pool's `evict`; `started`

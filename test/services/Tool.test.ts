@@ -8,7 +8,7 @@ import * as Metric from "effect/Metric"
 import * as Ref from "effect/Ref"
 import * as References from "effect/References"
 import * as Schema from "effect/Schema"
-import * as Tool from "../../src/services/Tool.js"
+import * as Tool from "../../src/services/Tool.ts"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { fromFields } from "../../src/internal/toolJsonSchema.js"
-import * as Tool from "../../src/services/Tool.js"
+import { fromFields } from "../../src/internal/core/toolJsonSchema.ts"
+import * as Tool from "../../src/services/Tool.ts"
 import v3 from "./fixtures/toolSchemas.v3.json" with { type: "json" }
 
 // Same names and fields as the catalogue of next/scripts/v3-tool-schemas.ts (at f3dc6f3cecdf).

@@ -6,7 +6,7 @@
 import * as Effect from "effect/Effect"
 import type * as Scope from "effect/Scope"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { answeredError, sendJson, serve } from "./fakeServer.js"
+import { answeredError, sendJson, serve } from "./fakeServer.ts"
 
 export interface FakeRequest {
   readonly method: string

@@ -16,8 +16,8 @@ import { createRequire } from "node:module"
 import { resolve } from "node:path"
 import { createInterface } from "node:readline"
 import { pathToFileURL } from "node:url"
-import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "./claudeCli.js"
-import { freePort } from "./postgres.js"
+import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "./claudeCli.ts"
+import { freePort } from "./postgres.ts"
 
 /** A runner did not come up (its output is in `log`). */
 export class RunnerStartError extends Data.TaggedError("RunnerStartError")<{

@@ -13,8 +13,8 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
-import type { SharedStorage } from "./clusterProcesses.js"
-import * as Postgres from "./postgres.js"
+import type { SharedStorage } from "./clusterProcesses.ts"
+import * as Postgres from "./postgres.ts"
 
 export type StorageKind = "PostgreSQL" | "SQLite"
 

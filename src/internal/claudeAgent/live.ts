@@ -1,0 +1,148 @@
+/**
+ * `keepAlive` for the ClaudeAgent provider: one query (and CLI) kept between turns, fed through
+ * the SDK's streaming input. It lives in a scope forked from the client's; a failed or
+ * interrupted turn, `setTools`, an `ask`, a pool eviction or a session change ends it, and the
+ * next turn starts a new one resuming the session.
+ */
+import * as Effect from "effect/Effect"
+import * as Equal from "effect/Equal"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Scope from "effect/Scope"
+import type { ChatError, ProviderError } from "../../services/ChatClient.ts"
+import * as Pool from "../../services/ClaudeProcessPool.ts"
+import type { Emit } from "../chat/loopClient.ts"
+import type { RunInput, RunOutcome } from "../claude/session.ts"
+import type { InitLine } from "../claude/streamJson.ts"
+import type * as UserMessage from "../claude/userMessage.ts"
+import { makeInbox, type QueryParams, type Started } from "./query.ts"
+import { provider } from "./sdk.ts"
+import type { Transcript } from "./turn.ts"
+
+/** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
+interface LiveQuery extends Started {
+  readonly scope: Scope.Closeable
+  readonly send: (message: UserMessage.UserMessage) => void
+  /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
+  readonly permit: Pool.Permit
+  /** The CLI prints its init line once per process (or per turn); the last one seen. */
+  init: InitLine | undefined
+}
+
+/** The session the next turn continues: at first the one to resume, then the last successful turn's. */
+export interface SessionState {
+  last: Option.Option<string>
+  /** Whether the next turn forks `last` (the first turn of a `forkSession` client). */
+  fork: boolean
+}
+
+/** The parts of the client a kept-alive query is built from. */
+export interface LiveSetup {
+  readonly clientScope: Scope.Scope
+  readonly pool: Option.Option<Pool.ClaudeProcessPoolService>
+  readonly session: SessionState
+  readonly start: (params: QueryParams) => Effect.Effect<Started, ProviderError, Scope.Scope>
+  readonly consume: (started: Started, emit: Emit | undefined, untilResult: boolean) => Effect.Effect<
+    Transcript,
+    ProviderError
+  >
+  readonly interpret: (input: RunInput, started: Started, transcript: Transcript) => Effect.Effect<
+    RunOutcome,
+    ChatError
+  >
+  readonly userMessage: (input: RunInput) => UserMessage.UserMessage
+}
+
+/** The kept-alive query of one client. Turns (and `setTools`) are serialised by the session shell. */
+export interface KeepAlive {
+  /** A turn on the kept-alive query (started first when there is none). */
+  readonly turn: (input: RunInput) => Effect.Effect<RunOutcome, ChatError>
+  /** Ends the kept-alive query and its CLI; the next turn starts a new one. */
+  readonly drop: Effect.Effect<void>
+  /** Starts the kept-alive query now, on the session the next turn would continue (prewarm). */
+  readonly warm: (budgetUsd: number | undefined) => Effect.Effect<void>
+}
+
+const sameSession = Option.makeEquivalence<string>(Equal.equals)
+
+export const make = (setup: LiveSetup): KeepAlive => {
+  const { session } = setup
+  let live: LiveQuery | undefined
+
+  const drop = Effect.suspend(() => {
+    const ending = live
+    live = undefined
+    return ending === undefined ? Effect.void : Scope.close(ending.scope, Exit.void)
+  })
+
+  /**
+   * Its CLI counts its own spend from its start, so it gets what the conversation has left then,
+   * and stops when the conversation's total reaches the bound.
+   */
+  const startLive = (resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.fork(setup.clientScope, "sequential")
+      // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
+      const permit = yield* Pool.acquireFrom(
+        setup.pool,
+        Effect.suspend(() => {
+          if (live?.scope === scope) live = undefined
+          return Scope.close(scope, Exit.void)
+        })
+      ).pipe(
+        Scope.provide(scope),
+        Effect.onError(() => Scope.close(scope, Exit.void)),
+        Effect.mapError(Pool.toProviderError(provider))
+      )
+      const inbox = makeInbox()
+      const started = yield* setup.start({
+        prompt: inbox.iterable,
+        resume,
+        fork,
+        responseFormat: undefined,
+        partialMessages: true,
+        budgetUsd
+      }).pipe(Scope.provide(scope), Effect.onError(() => Scope.close(scope, Exit.void)))
+      // Runs first on close: the SDK sees the end of its input, then the query is closed.
+      yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
+      // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
+      yield* permit.touch
+      return { ...started, scope, send: inbox.push, permit, init: undefined } satisfies LiveQuery
+    })
+
+  const turn = (input: RunInput) =>
+    Effect.gen(function*() {
+      // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
+      if (
+        live !== undefined &&
+        (live.permit.evicted() || !sameSession(session.last, input.sessionId) || session.fork !== input.fork)
+      ) yield* drop
+      const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
+      live = query
+      const transcript = yield* query.permit.busy(Effect.suspend(() => {
+        query.send(setup.userMessage(input))
+        return setup.consume(query, input.emit, true)
+      }))
+      if (transcript.init !== undefined) query.init = transcript.init
+      // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
+      return yield* setup.interpret(input, query, { ...transcript, init: query.init })
+    }).pipe(Effect.onError(() => drop))
+
+  // With the budget spent the next turn fails without a CLI, so none is started.
+  const warm = (budgetUsd: number | undefined) =>
+    budgetUsd === 0 ? Effect.void : Effect.suspend(() => startLive(session.last, session.fork, budgetUsd)).pipe(
+      Effect.tap((query) =>
+        Effect.sync(() => {
+          live = query
+        })
+      ),
+      Effect.asVoid,
+      Effect.catch((error) =>
+        Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+          Effect.annotateLogs({ error: error.message })
+        )
+      )
+    )
+
+  return { turn, drop, warm }
+}

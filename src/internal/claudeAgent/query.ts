@@ -1,0 +1,317 @@
+/**
+ * One Agent SDK query of the ClaudeAgent provider: the options it is given (tool policy, tool
+ * server, isolation, session), the executable checks made before it starts, and the prompt forms
+ * it takes (a string, one message with media, or a streaming input kept open across turns).
+ */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import { execFile } from "node:child_process"
+import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import { basename, join } from "node:path"
+import * as ToolPolicy from "../../registry/ToolPolicy.ts"
+import { ProviderError } from "../../services/ChatClient.ts"
+import type * as Tool from "../../services/Tool.ts"
+import type * as Telemetry from "../chat/telemetry.ts"
+import * as CliVersion from "../claude/cliVersion.ts"
+import { sdkOptions } from "../claude/codeRun.ts"
+import { agentEnvironment } from "../claude/environment.ts"
+import type * as ProviderPolicy from "../claude/providerPolicy.ts"
+import type { RunInput } from "../claude/session.ts"
+import type * as UserMessage from "../claude/userMessage.ts"
+import type { Options } from "./options.ts"
+import { type AgentSdkModule, makeToolServer, provider, reap, type SpawnedCli, spawner } from "./sdk.ts"
+import type { AgentStore } from "./store.ts"
+
+/** A started query: its messages, its abort switch, and its CLI once spawned. */
+export interface Started {
+  readonly next: () => Promise<IteratorResult<AgentSdk.SDKMessage, void>>
+  readonly controller: AbortController
+  readonly cli: () => SpawnedCli | undefined
+  /** Whether the query serves the client's tools (so its init line must show the server connected). */
+  readonly mounted: boolean
+}
+
+/** What one query is started with. */
+export interface QueryParams {
+  readonly prompt: string | AsyncIterable<AgentSdk.SDKUserMessage>
+  readonly resume: Option.Option<string>
+  readonly fork: boolean
+  readonly responseFormat: RunInput["responseFormat"]
+  readonly partialMessages: boolean
+  /** What the query's CLI may spend (its `maxBudgetUsd`): what the conversation has left now. */
+  readonly budgetUsd: number | undefined
+}
+
+/** What every query of one client shares. */
+export interface QuerySetup {
+  readonly options: Options
+  readonly serverName: string
+  /** The tool policy, checked when the client was built (see `providerPolicy.ts`). */
+  readonly policy: ProviderPolicy.ProviderPolicy
+  readonly permissionMode: ToolPolicy.PermissionMode
+  /** Milliseconds the CLI gets to exit on its own before SIGTERM, then SIGKILL. */
+  readonly grace: number
+  /** The Agent SDK module (loaded once). */
+  readonly sdk: Effect.Effect<AgentSdkModule, ProviderError>
+  /** The tool set of now. */
+  readonly tools: Effect.Effect<Tool.ToolSet>
+  /** The application's MCP servers, as SDK configs. */
+  readonly appServers: Readonly<Record<string, AgentSdk.McpServerConfig>>
+  readonly runSlot: Telemetry.RunSlot
+  /** The SDK callback for `options.canUseTool`, bound to the running fiber's context. */
+  readonly canUseTool: Effect.Effect<AgentSdk.CanUseTool | undefined>
+  /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
+  readonly store?: AgentStore | undefined
+}
+
+/** The servers a query started now mounts: the tool server when it serves tools, and the application's. */
+export const requestedServers = (setup: QuerySetup, toolSet: Tool.ToolSet): ReadonlyArray<string> => [
+  ...(toolSet.tools.length > 0 ? [setup.serverName] : []),
+  ...Object.keys(setup.appServers)
+]
+
+/** The streaming-input prompt of a kept-alive query: user messages pushed in as turns come. */
+export const makeInbox = () => {
+  const queue: Array<AgentSdk.SDKUserMessage> = []
+  let wake: (() => void) | undefined
+  let done = false
+  const iterable: AsyncIterable<AgentSdk.SDKUserMessage> = {
+    async *[Symbol.asyncIterator]() {
+      while (!done) {
+        if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve))
+        wake = undefined
+        while (queue.length > 0) yield queue.shift()!
+      }
+    }
+  }
+  return {
+    iterable,
+    push: (message: UserMessage.UserMessage) => {
+      queue.push(message)
+      wake?.()
+    },
+    end: () => {
+      done = true
+      wake?.()
+    }
+  }
+}
+
+/** A streaming-input prompt of one user message, for a turn with media on a query of its own. */
+export const singleMessage = (message: UserMessage.UserMessage): AsyncIterable<AgentSdk.SDKUserMessage> => ({
+  async *[Symbol.asyncIterator]() {
+    yield message
+  }
+})
+
+/**
+ * The version of a claude executable the application chose (`--version`); none when it prints
+ * none or does not run (the run then reports why), as `ClaudeLocal` assumes the newest features.
+ */
+export const readVersion = (
+  path: string,
+  env: Record<string, string>
+): Effect.Effect<Option.Option<CliVersion.CliVersion>> =>
+  Effect.callback<Option.Option<CliVersion.CliVersion>>((resume) => {
+    const child = execFile(
+      path,
+      ["--version"],
+      { timeout: 30_000, env },
+      (error, stdout) => resume(Effect.succeed(error === null ? CliVersion.parse(stdout) : Option.none()))
+    )
+    return Effect.sync(() => child.kill("SIGKILL"))
+  })
+
+const executableHint = (path: string) =>
+  `The claude executable ${JSON.stringify(path)} is missing or not executable. Omit ` +
+  "pathToClaudeCodeExecutable to use the binary shipped with @anthropic-ai/claude-agent-sdk, or install " +
+  "Claude Code (https://docs.claude.com/claude-code) and pass its path."
+
+const configError = (message: string) => new ProviderError({ provider, kind: "config", message, retryable: false })
+
+/** Fails with a `config` ProviderError saying what to do when `path` is not an executable. */
+export const checkExecutable = (path: string): Effect.Effect<void, ProviderError> =>
+  Effect.tryPromise({ try: () => access(path, constants.X_OK), catch: () => configError(executableHint(path)) })
+
+/** A settings file (0600, in a fresh 0700 directory) that lives as long as the current scope. */
+const writeSettingsFile = (settings: unknown): Effect.Effect<string, ProviderError, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.tryPromise({
+      try: async () => {
+        const dir = await mkdtemp(join(tmpdir(), "ecb-settings-"))
+        const file = join(dir, "settings.json")
+        await writeFile(file, JSON.stringify(settings), { mode: 0o600 })
+        return { dir, file }
+      },
+      catch: (e) =>
+        configError(
+          `Could not write the tool policy's settings file in ${tmpdir()} (set TMPDIR to a writable directory): ${
+            e instanceof Error ? e.message : String(e)
+          }`
+        )
+    }),
+    ({ dir }) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
+  ).pipe(Effect.map(({ file }) => file))
+
+/** The parts of a query's options decided per query, beside the client's own options. */
+interface PerQuery {
+  readonly params: QueryParams
+  readonly fromPolicy: ToolPolicy.AgentSdkOptions<AgentSdk.McpServerConfig>
+  readonly bounded: ToolPolicy.BoundedPolicy
+  readonly settingsPath: string | undefined
+  readonly canUseTool: AgentSdk.CanUseTool | undefined
+  readonly controller: AbortController
+  readonly onSpawn: (cli: SpawnedCli) => void
+  /** The environment the SDK spawns the CLI with (after its own changes). */
+  readonly onSpawnEnv?: ((env: Readonly<Record<string, string | undefined>>) => void) | undefined
+  readonly store?: AgentStore | undefined
+}
+
+/**
+ * The SDK options of one query. The caller's `extraOptions` come first but for the MCP delivery
+ * default, so the library's own (abort controller, spawner, environment, tool servers, hooks) win.
+ */
+export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options => {
+  const { params } = q
+  const { resume, responseFormat } = params
+  return {
+    // The application's MCP servers go to the CLI over stdin (its initialize request), so their
+    // headers and env (bearer tokens) never reach argv, where other users can read them; it also
+    // ends the SDK's deprecation warning for the argv default.
+    mcpServersDelivery: "initialize",
+    ...options.extraOptions,
+    ...q.fromPolicy,
+    ...(q.settingsPath === undefined ? {} : {
+      disallowedTools: q.bounded.disallowedChunks.flat(),
+      allowedTools: [...q.bounded.allowedTools],
+      settings: q.settingsPath
+    }),
+    ...sdkOptions(options, params.budgetUsd),
+    ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
+    ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
+    strictMcpConfig: true,
+    abortController: q.controller,
+    env: agentEnvironment(process.env, options.env, options.inheritEnv === true),
+    spawnClaudeCodeProcess: (spawn) => {
+      q.onSpawnEnv?.(spawn.env)
+      return spawner(q.onSpawn)(spawn)
+    },
+    ...(options.pathToClaudeCodeExecutable === undefined
+      ? {}
+      : { pathToClaudeCodeExecutable: options.pathToClaudeCodeExecutable }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.model === undefined ? {} : { model: options.model }),
+    ...(Option.isSome(resume) ? { resume: resume.value } : {}),
+    ...(responseFormat === undefined ? {} : { outputFormat: { type: "json_schema", schema: responseFormat.schema } }),
+    ...(params.partialMessages ? { includePartialMessages: true } : {}),
+    // A turn's entries are stored before the SDK hands out its result (`eager` would store half
+    // turns, which a redelivered prompt then repeats); the adapter's bound answers before the SDK's.
+    ...(q.store === undefined ? {} : {
+      sessionStore: q.store.sdkStore,
+      sessionStoreFlush: "batched" as const,
+      loadTimeoutMs: q.store.loadTimeoutMs
+    }),
+    // The string prompt of a fresh turn is marked by the SDK; streamed ones by `UserMessage.make`.
+    verbatimPrompts: options.trustedPrompts !== true
+  }
+}
+
+/**
+ * The temporary config dir the SDK wrote a session loaded from the store into, for the CLI to
+ * resume from: the CLI's `CLAUDE_CONFIG_DIR` when the SDK replaced the client's by a
+ * `claude-resume-*` folder. The SDK removes it only when it sees the CLI exit on its own.
+ */
+const materializedDir = (env: Readonly<Record<string, string | undefined>>, options: Options) => {
+  const dir = env["CLAUDE_CONFIG_DIR"]
+  const ours = agentEnvironment(process.env, options.env, options.inheritEnv === true)["CLAUDE_CONFIG_DIR"]
+  return dir !== undefined && dir !== ours && basename(dir).startsWith("claude-resume-") ? dir : undefined
+}
+
+/** Removes a materialized session folder once its CLI is gone (it holds a copy of the credentials). */
+const removeMaterialized = (dir: string | undefined) =>
+  dir === undefined
+    ? Effect.void
+    : Effect.promise(() => rm(dir, { recursive: true, force: true }).catch(() => undefined))
+
+/** Reads a query's messages to their end (the SDK has then sent its last mirror batch), bounded. */
+const readToEnd = (next: Started["next"], grace: number) =>
+  Effect.promise(async () => {
+    try {
+      for (;;) if ((await next()).done === true) return
+    } catch {
+      // Its end either way.
+    }
+  }).pipe(Effect.timeoutOption(grace), Effect.asVoid)
+
+/**
+ * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and
+ * the SDK's query. Closing the scope ends all three, the CLI last.
+ */
+export const startQuery = (
+  setup: QuerySetup,
+  params: QueryParams
+): Effect.Effect<Started, ProviderError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { options, permissionMode, serverName } = setup
+    const module = yield* setup.sdk
+    if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
+    const toolSet = yield* setup.tools
+    const serving = toolSet.tools.length > 0
+    // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
+    // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
+    // a mode changed while the query runs.
+    const policy = yield* setup.policy.resolve(requestedServers(setup, toolSet))
+    const mounted = serving && policy.mountedServers.includes(serverName)
+
+    const controller = new AbortController()
+    let cli: SpawnedCli | undefined
+    let materialized: string | undefined
+    // Registered first, so it runs last: after the tool server and its fibers are gone.
+    yield* Effect.addFinalizer(() =>
+      Effect.suspend(() => {
+        controller.abort()
+        return cli === undefined ? Effect.void : reap(cli, setup.grace)
+      }).pipe(Effect.andThen(removeMaterialized(materialized)))
+    )
+    const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
+      ...setup.appServers,
+      ...(mounted
+        ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal, setup.runSlot) }
+        : {})
+    }
+    const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
+    // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
+    const bounded = yield* Effect.fromResult(
+      ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
+    ).pipe(Effect.mapError((e) => configError(e.message)))
+    const settingsPath = bounded.settings === undefined ? undefined : yield* writeSettingsFile(bounded.settings)
+    const query = module.query({
+      prompt: params.prompt,
+      options: queryOptions(options, {
+        params,
+        fromPolicy,
+        bounded,
+        settingsPath,
+        canUseTool: yield* setup.canUseTool,
+        controller,
+        store: setup.store,
+        onSpawnEnv: (env) => {
+          materialized = materializedDir(env, options)
+        },
+        onSpawn: (spawned) => {
+          cli = spawned
+        }
+      })
+    })
+    const iterator = query[Symbol.asyncIterator]()
+    // A CLI whose streaming input ended writes its last transcript entries as it exits; closing
+    // the query first would cut them from the store's mirror, so it gets `grace` to exit.
+    const settled = setup.store === undefined || typeof params.prompt === "string"
+      ? Effect.void
+      : readToEnd(() => iterator.next(), setup.grace)
+    yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
+    return { next: () => iterator.next(), controller, cli: () => cli, mounted } satisfies Started
+  })

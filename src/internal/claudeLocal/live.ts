@@ -1,0 +1,152 @@
+/**
+ * `ClaudeLocal` with `keepAlive` (or `prewarm`): one CLI per conversation reads its turns as
+ * stream-json user messages (`claudeLiveCli.ts`), replaced when a turn needs another plan (its
+ * key), after a failed or interrupted turn, and when it died.
+ */
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import { ProviderError } from "../../services/ChatClient.ts"
+import * as Pool from "../../services/ClaudeProcessPool.ts"
+import type * as Tool from "../../services/Tool.ts"
+import {
+  bounded,
+  remainingBudget,
+  type RunInput,
+  serverStatus,
+  toolServerFailure,
+  withTurnTimeout
+} from "../claude/session.ts"
+import * as Stall from "../claude/stall.ts"
+import { makeRunReader, toChatEvent } from "../claude/streamJson.ts"
+import { fromSubprocess, provider } from "./args.ts"
+import type * as LiveCli from "./liveCli.ts"
+import { liveKey, type LocalEnv, planRun, prepareRun } from "./plan.ts"
+import { interpretLocalRun, requireVerbatim, userMessage } from "./run.ts"
+
+/** A kept-alive CLI that ended before the turn's result: why, and that the next turn starts anew. */
+const endedEarly = (binary: string, ended: LiveCli.Ended | undefined) => {
+  if (ended?.error !== undefined && ended.error._tag !== "SubprocessExitError") {
+    return fromSubprocess(binary)(ended.error)
+  }
+  const stderr = bounded((ended?.stderr ?? "").trim(), 1_000)
+  return new ProviderError({
+    provider,
+    kind: "process",
+    message: `The kept-alive claude CLI ended before the turn's result (${
+      ended?.exitCode === undefined ? "stopped" : `exit code ${ended.exitCode}`
+    })${stderr === "" ? "" : `: ${stderr}`}; the next turn starts a new one`,
+    retryable: false
+  })
+}
+
+const warmFailed = (error: ProviderError) =>
+  Effect.logWarning("claude CLI warm start failed; the first turn starts it").pipe(
+    Effect.annotateLogs({ error: error.message })
+  )
+
+/** The kept-alive client's run and setTools, on `slot`. */
+export const makeLive = (
+  env: LocalEnv,
+  slot: LiveCli.LiveSlot,
+  setTools: (set: Tool.ToolSet) => Effect.Effect<void, Tool.InvalidToolsError | ProviderError>
+) => {
+  /** The live CLI for a turn, started (in a scope of its own) if need be; a new one may spend `budgetUsd`. */
+  const liveCli = (
+    sessionId: Option.Option<string>,
+    fork: boolean,
+    responseFormat: RunInput["responseFormat"],
+    budgetUsd: number | undefined
+  ) =>
+    Effect.gen(function*() {
+      const plan = yield* planRun(env, responseFormat)
+      const cli = yield* slot.use(
+        liveKey(env, plan),
+        sessionId,
+        (resume, forking) =>
+          Effect.map(
+            prepareRun(env, plan, { sessionId: resume, fork: forking, streamInput: true, budgetUsd }),
+            // The process outlives the turn that started it: each turn re-points the run's span.
+            ({ bridgeRun, runOptions }) => ({ ...runOptions, aroundTurn: bridgeRun?.withRunSpan })
+          ),
+        fork
+      ).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
+      return { cli, plan }
+    })
+
+  /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
+  const liveTurn = (input: RunInput) =>
+    Effect.gen(function*() {
+      const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
+      const { mounted } = plan
+      const reader = makeRunReader(env.toolPrefix)
+      // The CLI runs with partial messages on: only a stalled turn is silent outside its tools.
+      const watchdog = yield* Stall.make({
+        provider,
+        stallTimeout: env.options.stallTimeout,
+        busy: () => reader.openTools() > 0
+      })
+      yield* env.permissionWaits.attach(watchdog)
+      let checked = !mounted
+      // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
+      const turn = cli.turn(userMessage(env, input, plan.schemaText), (line) =>
+        Effect.gen(function*() {
+          watchdog.output()
+          const events = reader.line(line)
+          if (!checked) {
+            // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
+            const init = reader.init()
+            checked = init !== undefined
+            if (init !== undefined && serverStatus(init, env.serverName) !== "connected") {
+              return yield* toolServerFailure(provider, env.serverName, init)
+            }
+          }
+          if (input.emit !== undefined && events.length > 0) {
+            // A consumer that is behind holds the CLI back: that is not the CLI's silence.
+            watchdog.waitStarted()
+            for (const event of events) yield* input.emit(toChatEvent(event))
+            watchdog.waitEnded()
+          }
+        }))
+      // A stalled turn is interrupted, so the CLI is dropped (below) and the next turn resumes.
+      const output = yield* Stall.watched(watchdog, turn).pipe(withTurnTimeout(provider, env.timeout))
+      const parsed = reader.done()
+      const ended = output.ended
+      return yield* interpretLocalRun(
+        env,
+        input,
+        mounted,
+        parsed,
+        { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
+        () => endedEarly(env.binary, ended)
+      )
+    }).pipe(Effect.scoped, Effect.onError(() => slot.drop))
+
+  const run = (input: RunInput) =>
+    // Refused before a CLI is started, and without dropping a warm one.
+    Effect.andThen(Effect.flatMap(env.cliVersion, (cli) => requireVerbatim(env, cli, input)), liveTurn(input))
+
+  const liveSetTools = (set: Tool.ToolSet, budgetUsd: number | undefined) =>
+    Effect.gen(function*() {
+      yield* setTools(set)
+      const current = slot.current()
+      if (env.options.prewarm !== true || current === undefined) return
+      // A warm start stays warm: a process started with the old tools is replaced now (unless
+      // the budget is spent: the next turn fails without a CLI).
+      if (budgetUsd === 0) return yield* slot.drop
+      yield* liveCli(current.sessionId(), current.forks(), undefined, budgetUsd).pipe(Effect.catch(warmFailed))
+    })
+
+  /** `prewarm`: the first turn's CLI, started now (resuming, and forking, the first turn's session). */
+  const prewarm = Effect.suspend(() => {
+    // Nothing is spent before the first turn.
+    const budgetUsd = remainingBudget(env.options.maxBudgetUsd, 0)
+    if (env.options.prewarm !== true || budgetUsd === 0) return Effect.void
+    const resume = Option.fromUndefinedOr(env.options.snapshot?.sessionId ?? env.options.resume)
+    return liveCli(resume, env.options.forkSession === true, undefined, budgetUsd).pipe(
+      Effect.asVoid,
+      Effect.catch(warmFailed)
+    )
+  })
+
+  return { run, setTools: liveSetTools, prewarm }
+}

@@ -1,0 +1,249 @@
+/**
+ * A kept-alive `claude -p --input-format stream-json` process: one CLI that answers turn after
+ * turn, each turn a user message written to its stdin and read back up to its `result` line.
+ *
+ * A `LiveCli` is a small resource of its own (its process, and whatever files its arguments name,
+ * live in its own scope), so that something other than one client can own it later: `LiveSlot`
+ * keeps at most one per conversation and replaces it when what it was started with (its `key`)
+ * no longer matches the turn, when its session is not the conversation's, or when it died.
+ */
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import { identity } from "effect/Function"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Pool from "../../services/ClaudeProcessPool.ts"
+import type { RunOptions, SubprocessError, SubprocessService } from "../../services/Subprocess.ts"
+import type * as UserMessage from "../claude/userMessage.ts"
+
+/** How the process's output ended: its exit code, or the error that ended the stream. */
+export interface Ended {
+  readonly _tag: "Ended"
+  /** 0 after a clean exit; undefined when the process was stopped by us or could not run. */
+  readonly exitCode: number | undefined
+  readonly stderr: string
+  readonly error: SubprocessError | undefined
+}
+
+/** What one turn read: its lines, up to and including the result line, and how it stopped. */
+export interface TurnOutput {
+  readonly lines: ReadonlyArray<string>
+  /** Set when the process's output ended before the turn's result line. */
+  readonly ended: Ended | undefined
+}
+
+/** One live CLI process. */
+export interface LiveCli {
+  /** What it was started with (argv without `--resume`, environment, tools); a turn needing another key needs another process. */
+  readonly key: string
+  /** The session it carries on: the one it resumed, then the one its last result named. */
+  readonly sessionId: () => Option.Option<string>
+  /** True until the first result of a process started with `--fork-session`: it has not forked yet. */
+  readonly forks: () => boolean
+  /** False once its output has ended (it exited, was killed, or was closed). */
+  readonly alive: () => boolean
+  /**
+   * Writes `message` (built by `claudeUserMessage`, the only builder) and reads the turn's lines, handing each to `onLine` as it
+   * arrives, up to the result line (or the end of the output). An interrupted turn leaves unread
+   * lines behind: the caller must then `close` this process (`LiveSlot` does).
+   */
+  readonly turn: <E>(
+    message: UserMessage.UserMessage,
+    onLine: (line: string) => Effect.Effect<void, E>
+  ) => Effect.Effect<TurnOutput, E>
+  /** Stops the process (SIGTERM, then SIGKILL after the grace) and releases what its scope holds. */
+  readonly close: Effect.Effect<void>
+  /** Restarts its idle clock in the process pool (if any) before it is handed out for a turn. */
+  readonly touch: Effect.Effect<void>
+}
+
+/**
+ * What a live CLI is started with: its run options and, optionally, what each of its turns runs
+ * inside — the bridge run's `withRunSpan`, so that a turn's tool calls join that turn's trace
+ * rather than the one the process was started in.
+ */
+export interface LiveRunOptions extends RunOptions {
+  readonly aroundTurn?: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+}
+
+const isResult = (line: string) => {
+  // Cheap pre-check: only lines that could be a result are parsed.
+  if (!line.includes("\"result\"")) return false
+  try {
+    const json: unknown = JSON.parse(line)
+    return typeof json === "object" && json !== null && (json as { type?: unknown }).type === "result"
+  } catch {
+    return false
+  }
+}
+
+const sessionOf = (line: string): string | undefined => {
+  try {
+    const id = (JSON.parse(line) as { session_id?: unknown }).session_id
+    return typeof id === "string" ? id : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Starts a live CLI in a scope of its own, forked from `parent`. `prepare` runs in that scope, so
+ * what it acquires (the MCP config's secret file) lives exactly as long as the process; it returns
+ * the run options (`input` is supplied here) and what each turn runs inside. The process is
+ * spawned by a fiber of that scope, without waiting for it: its start-up overlaps whatever the
+ * caller does next.
+ */
+export const start = <E>(params: {
+  readonly subprocess: SubprocessService
+  readonly parent: Scope.Scope
+  readonly key: string
+  readonly resume: Option.Option<string>
+  /** Whether the process was started with `--fork-session` (its first result names the new session). */
+  readonly fork?: boolean | undefined
+  readonly prepare: Effect.Effect<LiveRunOptions, E, Scope.Scope>
+  readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
+}): Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError> =>
+  Effect.gen(function*() {
+    const scope = yield* Scope.fork(params.parent, "sequential")
+    const close = Scope.close(scope, Exit.void)
+    // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
+    const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
+      Scope.provide(scope),
+      Effect.onError(() => close)
+    )
+    const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
+      Scope.provide(scope),
+      Effect.onError(() => close)
+    )
+    // `end` (not shutdown) on close: the stdin stream finishes, so the CLI reads EOF.
+    const input = yield* Queue.unbounded<string, Cause.Done>()
+    const output = yield* Queue.unbounded<string | Ended>()
+    let session = params.resume
+    let forking = params.fork === true
+    let ended: Ended | undefined
+    const end = (e: Ended) =>
+      Effect.suspend(() => {
+        if (ended !== undefined) return Effect.void
+        ended = e
+        return Queue.offer(output, e)
+      })
+    const stopped = end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })
+    // Runs after the reader is interrupted (finalizers run in reverse): also when it never started.
+    yield* Scope.addFinalizer(scope, stopped)
+    yield* params.subprocess.stream({ ...runOptions, input: Stream.fromQueue(input) }).pipe(
+      Stream.runForEach((line) => Queue.offer(output, line)),
+      Effect.matchCauseEffect({
+        onSuccess: () => end({ _tag: "Ended", exitCode: 0, stderr: "", error: undefined }),
+        onFailure: (cause) => {
+          const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+          return end({
+            _tag: "Ended",
+            exitCode: error?._tag === "SubprocessExitError" ? error.exitCode : undefined,
+            stderr: error !== undefined && "stderrTail" in error ? error.stderrTail : "",
+            error
+          })
+        }
+      }),
+      // Closing the scope interrupts the reader, which terminates the process group; a turn
+      // still waiting then sees the end instead of waiting forever.
+      Effect.onInterrupt(() => stopped),
+      Effect.forkIn(scope)
+    )
+    yield* Scope.addFinalizer(scope, Queue.end(input))
+
+    const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
+      permit.busy(aroundTurn(Effect.gen(function*() {
+        const lines: Array<string> = []
+        if (ended !== undefined) return { lines, ended } satisfies TurnOutput
+        yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
+        for (;;) {
+          const next = yield* Queue.take(output)
+          if (typeof next !== "string") return { lines, ended: next } satisfies TurnOutput
+          lines.push(next)
+          yield* onLine(next)
+          if (isResult(next)) {
+            const id = sessionOf(next)
+            if (id !== undefined) session = Option.some(id)
+            forking = false
+            return { lines, ended: undefined } satisfies TurnOutput
+          }
+        }
+      })))
+
+    return {
+      key: params.key,
+      sessionId: () => session,
+      forks: () => forking,
+      alive: () => ended === undefined && !permit.evicted(),
+      turn,
+      close,
+      touch: permit.touch
+    } satisfies LiveCli
+  })
+
+/**
+ * At most one live CLI for one conversation. `use` hands out the current one when it is alive,
+ * has the turn's key and carries the conversation's session; otherwise it closes it and starts a
+ * new one that resumes the session. Callers serialise their calls (the session shell's lock).
+ */
+export interface LiveSlot {
+  /** The live CLI for a turn with `key`, continuing `sessionId` (in a new session with `fork`). */
+  readonly use: <E>(
+    key: string,
+    sessionId: Option.Option<string>,
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
+    fork?: boolean
+  ) => Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError>
+  /** The current live CLI, if any. */
+  readonly current: () => LiveCli | undefined
+  /** Stops the current live CLI; the next `use` starts a new one. */
+  readonly drop: Effect.Effect<void>
+}
+
+const sameSession = Option.makeEquivalence<string>((a, b) => a === b)
+
+/** A slot whose processes live in `parent` (closing it stops them), each holding a permit of `pool` if given. */
+export const makeSlot = (
+  subprocess: SubprocessService,
+  parent: Scope.Scope,
+  pool: Option.Option<Pool.ClaudeProcessPoolService> = Option.none()
+): LiveSlot => {
+  let current: LiveCli | undefined
+  const drop = Effect.suspend(() => {
+    const ending = current
+    current = undefined
+    return ending === undefined ? Effect.void : ending.close
+  })
+  const use = <E>(
+    key: string,
+    sessionId: Option.Option<string>,
+    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
+    fork = false
+  ) =>
+    Effect.gen(function*() {
+      const cli = current
+      const forking = fork && Option.isSome(sessionId)
+      if (
+        cli !== undefined && cli.alive() && cli.key === key && cli.forks() === forking &&
+        sameSession(cli.sessionId(), sessionId)
+      ) return yield* Effect.as(cli.touch, cli)
+      yield* drop
+      const started = yield* start({
+        subprocess,
+        parent,
+        key,
+        resume: sessionId,
+        fork: forking,
+        prepare: prepare(sessionId, forking),
+        pool
+      })
+      current = started
+      // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
+      yield* started.touch
+      return started
+    })
+  return { use, current: () => current, drop }
+}

@@ -1,0 +1,235 @@
+/**
+ * One conversation hosted on one runner: the client built on its first turn (resuming the CLI
+ * session the conversation's records name), each turn recorded as started and done, and the
+ * answer of a turn that finished here kept in the records, so a turn delivered again after this
+ * runner died between finishing it and replying is answered from them without a model call.
+ *
+ * A runner that stops (scope close, SIGTERM) never stores a turn it cut short as that turn's
+ * reply: the client lives in a scope that closes only after the cluster has interrupted the
+ * running turn, and a turn that fails while the runner is shutting down (its CLI stopped under it)
+ * ends as the cluster's "abandoned" interrupt, so the request stays unanswered in storage and the
+ * conversation's next runner runs it again.
+ */
+import * as Cause from "effect/Cause"
+import * as ClusterSchema from "effect/cluster/ClusterSchema"
+import { Sharding } from "effect/cluster/Sharding"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Ref from "effect/Ref"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as SynchronizedRef from "effect/SynchronizedRef"
+import { type ChatError, Usage } from "../../services/ChatClient.ts"
+import type { ChatEvent } from "../../services/ChatEvent.ts"
+import { Complete } from "../../services/ChatEvent.ts"
+import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
+import { ConversationSetupError, turnCutShort, type TurnError } from "../../services/ClaudeConversation.ts"
+import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../../services/ClaudeSessionStore.ts"
+import type * as Tool from "../../services/Tool.ts"
+import type { SessionClient } from "../claude/conversation.ts"
+import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
+import * as ConversationLog from "./log.ts"
+import * as Metrics from "./metrics.ts"
+
+/** What a runner knows about the conversation it is setting up. */
+export interface ConversationContext {
+  /** The entity id: the conversation id the caller chose. */
+  readonly conversationId: string
+  /**
+   * Wraps a tool so that a turn run again after a failover replays its stored result instead of
+   * running the handler twice (keyed by conversation, turn id, tool, arguments and repeat count).
+   */
+  readonly idempotent: <R>(tool: Tool.Tool<R>) => Tool.Tool<R>
+}
+
+/** The options and tools of one conversation. */
+export interface ConversationSetup<O, R> {
+  readonly options?: O | undefined
+  readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
+}
+
+/** Options a Claude Code client builder takes, as far as the host sets them. */
+export type HostedOptions = ClaudeCodeOptions & { readonly keepAlive?: boolean | undefined }
+
+/** How the host builds a conversation's client. */
+export interface HostParams<O extends HostedOptions, RM, E, R> {
+  readonly make: (options?: O) => Effect.Effect<SessionClient, never, RM>
+  readonly conversation: (context: ConversationContext) => Effect.Effect<ConversationSetup<O, R>, E, R>
+  readonly projectKey: string
+}
+
+interface Hosted {
+  readonly client: SessionClient
+  /** Usage of the conversation before this activation's client. */
+  readonly base: Usage
+  readonly state: ConversationLog.LogState
+  /** Answers of finished turns: the records' at activation, then each turn finished here. */
+  readonly replies: Map<string, unknown>
+}
+
+const describe = (cause: unknown): string =>
+  typeof cause === "object" && cause !== null && "message" in cause
+    ? String((cause as { readonly message: unknown }).message)
+    : String(cause)
+
+const setupFailed = (conversationId: string) => (cause: unknown) =>
+  new ConversationSetupError({
+    conversationId,
+    message: `The runner could not set conversation ${conversationId} up (nothing ran; fix the cause and ` +
+      `send the turn again with a new turn id): ${describe(cause)}`,
+    cause
+  })
+
+/** The cause a cluster handler ends with to leave a persisted request for the shard's next owner. */
+const abandoned: Cause.Cause<never> = Cause.annotate(Cause.interrupt(), ClusterSchema.Abandon.annotation)
+
+/** Builds the host of one conversation in the entity's scope. */
+export const make = <O extends HostedOptions, RM, E, R>(
+  params: HostParams<O, RM, E, R>,
+  address: { readonly conversationId: string; readonly runner: string; readonly store: ClaudeSessionStoreService }
+) =>
+  Effect.gen(function*() {
+    const { conversationId, runner } = address
+    const store = Metrics.instrumented(address.store)
+    const log = ConversationLog.make(store, params.projectKey, conversationId, runner)
+    const labels = { runner }
+    yield* Effect.acquireRelease(Metrics.track(Metrics.conversations, labels, 1), () =>
+      Metrics.track(Metrics.conversations, labels, -1))
+    const turn = yield* Ref.make<TurnCalls>({ turnId: "", seen: new Map() })
+    const results = ConversationLog.toolResults(store, params.projectKey, conversationId)
+    const idempotent = makeIdempotent(conversationId, turn, results)
+    const sharding = yield* Sharding
+    // Forked now, before the cluster's RPC server adds its finalizers to the entity's scope, so it
+    // closes after them: the server interrupts a running turn first, and only then is its CLI stopped.
+    const scope = yield* Scope.fork(yield* Effect.scope)
+    const context = yield* Effect.context<RM | R>()
+    const hosted = yield* SynchronizedRef.make(Option.none<Hosted>())
+
+    const build = Effect.gen(function*() {
+      const state = yield* log.load
+      if (state.failedOver) {
+        yield* Metrics.track(Metrics.failovers, labels, 1)
+      }
+      yield* log.activated
+      yield* Scope.addFinalizer(scope, Effect.ignore(log.passivated))
+      const setup = yield* Effect.mapError(
+        params.conversation({ conversationId, idempotent }),
+        setupFailed(conversationId)
+      )
+      const client = yield* params.make({
+        ...setup.options,
+        keepAlive: setup.options?.keepAlive ?? true,
+        projectKey: params.projectKey,
+        resume: state.sessionId,
+        snapshot: undefined,
+        forkSession: false
+      } as O).pipe(Effect.provideService(ClaudeSessionStore, store))
+      if (setup.tools !== undefined && setup.tools.length > 0) {
+        yield* Effect.mapError(client.setTools(setup.tools), setupFailed(conversationId))
+      }
+      return { client, base: state.usage, state, replies: new Map(state.replies) }
+    }).pipe(Effect.provideService(Scope.Scope, scope), Effect.provideContext(context))
+
+    const ensure: Effect.Effect<Hosted, TurnError> = SynchronizedRef.modifyEffect(
+      hosted,
+      (current) =>
+        Option.isSome(current)
+          ? Effect.succeed([current.value, current] as const)
+          : Effect.map(build, (h) =>
+            [h, Option.some(h)] as const)
+    )
+
+    /**
+     * Records the turn as started off its path (that record only feeds the redelivery count, and a
+     * store round trip per turn is a cost every turn pays). The returned `finish` awaits that record,
+     * so the records stay in order, then records the turn done with its reply.
+     */
+    const startTurn = (h: Hosted, turnId: string) =>
+      Effect.gen(function*() {
+        if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
+        yield* Ref.set(turn, { turnId, seen: new Map() })
+        const started = yield* Effect.forkIn(
+          log.turnStarted(turnId).pipe(
+            Effect.catch((error) =>
+              Effect.logWarning("a cluster turn's start was not recorded").pipe(
+                Effect.annotateLogs({ turnId, error: error.message })
+              )
+            )
+          ),
+          scope
+        )
+        return (reply: unknown) =>
+          Effect.gen(function*() {
+            yield* Fiber.join(started)
+            const usage = Usage.add(h.base, yield* h.client.usage)
+            yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
+            h.replies.set(turnId, reply)
+          })
+      })
+
+    /**
+     * A turn that ends badly while this runner shuts down was cut short by the shutdown (its CLI
+     * stopped, its tool interrupted), not failed by the model or a tool: hand it back unanswered.
+     */
+    const handBackOnShutdown = <A, E>(turnId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      Effect.catchCause(effect, (cause) =>
+        Effect.flatMap(sharding.isShutdown, (down) =>
+          down
+            ? Effect.logInfo("a turn cut short by the runner's shutdown is left for the next runner").pipe(
+              Effect.annotateLogs({ conversationId, turnId }),
+              Effect.andThen(Effect.failCause(abandoned))
+            )
+            : Effect.failCause(cause)))
+
+    /** Runs one turn, or answers it from the records when it already finished here before. */
+    const runTurn = <A>(
+      turnId: string,
+      body: (client: SessionClient) => Effect.Effect<A, ChatError>,
+      decodeReply: (reply: unknown) => Option.Option<A>
+    ): Effect.Effect<A, TurnError> =>
+      Effect.gen(function*() {
+        const h = yield* ensure
+        const done = h.replies.get(turnId)
+        const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
+        if (Option.isSome(replayed)) return replayed.value
+        const finish = yield* startTurn(h, turnId)
+        const value = yield* handBackOnShutdown(turnId, body(h.client))
+        yield* finish(value)
+        return value
+      }).pipe(
+        Effect.withSpan("ClaudeConversation.turn", {
+          attributes: { "conversation.id": conversationId, "conversation.turn_id": turnId, "cluster.runner": runner }
+        })
+      )
+
+    const streamTurn = (
+      turnId: string,
+      body: (client: SessionClient) => Stream.Stream<ChatEvent, ChatError>
+    ): Stream.Stream<ChatEvent, TurnError> =>
+      Stream.unwrap(Effect.gen(function*() {
+        const h = yield* ensure
+        const done = h.replies.get(turnId)
+        if (typeof done === "string") return Stream.make(new Complete({ text: done }))
+        const finish = yield* startTurn(h, turnId)
+        return body(h.client).pipe(
+          Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void),
+          // A stream is not persisted, so the cluster cannot hand it on: tell the caller what to do.
+          Stream.catchCause((cause) =>
+            Stream.fromEffect(Effect.flatMap(sharding.isShutdown, (down) =>
+              down && !Cause.hasInterruptsOnly(cause)
+                ? Effect.fail(turnCutShort(conversationId, turnId))
+                : Effect.failCause(cause)))
+          )
+        )
+      }))
+
+    const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {
+      const current = yield* SynchronizedRef.get(hosted)
+      if (Option.isSome(current)) return Usage.add(current.value.base, yield* current.value.client.usage)
+      const state = yield* Effect.mapError(log.load, setupFailed(conversationId))
+      return state.usage
+    })
+
+    return { ensure, runTurn, streamTurn, usage }
+  })
