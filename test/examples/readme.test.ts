@@ -90,7 +90,7 @@ describe("README usage", () => {
         expect(out.stdout + out.stderr).toBe("")
         expect(out.code).toBe(0)
       }),
-    120_000
+    240_000
   )
 
   it.live("the add example answers 5 after calling the tool", () =>

@@ -20,8 +20,8 @@ export const withoutCredentials = (): Record<string, string | undefined> => {
   return env
 }
 
-// Generous bound: tsx's start-up and a CLI's are slow on a loaded machine.
-const timeout = 100_000
+// Generous bound: tsx's start-up, a CLI's and tsc over every snippet are slow on a loaded machine.
+const timeout = 200_000
 
 /** `node <args>` with `env` on top of {@link withoutCredentials}; the child dies with the fiber. */
 export const runNode = (
