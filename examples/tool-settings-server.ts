@@ -685,15 +685,13 @@ const permissionModes: ReadonlyArray<ToolPolicy.PermissionMode> = [
   "auto"
 ]
 
-/** The session from SETTINGS_CAN_USE_TOOL (0 or 1) and SETTINGS_PERMISSION_MODE; a bad value stops the example. */
-const sessionFromEnv = (env: NodeJS.ProcessEnv): Session => {
+/** The session from SETTINGS_CAN_USE_TOOL (0 or 1) and SETTINGS_PERMISSION_MODE, or what is wrong with them. */
+const sessionFromEnv = (env: NodeJS.ProcessEnv): Session | string => {
   const canUseTool = env["SETTINGS_CAN_USE_TOOL"] ?? "0"
   const mode = env["SETTINGS_PERMISSION_MODE"]
-  if (canUseTool !== "0" && canUseTool !== "1") {
-    throw new Error(`SETTINGS_CAN_USE_TOOL=${canUseTool}: use 0 or 1`)
-  }
+  if (canUseTool !== "0" && canUseTool !== "1") return `SETTINGS_CAN_USE_TOOL=${canUseTool}: use 0 or 1`
   if (mode !== undefined && mode !== "" && !permissionModes.includes(mode as ToolPolicy.PermissionMode)) {
-    throw new Error(`SETTINGS_PERMISSION_MODE=${mode}: use one of ${permissionModes.join(", ")}`)
+    return `SETTINGS_PERMISSION_MODE=${mode}: use one of ${permissionModes.join(", ")}`
   }
   return {
     ...(canUseTool === "1" ? { canUseTool: true } : {}),
@@ -705,14 +703,20 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realp
   const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
   const port = Number(process.env["PORT"] ?? 0)
   const session = sessionFromEnv(process.env)
-  HttpServer.addressFormattedWith((url) =>
-    Console.log(
-      `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
-        "Ctrl-C stops the server"
+  if (typeof session === "string") {
+    // A typo in the session would describe flags no run gets: refuse to start rather than guess.
+    console.error(session)
+    process.exitCode = 2
+  } else {
+    HttpServer.addressFormattedWith((url) =>
+      Console.log(
+        `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
+          "Ctrl-C stops the server"
+      )
+    ).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(layer({ port, session, ...(filename === undefined ? {} : { filename }) })),
+      runExample
     )
-  ).pipe(
-    Effect.andThen(Effect.never),
-    Effect.provide(layer({ port, session, ...(filename === undefined ? {} : { filename }) })),
-    runExample
-  )
+  }
 }

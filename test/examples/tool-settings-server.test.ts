@@ -407,4 +407,19 @@ describe("examples/tool-settings-server.ts run directly", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it("refuses to start on a session it cannot describe, saying which values it takes", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/tool-settings-server.ts", ":memory:"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, SETTINGS_PERMISSION_MODE: "yolo" }
+    })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.stdout.resume()
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+    expect(code, stderr).toBe(2)
+    expect(stderr.trim()).toBe(
+      "SETTINGS_PERMISSION_MODE=yolo: use one of default, acceptEdits, bypassPermissions, plan, dontAsk, auto"
+    )
+  }, 60_000)
 })
