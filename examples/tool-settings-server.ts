@@ -24,7 +24,9 @@
  *   GET  /api/agents/:agentId?locale=zh-CN            the settings screen's data (see `Screen`)
  *   PUT  /api/agents/:agentId/switches/:switchId?locale=…  {"enabled": false}   flips one switch
  *
- * Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
+ * A switch the session withholds carries `withheld` (the policy's English reason) and
+ * `withheldText` (label, reason and how to allow it, in the asked language); its stored state is
+ * kept. Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
