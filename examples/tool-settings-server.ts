@@ -12,6 +12,11 @@
  * picks the port, a free one by default). It prints the page's URL, binds 127.0.0.1 only, and
  * runs until Ctrl-C.
  *
+ * The flags are for the headless session a plain `ClaudeLocal` run gets (no `canUseTool`, the
+ * default permission mode), so Bash, Edit and Write show as withheld ("Needs approval").
+ * SETTINGS_CAN_USE_TOOL=1 describes an application that answers permission prompts, and
+ * SETTINGS_PERMISSION_MODE (acceptEdits, bypassPermissions, …) the run's permission mode.
+ *
  * The page (`tool-settings-server.html`, plain HTML and a little script) talks to this JSON API:
  *
  *   GET  /api/agents                                  every agent and its opt-outs
@@ -19,7 +24,9 @@
  *   GET  /api/agents/:agentId?locale=zh-CN            the settings screen's data (see `Screen`)
  *   PUT  /api/agents/:agentId/switches/:switchId?locale=…  {"enabled": false}   flips one switch
  *
- * Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
+ * A switch the session withholds carries `withheld` (the policy's English reason) and
+ * `withheldText` (label, reason and how to allow it, in the asked language); its stored state is
+ * kept. Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
@@ -101,6 +108,14 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "reason.conditionMet": "{condition} holds in this session",
     "reason.conditionUnmet": "{condition} does not hold in this session",
     "reason.none": "the catalog gives no reason",
+    "withheld.label": "Needs approval",
+    "withheld.asks":
+      "Claude Code asks before each {tool} call, and no one can answer on this headless claude -p run (permission mode {mode}, no canUseTool, not in allowedTools)",
+    "withheld.interactive":
+      "{tool} needs someone to answer it, and this headless claude -p run has no one (permission mode {mode})",
+    "withheld.hint.asks":
+      "To offer it: decide calls with canUseTool, allow it with toolPolicy.allowedTools, or use permission mode {fix}",
+    "withheld.hint.interactive": "To offer it: use permission mode bypassPermissions",
     copy: "Copy",
     copied: "Copied",
     retry: "Retry",
@@ -133,6 +148,13 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "reason.conditionMet": "本会话满足 {condition}",
     "reason.conditionUnmet": "本会话不满足 {condition}",
     "reason.none": "目录未给出原因",
+    "withheld.label": "需要批准",
+    "withheld.asks":
+      "Claude Code 在每次调用 {tool} 前都会询问，而这个无界面的 claude -p 运行无人回答（权限模式 {mode}，没有 canUseTool，不在 allowedTools 中）",
+    "withheld.interactive": "{tool} 需要有人回答，而这个无界面的 claude -p 运行无人回答（权限模式 {mode}）",
+    "withheld.hint.asks":
+      "要提供它：用 canUseTool 决定每次调用，用 toolPolicy.allowedTools 允许它，或使用权限模式 {fix}",
+    "withheld.hint.interactive": "要提供它：使用权限模式 bypassPermissions",
     copy: "复制",
     copied: "已复制",
     retry: "重试",
@@ -165,6 +187,13 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     "reason.conditionMet": "本工作階段符合 {condition}",
     "reason.conditionUnmet": "本工作階段不符合 {condition}",
     "reason.none": "目錄未提供原因",
+    "withheld.label": "需要核准",
+    "withheld.asks":
+      "Claude Code 在每次呼叫 {tool} 前都會詢問，而這個無介面的 claude -p 執行無人回答（權限模式 {mode}，沒有 canUseTool，不在 allowedTools 中）",
+    "withheld.interactive": "{tool} 需要有人回答，而這個無介面的 claude -p 執行無人回答（權限模式 {mode}）",
+    "withheld.hint.asks":
+      "若要提供它：用 canUseTool 決定每次呼叫，用 toolPolicy.allowedTools 允許它，或使用權限模式 {fix}",
+    "withheld.hint.interactive": "若要提供它：使用權限模式 bypassPermissions",
     copy: "複製",
     copied: "已複製",
     retry: "重試",
@@ -191,11 +220,41 @@ interface FixedTool {
   readonly on: boolean
 }
 
+/**
+ * Why the session withholds a switch's tools, in the screen's language: the session's verdict,
+ * not the agent's choice, so the page shows the switch off and locked and the stored opt-outs
+ * stay as they are.
+ */
+interface WithheldText {
+  /** The tool the reason is about (the first withheld one of the switch). */
+  readonly tool: string
+  readonly label: string
+  readonly reason: string
+  /** How to let the session offer it. */
+  readonly hint: string
+}
+
+/** A switch; `withheld` (from `CatalogView`, in English) and `withheldText` when the session withholds it. */
+export interface Switch extends CatalogView.CatalogEntry {
+  readonly withheldText?: WithheldText
+}
+
+/**
+ * The headless session the flags are for, as the application sets up `ClaudeLocal`. The default
+ * (`{}`) is what a plain `ClaudeLocal` run gets: no `canUseTool`, the default permission mode.
+ */
+export interface Session {
+  /** The application answers Claude Code's permission prompts (`canUseTool`). */
+  readonly canUseTool?: boolean
+  /** The run's permission mode (`default` when absent). */
+  readonly permissionMode?: ToolPolicy.PermissionMode
+}
+
 /** One category: its switches (from `CatalogView`) and its tools without one. */
 interface Section {
   readonly category: Category
   readonly label: string
-  readonly switches: ReadonlyArray<CatalogView.CatalogEntry>
+  readonly switches: ReadonlyArray<Switch>
   readonly fixed: ReadonlyArray<FixedTool>
 }
 
@@ -207,6 +266,8 @@ export interface Screen {
   readonly sections: ReadonlyArray<Section>
   readonly disabledTools: ReadonlyArray<string>
   readonly conditions: Conditions.Conditions
+  /** The session the policy and flags are for. */
+  readonly session: Session
   readonly policy: ToolPolicy.ToolPolicy
   readonly flags: ReadonlyArray<string>
 }
@@ -214,14 +275,48 @@ export interface Screen {
 const reasonFields = (reason: CatalogView.Reason | undefined) =>
   reason === undefined ? {} : { reason: reason.text, reasonLocale: reason.locale }
 
+const format = (text: string, values: Readonly<Record<string, string>>) =>
+  text.replace(/\{(\w+)\}/g, (_, k: string) => values[k] ?? "")
+
+/** The page's words for a withheld switch; the policy's English reason stays in `entry.withheld`. */
+const withheldText = (
+  registry: Registry.Registry,
+  entry: CatalogView.CatalogEntry,
+  policy: ToolPolicy.ToolPolicy,
+  session: Session,
+  locale: CatalogView.Locale
+): Switch => {
+  const tool = entry.withheld === undefined ? undefined : policy.withheld.find((w) => entry.tools.includes(w.tool))
+  if (tool === undefined) return entry
+  const ui = uiMessages[locale]
+  const asks = registry.byName.get(tool.tool)?.asks
+  const kind = asks === undefined ? "interactive" : "asks"
+  const values = {
+    tool: tool.tool,
+    mode: session.permissionMode ?? "default",
+    fix: asks === "edit" ? "acceptEdits" : "bypassPermissions"
+  }
+  return {
+    ...entry,
+    withheldText: {
+      tool: tool.tool,
+      label: ui["withheld.label"]!,
+      reason: format(ui[`withheld.${kind}`]!, values),
+      hint: format(ui[`withheld.hint.${kind}`]!, values)
+    }
+  }
+}
+
 const screen = (
   registry: Registry.Registry,
   settings: AgentSettings.Settings,
   policy: ToolPolicy.ToolPolicy,
-  conditions: Conditions.Conditions,
+  context: ToolPolicy.PolicyContext,
+  session: Session,
   locale: CatalogView.Locale
 ): Screen => {
-  const switches = CatalogView.view(registry, settings, { locale, messages: appMessages })
+  const conditions = context.conditions
+  const switches = CatalogView.view(registry, settings, { locale, messages: appMessages, session: context })
   const blocked = new Set(policy.disallowedTools)
   const label = (key: string, fallback: string) => CatalogView.translate(key, locale, appMessages) ?? fallback
   const sections = categoryOrder.flatMap((category): Array<Section> => {
@@ -237,7 +332,9 @@ const screen = (
       interactive: d.interactive === true,
       on: !blocked.has(d.name)
     }))
-    const entries = switches.find((s) => s.category === category)?.entries ?? []
+    const entries = (switches.find((s) => s.category === category)?.entries ?? []).map((e) =>
+      withheldText(registry, e, policy, session, locale)
+    )
     if (entries.length === 0 && fixed.length === 0) return []
     return [{ category, label: label(`category.${category}`, category), switches: entries, fixed }]
   })
@@ -248,6 +345,7 @@ const screen = (
     sections,
     disabledTools: settings.disabledTools,
     conditions,
+    session,
     policy,
     flags: ToolPolicy.toCliFlags(policy)
   }
@@ -401,21 +499,34 @@ export interface Options {
   readonly port?: number
   /** The session's conditions; detected from the current directory when absent. */
   readonly conditions?: Conditions.Conditions
+  /** The headless session the flags are for; a plain `ClaudeLocal` run's (`{}`) by default. */
+  readonly session?: Session
 }
 
 const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", import.meta.url)), "utf8")
 
-const app = Effect.fnUntraced(function*(registry: Registry.Registry, conditions: Conditions.Conditions, port: number) {
+const app = Effect.fnUntraced(function*(
+  registry: Registry.Registry,
+  conditions: Conditions.Conditions,
+  session: Session,
+  port: number
+) {
   const settings = yield* AgentSettings.AgentSettings
-  // A headless `claude -p` session with the application's bridge mounted as `gtb`, whose
-  // permission prompts the application answers (`canUseTool`): without that, the tools Claude Code
-  // asks about (Bash, Edit, Write) would be withheld whatever the switches say.
-  const context: ToolPolicy.PolicyContext = { conditions, headless: true, mcpServers: ["gtb"], canUseTool: true }
+  // A headless `claude -p` session with the application's bridge mounted as `gtb`. Unless the
+  // application answers permission prompts (`canUseTool`) or the permission mode lets them run,
+  // the tools Claude Code asks about (Bash, Edit, Write) are withheld whatever the switches say.
+  const context: ToolPolicy.PolicyContext = {
+    conditions,
+    headless: true,
+    mcpServers: ["gtb"],
+    ...(session.canUseTool === true ? { canUseTool: true } : {}),
+    ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode })
+  }
 
   const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
     Effect.map(
       AgentSettings.resolveToolPolicyFor(agent.agentId, context, { registry }),
-      (policy) => screen(registry, agent, policy, conditions, locale)
+      (policy) => screen(registry, agent, policy, context, session, locale)
     ).pipe(Effect.provideService(AgentSettings.AgentSettings, settings))
 
   const router = yield* HttpRouter.make
@@ -557,7 +668,7 @@ export const layer = (options: Options) =>
       // Already listening here: the Host check needs the port a `port: 0` server got.
       const address = (yield* HttpServer.HttpServer).address
       const port = NetAddress.isInetAddress(address) ? address.port : -1
-      yield* HttpServer.serveEffect(yield* app(registry, conditions, port))
+      yield* HttpServer.serveEffect(yield* app(registry, conditions, options.session ?? {}, port))
       // Added after serving, so it runs before the server's own finalizer waits for the close.
       yield* Effect.addFinalizer(() => Effect.sync(unused.destroy))
     })).pipe(Layer.provideMerge(NodeHttpServer.layer(() => server, { host: "127.0.0.1", port: options.port ?? 0 })))
@@ -567,17 +678,47 @@ export const layer = (options: Options) =>
 
 // --- Run directly: print the URL and serve until Ctrl-C. ---
 
+const permissionModes: ReadonlyArray<ToolPolicy.PermissionMode> = [
+  "default",
+  "acceptEdits",
+  "bypassPermissions",
+  "plan",
+  "dontAsk",
+  "auto"
+]
+
+/** The session from SETTINGS_CAN_USE_TOOL (0 or 1) and SETTINGS_PERMISSION_MODE, or what is wrong with them. */
+const sessionFromEnv = (env: NodeJS.ProcessEnv): Session | string => {
+  const canUseTool = env["SETTINGS_CAN_USE_TOOL"] ?? "0"
+  const mode = env["SETTINGS_PERMISSION_MODE"]
+  if (canUseTool !== "0" && canUseTool !== "1") return `SETTINGS_CAN_USE_TOOL=${canUseTool}: use 0 or 1`
+  if (mode !== undefined && mode !== "" && !permissionModes.includes(mode as ToolPolicy.PermissionMode)) {
+    return `SETTINGS_PERMISSION_MODE=${mode}: use one of ${permissionModes.join(", ")}`
+  }
+  return {
+    ...(canUseTool === "1" ? { canUseTool: true } : {}),
+    ...(mode === undefined || mode === "" ? {} : { permissionMode: mode as ToolPolicy.PermissionMode })
+  }
+}
+
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === fs.realpathSync(process.argv[1])) {
   const filename = process.argv[2] ?? process.env["AGENT_SETTINGS_DB"]
   const port = Number(process.env["PORT"] ?? 0)
-  HttpServer.addressFormattedWith((url) =>
-    Console.log(
-      `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
-        "Ctrl-C stops the server"
+  const session = sessionFromEnv(process.env)
+  if (typeof session === "string") {
+    // A typo in the session would describe flags no run gets: refuse to start rather than guess.
+    console.error(session)
+    process.exitCode = 2
+  } else {
+    HttpServer.addressFormattedWith((url) =>
+      Console.log(
+        `Tool settings at ${url}/ (settings in ${filename ?? AgentSettingsSqlite.defaultFilename()}); ` +
+          "Ctrl-C stops the server"
+      )
+    ).pipe(
+      Effect.andThen(Effect.never),
+      Effect.provide(layer({ port, session, ...(filename === undefined ? {} : { filename }) })),
+      runExample
     )
-  ).pipe(
-    Effect.andThen(Effect.never),
-    Effect.provide(layer({ port, ...(filename === undefined ? {} : { filename }) })),
-    runExample
-  )
+  }
 }

@@ -482,6 +482,81 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     await page.close()
   }, 120_000)
 
+  it(
+    "shows what a plain ClaudeLocal session withholds: Bash locked off with why, and a normal switch with canUseTool",
+    async () => {
+      // The server's default session: no canUseTool, the default permission mode.
+      const plain = await startServer(path.join(folder, "plain.sqlite"), 0, {})
+      try {
+        const page = await browser!.newPage()
+        const errors: Array<string> = []
+        page.on("pageerror", (e) => errors.push(e.message))
+        await page.goto(`${plain.url}/?agent=assistant&locale=en`)
+        await page.locator("body[data-ready=true]").waitFor()
+
+        const bash = row(page, "group:bash")
+        expect(await bash.getAttribute("class")).toContain("withheld")
+        expect(await bash.locator(".held").textContent()).toBe("Needs approval")
+        expect(await bash.locator(".held").isVisible()).toBe(true)
+        expect(await bash.locator(".withheld-reason").textContent()).toBe(
+          "Claude Code asks before each Bash call, and no one can answer on this headless claude -p run (permission mode default, no canUseTool, not in allowedTools)"
+        )
+        expect(await bash.locator(".withheld-reason").isVisible()).toBe(true)
+        expect(await bash.locator(".withheld-hint").textContent()).toBe(
+          "To offer it: decide calls with canUseTool, allow it with toolPolicy.allowedTools, or use permission mode bypassPermissions"
+        )
+        expect(await toggle(page, "group:bash").isDisabled()).toBe(true)
+        expect(await toggle(page, "group:bash").isChecked()).toBe(false)
+        expect(await toggle(page, "Edit").isDisabled()).toBe(true)
+        expect(await row(page, "Edit").locator(".withheld-hint").textContent()).toMatch(/permission mode acceptEdits$/)
+        expect(await toggle(page, "Read").isDisabled()).toBe(false)
+        expect(await row(page, "Read").locator(".held").count()).toBe(0)
+        // The flags box says exactly what the server's policy gives the CLI.
+        const data = (await send(plain.url, "GET", "/api/agents/assistant")).json as Screen
+        expect(await page.locator("#flags").textContent()).toBe(
+          data.flags.map((f, i) => i % 2 === 0 ? `${i === 0 ? "" : "\n"}${f} ` : f).join("")
+        )
+        expect(await page.locator("#flags").textContent()).toMatch(/--disallowedTools \S*\bBash\b/)
+        // Withheld is the session's verdict: nothing is stored as the agent's opt-out.
+        expect(await page.locator("#disabled-tools").textContent()).toBe("(none)")
+
+        // A save re-enables the switches it held, but not the withheld ones.
+        await toggle(page, "Read").click()
+        await page.locator("#disabled-tools", { hasText: "Read" }).waitFor()
+        await page.locator("body[data-state=ready]").waitFor()
+        expect(await toggle(page, "Read").isDisabled()).toBe(false)
+        expect(await toggle(page, "group:bash").isDisabled()).toBe(true)
+        await toggle(page, "Read").click()
+        await page.locator("#disabled-tools", { hasText: "(none)" }).waitFor()
+
+        const file = artifact("tool-settings-server-withheld.png")
+        await page.screenshot({ path: file })
+        expect(fs.statSync(file).size).toBeGreaterThan(10_000)
+
+        // In Simplified Chinese the label and the reason are translated too.
+        await page.locator("#locale").selectOption("zh-CN")
+        await page.waitForURL(/[?&]locale=zh-CN/)
+        expect(await bash.locator(".held").textContent()).toBe("需要批准")
+        expect(await bash.locator(".withheld-reason").textContent()).toContain("Claude Code 在每次调用 Bash 前都会询问")
+        expect(errors).toEqual([])
+        await page.close()
+      } finally {
+        await plain.close()
+      }
+
+      // The shared server's session answers prompts (canUseTool): the same card is a normal switch.
+      const page = await openAgent("answered")
+      expect(await row(page, "group:bash").getAttribute("class")).not.toContain("withheld")
+      expect(await row(page, "group:bash").locator(".held").count()).toBe(0)
+      expect(await row(page, "group:bash").locator(".withheld-reason").count()).toBe(0)
+      expect(await toggle(page, "group:bash").isDisabled()).toBe(false)
+      expect(await toggle(page, "group:bash").isChecked()).toBe(true)
+      expect(await page.locator("#flags").textContent()).not.toMatch(/--disallowedTools \S*\bBash\b/)
+      await page.close()
+    },
+    180_000
+  )
+
   it("copies the flags as a claude -p command a shell takes as it is", async () => {
     await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
     const page = await openAgent("copier")

@@ -4,7 +4,9 @@ import * as fs from "node:fs"
 import * as Net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import type * as ToolSettingsServer from "../../examples/tool-settings-server.ts"
 import type { Screen } from "../../examples/tool-settings-server.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { probePort } from "../layers/mcpBridgeSupport.ts"
 import { request, type RunningServer, send, startServer } from "./toolSettingsServerSupport.ts"
 
@@ -94,6 +96,83 @@ describe("examples/tool-settings-server.ts API", () => {
     expect(stored.disabledTools).toEqual(["Bash", "mcp__notes__read_note", "mcp__notes__write_note"])
     const back = await send(server.url, "PUT", "/api/agents/reviewer/switches/group%3Abash", { enabled: true })
     expect((back.json as Screen).disabledTools).toEqual(["mcp__notes__read_note", "mcp__notes__write_note"])
+  })
+
+  describe("the session it describes: a plain ClaudeLocal run by default", () => {
+    const startWith = async (name: string, session: ToolSettingsServer.Session) => {
+      const running = await startServer(path.join(folder, `${name}.sqlite`), 0, session)
+      const get = async (locale = "en") => {
+        const reply = await send(running.url, "GET", `/api/agents/assistant?locale=${locale}`)
+        expect(reply.status, reply.text).toBe(200)
+        return reply.json as Screen
+      }
+      return { running, get }
+    }
+    /** The withheld tools that have a switch (the interactive ones without a switch are withheld too). */
+    const asking = (screen: Screen) =>
+      screen.policy.withheld.map((w) => w.tool).filter((t) => ["Bash", "Edit", "Write"].includes(t))
+    const disallowed = (screen: Screen) => screen.flags[screen.flags.indexOf("--disallowedTools") + 1]!.split(",")
+
+    it("marks Bash, Edit and Write withheld, with why and how to allow them, and blocks them in the flags", async () => {
+      const { get, running } = await startWith("plain", {})
+      try {
+        const screen = await get()
+        expect(screen.session).toEqual({})
+        expect(switchOf(screen, "group:bash")).toMatchObject({
+          enabled: true,
+          withheld: expect.stringContaining("Claude Code asks before each Bash call"),
+          withheldText: {
+            tool: "Bash",
+            label: "Needs approval",
+            reason:
+              "Claude Code asks before each Bash call, and no one can answer on this headless claude -p run (permission mode default, no canUseTool, not in allowedTools)",
+            hint:
+              "To offer it: decide calls with canUseTool, allow it with toolPolicy.allowedTools, or use permission mode bypassPermissions"
+          }
+        })
+        expect(switchOf(screen, "Edit")?.withheldText?.hint).toMatch(/permission mode acceptEdits$/)
+        expect(switchOf(screen, "Write")?.withheldText?.tool).toBe("Write")
+        expect(switchOf(screen, "Read")).not.toHaveProperty("withheld")
+        expect(switchOf(screen, "Read")).not.toHaveProperty("withheldText")
+        expect(switchOf(screen, "group:notes")).not.toHaveProperty("withheldText")
+        // The session's verdict, not the agent's choice: nothing is stored as an opt-out.
+        expect(screen.disabledTools).toEqual([])
+        expect(asking(screen)).toEqual(["Bash", "Edit", "Write"])
+        // The flags are exactly what the policy gives the CLI for this session.
+        expect(screen.flags).toEqual(ToolPolicy.toCliFlags(screen.policy))
+        expect(disallowed(screen)).toEqual(expect.arrayContaining(["Bash", "Edit", "Write"]))
+        expect(disallowed(screen)).not.toContain("Read")
+
+        const zhCN = switchOf(await get("zh-CN"), "group:bash")?.withheldText
+        expect(zhCN?.label).toBe("需要批准")
+        expect(zhCN?.reason).toContain("Claude Code 在每次调用 Bash 前都会询问")
+        const zhTW = switchOf(await get("zh-TW"), "Edit")?.withheldText
+        expect(zhTW?.label).toBe("需要核准")
+        expect(zhTW?.hint).toBe(
+          "若要提供它：用 canUseTool 決定每次呼叫，用 toolPolicy.allowedTools 允許它，或使用權限模式 acceptEdits"
+        )
+      } finally {
+        await running.close()
+      }
+    })
+
+    it("withholds only Bash under acceptEdits, and nothing when the application answers prompts", async () => {
+      const accept = await startWith("accept-edits", { permissionMode: "acceptEdits" })
+      try {
+        const screen = await accept.get()
+        expect(switchOf(screen, "group:bash")?.withheldText?.reason).toContain("(permission mode acceptEdits,")
+        expect(switchOf(screen, "Edit")).not.toHaveProperty("withheld")
+        expect(disallowed(screen)).toContain("Bash")
+        expect(disallowed(screen)).not.toContain("Edit")
+      } finally {
+        await accept.running.close()
+      }
+      // The shared server describes an application with canUseTool.
+      const answered = await screenOf("assistant")
+      expect(answered.session).toEqual({ canUseTool: true })
+      expect(answered.sections.flatMap((s) => s.switches).filter((e) => e.withheld !== undefined)).toEqual([])
+      expect(asking(answered)).toEqual([])
+    })
   })
 
   describe("bad input gets a 4xx with a clear message and changes nothing", () => {
@@ -297,7 +376,7 @@ describe("examples/tool-settings-server.ts run directly", () => {
     const file = path.join(dir, "agents.sqlite")
     const child = spawn(process.execPath, ["--import", "tsx", "examples/tool-settings-server.ts", file], {
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, "xdg") }
+      env: { ...process.env, HOME: dir, XDG_DATA_HOME: path.join(dir, "xdg"), SETTINGS_PERMISSION_MODE: "acceptEdits" }
     })
     const output = { text: "" }
     child.stdout.setEncoding("utf8").on("data", (chunk: string) => (output.text += chunk))
@@ -310,6 +389,12 @@ describe("examples/tool-settings-server.ts run directly", () => {
       expect((await send(url, "GET", "/api/agents")).json).toEqual({
         agents: [{ agentId: "assistant", disabledTools: [] }]
       })
+      // SETTINGS_PERMISSION_MODE describes the session: acceptEdits lets Edit run, Bash still asks.
+      const screen = (await send(url, "GET", "/api/agents/assistant")).json as Screen
+      expect(screen.session).toEqual({ permissionMode: "acceptEdits" })
+      const withheld = screen.policy.withheld.map((w) => w.tool)
+      expect(withheld).toContain("Bash")
+      expect(withheld).not.toContain("Edit")
       child.kill("SIGINT")
       const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
       // Effect 4's runMain exits 130 when SIGINT interrupts the program (the shell's convention).
@@ -322,4 +407,19 @@ describe("examples/tool-settings-server.ts run directly", () => {
       fs.rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  it("refuses to start on a session it cannot describe, saying which values it takes", async () => {
+    const child = spawn(process.execPath, ["--import", "tsx", "examples/tool-settings-server.ts", ":memory:"], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, SETTINGS_PERMISSION_MODE: "yolo" }
+    })
+    let stderr = ""
+    child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk))
+    child.stdout.resume()
+    const code = await new Promise<number | null>((resolve) => child.once("exit", resolve))
+    expect(code, stderr).toBe(2)
+    expect(stderr.trim()).toBe(
+      "SETTINGS_PERMISSION_MODE=yolo: use one of default, acceptEdits, bypassPermissions, plan, dontAsk, auto"
+    )
+  }, 60_000)
 })

@@ -21,11 +21,22 @@ export interface RunningServer {
 /** The session's conditions in tests: fixed, so the flags do not depend on where tests run. */
 export const conditions = { "workspace-has-git": false }
 
-export const startServer = async (filename: string, port = 0): Promise<RunningServer> => {
+/**
+ * The session most tests describe: the application answers permission prompts, so nothing is
+ * withheld and the switches alone decide the flags. `{}` is the server's default (a plain
+ * `ClaudeLocal` run), where Bash, Edit and Write are withheld.
+ */
+export const answeringSession: ToolSettingsServer.Session = { canUseTool: true }
+
+export const startServer = async (
+  filename: string,
+  port = 0,
+  session: ToolSettingsServer.Session = answeringSession
+): Promise<RunningServer> => {
   const scope = Effect.runSync(Scope.make())
   try {
     const context = await Effect.runPromise(
-      Layer.buildWithScope(ToolSettingsServer.layer({ filename, port, conditions }), scope)
+      Layer.buildWithScope(ToolSettingsServer.layer({ filename, port, conditions, session }), scope)
     )
     const address = Effect.runSync(Effect.provide(Effect.map(HttpServer.HttpServer, (s) => s.address), context))
     if (!NetAddress.isInetAddress(address)) throw new Error("expected a TCP address")
