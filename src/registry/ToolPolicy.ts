@@ -14,9 +14,9 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as Headless from "../internal/policy/headlessTools.ts"
-import * as NearestName from "../internal/policy/nearestName.ts"
 import type * as Registry from "./Registry.ts"
 import { SdkToolNamePattern } from "./ToolDescriptor.ts"
+import { alwaysOn, unknownName, wildcardReport } from "./toolPolicy/ignored.ts"
 import {
   AgentToolSettings,
   type IgnoredOptOut,
@@ -27,6 +27,7 @@ import {
   type ToolPolicy,
   type WithheldTool
 } from "./toolPolicy/model.ts"
+import { type Base, type Plan, planOf } from "./toolPolicy/plan.ts"
 
 export {
   boundPolicy,
@@ -256,71 +257,6 @@ const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefine
 }
 const ServerPattern = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/
 
-/** What the policy reads from a registry, precomputed once per registry. */
-interface Plan {
-  readonly disabled: ReadonlyArray<string>
-  readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
-  readonly interactive: ReadonlyArray<string>
-  /** Tools Claude Code asks permission for, and when. */
-  readonly asking: ReadonlyArray<readonly [name: string, asks: Headless.Asks]>
-  /** Registry MCP tools that are auto-approved when enabled (every exposure but `gated`). */
-  readonly mcp: ReadonlyArray<readonly [name: string, server: string, autoApprove: boolean]>
-  readonly groups: ReadonlyArray<ReadonlyArray<string>>
-  /** Tool → its pair group's members. */
-  readonly groupOf: ReadonlyMap<string, ReadonlyArray<string>>
-  /** Tools an opt-out can turn off: `user` and `disabled` ones, and members of a group with a `user` member. */
-  readonly toggleable: ReadonlySet<string>
-  /** Registry MCP servers with at least one tool an opt-out cannot turn off. */
-  readonly protectedServers: ReadonlySet<string>
-  /** Registry MCP servers with a `gated` tool: never auto-approved as a whole. */
-  readonly gatedServers: ReadonlySet<string>
-  /** Registry names without `mcp__`: what a mistyped bare name is compared with. */
-  readonly builtins: NearestName.NameIndex
-  /** {@link nearestBuiltin} by entry. */
-  readonly suggestions: Map<string, string | undefined>
-  readonly names: ReadonlyArray<string>
-  /** {@link baseBlocked} by session shape. */
-  readonly base: Map<string, Base>
-}
-
-const plans = new WeakMap<Registry.Registry, Plan>()
-
-const planOf = (registry: Registry.Registry): Plan => {
-  const cached = plans.get(registry)
-  if (cached !== undefined) return cached
-  const groups = Array.from(registry.groups.values(), (members) => members.map((m) => m.name))
-  const groupOf = new Map<string, ReadonlyArray<string>>()
-  for (const members of groups) for (const n of members) groupOf.set(n, members)
-  const ds = registry.descriptors
-  const toggleable = new Set<string>()
-  for (const d of ds) {
-    if (d.exposure === "user" || d.exposure === "disabled") toggleable.add(d.name)
-    if (d.exposure === "user" && d.pairGroup !== undefined) {
-      for (const m of registry.groups.get(d.pairGroup) ?? []) toggleable.add(m.name)
-    }
-  }
-  const protectedServers = new Set<string>()
-  for (const d of ds) if (d.mcpServer !== undefined && !toggleable.has(d.name)) protectedServers.add(d.mcpServer)
-  const plan: Plan = {
-    disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
-    conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
-    interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
-    asking: ds.flatMap((d) => d.asks === undefined ? [] : [[d.name, d.asks] as const]),
-    mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!, d.exposure !== "gated"] as const),
-    groups,
-    groupOf,
-    toggleable,
-    protectedServers,
-    gatedServers: new Set(ds.flatMap((d) => d.exposure === "gated" && d.mcpServer !== undefined ? [d.mcpServer] : [])),
-    names: ds.map((d) => d.name),
-    builtins: NearestName.make(ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name)),
-    suggestions: new Map(),
-    base: new Map()
-  }
-  plans.set(registry, plan)
-  return plan
-}
-
 const globCache = new Map<string, { readonly full: RegExp; readonly prefix: RegExp; readonly literal: string }>()
 
 /** The CLI's wildcard: `*` matches any run of characters, anywhere in the name. */
@@ -362,12 +298,6 @@ const parseEntry = (entry: string) => {
 /** `.` and `/` (valid in MCP tool names) as the CLI spells them in runtime names. */
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
-
-/** What {@link baseBlocked} gives: the blocked tools, and the headless session's withheld ones. */
-interface Base {
-  readonly blocked: ReadonlyArray<string>
-  readonly withheld: ReadonlyArray<WithheldTool>
-}
 
 const headlessSession = (ctx: PolicyContext): Headless.HeadlessSession => ({
   permissionMode: ctx.permissionMode,
@@ -545,73 +475,6 @@ const applyWildcard = (
   }
   return wildcardReport(plan, entry, keptOn, tools, servers)
 }
-
-/** What an expanded wildcard turned off: every tool (pair groups included) and every server. */
-const wildcardReport = (
-  plan: Plan,
-  entry: string,
-  keptOn: ReadonlyArray<string>,
-  tools: ReadonlyArray<string>,
-  servers: ReadonlyArray<string>
-): IgnoredOptOut => {
-  const kept = `(${keptOn.join(", ")})`
-  if (tools.length === 0 && servers.length === 0) {
-    return {
-      entry,
-      kind: "always-on",
-      message: `${entry} only matches tools that are always on ${kept}; it turns nothing off`
-    }
-  }
-  const off = new Set<string>()
-  for (const n of tools) for (const m of plan.groupOf.get(n) ?? [n]) off.add(m)
-  const whole = servers.length === 0
-    ? ""
-    : ` and every tool of the server${servers.length === 1 ? "" : "s"} ${servers.join(", ")}, which ${
-      servers.length === 1 ? "is" : "are"
-    } not mounted`
-  const rest = servers.length === 0 ? "tools" : "on other servers, tools"
-  return {
-    entry,
-    kind: "partly-applied",
-    message: `${entry} also matches tools that are always on ${kept}; it turns off ${off.size} tool${
-      off.size === 1 ? "" : "s"
-    } the registry knows${whole}; ${rest} the registry does not know stay on`,
-    applied: [...off, ...servers.map((s) => `mcp__${s}__*`)].sort(),
-    ...(servers.length === 0 ? {} : { servers })
-  }
-}
-
-const unknownName = (plan: Plan, entry: string): IgnoredOptOut => {
-  const suggestion = nearestBuiltin(plan, entry)
-  const what = `${entry} is not a tool the registry knows`
-  return suggestion === undefined
-    ? { entry, kind: "unknown", message: `${what}; it is passed on as written and turns off only a tool of that name` }
-    : {
-      entry,
-      kind: "unknown",
-      message: `${what}: did you mean ${suggestion}?${
-        suggestion.toLowerCase() === entry.toLowerCase() ? " Tool names are case-sensitive." : ""
-      }`,
-      suggestion
-    }
-}
-
-/** The registry built-in an unknown bare name most likely means (see `NearestName.nearest`), cached. */
-const nearestBuiltin = (plan: Plan, entry: string): string | undefined => {
-  if (plan.suggestions.has(entry)) return plan.suggestions.get(entry)
-  const best = plan.builtins.nearest(entry)
-  if (plan.suggestions.size > 1_000) plan.suggestions.clear()
-  plan.suggestions.set(entry, best)
-  return best
-}
-
-const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
-  entry,
-  kind: "always-on",
-  message: `${entry} is ${exposure === "conditional" ? "a conditional" : `an ${exposure}`} tool, which is always ${
-    exposure === "conditional" ? "decided by its condition" : "on"
-  }; remove it from the opt-outs`
-})
 
 /**
  * Checks opt-outs against a registry: the entries `resolveToolPolicy` would not apply at all
