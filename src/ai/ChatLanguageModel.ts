@@ -45,31 +45,39 @@
  */
 import * as AiError from "effect/ai/AiError"
 import * as LanguageModel from "effect/ai/LanguageModel"
-import type * as Prompt from "effect/ai/Prompt"
 import type * as Response from "effect/ai/Response"
 import type * as AiTool from "effect/ai/Tool"
 import * as Toolkit from "effect/ai/Toolkit"
-import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { invalidRequest, toAiError } from "../internal/effectAi/errors.ts"
+import { renderPrompt } from "../internal/effectAi/prompt.ts"
+import { type AnyCodec, collectParts, makeTranslator, parseJson } from "../internal/effectAi/translate.ts"
 import * as ClaudeLocal from "../layers/ClaudeLocal.ts"
 import * as NodeSecretFile from "../layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../layers/NodeSubprocess.ts"
-import { type ChatClientService, ChatError, Usage } from "../services/ChatClient.ts"
+import type { ChatClientService } from "../services/ChatClient.ts"
 import { type ChatEvent, Complete, ToolCallEnd, ToolCallStart, UsageEvent } from "../services/ChatEvent.ts"
 import * as Content from "../services/Content.ts"
 import type { SecretFile } from "../services/SecretFile.ts"
 import type { Subprocess } from "../services/Subprocess.ts"
 import type * as Tool from "../services/Tool.ts"
 import * as AiToolkit from "./AiToolkit.ts"
+
+export { chatErrorOf, MetadataKey, toAiError } from "../internal/effectAi/errors.ts"
+export { renderPrompt } from "../internal/effectAi/prompt.ts"
+export { encodeUsage, makeTranslator } from "../internal/effectAi/translate.ts"
+
+type Method = "generateText" | "generateObject" | "streamText"
+
+const module = "ChatLanguageModel"
 
 /** What a call asks of the client it builds. */
 export interface ClientOptions {
@@ -80,333 +88,6 @@ export interface ClientOptions {
 /** Builds one client per call; its scope is the call's. */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
-/** The metadata key of this library's data in response parts and in `AiError` reasons. */
-export const MetadataKey = "effect-chat-bridge"
-
-type Method = "generateText" | "generateObject" | "streamText"
-
-const module = "ChatLanguageModel"
-
-const ChatErrorJson = Schema.toCodecJson(ChatError)
-const encodeChatError = Schema.encodeSync(ChatErrorJson)
-const decodeChatError = Schema.decodeUnknownOption(ChatErrorJson)
-
-const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
-  try {
-    return { [MetadataKey]: encodeChatError(error) as AiError.ProviderMetadata[string] }
-  } catch {
-    return { [MetadataKey]: { _tag: error._tag, message: error.message } }
-  }
-}
-
-/**
- * Maps a ChatError to the `AiError` `effect/ai` callers handle. The reason is chosen so that its
- * `isRetryable` agrees with the error: empty prompts, rejected tools and unsupported content are
- * `InvalidRequestError`; `StructuredOutputError` is `StructuredOutputError` (with the answer as
- * `responseText`); a `ProviderError` is `AuthenticationError` (kind `auth`), `InvalidResponseError`
- * (`decode`), `RateLimitError` (HTTP 429), `InternalProviderError` (any other retryable one:
- * timeouts, stalls, network, 408, 5xx) or `UnknownError`; a `SessionStoreError` is
- * `InternalProviderError` when retryable, else `UnknownError`; everything else (`MaxStepsError`,
- * `PermissionDeniedError`, `RunLimitError`, `FallbackError`) is `UnknownError`. The ChatError,
- * encoded with its schema, is in `reason.metadata["effect-chat-bridge"]`.
- */
-export const toAiError = (method: string) => (error: ChatError): AiError.AiError => {
-  const metadata = metadataOf(error)
-  const description = error.message
-  const reason = ((): AiError.AiErrorReason => {
-    switch (error._tag) {
-      case "EmptyPromptError":
-        return new AiError.InvalidRequestError({ parameter: "prompt", description, metadata })
-      case "InvalidToolsError":
-        return new AiError.InvalidRequestError({ parameter: "toolkit", description, metadata })
-      case "UnsupportedContentError":
-        return new AiError.InvalidRequestError({ parameter: "prompt", description, metadata })
-      case "StructuredOutputError":
-        return new AiError.StructuredOutputError({ description, responseText: error.answer, metadata })
-      case "ProviderError":
-        if (error.kind === "auth") return new AiError.AuthenticationError({ kind: "Unknown", description, metadata })
-        if (error.kind === "decode") return new AiError.InvalidResponseError({ description, metadata })
-        if (error.status === 429) return new AiError.RateLimitError({ metadata })
-        if (error.retryable) return new AiError.InternalProviderError({ description, metadata })
-        return new AiError.UnknownError({ description, metadata })
-      case "SessionStoreError":
-        return error.retryable
-          ? new AiError.InternalProviderError({ description, metadata })
-          : new AiError.UnknownError({ description, metadata })
-      default:
-        return new AiError.UnknownError({ description, metadata })
-    }
-  })()
-  return AiError.make({ module, method, reason })
-}
-
-/** The ChatError an `AiError` of this module was made from (see {@link toAiError}), if any. */
-export const chatErrorOf = (error: AiError.AiError): Option.Option<ChatError> => {
-  const metadata: unknown = "metadata" in error.reason ? error.reason.metadata[MetadataKey] : undefined
-  return metadata === undefined ? Option.none() : decodeChatError(metadata)
-}
-
-const invalidRequest = (method: string, parameter: string, description: string): AiError.AiError =>
-  AiError.make({ module, method, reason: new AiError.InvalidRequestError({ parameter, description }) })
-
-const json = (value: unknown): string => {
-  try {
-    return JSON.stringify(value) ?? String(value)
-  } catch {
-    return String(value)
-  }
-}
-
-const textOf = (parts: ReadonlyArray<{ readonly type: string; readonly text?: string }>): string =>
-  parts.flatMap((part) => (part.type === "text" && part.text !== undefined ? [part.text] : [])).join("")
-
-const renderResult = (part: Prompt.ToolResultPart): string =>
-  `Tool ${part.name} ${part.isFailure ? "failed with" : "returned"} ${json(part.result)}`
-
-const renderMessage = (message: Prompt.Message): ReadonlyArray<string> => {
-  switch (message.role) {
-    case "system":
-      return []
-    case "user":
-      return [`User: ${textOf(message.content)}`]
-    case "assistant":
-      return message.content.flatMap((part) => {
-        switch (part.type) {
-          case "text":
-            return [`Assistant: ${part.text}`]
-          case "tool-call":
-            return [`Assistant called tool ${part.name} with ${json(part.params)}`]
-          case "tool-result":
-            return [renderResult(part)]
-          default:
-            return []
-        }
-      })
-    case "tool":
-      return message.content.flatMap((part) => part.type === "tool-result" ? [renderResult(part)] : [])
-  }
-}
-
-/**
- * The prompt as the CLI takes it: system messages joined into the system prompt; the last user
- * message as the request, earlier messages as a transcript before it.
- */
-export const renderPrompt = (
-  prompt: Prompt.Prompt,
-  method: string
-): Effect.Effect<{ readonly systemPrompt: string | undefined; readonly text: string }, AiError.AiError> => {
-  for (const message of prompt.content) {
-    if (message.role === "user" || message.role === "assistant") {
-      const file = message.content.find((part) => part.type === "file")
-      if (file !== undefined && file.type === "file") {
-        return Effect.fail(invalidRequest(
-          method,
-          "prompt",
-          `File parts (${file.mediaType}) are not supported: the claude CLI takes text prompts. ` +
-            "Put the file's text in a text part, or let the agent read it from its working directory."
-        ))
-      }
-    }
-  }
-  const system = prompt.content.flatMap((m) => (m.role === "system" ? [m.content] : []))
-  const conversation = prompt.content.filter((m) => m.role !== "system")
-  const last = conversation.at(-1)
-  const request = last !== undefined && last.role === "user" ? textOf(last.content) : ""
-  const history = (last !== undefined && last.role === "user" ? conversation.slice(0, -1) : conversation)
-    .flatMap(renderMessage)
-  const text = history.length === 0
-    ? request
-    : `<conversation_so_far>\n${history.join("\n\n")}\n</conversation_so_far>\n\n${
-      request === "" ? "Continue the conversation." : request
-    }`
-  return Effect.succeed({ systemPrompt: system.length === 0 ? undefined : system.join("\n\n"), text })
-}
-
-type AnyCodec = Schema.Codec<unknown, unknown>
-
-// A failure that is not a SchemaError (a schema needing services or async work) cannot be checked
-// here: the value is passed on and `effect/ai` decodes it in the calling context.
-const isSchemaFailure = (cause: Cause.Cause<unknown>): boolean =>
-  Option.exists(Cause.findErrorOption(cause), Schema.isSchemaError)
-
-/** Whether `effect/ai` will accept `params` for the tool (it fails the whole call otherwise). */
-const paramsDecode = (tool: AiTool.Any, params: unknown): boolean => {
-  const exit = Schema.decodeUnknownExit(tool.parametersSchema as AnyCodec)(params)
-  return Exit.isSuccess(exit) || !isSchemaFailure(exit.cause)
-}
-
-/**
- * The encoded value `effect/ai` expects in a tool-result part, from the JSON the model saw: read
- * with the schema's JSON codec (a date as its ISO string), written back with the schema itself.
- */
-const encodedResult = (schema: Schema.Top, payload: unknown): Result.Result<unknown, void> => {
-  const decoded = Schema.decodeUnknownExit(Schema.toCodecJson(schema as AnyCodec))(payload)
-  if (Exit.isFailure(decoded)) return isSchemaFailure(decoded.cause) ? Result.failVoid : Result.succeed(payload)
-  const encoded = Schema.encodeUnknownExit(schema as AnyCodec)(decoded.value)
-  if (Exit.isFailure(encoded)) return isSchemaFailure(encoded.cause) ? Result.failVoid : Result.succeed(payload)
-  return Result.succeed(encoded.value)
-}
-
-const parseJson = (text: string): Result.Result<unknown, void> => {
-  try {
-    return Result.succeed(JSON.parse(text) as unknown)
-  } catch {
-    return Result.failVoid
-  }
-}
-
-const int = (n: number): number | undefined => (Number.isSafeInteger(n) && n >= 0 ? n : undefined)
-
-/** This library's usage in `effect/ai`'s shape; nothing is reported when the provider reported nothing. */
-export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
-  usage.known
-    ? {
-      inputTokens: {
-        total: int(usage.inputTokens),
-        cacheRead: int(usage.cachedTokens),
-        uncached: int(usage.inputTokens - usage.cachedTokens)
-      },
-      outputTokens: {
-        total: int(usage.outputTokens),
-        reasoning: int(usage.reasoningTokens),
-        text: int(usage.outputTokens - usage.reasoningTokens)
-      }
-    }
-    : { inputTokens: {}, outputTokens: {} }
-
-const finishPart = (usage: Usage, toolErrors: ReadonlyArray<ToolError>): Response.FinishPartEncoded => ({
-  type: "finish",
-  reason: "stop",
-  usage: encodeUsage(usage),
-  metadata: {
-    [MetadataKey]: {
-      ...(usage.costUsd === undefined ? {} : { costUsd: usage.costUsd }),
-      ...(toolErrors.length === 0 ? {} : { toolErrors })
-    }
-  }
-})
-
-// A type alias, not an interface, so that it is assignable to `Json` metadata.
-type ToolError = {
-  readonly id: string
-  readonly name: string
-  readonly message: string
-}
-
-/**
- * Turns ChatEvents into `effect/ai` stream parts: text blocks, provider-executed tool calls and
- * results of the toolkit's tools, and a finish part with the summed usage.
- */
-export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
-  const byName = new Map(tools.map((tool) => [tool.name, tool]))
-  const reported = new Set<string>()
-  const toolErrors: Array<ToolError> = []
-  let usage = Usage.empty
-  let textId: string | undefined
-  let blocks = 0
-  const closeText = (): Array<Response.StreamPartEncoded> => {
-    if (textId === undefined) return []
-    const id = textId
-    textId = undefined
-    return [{ type: "text-end", id }]
-  }
-  return (event: ChatEvent): ReadonlyArray<Response.StreamPartEncoded> => {
-    switch (event._tag) {
-      case "TextDelta": {
-        if (event.text === "") return []
-        const start: Array<Response.StreamPartEncoded> = []
-        if (textId === undefined) {
-          textId = `text-${blocks++}`
-          start.push({ type: "text-start", id: textId })
-        }
-        return [...start, { type: "text-delta", id: textId, delta: event.text }]
-      }
-      case "ToolCallStart": {
-        const tool = byName.get(event.name)
-        if (tool === undefined) return []
-        if (!paramsDecode(tool, event.arguments)) {
-          toolErrors.push({ id: event.id, name: event.name, message: "arguments did not decode" })
-          return []
-        }
-        reported.add(event.id)
-        return [...closeText(), {
-          type: "tool-call",
-          id: event.id,
-          name: event.name,
-          params: event.arguments,
-          providerExecuted: true
-        }]
-      }
-      case "ToolCallEnd": {
-        const tool = byName.get(event.name)
-        if (tool === undefined || !reported.has(event.id)) return []
-        const payload = event.isError
-          ? (tool.failureMode === "return" && event.result.startsWith("Error: ")
-            ? parseJson(event.result.slice("Error: ".length))
-            : Result.failVoid)
-          : parseJson(event.result)
-        const result = Result.flatMap(
-          payload,
-          (value) => encodedResult(event.isError ? tool.failureSchema : tool.successSchema, value)
-        )
-        if (Result.isFailure(result)) {
-          toolErrors.push({ id: event.id, name: event.name, message: event.result })
-          return []
-        }
-        return [{
-          type: "tool-result",
-          id: event.id,
-          name: event.name,
-          result: result.success,
-          isFailure: event.isError,
-          providerExecuted: true
-        }]
-      }
-      case "Usage":
-        usage = Usage.add(usage, event.usage)
-        return []
-      case "Complete":
-        return [...closeText(), finishPart(usage, toolErrors)]
-      default:
-        // Event kinds added later carry nothing effect/ai has a part for.
-        return []
-    }
-  }
-}
-
-/** Folds stream parts into the parts of a non-streaming response. */
-const collectParts = (parts: Iterable<Response.StreamPartEncoded>): Array<Response.PartEncoded> => {
-  const out: Array<Response.PartEncoded> = []
-  const open = new Map<string, string>()
-  for (const part of parts) {
-    switch (part.type) {
-      case "text-start":
-        open.set(part.id, "")
-        break
-      case "text-delta":
-        open.set(part.id, (open.get(part.id) ?? "") + part.delta)
-        break
-      case "text-end":
-        out.push({ type: "text", text: open.get(part.id) ?? "" })
-        open.delete(part.id)
-        break
-      case "tool-call":
-      case "tool-result":
-      case "finish":
-        out.push(part)
-        break
-      default:
-        break
-    }
-  }
-  return out
-}
-
-/**
- * The toolkit's tools, with handlers from the calling context, as tools for `setTools`. Fails
- * with `InvalidRequestError` for provider-defined tools, `needsApproval`, bad names and missing
- * handlers.
- */
 const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
   Effect.gen(function*() {
     if (options.toolChoice === "none" || options.tools.length === 0) return []

@@ -14,163 +14,40 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as Headless from "../internal/policy/headlessTools.ts"
-import * as NearestName from "../internal/policy/nearestName.ts"
 import type * as Registry from "./Registry.ts"
-import { McpServerName, SdkToolNamePattern } from "./ToolDescriptor.ts"
+import { SdkToolNamePattern } from "./ToolDescriptor.ts"
+import { alwaysOn, unknownName, wildcardReport } from "./toolPolicy/ignored.ts"
+import {
+  AgentToolSettings,
+  type IgnoredOptOut,
+  MaxOptOutLength,
+  MaxOptOuts,
+  PolicyContext,
+  syntaxError,
+  type ToolPolicy,
+  type WithheldTool
+} from "./toolPolicy/model.ts"
+import { type Base, type Plan, planOf } from "./toolPolicy/plan.ts"
 
-/**
- * The most opt-outs an agent may have. A registry has a few dozen tools and `mcp__<server>__*`
- * covers a whole server, so a longer list is a mistake or hostile input, refused before any work.
- */
-export const MaxOptOuts = 1_000
-
-/** The longest opt-out, in characters (the CLI's own limit on one name is far below the 128 KiB of an argument). */
-export const MaxOptOutLength = 256
-
-/**
- * The part of an agent the policy reads. Other fields are ignored. At most {@link MaxOptOuts}
- * entries of at most {@link MaxOptOutLength} characters: anything larger is a `SchemaError`.
- */
-export const AgentToolSettings = Schema.Struct({
-  /** Opt-outs: tool names, `mcp__…` names and `*` wildcards (see {@link OptOutEntry}); empty means everything enabled. */
-  disabledTools: Schema.Array(
-    Schema.String.check(
-      Schema.isMaxLength(MaxOptOutLength, { message: `an opt-out has at most ${MaxOptOutLength} characters` })
-    )
-  ).check(Schema.isMaxLength(MaxOptOuts, { message: `an agent has at most ${MaxOptOuts} opt-outs` }))
-})
-/** The type of {@link AgentToolSettings}. */
-export type AgentToolSettings = typeof AgentToolSettings.Type
-
-/**
- * The syntax of one opt-out, independent of any registry: a tool name (`Bash`), an MCP tool
- * (`mcp__docs__search`; `.` and `/` are allowed as in MCP tool names), a whole server
- * (`mcp__docs`, `mcp__docs__*`) or a `*` wildcard, which the CLI matches anywhere in a name
- * (`mcp__*`, `mcp__docs__read_*`, `Web*`). Letters, digits, `_ - . / *` only, at most 256
- * characters: the CLI splits its lists on commas and spaces.
- */
-export const OptOutEntry = Schema.String.check(
-  Schema.makeFilter((s) => syntaxError(s) ?? true, { identifier: "OptOutEntry" })
-)
-
-/** Why an entry is not valid syntax, or undefined when it is. */
-const syntaxError = (s: string): string | undefined => {
-  if (s.length === 0 || s.length > MaxOptOutLength) {
-    return `${JSON.stringify(s.slice(0, 80))}: an opt-out has 1 to ${MaxOptOutLength} characters`
-  }
-  if (!EntryChars.test(s)) {
-    return `${JSON.stringify(s)} is not a tool name: use letters, digits, _ - . / and the wildcard *`
-  }
-  if (s.startsWith("mcp__")) {
-    if (s.length === 5 || s.endsWith("__")) {
-      return `${JSON.stringify(s)} names no server or tool: write mcp__<server>, mcp__<server>__<tool> or mcp__*`
-    }
-    return undefined
-  }
-  if (!s.includes("*") && !SdkToolNamePattern.test(s)) {
-    return `${JSON.stringify(s)} is neither a Claude Code tool name (letters, digits, _) nor an mcp__ name`
-  }
-  if (s.includes("*") && !/^[A-Za-z0-9_*]+$/.test(s)) {
-    return `${JSON.stringify(s)}: a wildcard over built-in tools has only letters, digits, _ and *`
-  }
-  return undefined
-}
-const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
-
-/** The session the policy is resolved for. */
-export const PolicyContext = Schema.Struct({
-  /** Condition values; a missing condition counts as false. */
-  conditions: Schema.Record(Schema.String, Schema.Boolean),
-  /** No one can answer interactive tools (every `claude -p` run, every Agent SDK turn of this library). */
-  headless: Schema.Boolean,
-  /**
-   * The session's permission mode. On a headless session, tools that need an interactive
-   * responder are blocked unless it is `bypassPermissions` — the same rule on both Claude providers.
-   */
-  permissionMode: Schema.optionalKey(Schema.String),
-  /**
-   * MCP servers mounted besides the registry's, whose tools are all auto-approved with a
-   * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`. A server the registry describes
-   * with a `gated` tool gets no server entry: only its known tools that are not gated are
-   * auto-approved by name, so a tool of that server the registry does not know is asked for too.
-   */
-  mcpServers: Schema.optionalKey(Schema.Array(McpServerName)),
-  /**
-   * The application answers permission prompts (`canUseTool` on `ClaudeLocal`/`ClaudeAgent`): on a
-   * headless session, tools Claude Code asks about (`asks` in the registry) stay offered.
-   */
-  canUseTool: Schema.optionalKey(Schema.Boolean),
-  /**
-   * Built-in tools to auto-approve by name (`Edit`, `Bash`): they join `allowedTools` unless
-   * blocked, and a tool that asks stays offered on a headless session. At most 64.
-   */
-  allowedTools: Schema.optionalKey(
-    Schema.Array(Schema.String.check(Schema.isPattern(SdkToolNamePattern))).check(Schema.isMaxLength(64))
-  )
-})
-/** The type of {@link PolicyContext}. */
-export type PolicyContext = typeof PolicyContext.Type
-
-/**
- * An opt-out a settings screen should flag. `malformed`: not valid {@link OptOutEntry} syntax;
- * `always-on`: it only names tools that cannot be opted out (`internal`, `gated` or
- * `conditional` tools outside a toggleable pair group); `partly-applied`: a wildcard that also
- * matches such tools was expanded to the tools and servers it may turn off (listed in
- * `applied`), and is not passed to the CLI as written; `unknown`: a built-in tool name (no
- * `mcp__`) the registry does not know — almost always a typo, with the nearest registry name in
- * `suggestion` — which is still passed to the CLI, so a tool the registry does not know yet
- * stays off.
- */
-export interface IgnoredOptOut {
-  /** The entry as the agent wrote it. */
-  readonly entry: string
-  /** What happened to it. */
-  readonly kind: "malformed" | "always-on" | "partly-applied" | "unknown"
-  /** A sentence for a settings screen. */
-  readonly message: string
-  /**
-   * What the entry turned off (for `partly-applied`): registry tools, pair-group siblings
-   * included, and `mcp__<server>__*` for each server it turned off entirely.
-   */
-  readonly applied?: ReadonlyArray<string>
-  /** The MCP servers it turned off entirely and that are not mounted (for `partly-applied`), sorted. */
-  readonly servers?: ReadonlyArray<string>
-  /** The registry tool the entry most likely means (for `unknown`), e.g. `Bash` for `bash` or `Bsh`. */
-  readonly suggestion?: string
-}
-
-/** The resolved policy; every list is sorted and free of duplicates. */
-export interface ToolPolicy {
-  /** Hard blocks: the CLI's `--disallowedTools`, the SDK's `disallowedTools`. */
-  readonly disallowedTools: ReadonlyArray<string>
-  /**
-   * The MCP auto-approve list: enabled registry MCP tools (not `gated`) by name, and
-   * `mcp__<server>__*` for extra servers without a gated tool. No entry covers a gated tool.
-   */
-  readonly allowedTools: ReadonlyArray<string>
-  /** MCP servers to mount (the registry's and the extra ones, minus servers the agent disabled wholesale). */
-  readonly mountedServers: ReadonlyArray<string>
-  /** Allowed tools that need an interactive responder; the SDK hook denies them on headless turns. */
-  readonly responderTools: ReadonlyArray<string>
-  /**
-   * Opt-outs not applied as written, or naming a built-in the registry does not know, in input
-   * order (empty when every entry was applied as written to tools the registry knows).
-   */
-  readonly ignored: ReadonlyArray<IgnoredOptOut>
-  /**
-   * Tools a headless session withholds from the model, sorted by tool, each with why: tools that
-   * need an interactive responder, and tools Claude Code asks permission for when nothing can
-   * answer (no `canUseTool`, no `allowedTools` entry, a permission mode that asks). They are in
-   * `disallowedTools` too, whatever the opt-outs say. Empty on a session that is not headless.
-   */
-  readonly withheld: ReadonlyArray<WithheldTool>
-}
-
-/** A tool a headless session cannot use, and why (see {@link ToolPolicy.withheld}). */
-export interface WithheldTool {
-  readonly tool: string
-  readonly reason: string
-}
+export {
+  boundPolicy,
+  defaultArgvBounds,
+  PolicyTooLargeError,
+  toBoundedCliFlags,
+  toCliFlags
+} from "./toolPolicy/cliFlags.ts"
+export type { ArgvBounds, BoundedPolicy } from "./toolPolicy/cliFlags.ts"
+export { AgentToolSettings, MaxOptOutLength, MaxOptOuts, OptOutEntry, PolicyContext } from "./toolPolicy/model.ts"
+export type { IgnoredOptOut, ToolPolicy, WithheldTool } from "./toolPolicy/model.ts"
+export { headlessDenialReason, toAgentSdkOptions } from "./toolPolicy/sdkOptions.ts"
+export type {
+  AgentSdkOptions,
+  AgentSdkOptionsInput,
+  HookCallback,
+  HookInput,
+  HookOutput,
+  PermissionMode
+} from "./toolPolicy/sdkOptions.ts"
 
 // `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
 // got 1" rather than "Expected string"); Effect 3's always had it, and a settings screen needs it.
@@ -380,71 +257,6 @@ const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefine
 }
 const ServerPattern = /^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/
 
-/** What the policy reads from a registry, precomputed once per registry. */
-interface Plan {
-  readonly disabled: ReadonlyArray<string>
-  readonly conditional: ReadonlyArray<readonly [name: string, condition: string]>
-  readonly interactive: ReadonlyArray<string>
-  /** Tools Claude Code asks permission for, and when. */
-  readonly asking: ReadonlyArray<readonly [name: string, asks: Headless.Asks]>
-  /** Registry MCP tools that are auto-approved when enabled (every exposure but `gated`). */
-  readonly mcp: ReadonlyArray<readonly [name: string, server: string, autoApprove: boolean]>
-  readonly groups: ReadonlyArray<ReadonlyArray<string>>
-  /** Tool → its pair group's members. */
-  readonly groupOf: ReadonlyMap<string, ReadonlyArray<string>>
-  /** Tools an opt-out can turn off: `user` and `disabled` ones, and members of a group with a `user` member. */
-  readonly toggleable: ReadonlySet<string>
-  /** Registry MCP servers with at least one tool an opt-out cannot turn off. */
-  readonly protectedServers: ReadonlySet<string>
-  /** Registry MCP servers with a `gated` tool: never auto-approved as a whole. */
-  readonly gatedServers: ReadonlySet<string>
-  /** Registry names without `mcp__`: what a mistyped bare name is compared with. */
-  readonly builtins: NearestName.NameIndex
-  /** {@link nearestBuiltin} by entry. */
-  readonly suggestions: Map<string, string | undefined>
-  readonly names: ReadonlyArray<string>
-  /** {@link baseBlocked} by session shape. */
-  readonly base: Map<string, Base>
-}
-
-const plans = new WeakMap<Registry.Registry, Plan>()
-
-const planOf = (registry: Registry.Registry): Plan => {
-  const cached = plans.get(registry)
-  if (cached !== undefined) return cached
-  const groups = Array.from(registry.groups.values(), (members) => members.map((m) => m.name))
-  const groupOf = new Map<string, ReadonlyArray<string>>()
-  for (const members of groups) for (const n of members) groupOf.set(n, members)
-  const ds = registry.descriptors
-  const toggleable = new Set<string>()
-  for (const d of ds) {
-    if (d.exposure === "user" || d.exposure === "disabled") toggleable.add(d.name)
-    if (d.exposure === "user" && d.pairGroup !== undefined) {
-      for (const m of registry.groups.get(d.pairGroup) ?? []) toggleable.add(m.name)
-    }
-  }
-  const protectedServers = new Set<string>()
-  for (const d of ds) if (d.mcpServer !== undefined && !toggleable.has(d.name)) protectedServers.add(d.mcpServer)
-  const plan: Plan = {
-    disabled: ds.filter((d) => d.exposure === "disabled").map((d) => d.name),
-    conditional: ds.filter((d) => d.exposure === "conditional").map((d) => [d.name, d.condition!] as const),
-    interactive: ds.filter((d) => d.interactive === true).map((d) => d.name),
-    asking: ds.flatMap((d) => d.asks === undefined ? [] : [[d.name, d.asks] as const]),
-    mcp: ds.filter((d) => d.kind === "mcp").map((d) => [d.name, d.mcpServer!, d.exposure !== "gated"] as const),
-    groups,
-    groupOf,
-    toggleable,
-    protectedServers,
-    gatedServers: new Set(ds.flatMap((d) => d.exposure === "gated" && d.mcpServer !== undefined ? [d.mcpServer] : [])),
-    names: ds.map((d) => d.name),
-    builtins: NearestName.make(ds.filter((d) => !d.name.startsWith("mcp__")).map((d) => d.name)),
-    suggestions: new Map(),
-    base: new Map()
-  }
-  plans.set(registry, plan)
-  return plan
-}
-
 const globCache = new Map<string, { readonly full: RegExp; readonly prefix: RegExp; readonly literal: string }>()
 
 /** The CLI's wildcard: `*` matches any run of characters, anywhere in the name. */
@@ -486,12 +298,6 @@ const parseEntry = (entry: string) => {
 /** `.` and `/` (valid in MCP tool names) as the CLI spells them in runtime names. */
 const runtimeName = (entry: string): string =>
   entry.startsWith("mcp__") && /[./]/.test(entry) ? entry.replace(/[./]/g, "_") : entry
-
-/** What {@link baseBlocked} gives: the blocked tools, and the headless session's withheld ones. */
-interface Base {
-  readonly blocked: ReadonlyArray<string>
-  readonly withheld: ReadonlyArray<WithheldTool>
-}
 
 const headlessSession = (ctx: PolicyContext): Headless.HeadlessSession => ({
   permissionMode: ctx.permissionMode,
@@ -670,73 +476,6 @@ const applyWildcard = (
   return wildcardReport(plan, entry, keptOn, tools, servers)
 }
 
-/** What an expanded wildcard turned off: every tool (pair groups included) and every server. */
-const wildcardReport = (
-  plan: Plan,
-  entry: string,
-  keptOn: ReadonlyArray<string>,
-  tools: ReadonlyArray<string>,
-  servers: ReadonlyArray<string>
-): IgnoredOptOut => {
-  const kept = `(${keptOn.join(", ")})`
-  if (tools.length === 0 && servers.length === 0) {
-    return {
-      entry,
-      kind: "always-on",
-      message: `${entry} only matches tools that are always on ${kept}; it turns nothing off`
-    }
-  }
-  const off = new Set<string>()
-  for (const n of tools) for (const m of plan.groupOf.get(n) ?? [n]) off.add(m)
-  const whole = servers.length === 0
-    ? ""
-    : ` and every tool of the server${servers.length === 1 ? "" : "s"} ${servers.join(", ")}, which ${
-      servers.length === 1 ? "is" : "are"
-    } not mounted`
-  const rest = servers.length === 0 ? "tools" : "on other servers, tools"
-  return {
-    entry,
-    kind: "partly-applied",
-    message: `${entry} also matches tools that are always on ${kept}; it turns off ${off.size} tool${
-      off.size === 1 ? "" : "s"
-    } the registry knows${whole}; ${rest} the registry does not know stay on`,
-    applied: [...off, ...servers.map((s) => `mcp__${s}__*`)].sort(),
-    ...(servers.length === 0 ? {} : { servers })
-  }
-}
-
-const unknownName = (plan: Plan, entry: string): IgnoredOptOut => {
-  const suggestion = nearestBuiltin(plan, entry)
-  const what = `${entry} is not a tool the registry knows`
-  return suggestion === undefined
-    ? { entry, kind: "unknown", message: `${what}; it is passed on as written and turns off only a tool of that name` }
-    : {
-      entry,
-      kind: "unknown",
-      message: `${what}: did you mean ${suggestion}?${
-        suggestion.toLowerCase() === entry.toLowerCase() ? " Tool names are case-sensitive." : ""
-      }`,
-      suggestion
-    }
-}
-
-/** The registry built-in an unknown bare name most likely means (see `NearestName.nearest`), cached. */
-const nearestBuiltin = (plan: Plan, entry: string): string | undefined => {
-  if (plan.suggestions.has(entry)) return plan.suggestions.get(entry)
-  const best = plan.builtins.nearest(entry)
-  if (plan.suggestions.size > 1_000) plan.suggestions.clear()
-  plan.suggestions.set(entry, best)
-  return best
-}
-
-const alwaysOn = (entry: string, exposure: string): IgnoredOptOut => ({
-  entry,
-  kind: "always-on",
-  message: `${entry} is ${exposure === "conditional" ? "a conditional" : `an ${exposure}`} tool, which is always ${
-    exposure === "conditional" ? "decided by its condition" : "on"
-  }; remove it from the opt-outs`
-})
-
 /**
  * Checks opt-outs against a registry: the entries `resolveToolPolicy` would not apply at all
  * (`malformed` and `always-on`) and the built-in names it does not know (`unknown`, with a
@@ -750,234 +489,3 @@ export const checkOptOuts = (
   resolveValidated(registry, { disabledTools: entries }, { conditions: {}, headless: false }).ignored.filter((i) =>
     i.kind !== "partly-applied"
   )
-
-/**
- * `claude` CLI arguments. Each list is one comma-joined argument, so a following positional
- * (the prompt) cannot be swallowed by the variadic flag; empty lists are omitted.
- */
-export const toCliFlags = (policy: ToolPolicy): ReadonlyArray<string> => [
-  ...(policy.disallowedTools.length > 0 ? ["--disallowedTools", policy.disallowedTools.join(",")] : []),
-  ...(policy.allowedTools.length > 0 ? ["--allowedTools", policy.allowedTools.join(",")] : [])
-]
-
-/**
- * A policy too large for any command line and settings file the CLI accepts. Split the agent's
- * opt-outs with wildcards (`mcp__<server>__*`) instead of naming every tool.
- */
-export class PolicyTooLargeError extends Schema.TaggedError<PolicyTooLargeError>()("PolicyTooLargeError", {
-  /** Entries in the disallow- and allow-lists. */
-  entries: Schema.Number,
-  /** Bytes the lists need. */
-  bytes: Schema.Number,
-  /** Bytes that fit (settings file plus command line). */
-  limit: Schema.Number
-}) {
-  /** Says how large, and what to do. */
-  override get message(): string {
-    return `The tool policy has ${this.entries} entries (${this.bytes} bytes), more than the ${this.limit} bytes the ` +
-      "claude CLI can take in a settings file and on its command line; replace long lists of names with " +
-      "wildcards such as mcp__<server>__*"
-  }
-}
-
-/** Where long lists go; every limit is in bytes. */
-export interface ArgvBounds {
-  /** Largest single argument (Linux refuses arguments over 128 KiB with E2BIG). Default 96 KiB. */
-  readonly argBytes?: number
-  /** Largest total of the list arguments on the command line. Default 1 MiB. */
-  readonly inlineBytes?: number
-  /** Largest settings file (claude 2.1.332 refuses files over 2 MiB). Default 2,000,000. */
-  readonly settingsBytes?: number
-}
-
-/** Default {@link ArgvBounds}: 96 KiB per argument, 1 MiB in argv, 2,000,000 bytes in the settings file. */
-export const defaultArgvBounds: Required<ArgvBounds> = {
-  argBytes: 96 * 1024,
-  inlineBytes: 1024 * 1024,
-  settingsBytes: 2_000_000
-}
-
-/** A policy split between command-line arguments and a `--settings` file. */
-export interface BoundedPolicy {
-  /** `--disallowedTools` arguments, each at most `argBytes` when joined with commas. */
-  readonly disallowedChunks: ReadonlyArray<ReadonlyArray<string>>
-  /** The `--allowedTools` list (empty when it went to the settings file). */
-  readonly allowedTools: ReadonlyArray<string>
-  /** The settings the CLI reads with `--settings <file>` (`permissions.deny`/`allow`), when the lists are long. */
-  readonly settings: {
-    readonly permissions: { readonly deny: ReadonlyArray<string>; readonly allow: ReadonlyArray<string> }
-  } | undefined
-}
-
-const joinedBytes = (names: ReadonlyArray<string>): number => {
-  let n = names.length === 0 ? 0 : -1
-  for (const s of names) n += Buffer.byteLength(s) + 1
-  return n
-}
-
-/**
- * Keeps the command line bounded however long the policy is: short lists stay arguments; when a
- * list would not fit in one argument, the allow-list and as much of the disallow-list as fits go
- * to a settings file (`permissions.allow` / `permissions.deny`, which the CLI merges with its
- * flags), and the rest of the disallow-list follows in arguments of at most `argBytes`, up to
- * `inlineBytes` in all. With the defaults that is about 3 MB of names (some 150,000 names of 18
- * characters); beyond it a `PolicyTooLargeError`.
- */
-export const boundPolicy = (
-  policy: ToolPolicy,
-  bounds: ArgvBounds = {}
-): Result.Result<BoundedPolicy, PolicyTooLargeError> => {
-  const { argBytes, inlineBytes, settingsBytes } = { ...defaultArgvBounds, ...bounds }
-  const deny = policy.disallowedTools
-  const allow = policy.allowedTools
-  const chunk = (names: ReadonlyArray<string>, budget: number) => {
-    const chunks: Array<Array<string>> = []
-    let current: Array<string> = []
-    let size = -1
-    let total = 0
-    for (const name of names) {
-      const bytes = Buffer.byteLength(name) + 1
-      if (current.length > 0 && size + bytes > argBytes) {
-        chunks.push(current)
-        current = []
-        size = -1
-      }
-      current.push(name)
-      size += bytes
-      total += bytes
-      if (size > argBytes || total > budget) return undefined
-    }
-    if (current.length > 0) chunks.push(current)
-    return chunks
-  }
-  if (joinedBytes(deny) <= argBytes && joinedBytes(allow) <= argBytes) {
-    return Result.succeed({ disallowedChunks: deny.length > 0 ? [deny] : [], allowedTools: allow, settings: undefined })
-  }
-  const tooLarge = () =>
-    Result.fail(
-      new PolicyTooLargeError({
-        entries: deny.length + allow.length,
-        bytes: joinedBytes(deny) + joinedBytes(allow),
-        limit: settingsBytes + inlineBytes
-      })
-    )
-  // JSON overhead: the envelope, quotes, commas and escapes (names are plain ASCII after validation).
-  let used = 64 + joinedBytes(allow) + 2 * allow.length
-  if (used > settingsBytes) return tooLarge()
-  let inFile = 0
-  while (inFile < deny.length) {
-    const bytes = JSON.stringify(deny[inFile]).length + 1
-    if (used + bytes > settingsBytes) break
-    used += bytes
-    inFile++
-  }
-  const rest = chunk(deny.slice(inFile), inlineBytes)
-  if (rest === undefined) return tooLarge()
-  return Result.succeed({
-    disallowedChunks: rest,
-    allowedTools: [],
-    settings: { permissions: { deny: deny.slice(0, inFile), allow } }
-  })
-}
-
-/** The CLI arguments of a bounded policy; `settingsPath` is where its `settings` were written. */
-export const toBoundedCliFlags = (bounded: BoundedPolicy, settingsPath: string | undefined): ReadonlyArray<string> => [
-  ...(settingsPath === undefined ? [] : ["--settings", settingsPath]),
-  ...bounded.disallowedChunks.flatMap((names) => ["--disallowedTools", names.join(",")]),
-  ...(bounded.allowedTools.length > 0 ? ["--allowedTools", bounded.allowedTools.join(",")] : [])
-]
-
-// The Agent SDK is an optional peer: these are structural copies of the slice of its types this
-// module produces, so the main entry type-checks without it. test/registry/ToolPolicySdkTypes.test.ts
-// asserts at compile time that they stay assignable to the SDK's own `Options`.
-
-/** The Agent SDK's permission modes (its `PermissionMode`). */
-export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"
-
-/** The part of an Agent SDK hook input the headless guard reads. */
-export interface HookInput {
-  readonly hook_event_name: string
-  readonly tool_name?: string
-  readonly permission_mode?: string
-}
-
-/** What the headless guard answers: nothing to say, or a PreToolUse denial with its reason. */
-export type HookOutput = {
-  readonly hookSpecificOutput?: {
-    readonly hookEventName: "PreToolUse"
-    readonly permissionDecision: "deny"
-    readonly permissionDecisionReason: string
-  }
-}
-
-/** An Agent SDK hook callback (its `HookCallback`). */
-export type HookCallback = (
-  input: HookInput,
-  toolUseID: string | undefined,
-  options: { signal: AbortSignal }
-) => Promise<HookOutput>
-
-/** The Agent SDK `Options` fields this module sets; `C` is the SDK's `McpServerConfig`. */
-export interface AgentSdkOptions<C> {
-  disallowedTools: Array<string>
-  allowedTools: Array<string>
-  mcpServers: Record<string, C>
-  strictMcpConfig: boolean
-  permissionMode: PermissionMode
-  hooks?: { PreToolUse: Array<{ matcher: string; hooks: Array<HookCallback> }> }
-}
-
-/** What the SDK conversion needs beyond the policy. */
-export interface AgentSdkOptionsInput<C> {
-  /** The SDK permission mode of the session. */
-  readonly permissionMode: PermissionMode
-  /** No one can answer interactive tools on this turn. */
-  readonly headless: boolean
-  /** Server configs by name; only the policy's `mountedServers` are passed on. */
-  readonly mcpServers?: Readonly<Record<string, C>>
-}
-
-/** Why the headless hook denies a tool — shown to the model, so it says what to do instead. */
-export const headlessDenialReason = (tool: string, mode: string): string =>
-  `${tool} needs an interactive responder, and this turn is headless (permission mode ${mode}); ` +
-  `continue without it, or run with permission mode bypassPermissions`
-
-/**
- * Agent SDK options: the two lists, the mounted servers' configs with `strictMcpConfig` (no
- * stray `.mcp.json`), and on headless turns a `PreToolUse` hook denying the policy's
- * `responderTools` unless the live permission mode is `bypassPermissions`.
- */
-export const toAgentSdkOptions = <C = never>(
-  policy: ToolPolicy,
-  input: AgentSdkOptionsInput<C>
-): AgentSdkOptions<C> => {
-  const mcpServers: Record<string, C> = {}
-  for (const name of policy.mountedServers) {
-    const config = input.mcpServers?.[name]
-    if (config !== undefined) mcpServers[name] = config
-  }
-  const responder = new Set(policy.responderTools)
-  const hook: HookCallback = async (hookInput) => {
-    if (hookInput.hook_event_name !== "PreToolUse" || hookInput.tool_name === undefined) return {}
-    if (!responder.has(hookInput.tool_name)) return {}
-    const mode = hookInput.permission_mode ?? input.permissionMode
-    if (mode === "bypassPermissions") return {}
-    return {
-      hookSpecificOutput: {
-        hookEventName: "PreToolUse",
-        permissionDecision: "deny",
-        permissionDecisionReason: headlessDenialReason(hookInput.tool_name, mode)
-      }
-    }
-  }
-  return {
-    disallowedTools: [...policy.disallowedTools],
-    allowedTools: [...policy.allowedTools],
-    mcpServers,
-    strictMcpConfig: true,
-    permissionMode: input.permissionMode,
-    ...(input.headless && responder.size > 0
-      ? { hooks: { PreToolUse: [{ matcher: [...responder].join("|"), hooks: [hook] }] } }
-      : {})
-  }
-}

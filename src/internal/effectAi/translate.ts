@@ -1,0 +1,201 @@
+/**
+ * This library's chat events as `effect/ai` response parts: tool calls and results checked
+ * against the toolkit's schemas, usage and finish parts, and the folding of stream parts into a
+ * non-streaming response. Re-exported by `ai/ChatLanguageModel.ts`.
+ */
+import type * as Response from "effect/ai/Response"
+import type * as AiTool from "effect/ai/Tool"
+import * as Cause from "effect/Cause"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import { Usage } from "../../services/ChatClient.ts"
+import type { ChatEvent } from "../../services/ChatEvent.ts"
+import { MetadataKey } from "./errors.ts"
+
+export type AnyCodec = Schema.Codec<unknown, unknown>
+
+// A failure that is not a SchemaError (a schema needing services or async work) cannot be checked
+// here: the value is passed on and `effect/ai` decodes it in the calling context.
+const isSchemaFailure = (cause: Cause.Cause<unknown>): boolean =>
+  Option.exists(Cause.findErrorOption(cause), Schema.isSchemaError)
+
+/** Whether `effect/ai` will accept `params` for the tool (it fails the whole call otherwise). */
+const paramsDecode = (tool: AiTool.Any, params: unknown): boolean => {
+  const exit = Schema.decodeUnknownExit(tool.parametersSchema as AnyCodec)(params)
+  return Exit.isSuccess(exit) || !isSchemaFailure(exit.cause)
+}
+
+/**
+ * The encoded value `effect/ai` expects in a tool-result part, from the JSON the model saw: read
+ * with the schema's JSON codec (a date as its ISO string), written back with the schema itself.
+ */
+const encodedResult = (schema: Schema.Top, payload: unknown): Result.Result<unknown, void> => {
+  const decoded = Schema.decodeUnknownExit(Schema.toCodecJson(schema as AnyCodec))(payload)
+  if (Exit.isFailure(decoded)) return isSchemaFailure(decoded.cause) ? Result.failVoid : Result.succeed(payload)
+  const encoded = Schema.encodeUnknownExit(schema as AnyCodec)(decoded.value)
+  if (Exit.isFailure(encoded)) return isSchemaFailure(encoded.cause) ? Result.failVoid : Result.succeed(payload)
+  return Result.succeed(encoded.value)
+}
+
+export const parseJson = (text: string): Result.Result<unknown, void> => {
+  try {
+    return Result.succeed(JSON.parse(text) as unknown)
+  } catch {
+    return Result.failVoid
+  }
+}
+
+const int = (n: number): number | undefined => (Number.isSafeInteger(n) && n >= 0 ? n : undefined)
+
+/** This library's usage in `effect/ai`'s shape; nothing is reported when the provider reported nothing. */
+export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
+  usage.known
+    ? {
+      inputTokens: {
+        total: int(usage.inputTokens),
+        cacheRead: int(usage.cachedTokens),
+        uncached: int(usage.inputTokens - usage.cachedTokens)
+      },
+      outputTokens: {
+        total: int(usage.outputTokens),
+        reasoning: int(usage.reasoningTokens),
+        text: int(usage.outputTokens - usage.reasoningTokens)
+      }
+    }
+    : { inputTokens: {}, outputTokens: {} }
+
+const finishPart = (usage: Usage, toolErrors: ReadonlyArray<ToolError>): Response.FinishPartEncoded => ({
+  type: "finish",
+  reason: "stop",
+  usage: encodeUsage(usage),
+  metadata: {
+    [MetadataKey]: {
+      ...(usage.costUsd === undefined ? {} : { costUsd: usage.costUsd }),
+      ...(toolErrors.length === 0 ? {} : { toolErrors })
+    }
+  }
+})
+
+// A type alias, not an interface, so that it is assignable to `Json` metadata.
+type ToolError = {
+  readonly id: string
+  readonly name: string
+  readonly message: string
+}
+
+/**
+ * Turns ChatEvents into `effect/ai` stream parts: text blocks, provider-executed tool calls and
+ * results of the toolkit's tools, and a finish part with the summed usage.
+ */
+export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
+  const reported = new Set<string>()
+  const toolErrors: Array<ToolError> = []
+  let usage = Usage.empty
+  let textId: string | undefined
+  let blocks = 0
+  const closeText = (): Array<Response.StreamPartEncoded> => {
+    if (textId === undefined) return []
+    const id = textId
+    textId = undefined
+    return [{ type: "text-end", id }]
+  }
+  return (event: ChatEvent): ReadonlyArray<Response.StreamPartEncoded> => {
+    switch (event._tag) {
+      case "TextDelta": {
+        if (event.text === "") return []
+        const start: Array<Response.StreamPartEncoded> = []
+        if (textId === undefined) {
+          textId = `text-${blocks++}`
+          start.push({ type: "text-start", id: textId })
+        }
+        return [...start, { type: "text-delta", id: textId, delta: event.text }]
+      }
+      case "ToolCallStart": {
+        const tool = byName.get(event.name)
+        if (tool === undefined) return []
+        if (!paramsDecode(tool, event.arguments)) {
+          toolErrors.push({ id: event.id, name: event.name, message: "arguments did not decode" })
+          return []
+        }
+        reported.add(event.id)
+        return [...closeText(), {
+          type: "tool-call",
+          id: event.id,
+          name: event.name,
+          params: event.arguments,
+          providerExecuted: true
+        }]
+      }
+      case "ToolCallEnd": {
+        const tool = byName.get(event.name)
+        if (tool === undefined || !reported.has(event.id)) return []
+        const payload = event.isError
+          ? (tool.failureMode === "return" && event.result.startsWith("Error: ")
+            ? parseJson(event.result.slice("Error: ".length))
+            : Result.failVoid)
+          : parseJson(event.result)
+        const result = Result.flatMap(
+          payload,
+          (value) => encodedResult(event.isError ? tool.failureSchema : tool.successSchema, value)
+        )
+        if (Result.isFailure(result)) {
+          toolErrors.push({ id: event.id, name: event.name, message: event.result })
+          return []
+        }
+        return [{
+          type: "tool-result",
+          id: event.id,
+          name: event.name,
+          result: result.success,
+          isFailure: event.isError,
+          providerExecuted: true
+        }]
+      }
+      case "Usage":
+        usage = Usage.add(usage, event.usage)
+        return []
+      case "Complete":
+        return [...closeText(), finishPart(usage, toolErrors)]
+      default:
+        // Event kinds added later carry nothing effect/ai has a part for.
+        return []
+    }
+  }
+}
+
+/** Folds stream parts into the parts of a non-streaming response. */
+export const collectParts = (parts: Iterable<Response.StreamPartEncoded>): Array<Response.PartEncoded> => {
+  const out: Array<Response.PartEncoded> = []
+  const open = new Map<string, string>()
+  for (const part of parts) {
+    switch (part.type) {
+      case "text-start":
+        open.set(part.id, "")
+        break
+      case "text-delta":
+        open.set(part.id, (open.get(part.id) ?? "") + part.delta)
+        break
+      case "text-end":
+        out.push({ type: "text", text: open.get(part.id) ?? "" })
+        open.delete(part.id)
+        break
+      case "tool-call":
+      case "tool-result":
+      case "finish":
+        out.push(part)
+        break
+      default:
+        break
+    }
+  }
+  return out
+}
+
+/**
+ * The toolkit's tools, with handlers from the calling context, as tools for `setTools`. Fails
+ * with `InvalidRequestError` for provider-defined tools, `needsApproval`, bad names and missing
+ * handlers.
+ */
