@@ -315,7 +315,7 @@ const screen = (
   session: Session,
   locale: CatalogView.Locale
 ): Screen => {
-  const conditions = context.conditions
+  const conditions = context.conditions ?? {}
   const switches = CatalogView.view(registry, settings, { locale, messages: appMessages, session: context })
   const blocked = new Set(policy.disallowedTools)
   const label = (key: string, fallback: string) => CatalogView.translate(key, locale, appMessages) ?? fallback

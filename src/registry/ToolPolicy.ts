@@ -315,11 +315,11 @@ const baseBlocked = (plan: Plan, ctx: PolicyContext): Base => {
   const responderOff = ctx.headless && ctx.permissionMode !== "bypassPermissions"
   const session = headlessSession(ctx)
   let key = ctx.headless ? Headless.sessionKey(session) : "-"
-  for (const [, condition] of plan.conditional) key += ctx.conditions[condition] === true ? "1" : "0"
+  for (const [, condition] of plan.conditional) key += ctx.conditions?.[condition] === true ? "1" : "0"
   const cached = plan.base.get(key)
   if (cached !== undefined) return cached
   const blocked = new Set<string>(plan.disabled)
-  for (const [name, condition] of plan.conditional) if (ctx.conditions[condition] !== true) blocked.add(name)
+  for (const [name, condition] of plan.conditional) if (ctx.conditions?.[condition] !== true) blocked.add(name)
   const withheld: Array<WithheldTool> = []
   if (responderOff) {
     for (const name of plan.interactive) {

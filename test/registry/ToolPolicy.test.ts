@@ -25,11 +25,13 @@ const names = (p: (d: (typeof registry.descriptors)[number]) => boolean) =>
   registry.descriptors.filter(p).map((d) => d.name)
 
 describe("resolveToolPolicy: rules", () => {
-  it("typed input: a context without conditions does not compile; unknown input goes through resolveToolPolicyUnknown", () => {
+  it("typed input: a context without conditions is one whose conditions are all false; unknown input goes through resolveToolPolicyUnknown", () => {
     const registry = ClaudeCodeCatalog.registry
-    // @ts-expect-error conditions is required (it used to compile and fail at run time)
+    // As documented: a missing condition counts as false, so no `conditions` at all is valid too.
     const missing = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, { headless: true })
-    expect(Result.isFailure(missing)).toBe(true)
+    const empty = ToolPolicy.resolveToolPolicy(registry, { disabledTools: [] }, { conditions: {}, headless: true })
+    expect(Result.isSuccess(missing)).toBe(true)
+    expect(missing).toEqual(empty)
     const typed = ToolPolicy.resolveToolPolicy(registry, { disabledTools: ["WebFetch"] }, {
       conditions: {},
       headless: true

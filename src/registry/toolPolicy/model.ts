@@ -68,8 +68,8 @@ const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
 
 /** The session the policy is resolved for. */
 export const PolicyContext = Schema.Struct({
-  /** Condition values; a missing condition counts as false. */
-  conditions: Schema.Record(Schema.String, Schema.Boolean),
+  /** Condition values; a missing condition (or no `conditions` at all) counts as false. */
+  conditions: Schema.optionalKey(Schema.Record(Schema.String, Schema.Boolean)),
   /** No one can answer interactive tools (every `claude -p` run, every Agent SDK turn of this library). */
   headless: Schema.Boolean,
   /**
