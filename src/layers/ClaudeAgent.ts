@@ -75,8 +75,6 @@ import {
 import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
 import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent/turn.ts"
-import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.ts"
-import * as Conditions from "../registry/Conditions.ts"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
@@ -164,15 +162,8 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
   const setup: QuerySetup = {
     options,
     serverName,
-    policy: yield* ProviderPolicy.make({
-      provider,
-      registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
-      disabledTools: options.toolPolicy?.disabledTools ?? [],
-      allowedTools: options.toolPolicy?.allowedTools,
-      conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+    policy: yield* ProviderPolicy.fromOptions(provider, options, {
       permissionMode: options.permissionMode ?? "default",
-      canUseTool: options.canUseTool !== undefined,
-      strict: options.toolPolicy?.strict === true,
       servers: Object.keys(appServers)
     }),
     permissionMode: options.permissionMode ?? "default",

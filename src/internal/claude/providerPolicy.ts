@@ -8,10 +8,12 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import type * as Conditions from "../../registry/Conditions.ts"
+import * as ClaudeCodeCatalog from "../../registry/ClaudeCodeCatalog.ts"
+import * as Conditions from "../../registry/Conditions.ts"
 import type * as Registry from "../../registry/Registry.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ProviderError } from "../../services/ChatClient.ts"
+import type { ToolPolicyInput } from "./options.ts"
 
 /** What a provider reads from its options. */
 export interface PolicyInput {
@@ -113,3 +115,35 @@ export const make = (input: PolicyInput): Effect.Effect<ProviderPolicy> =>
         })
     }
   })
+
+/** What both Claude providers' options say about their tool policy. */
+export interface ProviderOptions {
+  readonly cwd?: string | undefined
+  readonly canUseTool?: unknown
+  readonly toolPolicy?: ToolPolicyInput | undefined
+}
+
+/**
+ * {@link make} from a provider's options: the registry (Claude Code's catalog unless given), the
+ * opt-outs, the conditions (detected from `cwd` unless given) and the session's mode and servers.
+ */
+export const fromOptions = (
+  provider: string,
+  options: ProviderOptions,
+  session: { readonly permissionMode: string | undefined; readonly servers: ReadonlyArray<string> }
+): Effect.Effect<ProviderPolicy> =>
+  Effect.flatMap(
+    Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+    (conditions) =>
+      make({
+        provider,
+        registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
+        disabledTools: options.toolPolicy?.disabledTools ?? [],
+        allowedTools: options.toolPolicy?.allowedTools,
+        conditions,
+        permissionMode: session.permissionMode,
+        canUseTool: options.canUseTool !== undefined,
+        strict: options.toolPolicy?.strict === true,
+        servers: session.servers
+      })
+  )

@@ -9,8 +9,6 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
-import * as ClaudeCodeCatalog from "../../registry/ClaudeCodeCatalog.ts"
-import * as Conditions from "../../registry/Conditions.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ProviderError } from "../../services/ChatClient.ts"
 import type { CanUseTool } from "../../services/ClaudeCodeOptions.ts"
@@ -163,15 +161,8 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
       serverName,
       toolPrefix: `mcp__${serverName}__`,
       timeout,
-      policy: yield* ProviderPolicy.make({
-        provider,
-        registry: options.toolPolicy?.registry ?? ClaudeCodeCatalog.registry,
-        disabledTools: options.toolPolicy?.disabledTools ?? [],
-        allowedTools: options.toolPolicy?.allowedTools,
-        conditions: yield* Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),
+      policy: yield* ProviderPolicy.fromOptions(provider, options, {
         permissionMode: options.permissionMode,
-        canUseTool: options.canUseTool !== undefined,
-        strict: options.toolPolicy?.strict === true,
         servers: Object.keys(options.mcpServers ?? {})
       }),
       tools: yield* Ref.make<Tool.ToolSet>(Tool.empty),
