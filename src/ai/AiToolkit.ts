@@ -42,7 +42,12 @@ import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
 import * as Content from "../services/Content.ts"
 import * as Tool from "../services/Tool.ts"
 
-/** What the handlers of `Tools` need beyond the toolkit's handler layer (their schemas' and dependencies' services). */
+/**
+ * What the handlers of `Tools` need beyond the toolkit's handler layer (their schemas' and dependencies' services).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Requirements<Tools extends Record<string, AiTool.Any>> = AiTool.HandlerServices<Tools[keyof Tools]>
 
 const describe = (u: unknown): string => {
@@ -107,6 +112,9 @@ const hasApproval = (tool: AiTool.Any): boolean => tool.needsApproval !== undefi
  * Why tools of a toolkit cannot be served: provider-defined tools (they run at one vendor, not
  * in-process), tools that need approval (no loop here can pause a call) and names our providers
  * cannot send. `undefined` when all are fine.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const rejectedTools = (tools: ReadonlyArray<AiTool.Any>): string | undefined => {
   const providerDefined = tools.filter(AiTool.isProviderDefined).map((tool) => tool.name)
@@ -253,6 +261,9 @@ const one = <Tools extends Record<string, AiTool.Any>>(
  *   return yield* chat.chat("What is 2 + 3?")
  * })
  * ```
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toTools: <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.WithHandler<Tools>
@@ -270,6 +281,9 @@ export const toTools: <Tools extends Record<string, AiTool.Any>>(
 
 /**
  * {@link toTools} for a toolkit whose handlers come from the context (its `toLayer`).
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const fromToolkit = <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>

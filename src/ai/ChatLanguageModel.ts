@@ -79,13 +79,23 @@ type Method = "generateText" | "generateObject" | "streamText"
 
 const module = "ChatLanguageModel"
 
-/** What a call asks of the client it builds. */
+/**
+ * What a call asks of the client it builds.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface ClientOptions {
   /** The prompt's system messages, joined; absent when it has none. */
   readonly systemPrompt?: string | undefined
 }
 
-/** Builds one client per call; its scope is the call's. */
+/**
+ * Builds one client per call; its scope is the call's.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
 const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
@@ -179,6 +189,9 @@ const codecTransformer: LanguageModel.CodecTransformer = (schema) => ({
  *   ChatLanguageModel.make((options) => ClaudeAgent.make({ model: "sonnet", ...options }))
  * )
  * ```
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: <R>(
   makeClient: MakeClient<R>
@@ -268,13 +281,21 @@ export const make: <R>(
  *
  * const Model = ChatLanguageModel.layer((options) => ClaudeLocal.make({ model: "sonnet", ...options }))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <R>(
   makeClient: MakeClient<R>
 ): Layer.Layer<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> =>
   Layer.effect(LanguageModel.LanguageModel, make(makeClient))
 
-/** Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`. */
+/**
+ * Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerClaudeLocal = (
   options: ClaudeLocal.Options = {}
 ): Layer.Layer<LanguageModel.LanguageModel, never, Subprocess | SecretFile> =>
@@ -289,6 +310,9 @@ export const layerClaudeLocal = (
  * {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. The binary
  * is `options.binary`, else the `CLAUDE_BINARY` variable, else `claude` on PATH (as in
  * `ClaudeLocal.layerConfig`).
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerClaudeLocalNode = (options: ClaudeLocal.Options = {}): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.unwrap(

@@ -39,7 +39,12 @@ import {
 } from "../services/AgentSettings.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
-/** Where the database lives. */
+/**
+ * Where the database lives.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /**
    * A file path, or `:memory:` for a private in-memory database. Defaults to `defaultFilename()`,
@@ -48,12 +53,20 @@ export interface Options {
   readonly filename?: string
 }
 
-/** The table the migrations are recorded in. */
+/**
+ * The table the migrations are recorded in.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const migrationsTable = "effect_chat_bridge_migrations"
 
 /**
  * `$XDG_DATA_HOME/effect-chat-bridge/agents.sqlite`, or `~/.local/share/…` when `XDG_DATA_HOME`
  * is unset or relative (the XDG spec says to ignore relative values).
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const defaultFilename = (
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -64,7 +77,12 @@ export const defaultFilename = (
   return path.join(base, "effect-chat-bridge", "agents.sqlite")
 }
 
-/** The migrations, in order. Each runs once per database, all pending ones in one transaction. */
+/**
+ * The migrations, in order. Each runs once per database, all pending ones in one transaction.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const migrations: Migrator.Loader = Migrator.fromRecord({
   // IF NOT EXISTS: a legacy database already has an `agents` table; migration 2 brings it up to date.
   "1_create_agents": Effect.flatMap(
@@ -109,7 +127,12 @@ const storageError = (operation: string) => (error: SqlError | Migrator.Migratio
   })
 }
 
-/** Runs the pending migrations. */
+/**
+ * Runs the pending migrations.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const migrate: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   AgentSettingsStorageError,
@@ -127,6 +150,9 @@ interface Row {
 /**
  * Migrates the database of the `SqlClient` in context (which must be SQLite) and builds the
  * service over it.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError, SqlClient.SqlClient> = Effect.gen(
   function*() {
@@ -223,7 +249,12 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
   }
 )
 
-/** `AgentSettings` over the SQLite `SqlClient` in context (e.g. an application's own database). */
+/**
+ * `AgentSettings` over the SQLite `SqlClient` in context (e.g. an application's own database).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer: Layer.Layer<AgentSettings, AgentSettingsStorageError, SqlClient.SqlClient> = Layer.effect(
   AgentSettings,
   make
@@ -257,7 +288,12 @@ const openClient = Effect.fnUntraced(function*(options: Options) {
   )
 })
 
-/** A `SqlClient` on the settings database, for sharing the connection with other queries. */
+/**
+ * A `SqlClient` on the settings database, for sharing the connection with other queries.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerClient = (
   options: Options = {}
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, AgentSettingsStorageError> =>
@@ -280,6 +316,9 @@ export const layerClient = (
  *   return yield* settings.disable("reviewer", ["Bash"])
  * }).pipe(Effect.provide(AgentSettingsSqlite.layerSqlite({ filename: "agents.sqlite" })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerSqlite = (options: Options = {}): Layer.Layer<AgentSettings, AgentSettingsStorageError> =>
   layer.pipe(Layer.provide(layerClient(options)))

@@ -31,7 +31,12 @@ import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 
 export type { ConversationContext, ConversationSetup, HostedOptions } from "../internal/cluster/host.ts"
 
-/** Options of {@link layer}. */
+/**
+ * Options of {@link layer}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options<O extends Host.HostedOptions, RM, E, R> {
   /** Builds the conversation's client: `ClaudeLocal.make` or `ClaudeAgent.make`. */
   readonly make: (options?: O) => Effect.Effect<SessionClient, never, RM>
@@ -49,16 +54,41 @@ export interface Options<O extends Host.HostedOptions, RM, E, R> {
   readonly projectKey?: string | undefined
 }
 
-/** The default of {@link Options.maxIdleTime}. */
+/**
+ * The default of {@link Options.maxIdleTime}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultMaxIdleTime: Duration.Input = "5 minutes"
 
-/** Conversations whose entity is active on this runner, labelled `runner`. */
+/**
+ * Conversations whose entity is active on this runner, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const conversations = Metrics.conversations
-/** Conversations taken over from a runner that did not stop them cleanly, labelled `runner`. */
+/**
+ * Conversations taken over from a runner that did not stop them cleanly, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const failovers = Metrics.failovers
-/** Turns delivered again after their runner died before finishing them, labelled `runner`. */
+/**
+ * Turns delivered again after their runner died before finishing them, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const redeliveredTurns = Metrics.redeliveredTurns
-/** Seconds per session store call of hosted conversations, labelled `operation` and `runner`. */
+/**
+ * Seconds per session store call of hosted conversations, labelled `operation` and `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const storeLatency = Metrics.storeLatency
 
 const isRawAnswer = (value: unknown): value is { readonly text: string; readonly structured?: unknown } =>
@@ -76,6 +106,9 @@ const noRawAsk = new ProviderError({
  * Registers `ClaudeConversation` on this runner. Needs `Sharding` (a runner layer from
  * `ClaudeCluster`), the `ClaudeSessionStore` every runner shares, and what `make` and
  * `conversation` need (for `ClaudeLocal.make`: `NodeSubprocess.layer` and `NodeSecretFile.layer()`).
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <O extends Host.HostedOptions, RM, E, R>(
   options: Options<O, RM, E, R>

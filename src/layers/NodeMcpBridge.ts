@@ -211,6 +211,9 @@ const closeHttpServer = (server: Http.Server) =>
  * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name, body limit, session bound
  * or idle timeout, `BindFailed`
  * when the listener cannot start) or `InvalidToolsError` for a bad initial tool set.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: <R = never>(
   options?: McpBridgeOptions<R>
@@ -570,6 +573,9 @@ export const make: <R = never>(
  *   return McpBridge.renderMcpConfig(bridge.mcpConfig)
  * }).pipe(Effect.provide(NodeMcpBridge.layer({ tools: [echo] })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <R = never>(
   options: McpBridgeOptions<R> = {}
@@ -578,6 +584,9 @@ export const layer = <R = never>(
 /**
  * Like {@link layer}, with the options read from `Config` (e.g. `Config.String("MCP_SERVER_NAME")`).
  * Tools are set afterwards with `setTools`.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerConfig = (
   config: Config.Wrap<{

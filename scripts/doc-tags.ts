@@ -1,0 +1,177 @@
+/**
+ * Checks that every export a user can reach carries `@since` and one `@category` from the
+ * library's vocabulary, the tags `effect`'s own modules carry and its docs are navigated by:
+ *
+ * ```sh
+ * npm run --silent doc-tags            # one line per missing tag; exit code 1 when any is missing
+ * ```
+ *
+ * "Reachable" starts at the package's entry points (`package.json` `exports` → `src/<entry>.ts`),
+ * follows their `export * as Module from` lines to the public modules, and takes every export of
+ * those, resolved through re-exports to the declaration typedoc documents (a type re-exported
+ * from an internal file is checked where it is declared). Each declaration of a name counts (a
+ * `const` and the `type` of the same name each show on the page); of an overloaded function only
+ * the signatures do, not the implementation. Parsing and binding only, no type check: about a
+ * second for the whole package.
+ *
+ * @since 2.0.0
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import ts from "typescript"
+
+/** The categories an export may have (common to the whole package, as in `effect`). */
+export const Categories: ReadonlyArray<string> = [
+  "models",
+  "constructors",
+  "layers",
+  "services",
+  "errors",
+  "schemas",
+  "accessors",
+  "guards",
+  "utils",
+  "config",
+  "testing"
+]
+
+/** One declaration of a public export that lacks a tag. */
+export interface Problem {
+  /** The file it is declared in, relative to the repository. */
+  readonly file: string
+  /** The 1-based line of the declaration itself (below its doc comment). */
+  readonly line: number
+  /** `Module.name` as a user writes it (the entry point's namespace and the export). */
+  readonly name: string
+  /** What is missing or wrong, e.g. `@since`, `@category`, `@category "other" is not one of …`. */
+  readonly missing: ReadonlyArray<string>
+}
+
+/** A public export's declaration, with where it is reached from. */
+export interface PublicDeclaration {
+  readonly file: string
+  readonly line: number
+  readonly name: string
+  readonly node: ts.Declaration
+  /** The doc comment that typedoc shows for it, if any. */
+  readonly doc: ts.JSDoc | undefined
+}
+
+const repo = path.resolve(import.meta.dirname, "..")
+
+/** `src/<entry>.ts` for each entry of `package.json` `exports` (but `./package.json`). */
+export const entryFiles = (root: string = repo): ReadonlyArray<string> => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as {
+    readonly exports: Record<string, unknown>
+  }
+  return Object.keys(pkg.exports).filter((key) => key !== "./package.json").map((key) =>
+    path.join(root, "src", `${key === "." ? "index" : key.slice(2)}.ts`)
+  )
+}
+
+const sourceFiles = (dir: string): ReadonlyArray<string> =>
+  fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).filter((f) => f.endsWith(".ts")).map((f) =>
+    path.join(dir, f)
+  )
+
+/** The node a declaration's doc comment is attached to (a `const`'s is on its statement). */
+const commented = (node: ts.Declaration): ts.Node =>
+  ts.isVariableDeclaration(node) && ts.isVariableDeclarationList(node.parent) ? node.parent.parent : node
+
+/** The last doc comment before a declaration: the one typedoc and editors show. */
+export const docOf = (node: ts.Declaration): ts.JSDoc | undefined =>
+  ts.getJSDocCommentsAndTags(commented(node)).filter(ts.isJSDoc).at(-1)
+
+const tagText = (tag: ts.JSDocTag): string =>
+  (typeof tag.comment === "string" ? tag.comment : ts.getTextOfJSDocComment(tag.comment) ?? "").trim()
+
+const isOverloadImplementation = (node: ts.Declaration, all: ReadonlyArray<ts.Declaration>): boolean =>
+  ts.isFunctionDeclaration(node) && node.body !== undefined &&
+  all.some((d) => ts.isFunctionDeclaration(d) && d !== node)
+
+/** Every declaration of every export reachable from the package's entry points. */
+export const publicDeclarations = (root: string = repo): ReadonlyArray<PublicDeclaration> => {
+  const entries = entryFiles(root)
+  // Every source file, without following imports: `effect`'s declarations are not needed to bind
+  // `src`'s exports, and leaving them out makes this a second instead of ten.
+  const program = ts.createProgram(sourceFiles(path.join(root, "src")), {
+    allowImportingTsExtensions: true,
+    module: ts.ModuleKind.NodeNext,
+    moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    target: ts.ScriptTarget.ES2022,
+    noEmit: true,
+    noResolve: true,
+    types: []
+  })
+  const checker = program.getTypeChecker()
+  const resolve = (symbol: ts.Symbol): ts.Symbol =>
+    symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol
+  const found: Array<PublicDeclaration> = []
+  const seen = new Set<ts.Declaration>()
+  for (const entry of entries) {
+    const source = program.getSourceFile(entry)
+    const entrySymbol = source && checker.getSymbolAtLocation(source)
+    if (entrySymbol === undefined) throw new Error(`cannot read entry point ${entry}`)
+    for (const namespace of checker.getExportsOfModule(entrySymbol)) {
+      const module = resolve(namespace)
+      for (const exported of checker.getExportsOfModule(module)) {
+        const declarations = resolve(exported).declarations ?? []
+        for (const node of declarations) {
+          if (seen.has(node) || isOverloadImplementation(node, declarations)) continue
+          seen.add(node)
+          const file = node.getSourceFile()
+          found.push({
+            file: path.relative(root, file.fileName),
+            line: file.getLineAndCharacterOfPosition(commented(node).getStart(file)).line + 1,
+            name: `${namespace.name}.${exported.name}`,
+            node,
+            doc: docOf(node)
+          })
+        }
+      }
+    }
+  }
+  return found
+}
+
+/** What a declaration's doc comment lacks: `@since`, a `@category` of the vocabulary. */
+export const missingTags = (doc: ts.JSDoc | undefined): ReadonlyArray<string> => {
+  const tags = doc?.tags ?? []
+  const since = tags.filter((t) => t.tagName.text === "since")
+  const categories = tags.filter((t) => t.tagName.text === "category").map(tagText)
+  return [
+    ...(since.length === 0
+      ? ["@since"]
+      : since.some((t) => !/^\d+\.\d+\.\d+$/.test(tagText(t)))
+      ? ["@since x.y.z"]
+      : []),
+    ...(categories.length === 0
+      ? ["@category"]
+      : categories.length > 1
+      ? ["one @category (has several)"]
+      : Categories.includes(categories[0]!)
+      ? []
+      : [`@category "${categories[0]}" is not one of ${Categories.join(", ")}`])
+  ]
+}
+
+/** Every public declaration that lacks `@since` or a valid `@category`. */
+export const problems = (declarations: ReadonlyArray<PublicDeclaration>): ReadonlyArray<Problem> =>
+  declarations.flatMap(({ doc, file, line, name }) => {
+    const missing = missingTags(doc)
+    return missing.length === 0 ? [] : [{ file, line, name, missing }]
+  })
+
+/** `src/layers/Foo.ts:12 Foo.bar: missing @since, @category` */
+export const formatProblem = (p: Problem): string => `${p.file}:${p.line} ${p.name}: missing ${p.missing.join(", ")}`
+
+if (import.meta.main) {
+  const declarations = publicDeclarations()
+  const found = problems(declarations)
+  for (const p of found) process.stderr.write(`${formatProblem(p)}\n`)
+  if (found.length > 0) {
+    process.stderr.write(`${found.length} of ${declarations.length} public declarations lack doc tags\n`)
+    process.exit(1)
+  }
+  process.stdout.write(`doc tags: ${declarations.length} public declarations, each with @since and @category\n`)
+}
