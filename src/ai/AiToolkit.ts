@@ -241,7 +241,8 @@ const one = <Tools extends Record<string, AiTool.Any>>(
  * `McpBridge`. Fails with `InvalidToolsError` naming every provider-defined tool, every tool with
  * `needsApproval` and every name our providers cannot accept.
  *
- * @example
+ * **Example** (Giving an effect/ai toolkit to a ChatClient)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { Tool as AiTool, Toolkit } from "effect/ai"

@@ -176,7 +176,8 @@ const codecTransformer: LanguageModel.CodecTransformer = (schema) => ({
  * Builds a `LanguageModel` service that runs every call on a fresh client from `makeClient`.
  * `R` (besides `Scope`) is captured when the service is built.
  *
- * @example
+ * **Example** (Claude Code through the Agent SDK as a LanguageModel)
+ *
  * ```ts
  * import { LanguageModel } from "effect/ai"
  * import { Layer } from "effect"
@@ -274,7 +275,8 @@ export const make: <R>(
 /**
  * A `LanguageModel` layer on any ChatClient provider's `make`.
  *
- * @example
+ * **Example** (A LanguageModel layer on ClaudeLocal)
+ *
  * ```ts
  * import { ClaudeLocal } from "effect-chat-bridge"
  * import { ChatLanguageModel } from "effect-chat-bridge/effect-ai"

@@ -304,7 +304,8 @@ export const layerClient = (
  * Building fails with `AgentSettingsStorageError` (`operation: "open"` or `"migrate"`) when the
  * file cannot be opened or migrated; the connection closes with the layer's scope.
  *
- * @example
+ * **Example** (Agent settings in a SQLite file)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { AgentSettings } from "effect-chat-bridge"

@@ -16,8 +16,15 @@
  * - Retries 408/429/5xx/529 with backoff and jitter, honouring `retry-after`. The API key is
  *   `Redacted`, sent only as `x-api-key`, never logged; logs carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { ClaudeApi } from "effect-chat-bridge"
+ *
  * const Live = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary Anthropic Messages API as a `ChatClient` (needs an `HttpClient` layer and an API key).

@@ -3,6 +3,8 @@
  * file through this library's `node:sqlite` client ({@link layerSqlite}, for one machine), or
  * PostgreSQL through `@effect/sql-pg` (for conversations that move between machines):
  *
+ * **Example** (Sessions in PostgreSQL)
+ *
  * ```ts
  * import { PgClient } from "@effect/sql-pg"
  * import { Config, Layer } from "effect"
@@ -432,7 +434,8 @@ const openSqlite = (options: SqliteOptions) =>
  * The store on a SQLite file, migrated when built; the connection closes with the layer's scope.
  * Processes that open the same file share the sessions (SQLite's locks order their appends).
  *
- * @example
+ * **Example** (Sessions in a SQLite file)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { ClaudeSessionStore } from "effect-chat-bridge"

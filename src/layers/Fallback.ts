@@ -328,7 +328,8 @@ const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error
  * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
  * `strictToolContext`, when a tool had already run (`RefusedAfterToolRun`).
  *
- * @example
+ * **Example** (Anthropic first, OpenAI when it fails)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { ClaudeApi, Fallback, OpenAi } from "effect-chat-bridge"

@@ -16,8 +16,15 @@
  *   `Redacted`, sent only in the `x-goog-api-key` header (never in the URL), never logged; logs
  *   carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Gemini } from "effect-chat-bridge"
+ *
  * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary Gemini API as a `ChatClient` (needs an `HttpClient` layer and an API key).

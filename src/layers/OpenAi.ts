@@ -17,8 +17,15 @@
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after(-ms)`. The API key is
  *   `Redacted`, sent only as a bearer token, never logged; logs carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { OpenAi } from "effect-chat-bridge"
+ *
  * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary OpenAI Chat Completions (or any compatible server) as a `ChatClient`.

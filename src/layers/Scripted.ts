@@ -3,7 +3,8 @@
  * dispatch; only the model's answers are scripted — as a list of turns, or as a function of the
  * request.
  *
- * @example
+ * **Example** (A scripted tool call, then an answer)
+ *
  * ```ts
  * import { Scripted } from "effect-chat-bridge"
  *

@@ -178,7 +178,8 @@ export const makeResult = (
 /**
  * Effect form of {@link makeResult}: fails with a `SchemaError` naming the offending entry and field.
  *
- * @example
+ * **Example** (The Claude Code catalog plus an MCP tool)
+ *
  * ```ts
  * import { ClaudeCodeCatalog, Registry } from "effect-chat-bridge"
  *

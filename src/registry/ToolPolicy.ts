@@ -118,7 +118,8 @@ const safeDecode = <A>(
  * - Entries applied differently from how they are written, or naming unknown built-ins, are
  *   listed in `ignored`.
  *
- * @example
+ * **Example** (The claude -p flags for an agent)
+ *
  * ```ts
  * import { Result } from "effect"
  * import { ClaudeCodeCatalog, ToolPolicy } from "effect-chat-bridge"

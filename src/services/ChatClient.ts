@@ -257,7 +257,8 @@ export interface ChatClientService {
  * The ChatClient service tag. Provide it with a provider layer (`ClaudeApi`, `OpenAi`, `Gemini`,
  * `ClaudeLocal`, `Fallback`, `Scripted`); every operation fails with a {@link ChatError}.
  *
- * @example
+ * **Example** (A chat whose model calls a tool)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { ChatClient, Scripted, Tool } from "effect-chat-bridge"

@@ -188,7 +188,8 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
  * result reach the model as an error result (see {@link executeTool}). A bad name or a
  * non-object schema is rejected when the tools are set, with `InvalidToolsError`.
  *
- * @example
+ * **Example** (Defining a tool)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { Tool } from "effect-chat-bridge"
@@ -260,7 +261,8 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
  * Defines a tool from a JSON Schema you already have. The handler receives the parsed arguments
  * as `unknown`: validating them is the handler's job.
  *
- * @example
+ * **Example** (A tool with a raw JSON Schema)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { Tool } from "effect-chat-bridge"
