@@ -2,6 +2,8 @@
  * An `effect/ai` `Toolkit` with its handlers as this library's tools, so one tool definition
  * serves `LanguageModel.generateText` and every provider's `setTools` (and `McpBridge`).
  *
+ * **Details**
+ *
  * Parameters are decoded with the toolkit's own schemas and results encoded with its success
  * (and failure) schemas, by the toolkit's `handle` — exactly as `effect/ai` runs them itself.
  * What the model sees is the JSON of the encoded result, or the tool's `toModelOutput` (text and
@@ -14,6 +16,8 @@
  *   chat call does not fail (in `effect/ai`'s own loop `generateText` would fail instead).
  * - `"return"`: the failure is encoded with the tool's `failure` schema and sent as an error
  *   result whose text is `Error: <JSON of the encoded failure>`.
+ *
+ * **Gotchas**
  *
  * `Tool.dynamic` tools are passed through: a JSON Schema given as `parameters` is sent to the
  * model unchanged and the handler gets the arguments as they came. What cannot be honoured is

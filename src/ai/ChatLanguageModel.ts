@@ -2,6 +2,8 @@
  * Any ChatClient provider — above all Claude Code (`ClaudeLocal`, `ClaudeAgent`) — as an
  * `effect/ai` `LanguageModel`, running the application's own `Toolkit`.
  *
+ * **Details**
+ *
  * How it maps:
  * - One `generateText` / `generateObject` / `streamText` is one fresh client, hence one CLI run
  *   (a new session), closed when the call ends.

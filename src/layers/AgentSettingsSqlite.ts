@@ -2,6 +2,8 @@
  * `AgentSettings` on SQLite through this library's `node:sqlite` client (`SqliteClient`) — the
  * default store. No native module: Node ≥ 22.19 brings SQLite.
  *
+ * **Details**
+ *
  * Schema: one `agents` row per agent, `id TEXT PRIMARY KEY` and `disabled_tools TEXT NOT NULL
  * DEFAULT '[]'` (a JSON array of tool names). Migrations run with `effect/sql`'s Migrator in
  * their own table (`effect_chat_bridge_migrations`), so the file can be shared with an

@@ -5,6 +5,8 @@
  * stdin/stdout control channel: no port, no bearer token, no config file. Built-in Claude Code
  * tools are limited by the registry policy (`ToolPolicy.toAgentSdkOptions`).
  *
+ * **Details**
+ *
  * The SDK (`@anthropic-ai/claude-agent-sdk`) is an optional peer dependency, imported when the
  * first turn runs; without it every call fails with a `config` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.

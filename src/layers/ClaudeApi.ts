@@ -2,6 +2,8 @@
  * A ChatClient on the Anthropic Messages API (`POST /v1/messages`), over `effect/http`'s
  * HttpClient: provide `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`.
  *
+ * **Details**
+ *
  * - Tools: `tool_use` blocks are dispatched together (bounded) and answered in order with
  *   `tool_result` blocks; a failed tool sets `is_error: true`.
  * - `ask`: the answer schema becomes one extra tool. With no tools set it is forced

@@ -4,10 +4,7 @@
  * many machines, or one SQLite file for several processes on one machine. {@link layerRunner}
  * hosts conversations; {@link layerClient} only sends turns. Both take the same {@link Options}.
  *
- * Runners and clients must agree on the shard layout: with different `shardsPerGroup` a client
- * addresses shards no runner owns, and its turns wait forever without an error. So both check it
- * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
- * table, and fail with {@link ClusterConfigError} if it differs.
+ * **Details**
  *
  * Failover: a runner that dies is noticed by the others' health checks (every
  * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
@@ -20,6 +17,13 @@
  * Stopping: a runner told to stop (scope close, SIGTERM under `NodeRuntime.runMain`) drains — it
  * leaves the runner list at once, lets running turns finish for up to `drainTimeout` (default 60 s),
  * and hands every turn still running after that back unanswered, so the next runner runs it again.
+ *
+ * **Gotchas**
+ *
+ * Runners and clients must agree on the shard layout: with different `shardsPerGroup` a client
+ * addresses shards no runner owns, and its turns wait forever without an error. So both check it
+ * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
+ * table, and fail with {@link ClusterConfigError} if it differs.
  *
  * @summary Socket runner and client layers over SQL storage, checking every member shares the shard layout.
  * @group Cluster

@@ -1,11 +1,17 @@
 /**
  * The runner's side of `ClaudeConversation`: registers the entity with this runner's `Sharding`
- * and hosts the conversations whose shards it owns. A conversation's client (`ClaudeLocal.make`
- * or `ClaudeAgent.make`, kept alive by default) is built on its first turn here, from the options
- * and tools your `conversation` function gives for its id, and resumes the CLI session the
- * conversation's last finished turn left in the `ClaudeSessionStore` — so any runner can host any
- * conversation. After `maxIdleTime` without a turn the entity is passivated: its scope closes and
- * its CLI stops. Bound the live CLIs of one runner by providing a `ClaudeProcessPool`.
+ * and hosts the conversations whose shards it owns.
+ *
+ * **Details**
+ *
+ * A conversation's client (`ClaudeLocal.make` or `ClaudeAgent.make`, kept alive by default) is
+ * built on its first turn here, from the options and tools your `conversation` function gives for
+ * its id, and resumes the CLI session the conversation's last finished turn left in the
+ * `ClaudeSessionStore` — so any runner can host any conversation. After `maxIdleTime` without a
+ * turn the entity is passivated: its scope closes and its CLI stops. Bound the live CLIs of one
+ * runner by providing a `ClaudeProcessPool`.
+ *
+ * **Gotchas**
  *
  * Delivery is at least once: a turn whose runner died before replying runs again on the next one.
  * Wrap tools with side effects in `context.idempotent` so a re-run replays their stored result.

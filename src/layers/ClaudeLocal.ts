@@ -6,6 +6,8 @@
  * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
  * by the registry policy (`ToolPolicy`), resolved for a headless session.
  *
+ * **Details**
+ *
  * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
  * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
  * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's

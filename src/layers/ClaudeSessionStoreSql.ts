@@ -15,6 +15,8 @@
  * )
  * ```
  *
+ * **Details**
+ *
  * Schema (migrated by `effect/sql`'s Migrator in its own table, {@link migrationsTable}, so the
  * database can hold an application's own migrations and `AgentSettingsSqlite`'s):
  * - `claude_session_entries`: one row per transcript entry — `project_key`, `session_id`,

@@ -324,6 +324,8 @@ const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error
  * with `FallbackError` only when none builds (`NoneBuilt`, naming each provider and its reason)
  * or when the list is empty (`NoProviders`).
  *
+ * **Details**
+ *
  * A call fails with the active provider's error when the policy calls it fatal, and with
  * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
  * `strictToolContext`, when a tool had already run (`RefusedAfterToolRun`).

@@ -2,6 +2,8 @@
  * A ChatClient on the Gemini API (`POST <baseUrl>/<apiVersion>/models/<model>:generateContent`),
  * over `effect/http`'s HttpClient.
  *
+ * **Details**
+ *
  * - Tools: `functionCall` parts are dispatched together (bounded) and answered in order with
  *   `functionResponse` parts: `{ output }` on success, `{ error }` on failure (Gemini's documented
  *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.

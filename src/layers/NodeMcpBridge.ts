@@ -2,6 +2,8 @@
  * The MCP bridge on Node: a loopback `node:http` server running the MCP SDK's low-level `Server`
  * over its Streamable HTTP transport, one session per client.
  *
+ * **Details**
+ *
  * Why `node:http` + the SDK's Node `StreamableHTTPServerTransport` rather than the web-standard
  * transport mounted in an Effect `HttpServer`:
  * - the bridge has one endpoint and no routing, so `HttpServer` would add two conversions per

@@ -3,6 +3,8 @@
  * `effect/http`'s HttpClient. Point `baseUrl` at any OpenAI-compatible server (vLLM, Ollama,
  * LM Studio, llama.cpp, a gateway); plain `http` is accepted for loopback hosts.
  *
+ * **Details**
+ *
  * - Tools: `tool_calls` are dispatched together (bounded) and answered in order with `role: "tool"`
  *   messages. Chat Completions has no error flag there, so a failed tool's content is the JSON
  *   `{"error": "<message>"}`.

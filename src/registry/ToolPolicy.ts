@@ -95,6 +95,8 @@ const safeDecode = <A>(
  * `AgentToolSettings` / `PolicyContext` — including values whose getters or Proxy traps throw —
  * is a `SchemaError`, never a throw.
  *
+ * **Details**
+ *
  * Rules (the design's, plus what claude 2.1.332 does with wildcards):
  * - `disabled` → always disallowed; `internal` and `gated` → never (unless their pair group has
  *   a `user` member that is blocked); `conditional` → disallowed iff its condition is not true.

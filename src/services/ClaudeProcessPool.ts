@@ -3,6 +3,8 @@
  * that gives each user a kept-alive Claude Code conversation (ClaudeLocal or ClaudeAgent with
  * `keepAlive`) would otherwise hold one CLI (~200 MiB) per open conversation.
  *
+ * **Details**
+ *
  * A client takes a permit when it starts a kept-alive CLI and gives it back when the process ends
  * (the permit lives in the process's scope). Beyond `maxLiveProcesses` a turn that needs a new CLI
  * **waits** — interruptibly, and at most `acquireTimeout`, after which it fails with

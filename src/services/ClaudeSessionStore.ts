@@ -2,12 +2,16 @@
  * Where Claude Code conversations live when they must outlive a process or a machine: the
  * transcript entries of each session (one JSON object per line of the CLI's
  * `projects/<dir>/<session id>.jsonl`), keyed by a project key the application chooses (not the
- * `cwd`) and the session id. Both Claude Code providers use it when it is provided: `ClaudeAgent`
- * through the Agent SDK's `sessionStore`, `ClaudeLocal` by storing the session file's new entries
- * after each turn and writing the file back before a `--resume` that would not find it. A turn
- * returns only after its entries are stored; a store that fails or does not answer within the
- * client's `storeTimeout` fails the turn with a {@link SessionStoreError} (its answer kept), and
- * what was not stored is sent again with the next turn.
+ * `cwd`) and the session id.
+ *
+ * **Details**
+ *
+ * Both Claude Code providers use it when it is provided: `ClaudeAgent` through the Agent SDK's
+ * `sessionStore`, `ClaudeLocal` by storing the session file's new entries after each turn and
+ * writing the file back before a `--resume` that would not find it. A turn returns only after its
+ * entries are stored; a store that fails or does not answer within the client's `storeTimeout`
+ * fails the turn with a {@link SessionStoreError} (its answer kept), and what was not stored is
+ * sent again with the next turn.
  *
  * The operations mirror the Agent SDK's `SessionStore` contract: `append` is idempotent by an
  * entry's `uuid` (entries without one are appended as they come), `load` gives the entries in

@@ -184,6 +184,8 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
  * describes, before the handler runs. With `success`, the handler's result is encoded with that
  * schema's JSON codec before being sent as JSON.
  *
+ * **Details**
+ *
  * The tool itself never fails: bad arguments, a handler's failure or defect and an unencodable
  * result reach the model as an error result (see {@link executeTool}). A bad name or a
  * non-object schema is rejected when the tools are set, with `InvalidToolsError`.
