@@ -4,6 +4,7 @@
  *
  * ```sh
  * npm run --silent doc-tags            # one line per missing tag; exit code 1 when any is missing
+ * npm run --silent doc-tags -- --fix 2.0.0   # adds the missing tags (a guessed @category: review it)
  * ```
  *
  * "Reachable" starts at the package's entry points (`package.json` `exports` → `src/<entry>.ts`),
@@ -165,7 +166,88 @@ export const problems = (declarations: ReadonlyArray<PublicDeclaration>): Readon
 /** `src/layers/Foo.ts:12 Foo.bar: missing @since, @category` */
 export const formatProblem = (p: Problem): string => `${p.file}:${p.line} ${p.name}: missing ${p.missing.join(", ")}`
 
-if (import.meta.main) {
+/**
+ * A first guess at a declaration's category, from its kind and name, for {@link fix}: a person
+ * reviews it (is `make` a constructor or a layer? is an interface a model or config?).
+ */
+export const guessCategory = (name: string, node: ts.Declaration): string => {
+  const text = (n: ts.Node | undefined) => n?.getText() ?? ""
+  if (/^(Test[A-Z]|Scripted\.)|Memory\./.test(name)) return "testing"
+  const short = name.slice(name.indexOf(".") + 1)
+  if (ts.isClassDeclaration(node)) {
+    const heritage = node.heritageClauses?.map(text).join(" ") ?? ""
+    if (/Error\b|TaggedError/.test(heritage) || /Error$/.test(short)) return "errors"
+    if (/Context\.(Service|Reference)/.test(heritage)) return "services"
+    return /Schema\./.test(heritage) ? "schemas" : "models"
+  }
+  if (ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) {
+    return /Error$/.test(short) ? "errors" : /(Options|Config)$/.test(short) ? "config" : "models"
+  }
+  if (/^layer/.test(short)) return "layers"
+  if (/^is[A-Z]/.test(short)) return "guards"
+  if (/^(make|from)/.test(short)) return "constructors"
+  const init = ts.isVariableDeclaration(node) ? text(node.initializer) : ""
+  if (/^Schema\./.test(init)) return "schemas"
+  if (/^Context\./.test(init)) return "services"
+  if (/^Default|^default/.test(short)) return "config"
+  return ts.isFunctionDeclaration(node) || /=>|^Effect\.fn/.test(init.slice(0, 120)) ? "utils" : "models"
+}
+
+/**
+ * Adds the missing `@since <since>` and a guessed `@category` (review it) as lines before the
+ * closing `*\/` of each public declaration's doc comment, or a doc comment of just those two where
+ * there is none; nothing else in the file changes. A one-line comment becomes a block. Returns the
+ * files changed.
+ */
+export const fix = (since: string, root: string = repo): ReadonlyArray<string> => {
+  const edits = new Map<ts.SourceFile, Array<{ readonly pos: number; readonly end: number; readonly text: string }>>()
+  for (const d of publicDeclarations(root)) {
+    const missing = missingTags(d.doc)
+    const tags = [
+      ...(missing.includes("@category") ? [`@category ${guessCategory(d.name, d.node)}`] : []),
+      ...(missing.includes("@since") ? [`@since ${since}`] : [])
+    ]
+    if (tags.length === 0) continue
+    const file = d.node.getSourceFile()
+    const list = edits.get(file) ?? []
+    edits.set(file, list)
+    const start = d.doc?.getStart(file) ?? commented(d.node).getStart(file)
+    const lineStart = file.text.lastIndexOf("\n", start - 1) + 1
+    const indent = file.text.slice(lineStart, start)
+    const lines = (prefix: ReadonlyArray<string>) =>
+      [...prefix, ...tags].map((l) => `${indent} *${l === "" ? "" : ` ${l}`}`)
+    if (d.doc === undefined) {
+      list.push({ pos: lineStart, end: lineStart, text: [`${indent}/**`, ...lines([]), `${indent} */`, ""].join("\n") })
+      continue
+    }
+    const doc = file.text.slice(start, d.doc.end)
+    if (!doc.includes("\n")) {
+      const body = doc.slice(3, -2).trim()
+      list.push({ pos: start, end: d.doc.end, text: ["/**", ...lines([body, ""]), `${indent} */`].join("\n") })
+      continue
+    }
+    const close = file.text.lastIndexOf("\n", d.doc.end - 1) + 1
+    const last = doc.split("\n").at(-2)!.trim()
+    // A blank line between the text and the tags, as in effect; none when tags are already there.
+    const blank = last === "*" || last.startsWith("* @") ? [] : [""]
+    list.push({ pos: close, end: close, text: [...lines(blank), ""].join("\n") })
+  }
+  for (const [file, list] of edits) {
+    let text = file.text
+    for (const e of [...list].sort((a, b) => b.pos - a.pos)) text = text.slice(0, e.pos) + e.text + text.slice(e.end)
+    fs.writeFileSync(file.fileName, text)
+  }
+  return [...edits.keys()].map((f) => path.relative(root, f.fileName))
+}
+
+if (import.meta.main && process.argv[2] === "--fix") {
+  const since = process.argv[3] ?? ""
+  if (!/^\d+\.\d+\.\d+$/.test(since)) {
+    process.stderr.write("usage: tsx scripts/doc-tags.ts --fix <version>   (the version new exports ship in)\n")
+    process.exit(2)
+  }
+  for (const file of fix(since)) process.stdout.write(`tagged ${file} (review the guessed @category)\n`)
+} else if (import.meta.main) {
   const declarations = publicDeclarations()
   const found = problems(declarations)
   for (const p of found) process.stderr.write(`${formatProblem(p)}\n`)

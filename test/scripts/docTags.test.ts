@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { formatProblem, problems, publicDeclarations } from "../../scripts/doc-tags.ts"
+import { fix, formatProblem, problems, publicDeclarations } from "../../scripts/doc-tags.ts"
 
 // Every export a user reaches from the package's entry points carries `@since` and one `@category`
 // of the vocabulary (scripts/doc-tags.ts; `npm run docs` checks the rendered pages the same way).
@@ -17,13 +17,14 @@ describe("doc tags", () => {
     expect(problems(declarations).map(formatProblem)).toEqual([])
   })
 
-  it("names the file, the export and what it lacks, following re-exports to the declaration", () => {
+  /** A package of two entry points in a temporary folder, removed after `f`. */
+  const withPackage = (f: (root: string) => void) => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), "doc-tags-"))
+    const write = (file: string, text: string) => {
+      fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
+      fs.writeFileSync(path.join(root, file), text)
+    }
     try {
-      const write = (file: string, text: string) => {
-        fs.mkdirSync(path.dirname(path.join(root, file)), { recursive: true })
-        fs.writeFileSync(path.join(root, file), text)
-      }
       write("package.json", JSON.stringify({ exports: { ".": {}, "./extra": {}, "./package.json": "./package.json" } }))
       write("src/index.ts", `export * as Thing from "./Thing.ts"\n`)
       write("src/extra.ts", `export * as Extra from "./Extra.ts"\n`)
@@ -35,19 +36,42 @@ describe("doc tags", () => {
           `/** No tags. */`,
           `export const untagged = 2`,
           `export { hidden } from "./internal/hidden.ts"`,
+          `export const layerThing = 4`,
           ``
         ].join("\n")
       )
-      write("src/internal/hidden.ts", `/**\n * @since 1.0.0\n */\nexport const hidden = 3\n`)
+      write("src/internal/hidden.ts", `/**\n * Hidden.\n *\n * @since 1.0.0\n */\nexport const hidden = 3\n`)
       write("src/Extra.ts", `/**\n * @category options\n * @since 2.0\n */\nexport interface Extra {}\n`)
-      expect(problems(publicDeclarations(root)).map(formatProblem)).toEqual([
-        "src/Thing.ts:9 Thing.untagged: missing @since, @category",
-        "src/internal/hidden.ts:4 Thing.hidden: missing @category",
-        "src/Extra.ts:5 Extra.Extra: missing @since x.y.z, @category \"options\" is not one of models, constructors, " +
-        "layers, services, errors, schemas, accessors, guards, utils, config, testing"
-      ])
+      f(root)
     } finally {
       fs.rmSync(root, { recursive: true, force: true })
     }
-  })
+  }
+
+  it("names the file, the export and what it lacks, following re-exports to the declaration", () =>
+    withPackage((root) => {
+      expect(problems(publicDeclarations(root)).map(formatProblem)).toEqual([
+        "src/Thing.ts:9 Thing.untagged: missing @since, @category",
+        "src/internal/hidden.ts:6 Thing.hidden: missing @category",
+        "src/Thing.ts:11 Thing.layerThing: missing @since, @category",
+        "src/Extra.ts:5 Extra.Extra: missing @since x.y.z, @category \"options\" is not one of models, constructors, " +
+        "layers, services, errors, schemas, accessors, guards, utils, config, testing"
+      ])
+    }))
+
+  it("--fix adds only the missing tags, inside the doc comment or as a new one; a wrong tag is left to a person", () =>
+    withPackage((root) => {
+      expect(fix("2.0.0", root)).toEqual(["src/Thing.ts", "src/internal/hidden.ts"])
+      expect(fs.readFileSync(path.join(root, "src/Thing.ts"), "utf8")).toContain(
+        [
+          `/**\n * No tags.\n *\n * @category models\n * @since 2.0.0\n */\nexport const untagged = 2`,
+          `export { hidden } from "./internal/hidden.ts"`,
+          `/**\n * @category layers\n * @since 2.0.0\n */\nexport const layerThing = 4`
+        ].join("\n")
+      )
+      expect(fs.readFileSync(path.join(root, "src/internal/hidden.ts"), "utf8")).toBe(
+        `/**\n * Hidden.\n *\n * @since 1.0.0\n * @category models\n */\nexport const hidden = 3\n`
+      )
+      expect(problems(publicDeclarations(root)).map((p) => p.name)).toEqual(["Extra.Extra"])
+    }))
 })
