@@ -39,6 +39,10 @@ describe("the API docs' examples", () => {
     expect(examples.length).toBeGreaterThanOrEqual(19)
     expect(unfencedExamples()).toEqual([])
     expect(examples.filter((e) => e.title === "untitled").map((e) => `${e.source}:${e.line}`)).toEqual([])
+    // A user's imports: the package's entry points and its peers, never a path into `src`.
+    const imports = examples.flatMap((e) => [...e.code.matchAll(/from "([^"]+)"/g)].map((m) => `${e.source}: ${m[1]}`))
+    expect(imports.filter((i) => !/: (effect-chat-bridge(\/[a-z-]+)?|effect(\/[a-z]+)?|@effect\/[a-z-]+)$/.test(i)))
+      .toEqual([])
     expect(examples.map((e) => e.source)).toEqual(
       expect.arrayContaining(["src/layers/ClaudeApi.ts", "src/services/Tool.ts", "src/ai/AiToolkit.ts"])
     )
