@@ -5,6 +5,8 @@
  * ```sh
  * npm run --silent doc-tags            # one line per missing tag; exit code 1 when any is missing
  * npm run --silent doc-tags -- --fix 2.0.0   # adds the missing tags (a guessed @category: review it)
+ * npm run --silent doc-tags -- --fix 2.0.0 --base <commit>   # exports already there at <commit>
+ *                                                            # get its version's @since instead
  * ```
  *
  * "Reachable" starts at the package's entry points (`package.json` `exports` → `src/<entry>.ts`),
@@ -17,7 +19,9 @@
  *
  * @since 2.0.0
  */
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import ts from "typescript"
 
@@ -175,8 +179,9 @@ export const guessCategory = (name: string, node: ts.Declaration): string => {
   if (/^(Test[A-Z]|Scripted\.)|Memory\./.test(name)) return "testing"
   const short = name.slice(name.indexOf(".") + 1)
   if (ts.isClassDeclaration(node)) {
-    const heritage = node.heritageClauses?.map(text).join(" ") ?? ""
-    if (/Error\b|TaggedError/.test(heritage) || /Error$/.test(short)) return "errors"
+    // `extends Schema.Class<…>(…)({ …fields })`: the callee, not the fields (`isError: …`).
+    const heritage = node.heritageClauses?.flatMap((c) => c.types.map((t) => text(t.expression))).join(" ") ?? ""
+    if (/^(Schema\.TaggedError|Data\.(TaggedError|Error))\b/.test(heritage) || /Error$/.test(short)) return "errors"
     if (/Context\.(Service|Reference)/.test(heritage)) return "services"
     return /Schema\./.test(heritage) ? "schemas" : "models"
   }
@@ -199,13 +204,17 @@ export const guessCategory = (name: string, node: ts.Declaration): string => {
  * there is none; nothing else in the file changes. A one-line comment becomes a block. Returns the
  * files changed.
  */
-export const fix = (since: string, root: string = repo): ReadonlyArray<string> => {
+export const fix = (
+  since: string,
+  root: string = repo,
+  sinceOf: (name: string) => string | undefined = () => undefined
+): ReadonlyArray<string> => {
   const edits = new Map<ts.SourceFile, Array<{ readonly pos: number; readonly end: number; readonly text: string }>>()
   for (const d of publicDeclarations(root)) {
     const missing = missingTags(d.doc)
     const tags = [
       ...(missing.includes("@category") ? [`@category ${guessCategory(d.name, d.node)}`] : []),
-      ...(missing.includes("@since") ? [`@since ${since}`] : [])
+      ...(missing.includes("@since") ? [`@since ${sinceOf(d.name) ?? since}`] : [])
     ]
     if (tags.length === 0) continue
     const file = d.node.getSourceFile()
@@ -240,13 +249,38 @@ export const fix = (since: string, root: string = repo): ReadonlyArray<string> =
   return [...edits.keys()].map((f) => path.relative(root, f.fileName))
 }
 
+/**
+ * The public exports of the package at a git commit, each with that commit's `package.json` version:
+ * after a merge, an export that lost its tags to a conflict but existed before keeps its old
+ * `@since`, and only the new ones get the new version.
+ */
+export const exportsAt = (ref: string, root: string = repo): ReadonlyMap<string, string> => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doc-tags-base-"))
+  try {
+    execFileSync(
+      "sh",
+      ["-c", `git archive ${JSON.stringify(ref)} package.json src | tar -x -C ${JSON.stringify(dir)}`],
+      {
+        cwd: root
+      }
+    )
+    const version = (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version
+    return new Map(publicDeclarations(dir).map((d) => [d.name, version]))
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+}
+
 if (import.meta.main && process.argv[2] === "--fix") {
-  const since = process.argv[3] ?? ""
-  if (!/^\d+\.\d+\.\d+$/.test(since)) {
-    process.stderr.write("usage: tsx scripts/doc-tags.ts --fix <version>   (the version new exports ship in)\n")
+  const [since = "", flag, base] = process.argv.slice(3)
+  if (!/^\d+\.\d+\.\d+$/.test(since) || (flag !== undefined && (flag !== "--base" || base === undefined))) {
+    process.stderr.write("usage: tsx scripts/doc-tags.ts --fix <version> [--base <git ref>]\n")
     process.exit(2)
   }
-  for (const file of fix(since)) process.stdout.write(`tagged ${file} (review the guessed @category)\n`)
+  const known = base === undefined ? new Map<string, string>() : exportsAt(base)
+  for (const file of fix(since, repo, (name) => known.get(name))) {
+    process.stdout.write(`tagged ${file} (review the guessed @category)\n`)
+  }
 } else if (import.meta.main) {
   const declarations = publicDeclarations()
   const found = problems(declarations)

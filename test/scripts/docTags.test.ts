@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
+import { execFileSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { fix, formatProblem, problems, publicDeclarations } from "../../scripts/doc-tags.ts"
+import { exportsAt, fix, formatProblem, problems, publicDeclarations } from "../../scripts/doc-tags.ts"
 
 // Every export a user reaches from the package's entry points carries `@since` and one `@category`
 // of the vocabulary (scripts/doc-tags.ts; `npm run docs` checks the rendered pages the same way).
@@ -73,5 +74,23 @@ describe("doc tags", () => {
         `/**\n * Hidden.\n *\n * @since 1.0.0\n * @category models\n */\nexport const hidden = 3\n`
       )
       expect(problems(publicDeclarations(root)).map((p) => p.name)).toEqual(["Extra.Extra"])
+    }))
+
+  it("--fix --base: exports already there at the base commit get its version, new ones the new version", () =>
+    withPackage((root) => {
+      const git = (...args: ReadonlyArray<string>) =>
+        execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: root })
+      fs.writeFileSync(path.join(root, "package.json"), JSON.stringify({ version: "1.4.0", exports: { ".": {} } }))
+      git("init", "-q")
+      git("add", "-A")
+      git("commit", "-qm", "base")
+      fs.appendFileSync(path.join(root, "src/Thing.ts"), `/** New. */\nexport class NewError extends Error {}\n`)
+      const known = exportsAt("HEAD", root)
+      expect(known.get("Thing.untagged")).toBe("1.4.0")
+      expect(known.has("Thing.NewError")).toBe(false)
+      fix("2.0.0", root, (name) => known.get(name))
+      const text = fs.readFileSync(path.join(root, "src/Thing.ts"), "utf8")
+      expect(text).toContain(`/**\n * No tags.\n *\n * @category models\n * @since 1.4.0\n */\nexport const untagged`)
+      expect(text).toContain(`/**\n * New.\n *\n * @category errors\n * @since 2.0.0\n */\nexport class NewError`)
     }))
 })
