@@ -133,7 +133,7 @@ const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfi
 /**
  * The part of a `ShardingConfig` every member must share.
  *
- * @category config
+ * @category models
  * @since 1.0.0
  */
 export type SharedSettings = Pick<ShardingConfig.ShardingConfig["Service"], "shardsPerGroup" | "availableShardGroups">

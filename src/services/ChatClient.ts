@@ -163,7 +163,7 @@ export const ProviderFailure = Schema.Union([
 /**
  * The type of {@link ProviderFailure}.
  *
- * @category models
+ * @category errors
  * @since 1.0.0
  */
 export type ProviderFailure = typeof ProviderFailure.Type

@@ -186,7 +186,7 @@ export interface TurnOptions {
 /**
  * The cluster's own failures while delivering a turn (its mailbox full, its storage down, …).
  *
- * @category models
+ * @category errors
  * @since 1.0.0
  */
 export type ClusterFailure =

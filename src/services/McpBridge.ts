@@ -61,7 +61,7 @@ export const ServerNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
  * One entry of an MCP config file, in the HTTP form the `claude` CLI reads. `alwaysLoad` puts the
  * tools in the model's context without a tool-search round trip.
  *
- * @category config
+ * @category models
  * @since 1.0.0
  */
 export interface McpHttpServerConfig {
@@ -79,7 +79,7 @@ export interface McpHttpServerConfig {
  * The document passed to `claude --mcp-config <file>`. It contains the bearer token in clear: write
  * it only to a secret file (see `SecretFile`), never to argv or logs.
  *
- * @category config
+ * @category models
  * @since 1.0.0
  */
 export interface McpConfig {

@@ -57,7 +57,7 @@ export type HookCallback = (
 /**
  * The Agent SDK `Options` fields this module sets; `C` is the SDK's `McpServerConfig`.
  *
- * @category config
+ * @category models
  * @since 1.0.0
  */
 export interface AgentSdkOptions<C> {
