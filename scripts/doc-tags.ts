@@ -6,7 +6,7 @@
  * npm run --silent doc-tags            # one line per missing tag; exit code 1 when any is missing
  * npm run --silent doc-tags -- --fix 2.0.0   # adds the missing tags (a guessed @category: review it)
  * npm run --silent doc-tags -- --fix 2.0.0 --base <commit>   # exports already there at <commit>
- *                                                            # get its version's @since instead
+ *                                                            # get the tags they had there
  * ```
  *
  * "Reachable" starts at the package's entry points (`package.json` `exports` → `src/<entry>.ts`),
@@ -198,23 +198,39 @@ export const guessCategory = (name: string, node: ts.Declaration): string => {
   return ts.isFunctionDeclaration(node) || /=>|^Effect\.fn/.test(init.slice(0, 120)) ? "utils" : "models"
 }
 
+/** The tags an export had before (see {@link exportsAt}). */
+export interface KnownTags {
+  readonly since: string
+  readonly category: string | undefined
+}
+
+/** `Module.name`, and `:type` for an interface or type alias (a name may be a value and a type). */
+export const keyOf = (d: Pick<PublicDeclaration, "name" | "node">): string =>
+  ts.isInterfaceDeclaration(d.node) || ts.isTypeAliasDeclaration(d.node) ? `${d.name}:type` : d.name
+
+const tagOf = (doc: ts.JSDoc | undefined, name: string): string | undefined => {
+  const tag = doc?.tags?.find((t) => t.tagName.text === name)
+  return tag && tagText(tag)
+}
+
 /**
- * Adds the missing `@since <since>` and a guessed `@category` (review it) as lines before the
- * closing `*\/` of each public declaration's doc comment, or a doc comment of just those two where
- * there is none; nothing else in the file changes. A one-line comment becomes a block. Returns the
- * files changed.
+ * Adds the missing `@since` and `@category` as lines before the closing `*\/` of each public
+ * declaration's doc comment, or a doc comment of just those two where there is none; nothing else
+ * in the file changes (a one-line comment becomes a block). An export in `known` gets the tags it
+ * had; a new one `@since <since>` and a guessed category (review it). Returns the files changed.
  */
 export const fix = (
   since: string,
   root: string = repo,
-  sinceOf: (name: string) => string | undefined = () => undefined
+  known: ReadonlyMap<string, KnownTags> = new Map()
 ): ReadonlyArray<string> => {
   const edits = new Map<ts.SourceFile, Array<{ readonly pos: number; readonly end: number; readonly text: string }>>()
   for (const d of publicDeclarations(root)) {
     const missing = missingTags(d.doc)
+    const before = known.get(keyOf(d))
     const tags = [
-      ...(missing.includes("@category") ? [`@category ${guessCategory(d.name, d.node)}`] : []),
-      ...(missing.includes("@since") ? [`@since ${sinceOf(d.name) ?? since}`] : [])
+      ...(missing.includes("@category") ? [`@category ${before?.category ?? guessCategory(d.name, d.node)}`] : []),
+      ...(missing.includes("@since") ? [`@since ${before?.since ?? since}`] : [])
     ]
     if (tags.length === 0) continue
     const file = d.node.getSourceFile()
@@ -250,11 +266,11 @@ export const fix = (
 }
 
 /**
- * The public exports of the package at a git commit, each with that commit's `package.json` version:
- * after a merge, an export that lost its tags to a conflict but existed before keeps its old
- * `@since`, and only the new ones get the new version.
+ * The public exports of the package at a git commit, with their `@since` (else that commit's
+ * `package.json` version) and `@category` there: after a merge, an export that lost its tags to a
+ * conflict but existed before gets them back, and only the new ones get the new version.
  */
-export const exportsAt = (ref: string, root: string = repo): ReadonlyMap<string, string> => {
+export const exportsAt = (ref: string, root: string = repo): ReadonlyMap<string, KnownTags> => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "doc-tags-base-"))
   try {
     execFileSync(
@@ -265,7 +281,12 @@ export const exportsAt = (ref: string, root: string = repo): ReadonlyMap<string,
       }
     )
     const version = (JSON.parse(fs.readFileSync(path.join(dir, "package.json"), "utf8")) as { version: string }).version
-    return new Map(publicDeclarations(dir).map((d) => [d.name, version]))
+    return new Map(
+      publicDeclarations(dir).map((d) => [keyOf(d), {
+        since: tagOf(d.doc, "since") ?? version,
+        category: tagOf(d.doc, "category")
+      }])
+    )
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
@@ -277,8 +298,7 @@ if (import.meta.main && process.argv[2] === "--fix") {
     process.stderr.write("usage: tsx scripts/doc-tags.ts --fix <version> [--base <git ref>]\n")
     process.exit(2)
   }
-  const known = base === undefined ? new Map<string, string>() : exportsAt(base)
-  for (const file of fix(since, repo, (name) => known.get(name))) {
+  for (const file of fix(since, repo, base === undefined ? new Map() : exportsAt(base))) {
     process.stdout.write(`tagged ${file} (review the guessed @category)\n`)
   }
 } else if (import.meta.main) {

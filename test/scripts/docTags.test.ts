@@ -76,7 +76,7 @@ describe("doc tags", () => {
       expect(problems(publicDeclarations(root)).map((p) => p.name)).toEqual(["Extra.Extra"])
     }))
 
-  it("--fix --base: exports already there at the base commit get its version, new ones the new version", () =>
+  it("--fix --base: exports already there at the base commit get the tags they had, new ones the new version", () =>
     withPackage((root) => {
       const git = (...args: ReadonlyArray<string>) =>
         execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", ...args], { cwd: root })
@@ -84,13 +84,18 @@ describe("doc tags", () => {
       git("init", "-q")
       git("add", "-A")
       git("commit", "-qm", "base")
-      fs.appendFileSync(path.join(root, "src/Thing.ts"), `/** New. */\nexport class NewError extends Error {}\n`)
+      // A merge conflict resolved to a version without the tags; a new export.
+      const thing = path.join(root, "src/Thing.ts")
+      fs.writeFileSync(thing, fs.readFileSync(thing, "utf8").replace(/\/\*\*\n \* Tagged[^/]*\//, "/** Tagged. */"))
+      fs.appendFileSync(thing, `/** New. */\nexport class NewError extends Error {}\n`)
       const known = exportsAt("HEAD", root)
-      expect(known.get("Thing.untagged")).toBe("1.4.0")
+      expect(known.get("Thing.untagged")).toEqual({ since: "1.4.0", category: undefined })
+      expect(known.get("Thing.tagged")).toEqual({ since: "1.0.0", category: "models" })
       expect(known.has("Thing.NewError")).toBe(false)
-      fix("2.0.0", root, (name) => known.get(name))
+      fix("2.0.0", root, known)
       const text = fs.readFileSync(path.join(root, "src/Thing.ts"), "utf8")
       expect(text).toContain(`/**\n * No tags.\n *\n * @category models\n * @since 1.4.0\n */\nexport const untagged`)
+      expect(text).toContain(`/**\n * Tagged.\n *\n * @category models\n * @since 1.0.0\n */\nexport const tagged = 1`)
       expect(text).toContain(`/**\n * New.\n *\n * @category errors\n * @since 2.0.0\n */\nexport class NewError`)
     }))
 })
