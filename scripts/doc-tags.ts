@@ -217,13 +217,15 @@ const tagOf = (doc: ts.JSDoc | undefined, name: string): string | undefined => {
  * Adds the missing `@since` and `@category` as lines before the closing `*\/` of each public
  * declaration's doc comment, or a doc comment of just those two where there is none; nothing else
  * in the file changes (a one-line comment becomes a block). An export in `known` gets the tags it
- * had; a new one `@since <since>` and a guessed category (review it). Returns the files changed.
+ * had; a new one `@since <since>` and a guessed category (review it). Returns what it added, one
+ * line per declaration: `src/layers/Foo.ts:12 Foo.bar: @category utils (guessed), @since 2.0.0`.
  */
 export const fix = (
   since: string,
   root: string = repo,
   known: ReadonlyMap<string, KnownTags> = new Map()
 ): ReadonlyArray<string> => {
+  const added: Array<string> = []
   const edits = new Map<ts.SourceFile, Array<{ readonly pos: number; readonly end: number; readonly text: string }>>()
   for (const d of publicDeclarations(root)) {
     const missing = missingTags(d.doc)
@@ -233,6 +235,10 @@ export const fix = (
       ...(missing.includes("@since") ? [`@since ${before?.since ?? since}`] : [])
     ]
     if (tags.length === 0) continue
+    const guessed = missing.includes("@category") && before?.category === undefined
+    added.push(
+      `${d.file}:${d.line} ${d.name}: ${tags.join(", ")}`.replace(/(@category \w+)/, guessed ? "$1 (guessed)" : "$1")
+    )
     const file = d.node.getSourceFile()
     const list = edits.get(file) ?? []
     edits.set(file, list)
@@ -262,7 +268,7 @@ export const fix = (
     for (const e of [...list].sort((a, b) => b.pos - a.pos)) text = text.slice(0, e.pos) + e.text + text.slice(e.end)
     fs.writeFileSync(file.fileName, text)
   }
-  return [...edits.keys()].map((f) => path.relative(root, f.fileName))
+  return added
 }
 
 /**
@@ -298,8 +304,8 @@ if (import.meta.main && process.argv[2] === "--fix") {
     process.stderr.write("usage: tsx scripts/doc-tags.ts --fix <version> [--base <git ref>]\n")
     process.exit(2)
   }
-  for (const file of fix(since, repo, base === undefined ? new Map() : exportsAt(base))) {
-    process.stdout.write(`tagged ${file} (review the guessed @category)\n`)
+  for (const line of fix(since, repo, base === undefined ? new Map() : exportsAt(base))) {
+    process.stdout.write(`${line}\n`)
   }
 } else if (import.meta.main) {
   const declarations = publicDeclarations()

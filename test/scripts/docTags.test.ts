@@ -62,7 +62,11 @@ describe("doc tags", () => {
 
   it("--fix adds only the missing tags, inside the doc comment or as a new one; a wrong tag is left to a person", () =>
     withPackage((root) => {
-      expect(fix("2.0.0", root)).toEqual(["src/Thing.ts", "src/internal/hidden.ts"])
+      expect(fix("2.0.0", root)).toEqual([
+        "src/Thing.ts:9 Thing.untagged: @category models (guessed), @since 2.0.0",
+        "src/internal/hidden.ts:6 Thing.hidden: @category models (guessed)",
+        "src/Thing.ts:11 Thing.layerThing: @category layers (guessed), @since 2.0.0"
+      ])
       expect(fs.readFileSync(path.join(root, "src/Thing.ts"), "utf8")).toContain(
         [
           `/**\n * No tags.\n *\n * @category models\n * @since 2.0.0\n */\nexport const untagged = 2`,
