@@ -10,6 +10,8 @@
 #   paragraph, which for most modules is several lines);
 # - a module of an entry point is in no group (it lands in typedoc's catch-all "Namespaces"), or a
 #   test double (Scripted, Test*, *Memory) is outside the "Testing" group;
+# - an export of a module is in no `@category` of the vocabulary (typedoc lists it under
+#   `defaultCategory`, "Uncategorized"); test/scripts/docTags.test.ts checks the same in `npm test`;
 # - a heading or an "On This Page" link lost its code: typedoc drops inline code from the page
 #   navigation, so a markdown heading like "The `claude` CLI (`ClaudeLocal`)" showed as "The CLI ()".
 set -euo pipefail
@@ -27,7 +29,7 @@ echo "api docs: $((kib / 1024)) MiB ($kib KiB), $pages pages; largest page ${lar
 eval "$(bash "$(dirname "${BASH_SOURCE[0]}")/ensure-node.sh")"
 node --input-type=module - "$dir" <<'JS'
 import { readFileSync, readdirSync } from "node:fs"
-import { join } from "node:path"
+import { dirname, join } from "node:path"
 
 const dir = process.argv[2]
 const problems = []
@@ -42,16 +44,23 @@ const members = (html) => {
   for (const section of html.split('<details class="tsd-panel-group tsd-member-group').slice(1)) {
     const group = text(section.match(/<h2[^>]*>(.*?)<a /s)?.[1] ?? "")
     const items = section.matchAll(
-      /<dt class="tsd-member-summary[^"]*"[^>]*>.*?<a href="([^"#]+)"[^>]*>(.*?)<\/a>.*?<\/dt><dd class="tsd-member-summary[^"]*">(.*?)<\/dd>/gs
+      /<dt class="tsd-member-summary[^"]*"[^>]*>(.*?<a href="([^"#]+)"[^>]*>(.*?)<\/a>.*?)<\/dt><dd class="tsd-member-summary[^"]*">(.*?)<\/dd>/gs
     )
-    for (const [, href, name, summary] of items) found.push({ group, href, name: text(name), summary: text(summary) })
+    for (const [, dt, href, name, summary] of items) {
+      // "Name → Module.Name": a re-export, documented (and categorised) where it points.
+      const reference = /<span>\s*→\s*<\/span>/.test(dt)
+      found.push({ group, href, name: text(name), summary: text(summary), reference })
+    }
   }
   return found
 }
 
 const entries = members(read("modules.html"))
 if (entries.length === 0) problems.push("modules.html lists no entry point")
+// The `@category` vocabulary (scripts/doc-tags.ts `Categories`).
+const categories = new Set(["models", "constructors", "layers", "services", "errors", "schemas", "accessors", "guards", "utils", "config", "testing"])
 let modules = 0
+let exports = 0
 for (const entry of entries) {
   if (entry.summary === "") problems.push(`entry point ${entry.name} has no @summary in modules.html`)
   const page = read(entry.href)
@@ -68,6 +77,11 @@ for (const entry of entries) {
     if (module.group === "Namespaces") problems.push(`${where} is in no @group`)
     else if (isDouble !== (module.group === "Testing")) {
       problems.push(`${where} is in group "${module.group}": test doubles go in "Testing", nothing else does`)
+    }
+    for (const member of members(read(join(dirname(entry.href), module.href)))) {
+      if (member.reference) continue
+      exports++
+      if (!categories.has(member.group)) problems.push(`${where}.${member.name} is in category "${member.group}", not one of the @category vocabulary`)
     }
   }
 }
@@ -92,5 +106,5 @@ if (problems.length > 0) {
   console.error(problems.join("\n"))
   process.exit(1)
 }
-console.log(`api docs: ${entries.length} entry points, ${modules} modules, each with a one-line summary and a group`)
+console.log(`api docs: ${entries.length} entry points, ${modules} modules, each with a one-line summary and a group; ${exports} exports, each in a @category`)
 JS

@@ -3,6 +3,8 @@
  * (Anthropic, OpenAI or a compatible server, Gemini, a fallback chain, the `claude` CLI), and
  * decide from one declarative registry which Claude Code tools an agent may use.
  *
+ * **Details**
+ *
  * Needs: `effect` ^4.1.0 and `@effect/platform-node` ^4.1.0 (peers), Node ≥ 22.19. This entry
  * loads no optional peer. The parts that need one have their own entry points:
  * `effect-chat-bridge/claude-agent` (the Claude Agent SDK) and `effect-chat-bridge/drift-guard`

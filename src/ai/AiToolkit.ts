@@ -2,6 +2,8 @@
  * An `effect/ai` `Toolkit` with its handlers as this library's tools, so one tool definition
  * serves `LanguageModel.generateText` and every provider's `setTools` (and `McpBridge`).
  *
+ * **Details**
+ *
  * Parameters are decoded with the toolkit's own schemas and results encoded with its success
  * (and failure) schemas, by the toolkit's `handle` — exactly as `effect/ai` runs them itself.
  * What the model sees is the JSON of the encoded result, or the tool's `toModelOutput` (text and
@@ -14,6 +16,8 @@
  *   chat call does not fail (in `effect/ai`'s own loop `generateText` would fail instead).
  * - `"return"`: the failure is encoded with the tool's `failure` schema and sent as an error
  *   result whose text is `Error: <JSON of the encoded failure>`.
+ *
+ * **Gotchas**
  *
  * `Tool.dynamic` tools are passed through: a JSON Schema given as `parameters` is sent to the
  * model unchanged and the handler gets the arguments as they came. What cannot be honoured is
@@ -42,7 +46,12 @@ import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
 import * as Content from "../services/Content.ts"
 import * as Tool from "../services/Tool.ts"
 
-/** What the handlers of `Tools` need beyond the toolkit's handler layer (their schemas' and dependencies' services). */
+/**
+ * What the handlers of `Tools` need beyond the toolkit's handler layer (their schemas' and dependencies' services).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Requirements<Tools extends Record<string, AiTool.Any>> = AiTool.HandlerServices<Tools[keyof Tools]>
 
 const describe = (u: unknown): string => {
@@ -107,6 +116,9 @@ const hasApproval = (tool: AiTool.Any): boolean => tool.needsApproval !== undefi
  * Why tools of a toolkit cannot be served: provider-defined tools (they run at one vendor, not
  * in-process), tools that need approval (no loop here can pause a call) and names our providers
  * cannot send. `undefined` when all are fine.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const rejectedTools = (tools: ReadonlyArray<AiTool.Any>): string | undefined => {
   const providerDefined = tools.filter(AiTool.isProviderDefined).map((tool) => tool.name)
@@ -233,7 +245,8 @@ const one = <Tools extends Record<string, AiTool.Any>>(
  * `McpBridge`. Fails with `InvalidToolsError` naming every provider-defined tool, every tool with
  * `needsApproval` and every name our providers cannot accept.
  *
- * @example
+ * **Example** (Giving an effect/ai toolkit to a ChatClient)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { Tool as AiTool, Toolkit } from "effect/ai"
@@ -253,6 +266,9 @@ const one = <Tools extends Record<string, AiTool.Any>>(
  *   return yield* chat.chat("What is 2 + 3?")
  * })
  * ```
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toTools: <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.WithHandler<Tools>
@@ -270,6 +286,9 @@ export const toTools: <Tools extends Record<string, AiTool.Any>>(
 
 /**
  * {@link toTools} for a toolkit whose handlers come from the context (its `toLayer`).
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const fromToolkit = <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.Toolkit<Tools>

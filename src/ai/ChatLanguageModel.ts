@@ -2,6 +2,8 @@
  * Any ChatClient provider — above all Claude Code (`ClaudeLocal`, `ClaudeAgent`) — as an
  * `effect/ai` `LanguageModel`, running the application's own `Toolkit`.
  *
+ * **Details**
+ *
  * How it maps:
  * - One `generateText` / `generateObject` / `streamText` is one fresh client, hence one CLI run
  *   (a new session), closed when the call ends.
@@ -79,13 +81,23 @@ type Method = "generateText" | "generateObject" | "streamText"
 
 const module = "ChatLanguageModel"
 
-/** What a call asks of the client it builds. */
+/**
+ * What a call asks of the client it builds.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface ClientOptions {
   /** The prompt's system messages, joined; absent when it has none. */
   readonly systemPrompt?: string | undefined
 }
 
-/** Builds one client per call; its scope is the call's. */
+/**
+ * Builds one client per call; its scope is the call's.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
 const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
@@ -166,7 +178,8 @@ const codecTransformer: LanguageModel.CodecTransformer = (schema) => ({
  * Builds a `LanguageModel` service that runs every call on a fresh client from `makeClient`.
  * `R` (besides `Scope`) is captured when the service is built.
  *
- * @example
+ * **Example** (Claude Code through the Agent SDK as a LanguageModel)
+ *
  * ```ts
  * import { LanguageModel } from "effect/ai"
  * import { Layer } from "effect"
@@ -179,6 +192,9 @@ const codecTransformer: LanguageModel.CodecTransformer = (schema) => ({
  *   ChatLanguageModel.make((options) => ClaudeAgent.make({ model: "sonnet", ...options }))
  * )
  * ```
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: <R>(
   makeClient: MakeClient<R>
@@ -261,20 +277,29 @@ export const make: <R>(
 /**
  * A `LanguageModel` layer on any ChatClient provider's `make`.
  *
- * @example
+ * **Example** (A LanguageModel layer on ClaudeLocal)
+ *
  * ```ts
  * import { ClaudeLocal } from "effect-chat-bridge"
  * import { ChatLanguageModel } from "effect-chat-bridge/effect-ai"
  *
  * const Model = ChatLanguageModel.layer((options) => ClaudeLocal.make({ model: "sonnet", ...options }))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <R>(
   makeClient: MakeClient<R>
 ): Layer.Layer<LanguageModel.LanguageModel, never, Exclude<R, Scope.Scope>> =>
   Layer.effect(LanguageModel.LanguageModel, make(makeClient))
 
-/** Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`. */
+/**
+ * Claude Code (the `claude` CLI, tools over the loopback MCP bridge) as a `LanguageModel`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerClaudeLocal = (
   options: ClaudeLocal.Options = {}
 ): Layer.Layer<LanguageModel.LanguageModel, never, Subprocess | SecretFile> =>
@@ -289,6 +314,9 @@ export const layerClaudeLocal = (
  * {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. The binary
  * is `options.binary`, else the `CLAUDE_BINARY` variable, else `claude` on PATH (as in
  * `ClaudeLocal.layerConfig`).
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerClaudeLocalNode = (options: ClaudeLocal.Options = {}): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.unwrap(

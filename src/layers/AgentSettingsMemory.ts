@@ -24,6 +24,9 @@ type Agents = ReadonlyMap<string, ReadonlyArray<string>>
 /**
  * Builds an empty in-memory store. Each primitive is one `SynchronizedRef` step, so a
  * read-modify-write cannot interleave with another write.
+ *
+ * @category testing
+ * @since 1.0.0
  */
 export const make: Effect.Effect<AgentSettingsService> = Effect.gen(function*() {
   const ref = yield* SynchronizedRef.make<Agents>(new Map())
@@ -70,5 +73,10 @@ export const make: Effect.Effect<AgentSettingsService> = Effect.gen(function*() 
   return makeService(store)
 })
 
-/** A fresh, empty in-memory `AgentSettings` per layer build. */
+/**
+ * A fresh, empty in-memory `AgentSettings` per layer build.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const layerMemory: Layer.Layer<AgentSettings> = Layer.effect(AgentSettings, make)

@@ -2,6 +2,8 @@
  * `AgentSettings` on SQLite through this library's `node:sqlite` client (`SqliteClient`) — the
  * default store. No native module: Node ≥ 22.19 brings SQLite.
  *
+ * **Details**
+ *
  * Schema: one `agents` row per agent, `id TEXT PRIMARY KEY` and `disabled_tools TEXT NOT NULL
  * DEFAULT '[]'` (a JSON array of tool names). Migrations run with `effect/sql`'s Migrator in
  * their own table (`effect_chat_bridge_migrations`), so the file can be shared with an
@@ -39,7 +41,12 @@ import {
 } from "../services/AgentSettings.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
-/** Where the database lives. */
+/**
+ * Where the database lives.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /**
    * A file path, or `:memory:` for a private in-memory database. Defaults to `defaultFilename()`,
@@ -48,12 +55,20 @@ export interface Options {
   readonly filename?: string
 }
 
-/** The table the migrations are recorded in. */
+/**
+ * The table the migrations are recorded in.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const migrationsTable = "effect_chat_bridge_migrations"
 
 /**
  * `$XDG_DATA_HOME/effect-chat-bridge/agents.sqlite`, or `~/.local/share/…` when `XDG_DATA_HOME`
  * is unset or relative (the XDG spec says to ignore relative values).
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const defaultFilename = (
   env: Readonly<Record<string, string | undefined>> = process.env,
@@ -64,7 +79,12 @@ export const defaultFilename = (
   return path.join(base, "effect-chat-bridge", "agents.sqlite")
 }
 
-/** The migrations, in order. Each runs once per database, all pending ones in one transaction. */
+/**
+ * The migrations, in order. Each runs once per database, all pending ones in one transaction.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const migrations: Migrator.Loader = Migrator.fromRecord({
   // IF NOT EXISTS: a legacy database already has an `agents` table; migration 2 brings it up to date.
   "1_create_agents": Effect.flatMap(
@@ -109,7 +129,12 @@ const storageError = (operation: string) => (error: SqlError | Migrator.Migratio
   })
 }
 
-/** Runs the pending migrations. */
+/**
+ * Runs the pending migrations.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const migrate: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   AgentSettingsStorageError,
@@ -127,6 +152,9 @@ interface Row {
 /**
  * Migrates the database of the `SqlClient` in context (which must be SQLite) and builds the
  * service over it.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError, SqlClient.SqlClient> = Effect.gen(
   function*() {
@@ -223,7 +251,12 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
   }
 )
 
-/** `AgentSettings` over the SQLite `SqlClient` in context (e.g. an application's own database). */
+/**
+ * `AgentSettings` over the SQLite `SqlClient` in context (e.g. an application's own database).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer: Layer.Layer<AgentSettings, AgentSettingsStorageError, SqlClient.SqlClient> = Layer.effect(
   AgentSettings,
   make
@@ -257,7 +290,12 @@ const openClient = Effect.fnUntraced(function*(options: Options) {
   )
 })
 
-/** A `SqlClient` on the settings database, for sharing the connection with other queries. */
+/**
+ * A `SqlClient` on the settings database, for sharing the connection with other queries.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerClient = (
   options: Options = {}
 ): Layer.Layer<SqlClient.SqlClient | SqliteClient.SqliteClient, AgentSettingsStorageError> =>
@@ -268,7 +306,8 @@ export const layerClient = (
  * Building fails with `AgentSettingsStorageError` (`operation: "open"` or `"migrate"`) when the
  * file cannot be opened or migrated; the connection closes with the layer's scope.
  *
- * @example
+ * **Example** (Agent settings in a SQLite file)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { AgentSettings } from "effect-chat-bridge"
@@ -280,6 +319,9 @@ export const layerClient = (
  *   return yield* settings.disable("reviewer", ["Bash"])
  * }).pipe(Effect.provide(AgentSettingsSqlite.layerSqlite({ filename: "agents.sqlite" })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerSqlite = (options: Options = {}): Layer.Layer<AgentSettings, AgentSettingsStorageError> =>
   layer.pipe(Layer.provide(layerClient(options)))

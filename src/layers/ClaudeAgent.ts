@@ -5,6 +5,8 @@
  * stdin/stdout control channel: no port, no bearer token, no config file. Built-in Claude Code
  * tools are limited by the registry policy (`ToolPolicy.toAgentSdkOptions`).
  *
+ * **Details**
+ *
  * The SDK (`@anthropic-ai/claude-agent-sdk`) is an optional peer dependency, imported when the
  * first turn runs; without it every call fails with a `config` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.
@@ -83,7 +85,12 @@ import * as Tool from "../services/Tool.ts"
 export type { ToolPolicyInput } from "../internal/claude/options.ts"
 export type { Options, PermissionMode } from "../internal/claudeAgent/options.ts"
 
-/** The default bound on one turn (`requestTimeout`): 10 minutes. */
+/**
+ * The default bound on one turn (`requestTimeout`): 10 minutes.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultRequestTimeout = Duration.minutes(10)
 
 /**
@@ -216,6 +223,9 @@ const warmStart = (options: Options, transcripts: Transcripts, warm: Effect.Effe
  * releases both before it returns — with `keepAlive`, the kept-alive CLI and its tool server are
  * the client's until a turn fails or is interrupted, the tools change, an `ask` runs, or the scope
  * closes — so closing the scope of `make` leaves nothing behind.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: (options?: Options) => Effect.Effect<SessionClient, never, Scope.Scope> = Effect.fn(
   "ClaudeAgent.make"
@@ -353,6 +363,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
  *   return yield* client.chat("Summarise README.md in one line")
  * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
   // A refused tool policy fails the build rather than every turn.
@@ -364,6 +377,9 @@ const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", 
  * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerConfig = (
   overrides: Options = {}

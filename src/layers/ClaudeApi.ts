@@ -2,6 +2,8 @@
  * A ChatClient on the Anthropic Messages API (`POST /v1/messages`), over `effect/http`'s
  * HttpClient: provide `NodeHttpClient.layerUndici` or `FetchHttpClient.layer`.
  *
+ * **Details**
+ *
  * - Tools: `tool_use` blocks are dispatched together (bounded) and answered in order with
  *   `tool_result` blocks; a failed tool sets `is_error: true`.
  * - `ask`: the answer schema becomes one extra tool. With no tools set it is forced
@@ -16,8 +18,15 @@
  * - Retries 408/429/5xx/529 with backoff and jitter, honouring `retry-after`. The API key is
  *   `Redacted`, sent only as `x-api-key`, never logged; logs carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { ClaudeApi } from "effect-chat-bridge"
+ *
  * const Live = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary Anthropic Messages API as a `ChatClient` (needs an `HttpClient` layer and an API key).
@@ -47,19 +56,49 @@ import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
 import { ChatClient, type ProviderError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
-/** Provider name in errors and logs. */
+/**
+ * Provider name in errors and logs.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const provider = "anthropic"
 
-/** Where requests go unless `baseUrl` (or `ANTHROPIC_BASE_URL`) says otherwise. */
+/**
+ * Where requests go unless `baseUrl` (or `ANTHROPIC_BASE_URL`) says otherwise.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultBaseUrl = "https://api.anthropic.com"
-/** The model used when none is configured (`ANTHROPIC_MODEL`). */
+/**
+ * The model used when none is configured (`ANTHROPIC_MODEL`).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultModel = "claude-sonnet-4-5"
-/** `max_tokens` per model turn when none is configured; the Messages API requires one. */
+/**
+ * `max_tokens` per model turn when none is configured; the Messages API requires one.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultMaxTokens = 4096
-/** The `anthropic-version` header sent by default. */
+/**
+ * The `anthropic-version` header sent by default.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultApiVersion = "2023-06-01"
 
-/** Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key. */
+/**
+ * Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options extends CommonOptions {
   /** The API key; kept `Redacted`, sent only in its header, never logged. */
   readonly apiKey: Redacted.Redacted<string>
@@ -67,7 +106,12 @@ export interface Options extends CommonOptions {
   readonly apiVersion?: string | undefined
 }
 
-/** Builds a ChatClient on the Messages API. Fails with a `config` ProviderError on a bad base URL. */
+/**
+ * Builds a ChatClient on the Messages API. Fails with a `config` ProviderError on a bad base URL.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
   const client = yield* HttpClient.HttpClient
   const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
@@ -119,7 +163,12 @@ export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
   return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.anthropic, ...loopSettings(options) })
 })
 
-/** The ChatClient layer; needs an `HttpClient`. */
+/**
+ * The ChatClient layer; needs an `HttpClient`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, make(options))
 
@@ -128,6 +177,9 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  * `ANTHROPIC_MAX_TOKENS`, `ANTHROPIC_REQUEST_TIMEOUT`, `ANTHROPIC_MAX_STEPS`,
  * `ANTHROPIC_TOOL_CONCURRENCY`, `ANTHROPIC_MAX_RETRIES`, `ANTHROPIC_ALLOW_INSECURE_HTTP`;
  * `overrides` win over the configuration.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
@@ -135,7 +187,12 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
     common: commonConfig("ANTHROPIC", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
-/** The ChatClient layer, configured from the environment (see `config`). */
+/**
+ * The ChatClient layer, configured from the environment (see `config`).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerConfig = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>

@@ -4,10 +4,7 @@
  * many machines, or one SQLite file for several processes on one machine. {@link layerRunner}
  * hosts conversations; {@link layerClient} only sends turns. Both take the same {@link Options}.
  *
- * Runners and clients must agree on the shard layout: with different `shardsPerGroup` a client
- * addresses shards no runner owns, and its turns wait forever without an error. So both check it
- * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
- * table, and fail with {@link ClusterConfigError} if it differs.
+ * **Details**
  *
  * Failover: a runner that dies is noticed by the others' health checks (every
  * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
@@ -20,6 +17,13 @@
  * Stopping: a runner told to stop (scope close, SIGTERM under `NodeRuntime.runMain`) drains — it
  * leaves the runner list at once, lets running turns finish for up to `drainTimeout` (default 60 s),
  * and hands every turn still running after that back unanswered, so the next runner runs it again.
+ *
+ * **Gotchas**
+ *
+ * Runners and clients must agree on the shard layout: with different `shardsPerGroup` a client
+ * addresses shards no runner owns, and its turns wait forever without an error. So both check it
+ * when they start, against the first value recorded in the `effect_chat_bridge_cluster_settings`
+ * table, and fail with {@link ClusterConfigError} if it differs.
  *
  * @summary Socket runner and client layers over SQL storage, checking every member shares the shard layout.
  * @group Cluster
@@ -43,10 +47,20 @@ import * as Schema from "effect/Schema"
 import type * as SocketServer from "effect/socket/SocketServer"
 import * as SqlClient from "effect/sql/SqlClient"
 
-/** Where the cluster records the settings every member must share. */
+/**
+ * Where the cluster records the settings every member must share.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const settingsTable = "effect_chat_bridge_cluster_settings"
 
-/** A member of the cluster disagrees with the others on a setting they must share. */
+/**
+ * A member of the cluster disagrees with the others on a setting they must share.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class ClusterConfigError extends Schema.TaggedError<ClusterConfigError>()("ClusterConfigError", {
   /** The setting, such as `shardsPerGroup`. */
   setting: Schema.String,
@@ -59,7 +73,12 @@ export class ClusterConfigError extends Schema.TaggedError<ClusterConfigError>()
   cause: Schema.optional(Schema.Defect())
 }) {}
 
-/** Options of {@link layerRunner} and {@link layerClient}. */
+/**
+ * Options of {@link layerRunner} and {@link layerClient}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /** Where other members reach this runner (and, unless `listenAddress`, where it listens). */
   readonly host?: string | undefined
@@ -82,6 +101,9 @@ export interface Options {
  * (or at once, when the health check finds its port closed), members re-read the assignments every
  * `refreshAssignmentsInterval`, and on SQLite its lock rows free after `shardLockExpiration`; the
  * new owner then reads the turn from storage. `docs/cluster.md` has the measured times and costs.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   runnerHealthCheckInterval: Duration.seconds(1),
@@ -91,7 +113,12 @@ export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
   entityMessagePollInterval: Duration.millis(500)
 }
 
-/** The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool. */
+/**
+ * The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultDrainTimeout: Duration.Input = "60 seconds"
 
 const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
@@ -103,10 +130,20 @@ const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfi
   ...options.shardingConfig
 })
 
-/** The part of a `ShardingConfig` every member must share. */
+/**
+ * The part of a `ShardingConfig` every member must share.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type SharedSettings = Pick<ShardingConfig.ShardingConfig["Service"], "shardsPerGroup" | "availableShardGroups">
 
-/** The settings members must share, as recorded: name and text value. */
+/**
+ * The settings members must share, as recorded: name and text value.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const sharedSettings = (config: SharedSettings): ReadonlyArray<readonly [string, string]> => [
   ["shardsPerGroup", String(config.shardsPerGroup)],
   ["availableShardGroups", [...config.availableShardGroups].sort().join(",")]
@@ -124,6 +161,9 @@ const storageFailed = (cause: unknown) =>
 /**
  * Records this member's shared settings where none are recorded yet, then fails with
  * {@link ClusterConfigError} if any differs from the recorded one.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const checkSettings = Effect.fn("ClaudeCluster.checkSettings")(function*(config: SharedSettings) {
   const sql = yield* SqlClient.SqlClient
@@ -175,7 +215,12 @@ const isStartRace = (error: ClusterConfigError) => {
   return /locked|busy|UniqueViolation|duplicate key|already exists/i.test(text)
 }
 
-/** {@link checkSettings}, tried again when members starting together race to create its table. */
+/**
+ * {@link checkSettings}, tried again when members starting together race to create its table.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const checkSettingsRetrying = (config: SharedSettings) =>
   checkSettings(config).pipe(
     Effect.retry({ while: isStartRace, schedule: Schedule.exponential("20 millis"), times: 8 })
@@ -214,6 +259,9 @@ const retryLocked = <A, E, R>(layer: Layer.Layer<A, E, R>, times = 5): Layer.Lay
 /**
  * A runner: hosts the entities registered on it (`ClaudeConversationRunner.layer`), listening on
  * `port`. Needs the `SqlClient` every member shares.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerRunner = (
   options: Options = {}
@@ -226,7 +274,12 @@ export const layerRunner = (
     Layer.provide(checked(options))
   )
 
-/** A member that only sends turns (an API server, a worker): no entities, no port. */
+/**
+ * A member that only sends turns (an API server, a worker): no entities, no port.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerClient = (
   options: Options = {}
 ): Layer.Layer<

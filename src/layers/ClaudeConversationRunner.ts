@@ -1,11 +1,17 @@
 /**
  * The runner's side of `ClaudeConversation`: registers the entity with this runner's `Sharding`
- * and hosts the conversations whose shards it owns. A conversation's client (`ClaudeLocal.make`
- * or `ClaudeAgent.make`, kept alive by default) is built on its first turn here, from the options
- * and tools your `conversation` function gives for its id, and resumes the CLI session the
- * conversation's last finished turn left in the `ClaudeSessionStore` — so any runner can host any
- * conversation. After `maxIdleTime` without a turn the entity is passivated: its scope closes and
- * its CLI stops. Bound the live CLIs of one runner by providing a `ClaudeProcessPool`.
+ * and hosts the conversations whose shards it owns.
+ *
+ * **Details**
+ *
+ * A conversation's client (`ClaudeLocal.make` or `ClaudeAgent.make`, kept alive by default) is
+ * built on its first turn here, from the options and tools your `conversation` function gives for
+ * its id, and resumes the CLI session the conversation's last finished turn left in the
+ * `ClaudeSessionStore` — so any runner can host any conversation. After `maxIdleTime` without a
+ * turn the entity is passivated: its scope closes and its CLI stops. Bound the live CLIs of one
+ * runner by providing a `ClaudeProcessPool`.
+ *
+ * **Gotchas**
  *
  * Delivery is at least once: a turn whose runner died before replying runs again on the next one.
  * Wrap tools with side effects in `context.idempotent` so a re-run replays their stored result.
@@ -31,7 +37,12 @@ import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 
 export type { ConversationContext, ConversationSetup, HostedOptions } from "../internal/cluster/host.ts"
 
-/** Options of {@link layer}. */
+/**
+ * Options of {@link layer}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options<O extends Host.HostedOptions, RM, E, R> {
   /** Builds the conversation's client: `ClaudeLocal.make` or `ClaudeAgent.make`. */
   readonly make: (options?: O) => Effect.Effect<SessionClient, never, RM>
@@ -49,16 +60,41 @@ export interface Options<O extends Host.HostedOptions, RM, E, R> {
   readonly projectKey?: string | undefined
 }
 
-/** The default of {@link Options.maxIdleTime}. */
+/**
+ * The default of {@link Options.maxIdleTime}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultMaxIdleTime: Duration.Input = "5 minutes"
 
-/** Conversations whose entity is active on this runner, labelled `runner`. */
+/**
+ * Conversations whose entity is active on this runner, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const conversations = Metrics.conversations
-/** Conversations taken over from a runner that did not stop them cleanly, labelled `runner`. */
+/**
+ * Conversations taken over from a runner that did not stop them cleanly, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const failovers = Metrics.failovers
-/** Turns delivered again after their runner died before finishing them, labelled `runner`. */
+/**
+ * Turns delivered again after their runner died before finishing them, labelled `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const redeliveredTurns = Metrics.redeliveredTurns
-/** Seconds per session store call of hosted conversations, labelled `operation` and `runner`. */
+/**
+ * Seconds per session store call of hosted conversations, labelled `operation` and `runner`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const storeLatency = Metrics.storeLatency
 
 const isRawAnswer = (value: unknown): value is { readonly text: string; readonly structured?: unknown } =>
@@ -76,6 +112,9 @@ const noRawAsk = new ProviderError({
  * Registers `ClaudeConversation` on this runner. Needs `Sharding` (a runner layer from
  * `ClaudeCluster`), the `ClaudeSessionStore` every runner shares, and what `make` and
  * `conversation` need (for `ClaudeLocal.make`: `NodeSubprocess.layer` and `NodeSecretFile.layer()`).
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <O extends Host.HostedOptions, RM, E, R>(
   options: Options<O, RM, E, R>

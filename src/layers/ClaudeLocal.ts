@@ -6,6 +6,8 @@
  * 0600 config file that exists for the duration of one run. Built-in Claude Code tools are limited
  * by the registry policy (`ToolPolicy`), resolved for a headless session.
  *
+ * **Details**
+ *
  * Runs are isolated by default: the CLI gets an allow-list of this process's environment (not the
  * application's secrets; `inheritEnv` passes all of it) and loads no user, project or local
  * settings (`--setting-sources=`; `settingSources` opts in). `canUseTool` answers the CLI's
@@ -61,21 +63,44 @@ import * as NodeSubprocess from "./NodeSubprocess.ts"
 export type { ToolPolicyInput } from "../internal/claude/options.ts"
 export type { Options, PermissionMode } from "../internal/claudeLocal/options.ts"
 
-/** The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`). */
+/**
+ * The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const MinimumCliVersion: string = CliVersion.MinimumVersion
 
-/** The default bound on one CLI run (`requestTimeout`): 10 minutes. */
+/**
+ * The default bound on one CLI run (`requestTimeout`): 10 minutes.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultRequestTimeout: Duration.Duration = Plan.DefaultRequestTimeout
 
-/** What one turn asks of the CLI, besides the prompt (see {@link buildArgs}). */
+/**
+ * What one turn asks of the CLI, besides the prompt (see {@link buildArgs}).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Turn = Args.Turn
 
-/** The CLI arguments of one turn (the prompt goes on stdin). */
+/**
+ * The CLI arguments of one turn (the prompt goes on stdin).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const buildArgs: (options: Options, turn: Turn) => ReadonlyArray<string> = Args.buildArgs
 
 /**
  * Builds a ChatClient on the `claude` CLI. The bridge (if tools are set) lives in the scope of
  * `make`, and is closed with it.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: (
   options?: Options
@@ -172,6 +197,9 @@ export const make: (
  *   return yield* client.chat("Say hello in one word")
  * }).pipe(Effect.provide(ClaudeLocal.layerNode({ model: "sonnet" })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = (
   options: Options = {}
@@ -179,7 +207,12 @@ export const layer = (
   // A refused tool policy fails the build rather than every turn.
   Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
 
-/** {@link layer} with the Node implementations of Subprocess and SecretFile. */
+/**
+ * {@link layer} with the Node implementations of Subprocess and SecretFile.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
@@ -187,6 +220,9 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | Claud
  * {@link layerNode} configured from the environment: `CLAUDE_BINARY`, `CLAUDE_MODEL`,
  * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
  * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerConfig = (
   overrides: Options = {}

@@ -3,6 +3,8 @@
  * file through this library's `node:sqlite` client ({@link layerSqlite}, for one machine), or
  * PostgreSQL through `@effect/sql-pg` (for conversations that move between machines):
  *
+ * **Example** (Sessions in PostgreSQL)
+ *
  * ```ts
  * import { PgClient } from "@effect/sql-pg"
  * import { Config, Layer } from "effect"
@@ -12,6 +14,8 @@
  *   Layer.provide(PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") }))
  * )
  * ```
+ *
+ * **Details**
  *
  * Schema (migrated by `effect/sql`'s Migrator in its own table, {@link migrationsTable}, so the
  * database can hold an application's own migrations and `AgentSettingsSqlite`'s):
@@ -59,13 +63,28 @@ import {
 } from "../services/ClaudeSessionStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
-/** The table the store's migrations are recorded in (not the one of `AgentSettingsSqlite`). */
+/**
+ * The table the store's migrations are recorded in (not the one of `AgentSettingsSqlite`).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const migrationsTable = "effect_chat_bridge_session_migrations"
 
-/** Entries per INSERT statement: 7 parameters each, well under SQLite's and PostgreSQL's limits. */
+/**
+ * Entries per INSERT statement: 7 parameters each, well under SQLite's and PostgreSQL's limits.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const insertBatchSize = 500
 
-/** Building the store failed: the database could not be opened or migrated. */
+/**
+ * Building the store failed: the database could not be opened or migrated.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SessionStoreSetupError extends Schema.TaggedError<SessionStoreSetupError>()("SessionStoreSetupError", {
   /** What failed: opening the database, or migrating it. */
   stage: Schema.Literals(["open", "migrate"]),
@@ -78,7 +97,12 @@ export class SessionStoreSetupError extends Schema.TaggedError<SessionStoreSetup
 
 const entriesTable = "claude_session_entries"
 
-/** The migrations, in order; PostgreSQL and SQLite differ only in the sequence column. */
+/**
+ * The migrations, in order; PostgreSQL and SQLite differ only in the sequence column.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const migrations: Migrator.Loader = Migrator.fromRecord({
   "1_create_session_tables": Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
@@ -168,7 +192,12 @@ const storeError = (operation: StoreOperation, sessionId?: string) => (error: Sq
     cause: error
   })
 
-/** Runs the pending migrations. */
+/**
+ * Runs the pending migrations.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const migrate: Effect.Effect<
   ReadonlyArray<readonly [id: number, name: string]>,
   SessionStoreSetupError,
@@ -345,6 +374,9 @@ const makeReads = (sql: SqlClient.SqlClient) => {
 /**
  * Migrates the database of the `SqlClient` in context (SQLite or PostgreSQL) and builds the
  * store over it. The store uses the client for as long as it is used; it holds no resource itself.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: Effect.Effect<ClaudeSessionStoreService, SessionStoreSetupError, SqlClient.SqlClient> = Effect.gen(
   function*() {
@@ -355,13 +387,23 @@ export const make: Effect.Effect<ClaudeSessionStoreService, SessionStoreSetupErr
   }
 )
 
-/** The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built. */
+/**
+ * The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer: Layer.Layer<ClaudeSessionStore, SessionStoreSetupError, SqlClient.SqlClient> = Layer.effect(
   ClaudeSessionStore,
   make
 )
 
-/** Where the SQLite database lives. */
+/**
+ * Where the SQLite database lives.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface SqliteOptions {
   /** A file path (its directory must exist), or `:memory:` for a private in-memory database. */
   readonly filename: string
@@ -394,7 +436,8 @@ const openSqlite = (options: SqliteOptions) =>
  * The store on a SQLite file, migrated when built; the connection closes with the layer's scope.
  * Processes that open the same file share the sessions (SQLite's locks order their appends).
  *
- * @example
+ * **Example** (Sessions in a SQLite file)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { ClaudeSessionStore } from "effect-chat-bridge"
@@ -405,6 +448,9 @@ const openSqlite = (options: SqliteOptions) =>
  *   return yield* store.listSessions("my-project")
  * }).pipe(Effect.provide(ClaudeSessionStoreSql.layerSqlite({ filename: "sessions.sqlite" })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerSqlite = (options: SqliteOptions): Layer.Layer<ClaudeSessionStore, SessionStoreSetupError> =>
   layer.pipe(Layer.provide(SqliteClient.layerFrom(openSqlite(options))))

@@ -32,7 +32,12 @@ import {
 import * as Content from "../services/Content.ts"
 import * as Tool from "../services/Tool.ts"
 
-/** A provider of the chain: its name (for logs and the hook) and its layer. */
+/**
+ * A provider of the chain: its name (for logs and the hook) and its layer.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface Provider<E = never, R = never> {
   /** Shown in logs, in `FallbackError` messages and to `onFailover`. */
   readonly name: string
@@ -40,10 +45,20 @@ export interface Provider<E = never, R = never> {
   readonly layer: Layer.Layer<ChatClient, E, R>
 }
 
-/** What the failover policy decides for an error of the active provider. */
+/**
+ * What the failover policy decides for an error of the active provider.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Decision = "failover" | "fatal"
 
-/** Statuses worth another provider: timeouts, rate limits, server errors and Anthropic's 529. */
+/**
+ * Statuses worth another provider: timeouts, rate limits, server errors and Anthropic's 529.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504, 529])
 
 /**
@@ -54,6 +69,9 @@ export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502
  * configuration mistake that would otherwise be hidden behind the next provider on every call; a
  * policy that wants the failover returns `"failover"` for `kind === "auth"`. Interruption is never
  * seen by a policy: it always ends the call.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const defaultPolicy = (error: ProviderFailure): Decision => {
   if (error._tag === "UnsupportedContentError") return "failover"
@@ -63,7 +81,12 @@ export const defaultPolicy = (error: ProviderFailure): Decision => {
   return "fatal"
 }
 
-/** Options of {@link make} and {@link layer}. */
+/**
+ * Options of {@link make} and {@link layer}.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /** Replaces {@link defaultPolicy}. */
   readonly policy?: ((error: ProviderFailure) => Decision) | undefined
@@ -117,6 +140,9 @@ const renderTranscript = (exchanges: ReadonlyArray<Exchange>): Content.Prompt =>
  * Builds the chain from already-built clients. The clients' resources belong to whoever built
  * them; {@link layer} builds them in the fallback's scope. Fails with `FallbackError`
  * (`NoProviders`) when `providers` is empty.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make = (
   providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
@@ -298,11 +324,14 @@ const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error
  * with `FallbackError` only when none builds (`NoneBuilt`, naming each provider and its reason)
  * or when the list is empty (`NoProviders`).
  *
+ * **Details**
+ *
  * A call fails with the active provider's error when the policy calls it fatal, and with
  * `FallbackError` when every provider failed (`Exhausted`, each error in order) or, with
  * `strictToolContext`, when a tool had already run (`RefusedAfterToolRun`).
  *
- * @example
+ * **Example** (Anthropic first, OpenAI when it fails)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { ClaudeApi, Fallback, OpenAi } from "effect-chat-bridge"
@@ -314,6 +343,9 @@ const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error
  *   onFailover: (from, to, reason) => Effect.logInfo(`${from} -> ${to}: ${reason._tag}`)
  * })
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <E, R>(
   providers: ReadonlyArray<Provider<E, R>>,

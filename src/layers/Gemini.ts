@@ -2,6 +2,8 @@
  * A ChatClient on the Gemini API (`POST <baseUrl>/<apiVersion>/models/<model>:generateContent`),
  * over `effect/http`'s HttpClient.
  *
+ * **Details**
+ *
  * - Tools: `functionCall` parts are dispatched together (bounded) and answered in order with
  *   `functionResponse` parts: `{ output }` on success, `{ error }` on failure (Gemini's documented
  *   convention). Thought signatures are kept and sent back with their calls, as Gemini 3 requires.
@@ -16,8 +18,15 @@
  *   `Redacted`, sent only in the `x-goog-api-key` header (never in the URL), never logged; logs
  *   carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { Gemini } from "effect-chat-bridge"
+ *
  * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary Gemini API as a `ChatClient` (needs an `HttpClient` layer and an API key).
@@ -48,20 +57,45 @@ import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
 import { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
 
-/** Provider name in errors and logs. */
+/**
+ * Provider name in errors and logs.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const provider = "gemini"
 
-/** Where requests go unless `baseUrl` (or `GEMINI_BASE_URL`) says otherwise. */
+/**
+ * Where requests go unless `baseUrl` (or `GEMINI_BASE_URL`) says otherwise.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultBaseUrl = "https://generativelanguage.googleapis.com"
-/** The API version path segment used by default. */
+/**
+ * The API version path segment used by default.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultApiVersion = "v1beta"
-/** The model used when none is configured (`GEMINI_MODEL`). */
+/**
+ * The model used when none is configured (`GEMINI_MODEL`).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultModel = "gemini-2.5-flash"
 
 /** Thought signatures kept per conversation; old ones are dropped beyond this. */
 const MaxSignatures = 1_000
 
-/** Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key. */
+/**
+ * Options of {@link make} and {@link layer}: the common HTTP provider options plus the API key.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options extends CommonOptions {
   /** The API key; kept `Redacted`, sent only in its header, never logged. */
   readonly apiKey: Redacted.Redacted<string>
@@ -69,7 +103,12 @@ export interface Options extends CommonOptions {
   readonly apiVersion?: string | undefined
 }
 
-/** Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL. */
+/**
+ * Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   const client = yield* HttpClient.HttpClient
   const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)
@@ -143,7 +182,12 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.gemini, ...loopSettings(options) })
 })
 
-/** The ChatClient layer; needs an `HttpClient`. */
+/**
+ * The ChatClient layer; needs an `HttpClient`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, make(options))
 
@@ -151,6 +195,9 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  * Reads `GEMINI_API_KEY` (redacted) and the optional `GEMINI_BASE_URL`, `GEMINI_MODEL`,
  * `GEMINI_MAX_TOKENS`, `GEMINI_REQUEST_TIMEOUT`, `GEMINI_MAX_STEPS`, `GEMINI_TOOL_CONCURRENCY`,
  * `GEMINI_MAX_RETRIES`, `GEMINI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
@@ -158,7 +205,12 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
     common: commonConfig("GEMINI", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
-/** The ChatClient layer, configured from the environment (see `config`). */
+/**
+ * The ChatClient layer, configured from the environment (see `config`).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerConfig = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>

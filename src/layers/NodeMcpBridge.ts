@@ -2,6 +2,8 @@
  * The MCP bridge on Node: a loopback `node:http` server running the MCP SDK's low-level `Server`
  * over its Streamable HTTP transport, one session per client.
  *
+ * **Details**
+ *
  * Why `node:http` + the SDK's Node `StreamableHTTPServerTransport` rather than the web-standard
  * transport mounted in an Effect `HttpServer`:
  * - the bridge has one endpoint and no routing, so `HttpServer` would add two conversions per
@@ -211,6 +213,9 @@ const closeHttpServer = (server: Http.Server) =>
  * Fails with `McpBridgeError` (`InvalidOptions` for a bad server name, body limit, session bound
  * or idle timeout, `BindFailed`
  * when the listener cannot start) or `InvalidToolsError` for a bad initial tool set.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: <R = never>(
   options?: McpBridgeOptions<R>
@@ -570,6 +575,9 @@ export const make: <R = never>(
  *   return McpBridge.renderMcpConfig(bridge.mcpConfig)
  * }).pipe(Effect.provide(NodeMcpBridge.layer({ tools: [echo] })))
  * ```
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = <R = never>(
   options: McpBridgeOptions<R> = {}
@@ -578,6 +586,9 @@ export const layer = <R = never>(
 /**
  * Like {@link layer}, with the options read from `Config` (e.g. `Config.String("MCP_SERVER_NAME")`).
  * Tools are set afterwards with `setTools`.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerConfig = (
   config: Config.Wrap<{

@@ -21,7 +21,12 @@ import * as path from "node:path"
 import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
 import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.ts"
 
-/** Where secret files are created. */
+/**
+ * Where secret files are created.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /** Parent of the fresh per-secret directories. Defaults to `os.tmpdir()`. */
   readonly directory?: string
@@ -49,6 +54,9 @@ const checkMode = (actual: number, expected: number, what: string) =>
  * Builds the service over the `FileSystem` in context. With `removeOnExit` (what {@link layer}
  * sets: the paths are Node's own), a directory is also removed when the process goes without
  * closing the scope: on exit, on SIGINT/SIGTERM/SIGHUP, and by a watchdog after a SIGKILL.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make = (
   options: Options = {},
@@ -100,13 +108,21 @@ export const make = (
     return SecretFile.of({ writeScoped })
   })
 
-/** The service over a `FileSystem` from context (for non-Node platforms or a custom file system). */
+/**
+ * The service over a `FileSystem` from context (for non-Node platforms or a custom file system).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerFileSystem = (options: Options = {}): Layer.Layer<SecretFile, never, FileSystem.FileSystem> =>
   Layer.effect(SecretFile, make(options))
 
 /**
  * The service over Node's file system. Its directories are removed even when the process goes
  * without closing the scope (exit, SIGINT/SIGTERM/SIGHUP, SIGKILL).
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layer = (options: Options = {}): Layer.Layer<SecretFile> =>
   Layer.effect(SecretFile, make(options, true)).pipe(Layer.provide(NodeFileSystem.layer))

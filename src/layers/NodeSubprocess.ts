@@ -420,8 +420,18 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
     })
   ).pipe(Stream.withSpan("NodeSubprocess.stream", { attributes: { command: options.command } }))
 
-/** The service on `node:child_process`. */
+/**
+ * The service on `node:child_process`.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const make: SubprocessService = Subprocess.of({ run, stream })
 
-/** The `Subprocess` service on `node:child_process`. */
+/**
+ * The `Subprocess` service on `node:child_process`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer: Layer.Layer<Subprocess> = Layer.succeed(Subprocess, make)

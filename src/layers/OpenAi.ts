@@ -3,6 +3,8 @@
  * `effect/http`'s HttpClient. Point `baseUrl` at any OpenAI-compatible server (vLLM, Ollama,
  * LM Studio, llama.cpp, a gateway); plain `http` is accepted for loopback hosts.
  *
+ * **Details**
+ *
  * - Tools: `tool_calls` are dispatched together (bounded) and answered in order with `role: "tool"`
  *   messages. Chat Completions has no error flag there, so a failed tool's content is the JSON
  *   `{"error": "<message>"}`.
@@ -17,8 +19,15 @@
  * - Retries 408/429/5xx with backoff and jitter, honouring `retry-after(-ms)`. The API key is
  *   `Redacted`, sent only as a bearer token, never logged; logs carry only the base URL's host.
  *
- * @example
+ * **Example** (Configured from the environment, on Node's HTTP client)
+ *
+ * ```ts
+ * import { NodeHttpClient } from "@effect/platform-node"
+ * import { Layer } from "effect"
+ * import { OpenAi } from "effect-chat-bridge"
+ *
  * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * ```
  *
  * @module
  * @summary OpenAI Chat Completions (or any compatible server) as a `ChatClient`.
@@ -48,12 +57,27 @@ import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
 import { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
-/** Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise. */
+/**
+ * Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultBaseUrl = "https://api.openai.com/v1"
-/** The model used when none is configured (`OPENAI_MODEL`). */
+/**
+ * The model used when none is configured (`OPENAI_MODEL`).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const DefaultModel = "gpt-4.1-mini"
 
-/** Options of {@link make} and {@link layer}: the common HTTP provider options, an optional key and compatibility switches. */
+/**
+ * Options of {@link make} and {@link layer}: the common HTTP provider options, an optional key and compatibility switches.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options extends CommonOptions {
   /** Optional: local OpenAI-compatible servers often need none. */
   readonly apiKey?: Redacted.Redacted<string> | undefined
@@ -66,6 +90,9 @@ export interface Options extends CommonOptions {
 /**
  * Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL,
  * or without an API key for the default (OpenAI's own) base URL.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
   const provider = options.name ?? "openai"
@@ -130,7 +157,12 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
   return yield* makeLoopClient({ provider, turn, streamTurn, media: Media.openAi, ...loopSettings(options) })
 })
 
-/** The ChatClient layer; needs an `HttpClient`. */
+/**
+ * The ChatClient layer; needs an `HttpClient`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, HttpClient.HttpClient> =>
   Layer.effect(ChatClient, make(options))
 
@@ -138,6 +170,9 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
  * Reads the optional `OPENAI_API_KEY` (redacted), `OPENAI_BASE_URL`, `OPENAI_MODEL`,
  * `OPENAI_MAX_TOKENS`, `OPENAI_REQUEST_TIMEOUT`, `OPENAI_MAX_STEPS`, `OPENAI_TOOL_CONCURRENCY`,
  * `OPENAI_MAX_RETRIES`, `OPENAI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
@@ -151,7 +186,12 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
     }))
   )
 
-/** The ChatClient layer, configured from the environment (see `config`). */
+/**
+ * The ChatClient layer, configured from the environment (see `config`).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerConfig = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>

@@ -3,7 +3,8 @@
  * dispatch; only the model's answers are scripted — as a list of turns, or as a function of the
  * request.
  *
- * @example
+ * **Example** (A scripted tool call, then an answer)
+ *
  * ```ts
  * import { Scripted } from "effect-chat-bridge"
  *
@@ -31,7 +32,12 @@ import { ChatClient, type ChatClientService, ProviderError, Usage } from "../ser
 import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
 import { ToolCall } from "../services/Tool.ts"
 
-/** A call the scripted model makes; `id` defaults to `call_<n>`. */
+/**
+ * A call the scripted model makes; `id` defaults to `call_<n>`.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export interface ScriptedCall {
   /** The tool to call. */
   readonly name: string
@@ -41,7 +47,12 @@ export interface ScriptedCall {
   readonly id?: string
 }
 
-/** One scripted model turn. Without `usage`, usage is estimated as characters / 4. */
+/**
+ * One scripted model turn. Without `usage`, usage is estimated as characters / 4.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export type ScriptedTurn =
   | {
     readonly _tag: "Reply"
@@ -52,7 +63,12 @@ export type ScriptedTurn =
   }
   | { readonly _tag: "Fail"; readonly error: ProviderError }
 
-/** A final text answer. */
+/**
+ * A final text answer.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const text = (text: string, usage?: Usage): ScriptedTurn => ({
   _tag: "Reply",
   text,
@@ -60,14 +76,24 @@ export const text = (text: string, usage?: Usage): ScriptedTurn => ({
   ...(usage === undefined ? {} : { usage })
 })
 
-/** A turn that calls tools (optionally with some text alongside). */
+/**
+ * A turn that calls tools (optionally with some text alongside).
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const toolCalls = (...calls: ReadonlyArray<ScriptedCall>): ScriptedTurn => ({
   _tag: "Reply",
   text: "",
   toolCalls: calls
 })
 
-/** A structured answer for `ask` (what a provider's native structured output would return). */
+/**
+ * A structured answer for `ask` (what a provider's native structured output would return).
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const structured = (value: unknown): ScriptedTurn => ({
   _tag: "Reply",
   text: "",
@@ -75,10 +101,20 @@ export const structured = (value: unknown): ScriptedTurn => ({
   structured: value
 })
 
-/** A turn that fails like a provider would (use it to exercise `Fallback` and error handling). */
+/**
+ * A turn that fails like a provider would (use it to exercise `Fallback` and error handling).
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const fail = (error: ProviderError): ScriptedTurn => ({ _tag: "Fail", error })
 
-/** Shorthand for a provider failure with an HTTP status (kind `auth` for 401/403, like the HTTP providers). */
+/**
+ * Shorthand for a provider failure with an HTTP status (kind `auth` for 401/403, like the HTTP providers).
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const httpError = (status: number, provider = "scripted"): ProviderError =>
   new ProviderError({
     provider,
@@ -91,6 +127,9 @@ export const httpError = (status: number, provider = "scripted"): ProviderError 
 /**
  * Options of {@link make} and {@link layer}: the model's answers, either as a fixed `script` of
  * turns played in order, or as a `respond` function of each request.
+ *
+ * @category testing
+ * @since 1.0.0
  */
 export type Options =
   & {
@@ -130,7 +169,12 @@ const estimate = (
     outputTokens: Math.ceil((turn.text.length + JSON.stringify(turn.toolCalls).length) / 4)
   })
 
-/** Builds a scripted ChatClient. A script that runs out fails the turn with a `ProviderError`. */
+/**
+ * Builds a scripted ChatClient. A script that runs out fails the turn with a `ProviderError`.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const make = (options: Options): Effect.Effect<ChatClientService> =>
   Effect.gen(function*() {
     const provider = options.name ?? "scripted"
@@ -194,5 +238,8 @@ export const make = (options: Options): Effect.Effect<ChatClientService> =>
  * A ChatClient layer on a scripted model. Calls fail as a real provider's would: with the
  * `ProviderError` of a {@link fail} turn or of an exhausted script, `MaxStepsError`,
  * `StructuredOutputError`, `EmptyPromptError` or `InvalidToolsError`.
+ *
+ * @category testing
+ * @since 1.0.0
  */
 export const layer = (options: Options): Layer.Layer<ChatClient> => Layer.effect(ChatClient, make(options))

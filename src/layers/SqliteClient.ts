@@ -29,13 +29,23 @@ import * as FileMode from "../internal/sql/sqliteFileMode.ts"
 
 const TypeId = "~effect-chat-bridge/SqliteClient" as const
 
-/** A `SqlClient` for one SQLite database file, with the options it was opened with. */
+/**
+ * A `SqlClient` for one SQLite database file, with the options it was opened with.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface SqliteClient extends SqlClient.SqlClient {
   readonly [TypeId]: typeof TypeId
   readonly config: SqliteClientConfig
 }
 
-/** The SQLite client service; `layer` provides it together with the generic `SqlClient`. */
+/**
+ * The SQLite client service; `layer` provides it together with the generic `SqlClient`.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export const SqliteClient: Context.Service<SqliteClient, SqliteClient> = Context.Service<SqliteClient>(
   "effect-chat-bridge/SqliteClient"
 )
@@ -44,6 +54,9 @@ export const SqliteClient: Context.Service<SqliteClient, SqliteClient> = Context
  * How to open the database. Only `filename` is required. A file that does not exist yet is created
  * with mode 0600 (its `-wal`, `-shm` and `-journal` files follow); an existing one that others can
  * read, or one in a directory others can write to, is opened with a warning in the log.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export interface SqliteClientConfig {
   /** Path of the database file, or `":memory:"`. */
@@ -114,7 +127,12 @@ const spanAttributes = (options: SqliteClientConfig): ReadonlyArray<readonly [st
   ["db.system.name", "sqlite"]
 ]
 
-/** Opens the database for the lifetime of the current scope. */
+/**
+ * Opens the database for the lifetime of the current scope.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const make: (
   options: SqliteClientConfig
 ) => Effect.Effect<SqliteClient, SqlError, Scope.Scope | Reactivity.Reactivity> = Effect.fn("SqliteClient.make")(
@@ -140,7 +158,12 @@ export const make: (
   }
 )
 
-/** A layer from an effect that builds the client; `Reactivity` is provided here. */
+/**
+ * A layer from an effect that builds the client; `Reactivity` is provided here.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerFrom = <E, R>(
   acquire: Effect.Effect<SqliteClient, E, R>
 ): Layer.Layer<SqliteClient | SqlClient.SqlClient, E, Exclude<Exclude<R, Scope.Scope>, Reactivity.Reactivity>> =>
@@ -148,11 +171,21 @@ export const layerFrom = <E, R>(
     Effect.map(acquire, (client) => Context.make(SqliteClient, client).pipe(Context.add(SqlClient.SqlClient, client)))
   ).pipe(Layer.provide(Reactivity.layer))
 
-/** Provides `SqliteClient` and `SqlClient` for the database `options` names. */
+/**
+ * Provides `SqliteClient` and `SqlClient` for the database `options` names.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer = (options: SqliteClientConfig): Layer.Layer<SqliteClient | SqlClient.SqlClient, SqlError> =>
   layerFrom(make(options))
 
-/** Like `layer`, with the options read from `Config`. */
+/**
+ * Like `layer`, with the options read from `Config`.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerConfig = (
   config: Config.Wrap<SqliteClientConfig>
 ): Layer.Layer<SqliteClient | SqlClient.SqlClient, Config.ConfigError | SqlError> =>

@@ -13,7 +13,12 @@ import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import { SecretFile } from "../services/SecretFile.ts"
 
-/** One recorded `writeScoped` call. */
+/**
+ * One recorded `writeScoped` call.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export interface Written {
   /** The (fictitious) path that was returned. */
   readonly path: string
@@ -23,13 +28,23 @@ export interface Written {
   readonly removed: boolean
 }
 
-/** Read access to what the test `SecretFile` recorded. */
+/**
+ * Read access to what the test `SecretFile` recorded.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export class TestSecretFile extends Context.Service<TestSecretFile, {
   /** Every write so far, oldest first. */
   readonly written: Effect.Effect<ReadonlyArray<Written>>
 }>()("effect-chat-bridge/TestSecretFile") {}
 
-/** Builds the recording service and its read side. */
+/**
+ * Builds the recording service and its read side.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const make: Effect.Effect<Context.Context<SecretFile | TestSecretFile>> = Effect.gen(function*() {
   const written = yield* Ref.make<ReadonlyArray<Written>>([])
   const counter = yield* Ref.make(0)
@@ -50,5 +65,10 @@ export const make: Effect.Effect<Context.Context<SecretFile | TestSecretFile>> =
   )
 })
 
-/** A fresh recording `SecretFile` plus `TestSecretFile` to inspect it. */
+/**
+ * A fresh recording `SecretFile` plus `TestSecretFile` to inspect it.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const layer: Layer.Layer<SecretFile | TestSecretFile> = Layer.effectContext(make)

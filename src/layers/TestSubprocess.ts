@@ -23,13 +23,23 @@ import {
   SubprocessSpawnError
 } from "../services/Subprocess.ts"
 
-/** What a scripted call produces: output (exit code defaults to 0), an error, or a function of the call. */
+/**
+ * What a scripted call produces: output (exit code defaults to 0), an error, or a function of the call.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export type Scripted =
   | { readonly exitCode?: number; readonly stdout?: string; readonly stderr?: string }
   | SubprocessError
   | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
 
-/** Read access to the calls the test `Subprocess` received. */
+/**
+ * Read access to the calls the test `Subprocess` received.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export class TestSubprocess extends Context.Service<TestSubprocess, {
   /** Every call so far (`run` and `stream`), oldest first. */
   readonly calls: Effect.Effect<ReadonlyArray<RunOptions>>
@@ -46,6 +56,9 @@ const outcome = (script: Scripted, options: RunOptions, index: number): Effect.E
 /**
  * Builds the service and its read side. `script` is either a list consumed one entry per call
  * (running out is a `SubprocessSpawnError` naming the call) or a function answering every call.
+ *
+ * @category testing
+ * @since 1.0.0
  */
 export const make = (
   script: ReadonlyArray<Scripted> | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
@@ -78,7 +91,12 @@ export const make = (
     )
   })
 
-/** A scripted `Subprocess` plus `TestSubprocess` to inspect the calls. */
+/**
+ * A scripted `Subprocess` plus `TestSubprocess` to inspect the calls.
+ *
+ * @category testing
+ * @since 1.0.0
+ */
 export const layer = (
   script: ReadonlyArray<Scripted> | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
 ): Layer.Layer<Subprocess | TestSubprocess> => Layer.effectContext(make(script))

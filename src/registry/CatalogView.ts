@@ -16,27 +16,52 @@ import type * as Registry from "./Registry.ts"
 import { type Category, categoryOrder, type ToolDescriptor } from "./ToolDescriptor.ts"
 import { type AgentToolSettings, type IgnoredOptOut, type PolicyContext, resolveValidated } from "./ToolPolicy.ts"
 
-/** The locales shipped with the catalog. */
+/**
+ * The locales shipped with the catalog.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Locale = "en" | "zh-CN" | "zh-TW"
 
-/** Message catalogs by locale; `en` is every other locale's fallback. */
+/**
+ * Message catalogs by locale; `en` is every other locale's fallback.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const locales: Readonly<Record<Locale, Readonly<Record<string, string>>>> = {
   en: en.messages,
   "zh-CN": zhCN.messages,
   "zh-TW": zhTW.messages
 }
 
-/** Applications' own messages (e.g. for their MCP tools), by locale. */
+/**
+ * Applications' own messages (e.g. for their MCP tools), by locale.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ExtraMessages = Readonly<Record<string, Readonly<Record<string, string>>>>
 
-/** Picks a shipped locale for a tag such as `zh-cn` or `zh-TW`; anything else is `en`. */
+/**
+ * Picks a shipped locale for a tag such as `zh-cn` or `zh-TW`; anything else is `en`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const resolveLocale = (tag: string): Locale => {
   const lower = tag.toLowerCase()
   for (const l of Object.keys(locales) as Array<Locale>) if (l.toLowerCase() === lower) return l
   return "en"
 }
 
-/** The message for `key` in `locale`, then in English; `undefined` when neither has it. */
+/**
+ * The message for `key` in `locale`, then in English; `undefined` when neither has it.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const translate = (key: string, locale: string, extra: ExtraMessages = {}): string | undefined => {
   const l = resolveLocale(locale)
   return extra[locale]?.[key] ?? extra[l]?.[key] ?? locales[l][key] ?? extra["en"]?.[key] ?? locales.en[key]
@@ -48,7 +73,12 @@ const reasonTranslations: Readonly<Record<Locale, Readonly<Record<string, string
   "zh-TW": reasons.zhTW
 }
 
-/** A tool's reason as a screen shows it, and the locale its text is in. */
+/**
+ * A tool's reason as a screen shows it, and the locale its text is in.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface Reason {
   readonly text: string
   readonly locale: Locale
@@ -57,6 +87,9 @@ export interface Reason {
 /**
  * Why a tool without a switch is on or off (its descriptor's `reason`) in `locale`, or in English
  * when that locale has no translation of it; `undefined` for a tool without a reason.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const reasonOf = (descriptor: ToolDescriptor, locale: string): Reason | undefined => {
   if (descriptor.reason === undefined) return undefined
@@ -65,7 +98,12 @@ export const reasonOf = (descriptor: ToolDescriptor, locale: string): Reason | u
   return translated === undefined ? { text: descriptor.reason, locale: "en" } : { text: translated, locale: l }
 }
 
-/** One switch. */
+/**
+ * One switch.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface CatalogEntry {
   /** `group:<pairGroup>` for a pair group, else the tool name. */
   readonly id: string
@@ -90,7 +128,12 @@ export interface CatalogEntry {
   readonly withheld?: string
 }
 
-/** One category section. */
+/**
+ * One category section.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface CatalogSection {
   /** The section's category. */
   readonly category: Category
@@ -110,7 +153,12 @@ interface Slot {
   readonly tools: Array<string>
 }
 
-/** The switches of a registry, before any agent or locale: one per pair group or lone `user` tool. */
+/**
+ * The switches of a registry, before any agent or locale: one per pair group or lone `user` tool.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const slots = (registry: Registry.Registry): ReadonlyArray<Slot> => {
   const out: Array<Slot> = []
   const byGroup = new Map<string, Slot>()
@@ -156,6 +204,9 @@ const optedOut = (registry: Registry.Registry, agent: AgentToolSettings): Readon
  * The agent's opt-outs that the policy does not apply as written (malformed, naming always-on
  * tools, or wildcards expanded around always-on tools) or that name a built-in the registry does
  * not know (with a `suggestion`), for a settings screen to show.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const issues = (registry: Registry.Registry, agent: AgentToolSettings): ReadonlyArray<IgnoredOptOut> =>
   resolveValidated(registry, agent, { conditions: {}, headless: false }).ignored
@@ -168,6 +219,9 @@ const withheldOf = (tools: ReadonlyArray<string>, withheld: ReadonlyMap<string, 
 /**
  * The catalog for `agent` in `locale` (English fallback, then the tool name); with `session`,
  * switches whose tools that session withholds say why.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const view = (
   registry: Registry.Registry,
@@ -211,6 +265,9 @@ export const view = (
  * The inverse of `view`: applies switch states (entry id → on) to the previous `disabledTools`.
  * Switches not mentioned keep their state, and entries the catalog does not own (`mcp__…`
  * opt-outs and wildcards) are kept, so saving the settings dialog never loses them.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toDisabledTools = (
   registry: Registry.Registry,

@@ -11,7 +11,12 @@
 import * as Registry from "./Registry.ts"
 import type * as ToolDescriptor from "./ToolDescriptor.ts"
 
-/** The agent SDK version this catalog was classified against. */
+/**
+ * The agent SDK version this catalog was classified against.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const sdkVersion = "0.3.332"
 
 type Extra = Partial<
@@ -54,7 +59,12 @@ const runtime = <const N extends string>(
 
 const cliOriented = "CLI-oriented: needs the interactive terminal app or its background services"
 
-/** Every Claude Code tool this library knows, in display order within each category. */
+/**
+ * Every Claude Code tool this library knows, in display order within each category.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const descriptors = [
   // shell
   // `asks`: what Claude Code asks permission for in its default mode (claude 2.1.332).
@@ -150,16 +160,36 @@ export const descriptors = [
   runtime("Skill", "context", "internal", { reason: "loads the workspace's skills on demand; read-only" })
 ] as const
 
-/** Runtime names of the catalog's typed SDK tools (the compile-time guard compares it with the SDK). */
+/**
+ * Runtime names of the catalog's typed SDK tools (the compile-time guard compares it with the SDK).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type SdkTypedName = Extract<(typeof descriptors)[number], { readonly sdkTyped: true }>["name"]
 
-/** Runtime names of every catalog tool. */
+/**
+ * Runtime names of every catalog tool.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ToolName = (typeof descriptors)[number]["name"]
 
-/** The catalog alone, validated. */
+/**
+ * The catalog alone, validated.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const registry: Registry.Registry = Registry.unsafeMake(descriptors)
 
-/** The catalog merged with an application's descriptors (e.g. its MCP tools), validated as a whole. */
+/**
+ * The catalog merged with an application's descriptors (e.g. its MCP tools), validated as a whole.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const makeRegistry = (
   extra: ReadonlyArray<ToolDescriptor.ToolDescriptorInput> = [],
   options: Registry.MakeOptions = {}

@@ -19,13 +19,21 @@ import * as Effect from "effect/Effect"
 import * as FileSystem from "effect/FileSystem"
 import * as Path from "effect/Path"
 
-/** Condition name → value; the shape `PolicyContext.conditions` takes. */
+/**
+ * Condition name → value; the shape `PolicyContext.conditions` takes.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Conditions = Readonly<Record<string, boolean>>
 
 /**
  * Computes every condition this library knows. `workspace-has-git`: `cwd` or one of its
  * ancestors has a `.git` entry (a directory, or the file a linked worktree has). A `stat` that
  * fails (permissions) counts as "no", which keeps the worktree tools hidden rather than broken.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const detectConditions: (options: {
   readonly cwd: string
@@ -54,6 +62,9 @@ export const detectConditions: (options: {
  * system. What ClaudeLocal and ClaudeAgent use, so worktree tools are on in a git workspace
  * without the caller passing anything; conditions of the application's own (such as
  * `agent-has-channel`) come only from `given`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const detectNodeConditions = (options: {
   readonly cwd?: string | undefined

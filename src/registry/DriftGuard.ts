@@ -19,7 +19,12 @@ import * as NodePath from "node:path"
 import type * as TS from "typescript"
 import type * as Registry from "./Registry.ts"
 
-/** A check could not run: the file is missing, unreadable, or has no `ToolInputSchemas` union. */
+/**
+ * A check could not run: the file is missing, unreadable, or has no `ToolInputSchemas` union.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class DriftGuardError extends Schema.TaggedError<DriftGuardError>()("DriftGuardError", {
   /** What could not be loaded or parsed. */
   message: Schema.String
@@ -28,6 +33,9 @@ export class DriftGuardError extends Schema.TaggedError<DriftGuardError>()("Drif
 /**
  * SDK interface name → runtime tool name, where dropping `Input` is not the runtime name. The
  * last five follow the CLI's own legacy-name map and the SDK's `BUILTIN_TOOL_NAMES`.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export const aliases: Readonly<Record<string, string>> = {
   FileEditInput: "Edit",
@@ -40,19 +48,32 @@ export const aliases: Readonly<Record<string, string>> = {
   ProposeSkillsInput: "propose_skills"
 }
 
-/** Union members that are not tools: the generic MCP input and output, and the output union. */
+/**
+ * Union members that are not tools: the generic MCP input and output, and the output union.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const skipped: ReadonlyArray<string> = ["McpInput", "McpOutput", "ToolOutputSchemas"]
 
 /**
  * Runtime tool name of an SDK interface name, input (`FileEditInput`) or output (`FileEditOutput`,
  * `BashOutput` — Bash's output, not the legacy `BashOutput` tool).
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toolNameOf = (member: string): string => {
   const input = member.endsWith("Output") ? `${member.slice(0, -"Output".length)}Input` : member
   return aliases[input] ?? input.replace(/Input$/, "")
 }
 
-/** Result of a check. */
+/**
+ * Result of a check.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface DriftReport {
   /** Tool names in the SDK's input union, sorted. */
   readonly sdkTools: ReadonlyArray<string>
@@ -80,14 +101,24 @@ const loadTypeScript = Effect.tryPromise({
     })
 })
 
-/** The member names of `export type ToolInputSchemas = A | B | …` in `source`, in order. */
+/**
+ * The member names of `export type ToolInputSchemas = A | B | …` in `source`, in order.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const parseToolInputSchemas = (
   ts: TypeScript,
   source: string,
   fileName = "sdk-tools.d.ts"
 ): Result.Result<ReadonlyArray<string>, DriftGuardError> => parseUnion(ts, source, fileName, "ToolInputSchemas")
 
-/** The member names of `export type ToolOutputSchemas = A | B | …` in `source`, in order. */
+/**
+ * The member names of `export type ToolOutputSchemas = A | B | …` in `source`, in order.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const parseToolOutputSchemas = (
   ts: TypeScript,
   source: string,
@@ -121,6 +152,9 @@ const parseUnion = (
 /**
  * Compares SDK interface names with the registry: `members` of the input union, `outputMembers`
  * of the output union (a tool with only an output type is missing too).
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const diff = (
   registry: Registry.Registry,
@@ -141,7 +175,12 @@ export const diff = (
   }
 }
 
-/** Path of the installed agent SDK's `sdk-tools.d.ts`. */
+/**
+ * Path of the installed agent SDK's `sdk-tools.d.ts`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const locateSdkTools: Effect.Effect<string, DriftGuardError> = Effect.try({
   try: () => {
     const main = createRequire(import.meta.url).resolve("@anthropic-ai/claude-agent-sdk")
@@ -156,7 +195,12 @@ export const locateSdkTools: Effect.Effect<string, DriftGuardError> = Effect.try
     })
 })
 
-/** Checks `registry` against a `sdk-tools.d.ts` (by default the installed SDK's). */
+/**
+ * Checks `registry` against a `sdk-tools.d.ts` (by default the installed SDK's).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const check: (
   registry: Registry.Registry,
   options?: { readonly sdkToolsPath?: string }
@@ -174,7 +218,12 @@ export const check: (
   }
 )
 
-/** Human-readable report, one finding a line. */
+/**
+ * Human-readable report, one finding a line.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const formatReport = (report: DriftReport): string =>
   report.ok
     ? `claude-agent-sdk tools: ${report.sdkTools.length} typed tools (${report.outputTools.length} with an output type), registry in sync`

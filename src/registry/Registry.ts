@@ -13,9 +13,19 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ToolDescriptor from "./ToolDescriptor.ts"
 
-/** Marks values built by {@link make} (and its sync forms); {@link isRegistry} tests for it. */
+/**
+ * Marks values built by {@link make} (and its sync forms); {@link isRegistry} tests for it.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Registry")
-/** The type of the {@link Registry} brand. */
+/**
+ * The type of the {@link Registry} brand.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type TypeId = typeof TypeId
 
 /**
@@ -24,13 +34,26 @@ export type TypeId = typeof TypeId
  * directory); `agent-has-channel` is the application's to evaluate (it knows its channels) and
  * counts as false until it passes it in `conditions`. Declare other names with
  * `MakeOptions.conditions`.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export const knownConditions: ReadonlyArray<string> = ["workspace-has-git", "agent-has-channel"]
 
-/** Pair groups of the Claude Code catalog. */
+/**
+ * Pair groups of the Claude Code catalog.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const knownPairGroups: ReadonlyArray<string> = ["bash", "mcpResource", "planMode", "taskCluster", "worktree"]
 
-/** Extra names an application may declare for its own descriptors. */
+/**
+ * Extra names an application may declare for its own descriptors.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface MakeOptions {
   /** Condition names accepted besides {@link knownConditions} (your application evaluates them). */
   readonly conditions?: ReadonlyArray<string>
@@ -38,7 +61,12 @@ export interface MakeOptions {
   readonly pairGroups?: ReadonlyArray<string>
 }
 
-/** A validated registry with the indexes the policy and the catalog view need. */
+/**
+ * A validated registry with the indexes the policy and the catalog view need.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface Registry {
   /** The brand {@link isRegistry} checks. */
   readonly [TypeId]: TypeId
@@ -56,10 +84,20 @@ export interface Registry {
   readonly pairGroups: ReadonlyArray<string>
 }
 
-/** True for values built by `make`. */
+/**
+ * True for values built by `make`.
+ *
+ * @category guards
+ * @since 1.0.0
+ */
 export const isRegistry = (u: unknown): u is Registry => typeof u === "object" && u !== null && TypeId in u
 
-/** The Schema of a whole registry: the descriptors plus the rules about the set. */
+/**
+ * The Schema of a whole registry: the descriptors plus the rules about the set.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const schema = (options: MakeOptions = {}) => {
   const conditions = new Set([...knownConditions, ...(options.conditions ?? [])])
   const pairGroups = new Set([...knownPairGroups, ...(options.pairGroups ?? [])])
@@ -119,6 +157,9 @@ const build = (descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptor>, option
 /**
  * Validates `descriptors` as a whole; a `SchemaError` names the offending entry (its index) and field.
  * Use `[...ClaudeCodeCatalog.descriptors, ...yours]` to merge application tools with the catalog.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const makeResult = (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
@@ -137,7 +178,8 @@ export const makeResult = (
 /**
  * Effect form of {@link makeResult}: fails with a `SchemaError` naming the offending entry and field.
  *
- * @example
+ * **Example** (The Claude Code catalog plus an MCP tool)
+ *
  * ```ts
  * import { ClaudeCodeCatalog, Registry } from "effect-chat-bridge"
  *
@@ -146,6 +188,9 @@ export const makeResult = (
  *   Registry.mcpTool({ server: "crm", wireName: "lookup_customer", category: "search" })
  * ])
  * ```
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make: (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
@@ -154,13 +199,23 @@ export const make: (
   return yield* Effect.fromResult(makeResult(descriptors, options))
 })
 
-/** For static data known to be valid (the shipped catalog): throws the `SchemaError` otherwise. */
+/**
+ * For static data known to be valid (the shipped catalog): throws the `SchemaError` otherwise.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const unsafeMake = (
   descriptors: ReadonlyArray<ToolDescriptor.ToolDescriptorInput>,
   options: MakeOptions = {}
 ): Registry => Result.getOrThrowWith(makeResult(descriptors, options), (e) => e)
 
-/** What an application says about one of its MCP tools; `mcpTool` fills in the rest. */
+/**
+ * What an application says about one of its MCP tools; `mcpTool` fills in the rest.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface McpToolOptions {
   /** The MCP server name (no `__`, no leading or trailing `_`). */
   readonly server: string
@@ -187,6 +242,9 @@ export interface McpToolOptions {
 /**
  * An MCP tool descriptor (`mcp__<server>__<wire>`), `user` exposure by default, with i18n keys
  * `tools.mcp.<server>.<wire>.label` / `.description` unless given.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const mcpTool = (options: McpToolOptions): ToolDescriptor.ToolDescriptorInput => {
   const key = `tools.mcp.${options.server}.${options.wireName}`

@@ -10,11 +10,25 @@
  */
 import * as Schema from "effect/Schema"
 
-/** Settings-UI sections, in display order. */
+/**
+ * Settings-UI sections, in display order.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Category = Schema.Literals(["shell", "file", "search", "orchestration", "media", "context"])
+/**
+ * @category models
+ * @since 1.0.0
+ */
 export type Category = typeof Category.Type
 
-/** Display order of the categories (the order of the literal above). */
+/**
+ * Display order of the categories (the order of the literal above).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const categoryOrder: ReadonlyArray<Category> = Category.literals
 
 /**
@@ -23,42 +37,91 @@ export const categoryOrder: ReadonlyArray<Category> = Category.literals
  * `internal`, but never auto-approved — each call is left to the permission mode or the
  * `canUseTool` callback (the design's `install_skill`). For built-in tools, which are never on the
  * auto-approve list, `gated` and `internal` behave alike.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const Exposure = Schema.Literals(["user", "internal", "conditional", "disabled", "gated"])
+/**
+ * @category models
+ * @since 1.0.0
+ */
 export type Exposure = typeof Exposure.Type
 
-/** `sdk`: a Claude Code built-in (bare name) · `mcp`: a tool served by an MCP server. */
+/**
+ * `sdk`: a Claude Code built-in (bare name) · `mcp`: a tool served by an MCP server.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Kind = Schema.Literals(["sdk", "mcp"])
+/**
+ * @category models
+ * @since 1.0.0
+ */
 export type Kind = typeof Kind.Type
 
-/** A condition name such as `workspace-has-git` (which names are known is the registry's call). */
+/**
+ * A condition name such as `workspace-has-git` (which names are known is the registry's call).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const ConditionName = Schema.String.check(
   Schema.isPattern(/^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/),
   Schema.isMaxLength(64)
 )
 
-/** A pair-group name such as `bash` or `planMode` (which names are known is the registry's call). */
+/**
+ * A pair-group name such as `bash` or `planMode` (which names are known is the registry's call).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const PairGroupName = Schema.String.check(Schema.isPattern(/^[A-Za-z][A-Za-z0-9-]*$/), Schema.isMaxLength(64))
 
 /**
  * An MCP server name. No `__` and no leading/trailing `_`, so `mcp__<server>__<wire>` splits
  * back unambiguously, and nothing a shell or the CLI's comma/space splitting could misread.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const McpServerName = Schema.String.check(
   Schema.isPattern(/^[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*$/),
   Schema.isMaxLength(64)
 )
 
-/** An MCP tool's wire name: the tool-name rule shared by the model APIs and MCP clients. */
+/**
+ * An MCP tool's wire name: the tool-name rule shared by the model APIs and MCP clients.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const McpWireName = Schema.String.check(Schema.isPattern(/^[a-zA-Z0-9_-]{1,64}$/))
 
-/** An SDK built-in's runtime name, as `disallowedTools` and hook matchers spell it. */
+/**
+ * An SDK built-in's runtime name, as `disallowedTools` and hook matchers spell it.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const SdkToolNamePattern = /^[A-Za-z][A-Za-z0-9_]{0,63}$/
 
-/** An i18n message key. */
+/**
+ * An i18n message key.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const MessageKey = Schema.String.check(Schema.isPattern(/^[A-Za-z0-9_.-]{1,128}$/))
 
-/** The runtime name of an MCP tool. */
+/**
+ * The runtime name of an MCP tool.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const mcpToolName = (server: string, wire: string): string => `mcp__${server}__${wire}`
 
 const Fields = Schema.Struct({
@@ -95,6 +158,9 @@ const Fields = Schema.Struct({
 /**
  * One tool. The per-entry cross-field rules are checked here and reported on the offending field;
  * rules about the set (unique names, known groups/conditions) are `Registry`'s.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const ToolDescriptor = Fields.check(
   Schema.makeFilter((d) => {
@@ -123,8 +189,18 @@ export const ToolDescriptor = Fields.check(
   }, { identifier: "ToolDescriptor" })
 )
 
-/** A validated descriptor. */
+/**
+ * A validated descriptor.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ToolDescriptor = typeof ToolDescriptor.Type
 
-/** The input form of a descriptor (what catalogs and applications write). */
+/**
+ * The input form of a descriptor (what catalogs and applications write).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ToolDescriptorInput = typeof ToolDescriptor.Encoded

@@ -95,6 +95,8 @@ const safeDecode = <A>(
  * `AgentToolSettings` / `PolicyContext` — including values whose getters or Proxy traps throw —
  * is a `SchemaError`, never a throw.
  *
+ * **Details**
+ *
  * Rules (the design's, plus what claude 2.1.332 does with wildcards):
  * - `disabled` → always disallowed; `internal` and `gated` → never (unless their pair group has
  *   a `user` member that is blocked); `conditional` → disallowed iff its condition is not true.
@@ -118,7 +120,8 @@ const safeDecode = <A>(
  * - Entries applied differently from how they are written, or naming unknown built-ins, are
  *   listed in `ignored`.
  *
- * @example
+ * **Example** (The claude -p flags for an agent)
+ *
  * ```ts
  * import { Result } from "effect"
  * import { ClaudeCodeCatalog, ToolPolicy } from "effect-chat-bridge"
@@ -132,6 +135,9 @@ const safeDecode = <A>(
  *   console.log(ToolPolicy.toCliFlags(policy.success)) // the --disallowedTools / --allowedTools arguments
  * }
  * ```
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const resolveToolPolicy = (
   registry: Registry.Registry,
@@ -142,6 +148,9 @@ export const resolveToolPolicy = (
 /**
  * {@link resolveToolPolicy} for input whose type is not known (a request body, a settings file):
  * the same validation, the same result.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const resolveToolPolicyUnknown = (
   registry: Registry.Registry,
@@ -163,6 +172,9 @@ const invalid = (message: string) => new Schema.SchemaError(new SchemaIssue.Inva
  * Why a list is over the bounds, said briefly: the decoder's own message would quote the whole
  * input (a 100,000-entry list, a 1 MB name). Undefined when within them or not a list at all
  * (the decoder then says what is wrong).
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const oversized = (agent: unknown): string | undefined => {
   try {
@@ -355,7 +367,12 @@ interface Effects {
   readonly ignored: Array<IgnoredOptOut>
 }
 
-/** `resolveToolPolicy` for input already typed as the schemas' types (no decoding). */
+/**
+ * `resolveToolPolicy` for input already typed as the schemas' types (no decoding).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const resolveValidated = (
   registry: Registry.Registry,
   agent: AgentToolSettings,
@@ -481,6 +498,9 @@ const applyWildcard = (
  * (`malformed` and `always-on`) and the built-in names it does not know (`unknown`, with a
  * `suggestion` when one is close). A settings store refuses to save these; `partly-applied`
  * wildcards are accepted (they turn off what they may).
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const checkOptOuts = (
   registry: Registry.Registry,

@@ -20,7 +20,12 @@ import * as ClaudeCodeCatalog from "../registry/ClaudeCodeCatalog.ts"
 import type * as Registry from "../registry/Registry.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 
-/** An agent's id: 1–256 characters, no control characters. */
+/**
+ * An agent's id: 1–256 characters, no control characters.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const AgentId = Schema.String.check(
   Schema.isMinLength(1),
   Schema.isMaxLength(256),
@@ -32,6 +37,9 @@ export const AgentId = Schema.String.check(
  * a whole MCP server (`mcp__notes`, `mcp__notes__*`) or a `*` wildcard (`mcp__*`). Commas and
  * spaces are refused because the CLI splits its lists on them. Beyond this syntax, writes also
  * refuse entries the policy would not apply (see {@link PolicyRegistry}).
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotate({ identifier: "DisabledToolName" }))
 
@@ -43,6 +51,9 @@ export const DisabledToolName = ToolPolicy.OptOutEntry.pipe(Schema.annotate({ id
  * application with its own MCP tools provides its registry, e.g.
  * `Effect.provideService(AgentSettings.PolicyRegistry, registry)` or
  * `Layer.succeed(AgentSettings.PolicyRegistry, registry)`.
+ *
+ * @category services
+ * @since 1.0.0
  */
 export const PolicyRegistry: Context.Reference<Registry.Registry> = Context.Reference<Registry.Registry>(
   "effect-chat-bridge/AgentSettings/PolicyRegistry",
@@ -52,22 +63,40 @@ export const PolicyRegistry: Context.Reference<Registry.Registry> = Context.Refe
 /**
  * A list of opt-outs as given by callers: any order, duplicates allowed, at most
  * `ToolPolicy.MaxOptOuts` entries.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const DisabledTools = Schema.Array(DisabledToolName).check(
   Schema.isMaxLength(ToolPolicy.MaxOptOuts, { message: `an agent has at most ${ToolPolicy.MaxOptOuts} opt-outs` })
 )
 
-/** An agent's stored settings. `disabledTools` is sorted and free of duplicates. */
+/**
+ * An agent's stored settings. `disabledTools` is sorted and free of duplicates.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Settings = Schema.Struct({
   /** The agent's id. */
   agentId: AgentId,
   /** Tool names (or `mcp__<server>__*` for a whole server) the agent opted out of. */
   disabledTools: DisabledTools
 })
-/** The type of {@link Settings}. */
+/**
+ * The type of {@link Settings}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Settings = typeof Settings.Type
 
-/** No agent with this id exists (create it with `create`). */
+/**
+ * No agent with this id exists (create it with `create`).
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()("AgentNotFoundError", {
   /** The id that was looked up. */
   agentId: Schema.String
@@ -78,7 +107,12 @@ export class AgentNotFoundError extends Schema.TaggedError<AgentNotFoundError>()
   }
 }
 
-/** `create` was called for an id that already exists. */
+/**
+ * `create` was called for an id that already exists.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExistsError>()(
   "AgentAlreadyExistsError",
   {
@@ -96,6 +130,9 @@ export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExis
  * The stored settings of an agent are not a valid `disabledTools` list (edited by hand, written
  * by another program). `setDisabledTools` overwrites the value without reading it, which repairs
  * the agent.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettingsError>()("CorruptedSettingsError", {
   /** The agent whose stored value is invalid. */
@@ -113,6 +150,9 @@ export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettings
  * An argument is not valid (agent id, tool name, policy context); nothing was written. A tool
  * name the registry does not know is refused with the registry name it most likely means in
  * `suggestions` (`{ Bsh: "Bash" }`), for a settings screen to offer.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSettingsInputError>()(
   "InvalidSettingsInputError",
@@ -126,7 +166,12 @@ export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSetting
   }
 ) {}
 
-/** The storage failed: the database could not be opened, migrated, read or written. */
+/**
+ * The storage failed: the database could not be opened, migrated, read or written.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsStorageError>()(
   "AgentSettingsStorageError",
   {
@@ -139,10 +184,20 @@ export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsS
   }
 ) {}
 
-/** Errors of operations that read an existing agent's settings. */
+/**
+ * Errors of operations that read an existing agent's settings.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type ReadError = AgentNotFoundError | CorruptedSettingsError | AgentSettingsStorageError
 
-/** The AgentSettings service. Every write is atomic: concurrent writers never lose an update. */
+/**
+ * The AgentSettings service. Every write is atomic: concurrent writers never lose an update.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface AgentSettingsService {
   /** Creates an agent with the given opt-outs (none by default). */
   readonly create: (
@@ -189,12 +244,20 @@ export interface AgentSettingsService {
  * `AgentSettingsMemory.layerMemory`; every operation fails with a typed error (see the methods of
  * {@link AgentSettingsService}), and an invalid argument is an `InvalidSettingsInputError` with
  * nothing written.
+ *
+ * @category services
+ * @since 1.0.0
  */
 export class AgentSettings extends Context.Service<AgentSettings, AgentSettingsService>()(
   "effect-chat-bridge/AgentSettings"
 ) {}
 
-/** Options of `resolveToolPolicyFor`. */
+/**
+ * Options of `resolveToolPolicyFor`.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface ResolveOptions {
   /** The registry the policy is computed from. Defaults to {@link PolicyRegistry}. */
   readonly registry?: Registry.Registry
@@ -204,6 +267,9 @@ export interface ResolveOptions {
  * The tool policy of a stored agent for a session: its `disabledTools` read through the
  * `AgentSettings` service, resolved against `options.registry` (the Claude Code catalog by
  * default). A context that is not a valid `PolicyContext` is an `InvalidSettingsInputError`.
+ *
+ * @category accessors
+ * @since 1.0.0
  */
 export const resolveToolPolicyFor: (
   agentId: string,

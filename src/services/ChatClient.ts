@@ -19,13 +19,23 @@ import { Usage } from "./Usage.ts"
 
 export { Usage }
 
-/** A prompt (or question, or added text) was empty or only whitespace. */
+/**
+ * A prompt (or question, or added text) was empty or only whitespace.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class EmptyPromptError extends Schema.TaggedError<EmptyPromptError>()("EmptyPromptError", {
   /** Says which operation got the empty text. */
   message: Schema.String
 }) {}
 
-/** The model still wanted tools after `maxSteps` model turns. */
+/**
+ * The model still wanted tools after `maxSteps` model turns.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class MaxStepsError extends Schema.TaggedError<MaxStepsError>()("MaxStepsError", {
   /** The limit that was reached. */
   maxSteps: Schema.Number,
@@ -33,7 +43,12 @@ export class MaxStepsError extends Schema.TaggedError<MaxStepsError>()("MaxSteps
   message: Schema.String
 }) {}
 
-/** `ask` got an answer that does not decode with the requested schema. */
+/**
+ * `ask` got an answer that does not decode with the requested schema.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>()("StructuredOutputError", {
   /** The decoding error, formatted. */
   message: Schema.String,
@@ -48,6 +63,9 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
  * `stalled`: a Claude Code run printed nothing for its `stallTimeout` while the model was
  * answering (no tool or permission decision pending); its CLI was stopped and the next turn
  * resumes the session, so it is retryable.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const ProviderErrorKind = Schema.Literals([
   "auth",
@@ -60,10 +78,20 @@ export const ProviderErrorKind = Schema.Literals([
   "stalled",
   "unknown"
 ])
-/** The type of {@link ProviderErrorKind}. */
+/**
+ * The type of {@link ProviderErrorKind}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ProviderErrorKind = typeof ProviderErrorKind.Type
 
-/** A provider call failed. The message never contains a secret. */
+/**
+ * A provider call failed. The message never contains a secret.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
   /** Which provider failed, such as `anthropic` or `claude-local`. */
   provider: Schema.String,
@@ -80,6 +108,9 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
 /**
  * An agent runtime (the `claude` CLI) refused some tool calls for lack of permission. The model's
  * answer is kept in `answer`, so nothing is lost; providers may offer to return it instead.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedError>()("PermissionDeniedError", {
   /** The provider whose runtime refused the calls. */
@@ -95,6 +126,9 @@ export class PermissionDeniedError extends Schema.TaggedError<PermissionDeniedEr
 /**
  * A Claude Code run stopped at a bound the caller set (`maxTurns` or `maxBudgetUsd`). What the
  * model had answered so far and what the run used are kept.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class RunLimitError extends Schema.TaggedError<RunLimitError>()("RunLimitError", {
   /** The provider whose run stopped. */
@@ -109,7 +143,12 @@ export class RunLimitError extends Schema.TaggedError<RunLimitError>()("RunLimit
   message: Schema.String
 }) {}
 
-/** Errors a single provider can fail with (what `FallbackError` collects; nested chains are flattened). */
+/**
+ * Errors a single provider can fail with (what `FallbackError` collects; nested chains are flattened).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const ProviderFailure = Schema.Union([
   EmptyPromptError,
   MaxStepsError,
@@ -121,7 +160,12 @@ export const ProviderFailure = Schema.Union([
   UnsupportedContentError,
   SessionStoreError
 ])
-/** The type of {@link ProviderFailure}. */
+/**
+ * The type of {@link ProviderFailure}.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type ProviderFailure = typeof ProviderFailure.Type
 
 /**
@@ -129,6 +173,9 @@ export type ProviderFailure = typeof ProviderFailure.Type
  * order), a tool had already run so replaying on the next provider could repeat its side effects
  * (`RefusedAfterToolRun`), it was built without providers (`NoProviders`), or none of its
  * providers' layers could be built (`NoneBuilt`: the message names each one and why).
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
   /** Why the chain gave up. */
@@ -139,7 +186,12 @@ export class FallbackError extends Schema.TaggedError<FallbackError>()("Fallback
   message: Schema.String
 }) {}
 
-/** Every error a ChatClient operation can fail with. */
+/**
+ * Every error a ChatClient operation can fail with.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type ChatError =
   | EmptyPromptError
   | MaxStepsError
@@ -152,7 +204,12 @@ export type ChatError =
   | SessionStoreError
   | FallbackError
 
-/** The schema of `ChatError`, for callers that serialise errors. */
+/**
+ * The schema of `ChatError`, for callers that serialise errors.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const ChatError = Schema.Union([
   EmptyPromptError,
   MaxStepsError,
@@ -171,6 +228,9 @@ export const ChatError = Schema.Union([
  * PDF documents); a provider that cannot send a part fails with `UnsupportedContentError` before
  * any request. Closing the provider layer's scope closes the client and
  * releases whatever it owns (servers, processes).
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface ChatClientService {
   /** Buffers a user message; it is sent with the next `chat` or `ask` and kept if that call fails. */
@@ -197,7 +257,8 @@ export interface ChatClientService {
  * The ChatClient service tag. Provide it with a provider layer (`ClaudeApi`, `OpenAi`, `Gemini`,
  * `ClaudeLocal`, `Fallback`, `Scripted`); every operation fails with a {@link ChatError}.
  *
- * @example
+ * **Example** (A chat whose model calls a tool)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { ChatClient, Scripted, Tool } from "effect-chat-bridge"
@@ -218,5 +279,8 @@ export interface ChatClientService {
  *   }))
  * )
  * ```
+ *
+ * @category services
+ * @since 1.0.0
  */
 export class ChatClient extends Context.Service<ChatClient, ChatClientService>()("effect-chat-bridge/ChatClient") {}

@@ -16,7 +16,12 @@
 import * as Context from "effect/Context"
 import * as Metric from "effect/Metric"
 
-/** Span attribute and metric label names (OpenTelemetry GenAI semantic conventions where one exists). */
+/**
+ * Span attribute and metric label names (OpenTelemetry GenAI semantic conventions where one exists).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const Attributes = {
   /** `chat` on a model turn, `execute_tool` on a tool call, `invoke_agent` on `chat`/`ask`. */
   operationName: "gen_ai.operation.name",
@@ -62,6 +67,9 @@ export const Attributes = {
  * Opt-in: record prompts, answers, tool arguments and tool results on spans. Off by default —
  * they may hold personal data or secrets your tools return. Turn on with
  * `Effect.provideService(ChatTelemetry.RecordContent, true)` or `Layer.succeed(RecordContent, true)`.
+ *
+ * @category services
+ * @since 1.0.0
  */
 export const RecordContent: Context.Reference<boolean> = Context.Reference<boolean>(
   "effect-chat-bridge/ChatTelemetry/RecordContent",
@@ -76,31 +84,54 @@ const secondsBoundaries = Metric.exponentialBoundaries({ start: 0.01, factor: 2,
 /**
  * Tokens per model turn, labelled `gen_ai.token.type` (`input`/`output`), `chat.provider` and
  * `gen_ai.request.model` when known (the GenAI `gen_ai.client.token.usage` histogram).
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const tokenUsage = Metric.histogram("gen_ai.client.token.usage", {
   boundaries: tokenBoundaries,
   description: "Tokens used per model turn, by gen_ai.token.type"
 })
 
-/** Cost in US dollars, summed over turns; only providers that report a cost add to it. */
+/**
+ * Cost in US dollars, summed over turns; only providers that report a cost add to it.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const costUsd = Metric.counter("chat.cost_usd", {
   description: "Cost of model turns in US dollars, as reported by the provider",
   incremental: true
 })
 
-/** Seconds per model turn (an HTTP request with its retries, or a whole CLI run), labelled `chat.provider`; failed turns carry `error.type`. */
+/**
+ * Seconds per model turn (an HTTP request with its retries, or a whole CLI run), labelled `chat.provider`; failed turns carry `error.type`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const turnDuration = Metric.histogram("gen_ai.client.operation.duration", {
   boundaries: secondsBoundaries,
   description: "Seconds per model turn"
 })
 
-/** Seconds per tool call, labelled `gen_ai.tool.name` and `chat.provider`. */
+/**
+ * Seconds per tool call, labelled `gen_ai.tool.name` and `chat.provider`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const toolDuration = Metric.histogram("chat.tool.duration", {
   boundaries: secondsBoundaries,
   description: "Seconds per call of an in-process tool"
 })
 
-/** Tool calls that gave an error result, labelled `gen_ai.tool.name`, `chat.provider` and `error.type`. */
+/**
+ * Tool calls that gave an error result, labelled `gen_ai.tool.name`, `chat.provider` and `error.type`.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const toolErrors = Metric.counter("chat.tool.errors", {
   description: "Tool calls that returned an error result",
   incremental: true

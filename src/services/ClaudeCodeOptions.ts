@@ -19,13 +19,28 @@ import { type ProviderError, Usage } from "./ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.ts"
 import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
-/** Claude Code settings files a run may load (`--setting-sources`). */
+/**
+ * Claude Code settings files a run may load (`--setting-sources`).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type SettingSource = "user" | "project" | "local"
 
-/** `--effort` levels of claude 2.1.x. */
+/**
+ * `--effort` levels of claude 2.1.x.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Effort = "low" | "medium" | "high" | "xhigh" | "max"
 
-/** A subagent the main agent may delegate to (`--agents`). */
+/**
+ * A subagent the main agent may delegate to (`--agents`).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface AgentDefinition {
   /** When the main agent should use it. */
   readonly description: string
@@ -39,7 +54,12 @@ export interface AgentDefinition {
   readonly model?: string | undefined
 }
 
-/** An application MCP server started by the CLI as a child process. */
+/**
+ * An application MCP server started by the CLI as a child process.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface McpStdioServer {
   /** The transport; optional, as in Claude Code's own config. */
   readonly type?: "stdio" | undefined
@@ -56,7 +76,12 @@ export interface McpStdioServer {
   readonly alwaysLoad?: boolean | undefined
 }
 
-/** An application MCP server reached over Streamable HTTP. */
+/**
+ * An application MCP server reached over Streamable HTTP.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface McpHttpServer {
   /** The transport. */
   readonly type: "http"
@@ -71,10 +96,20 @@ export interface McpHttpServer {
   readonly alwaysLoad?: boolean | undefined
 }
 
-/** An application MCP server, mounted next to the bridge. */
+/**
+ * An application MCP server, mounted next to the bridge.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type McpServer = McpStdioServer | McpHttpServer
 
-/** A tool call the CLI asks the application to decide on. */
+/**
+ * A tool call the CLI asks the application to decide on.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface PermissionRequest {
   /** The tool, such as `Bash` or `mcp__server__tool`. */
   readonly toolName: string
@@ -84,7 +119,12 @@ export interface PermissionRequest {
   readonly toolUseId: string | undefined
 }
 
-/** The application's answer to a {@link PermissionRequest}. */
+/**
+ * The application's answer to a {@link PermissionRequest}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type PermissionDecision = Data.TaggedEnum<{
   /** Run the call, with `updatedInput` instead of the model's input when given. */
   Allow: { readonly updatedInput?: Readonly<Record<string, unknown>> | undefined }
@@ -94,21 +134,39 @@ export type PermissionDecision = Data.TaggedEnum<{
 
 const decisions = Data.taggedEnum<PermissionDecision>()
 
-/** Allows the call, optionally with changed input. */
+/**
+ * Allows the call, optionally with changed input.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const allow = (updatedInput?: Readonly<Record<string, unknown>>): PermissionDecision =>
   decisions.Allow(updatedInput === undefined ? {} : { updatedInput })
 
-/** Denies the call; the model reads `message`. */
+/**
+ * Denies the call; the model reads `message`.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const deny = (message: string): PermissionDecision => decisions.Deny({ message })
 
 /**
  * Decides a tool call the CLI would otherwise refuse or ask about (calls already allowed by the
  * tool policy or the permission mode are not asked). A failure or defect of the effect denies the
  * call.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export type CanUseTool = (request: PermissionRequest) => Effect.Effect<PermissionDecision>
 
-/** Options both Claude Code providers understand, with the same meaning. */
+/**
+ * Options both Claude Code providers understand, with the same meaning.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface ClaudeCodeOptions {
   /**
    * `true` passes this process's whole environment to the CLI (plus `env`). Default `false`: only
@@ -190,6 +248,9 @@ export interface ClaudeCodeOptions {
  * A conversation as one value: its session id, its transcript entries and what it has used.
  * Encode it with its schema to keep it anywhere; a client built with the `snapshot` option
  * continues it with the same history, on any machine.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export class ClaudeSnapshot extends Schema.Class<ClaudeSnapshot>("effect-chat-bridge/ClaudeSnapshot")({
   /** The session the next turn continues. */
@@ -200,7 +261,12 @@ export class ClaudeSnapshot extends Schema.Class<ClaudeSnapshot>("effect-chat-br
   usage: Usage
 }) {}
 
-/** What a Claude Code client tells about its conversation. */
+/**
+ * What a Claude Code client tells about its conversation.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ClaudeSessionService {
   /** The session the next turn continues: `resume` at first, then the last successful turn's. */
   readonly sessionId: Effect.Effect<Option.Option<string>>
@@ -225,7 +291,12 @@ export interface ClaudeSessionService {
   readonly toolPolicy: Effect.Effect<ToolPolicy.ToolPolicy, ProviderError>
 }
 
-/** The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides. */
+/**
+ * The session of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class ClaudeSession extends Context.Service<ClaudeSession, ClaudeSessionService>()(
   "effect-chat-bridge/ClaudeSession"
 ) {}

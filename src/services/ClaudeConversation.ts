@@ -38,14 +38,24 @@ import {
 import { ChatEvent } from "./ChatEvent.ts"
 import * as Content from "./Content.ts"
 
-/** Conversation ids name entities and store keys: letters, digits, `-` and `_`, up to 128. */
+/**
+ * Conversation ids name entities and store keys: letters, digits, `-` and `_`, up to 128.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const ConversationId = Schema.String.check(
   Schema.isPattern(/^[A-Za-z0-9_][A-Za-z0-9_-]{0,127}$/, {
     message: "a conversation id is 1 to 128 letters, digits, '-' or '_', not starting with '-'"
   })
 )
 
-/** A turn id: the primary key of a persisted turn, unique within its conversation. */
+/**
+ * A turn id: the primary key of a persisted turn, unique within its conversation.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const TurnId = Schema.String.check(
   Schema.isPattern(/^[\x21-\x7e]{1,200}$/, { message: "a turn id is 1 to 200 printable ASCII characters" })
 )
@@ -53,6 +63,9 @@ export const TurnId = Schema.String.check(
 /**
  * The runner could not set the conversation up: its `conversation` function failed, or the
  * conversation id is not one the store can key. Nothing ran; fix the cause and send the turn again.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class ConversationSetupError extends Schema.TaggedError<ConversationSetupError>()("ConversationSetupError", {
   /** The conversation that could not be set up. */
@@ -62,19 +75,39 @@ export class ConversationSetupError extends Schema.TaggedError<ConversationSetup
   cause: Schema.optional(Schema.Defect())
 }) {}
 
-/** Every error a conversation turn can fail with. */
+/**
+ * Every error a conversation turn can fail with.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const TurnError = Schema.Union([ChatError, ConversationSetupError])
-/** The type of {@link TurnError}. */
+/**
+ * The type of {@link TurnError}.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type TurnError = typeof TurnError.Type
 
-/** What `ask` sends: the question and the JSON Schema derived from the caller's schema. */
+/**
+ * What `ask` sends: the question and the JSON Schema derived from the caller's schema.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const AskFormat = Schema.Struct({
   name: Schema.String,
   schema: Schema.Record(Schema.String, Schema.Json),
   wrapped: Schema.Boolean
 })
 
-/** What an `ask` turn returns: the structured answer (when the CLI gave one) and the text. */
+/**
+ * What an `ask` turn returns: the structured answer (when the CLI gave one) and the text.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const RawAnswer = Schema.Struct({
   text: Schema.String,
   structured: Schema.optional(Schema.Unknown)
@@ -82,7 +115,12 @@ export const RawAnswer = Schema.Struct({
 
 const turn = { turnId: TurnId, prompt: Content.Prompt }
 
-/** A `chat` turn (persisted; keyed by `turnId`). */
+/**
+ * A `chat` turn (persisted; keyed by `turnId`).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Chat = Rpc.make("Chat", {
   payload: turn,
   success: Schema.String,
@@ -90,7 +128,12 @@ export const Chat = Rpc.make("Chat", {
   primaryKey: ({ turnId }) => turnId
 }).annotate(ClusterSchema.Persisted, true)
 
-/** An `ask` turn (persisted; keyed by `turnId`); the caller decodes the answer with its schema. */
+/**
+ * An `ask` turn (persisted; keyed by `turnId`); the caller decodes the answer with its schema.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Ask = Rpc.make("Ask", {
   payload: { ...turn, format: AskFormat },
   success: RawAnswer,
@@ -103,6 +146,9 @@ export const Ask = Rpc.make("Ask", {
  * so a re-sent stream would come back empty. The runner's records dedupe it instead: a turn id
  * that finished is answered with its `Complete` event and no model call. A stream cut by a dying
  * runner fails at the caller, who sends it again with the same turn id.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const ChatStream = Rpc.make("ChatStream", {
   payload: turn,
@@ -111,25 +157,50 @@ export const ChatStream = Rpc.make("ChatStream", {
   stream: true
 })
 
-/** The conversation's running usage, over every runner that hosted it. */
+/**
+ * The conversation's running usage, over every runner that hosted it.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const GetUsage = Rpc.make("Usage", { success: Usage, error: ConversationSetupError })
 
-/** The entity: one per conversation id. */
+/**
+ * The entity: one per conversation id.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export const ClaudeConversation = Entity.make("ClaudeConversation", [Chat, Ask, ChatStream, GetUsage])
 
-/** Options of one call: the turn id (default: a fresh random one, so a retry must pass it). */
+/**
+ * Options of one call: the turn id (default: a fresh random one, so a retry must pass it).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface TurnOptions {
   readonly turnId?: string
 }
 
-/** The cluster's own failures while delivering a turn (its mailbox full, its storage down, …). */
+/**
+ * The cluster's own failures while delivering a turn (its mailbox full, its storage down, …).
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type ClusterFailure =
   | ClusterError.MailboxFull
   | ClusterError.AlreadyProcessingMessage
   | ClusterError.PersistenceError
   | ClusterError.EntityNotAssignedToRunner
 
-/** A conversation as an application calls it: `ChatClient`'s operations, with a turn id each. */
+/**
+ * A conversation as an application calls it: `ChatClient`'s operations, with a turn id each.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ConversationClient {
   /** Buffers a user message for the next turn (kept here, on the caller's side, until one succeeds). */
   readonly add: (prompt: Content.Prompt) => Effect.Effect<void, EmptyPromptError>
@@ -157,6 +228,9 @@ export interface ConversationClient {
  * What the caller of a streamed turn sees when the runner hosting it stopped (or moved the
  * conversation) before the turn finished. Persisted turns (`chat`, `ask`) never see it: the
  * cluster runs them again on the conversation's next runner.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const turnCutShort = (conversationId: string, turnId: string): ProviderError =>
   new ProviderError({
@@ -169,7 +243,12 @@ export const turnCutShort = (conversationId: string, turnId: string): ProviderEr
     retryable: true
   })
 
-/** Joins buffered prompts and the prompt the way a local client does (text by blank lines). */
+/**
+ * Joins buffered prompts and the prompt the way a local client does (text by blank lines).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const joinPrompts = (prompts: ReadonlyArray<Content.Prompt>): Content.Prompt => {
   if (prompts.length === 1) return prompts[0]!
   if (!prompts.some(Content.hasMedia)) return prompts.map(Content.textOf).filter((t) => t !== "").join("\n\n")
@@ -186,6 +265,9 @@ const freshTurnId = Effect.sync(() => crypto.randomUUID())
 /**
  * The caller's side: `(conversationId) => ConversationClient`. Needs `Sharding` (a runner's or a
  * client-only cluster layer, see `ClaudeCluster`).
+ *
+ * @category accessors
+ * @since 1.0.0
  */
 export const client: Effect.Effect<
   (conversationId: string) => Effect.Effect<ConversationClient, ConversationSetupError>,
@@ -262,7 +344,12 @@ export const client: Effect.Effect<
 
 const provider = "claude-cluster"
 
-/** A setup or cluster failure in `ChatClient`'s terms: a `ProviderError` saying what to do. */
+/**
+ * A setup or cluster failure in `ChatClient`'s terms: a `ProviderError` saying what to do.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
   switch (error._tag) {
     case "ConversationSetupError":
@@ -288,6 +375,9 @@ export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
  * with a fresh turn id, and the cluster's and setup failures are `ProviderError`s. `setTools`
  * fails: a cluster conversation's tools come from the runner's `conversation` function. `usage`
  * cannot fail in that contract, so it is `Usage.empty` while the cluster cannot answer.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const chatClient = (
   conversationId: string
@@ -313,7 +403,12 @@ export const chatClient = (
     })
   })
 
-/** {@link chatClient} as a layer: `ChatClient` for one conversation of the cluster. */
+/**
+ * {@link chatClient} as a layer: `ChatClient` for one conversation of the cluster.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerChatClient = (
   conversationId: string
 ): Layer.Layer<ChatClient, ConversationSetupError, Sharding.Sharding> =>

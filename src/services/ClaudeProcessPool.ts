@@ -3,6 +3,8 @@
  * that gives each user a kept-alive Claude Code conversation (ClaudeLocal or ClaudeAgent with
  * `keepAlive`) would otherwise hold one CLI (~200 MiB) per open conversation.
  *
+ * **Details**
+ *
  * A client takes a permit when it starts a kept-alive CLI and gives it back when the process ends
  * (the permit lives in the process's scope). Beyond `maxLiveProcesses` a turn that needs a new CLI
  * **waits** — interruptibly, and at most `acquireTimeout`, after which it fails with
@@ -38,7 +40,12 @@ import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
 import { ProviderError } from "./ChatClient.ts"
 
-/** No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn. */
+/**
+ * No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeoutError>()(
   "ProcessPoolTimeoutError",
   {
@@ -50,7 +57,12 @@ export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeo
   }
 ) {}
 
-/** A live process's hold on the pool, valid while the scope it was acquired in is open. */
+/**
+ * A live process's hold on the pool, valid while the scope it was acquired in is open.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface Permit {
   /** Runs a turn: the process is not evicted meanwhile, and its idle time starts when it ends. */
   readonly busy: <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
@@ -64,14 +76,24 @@ export interface Permit {
   readonly evicted: () => boolean
 }
 
-/** Current counts of one pool. */
+/**
+ * Current counts of one pool.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface Stats {
   readonly live: number
   readonly waiting: number
   readonly evictions: number
 }
 
-/** The pool's interface. */
+/**
+ * The pool's interface.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ClaudeProcessPoolService {
   readonly maxLiveProcesses: number
   /**
@@ -83,12 +105,22 @@ export interface ClaudeProcessPoolService {
   readonly stats: Effect.Effect<Stats>
 }
 
-/** The live-process pool shared by the Claude clients of an application. */
+/**
+ * The live-process pool shared by the Claude clients of an application.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class ClaudeProcessPool extends Context.Service<ClaudeProcessPool, ClaudeProcessPoolService>()(
   "effect-chat-bridge/ClaudeProcessPool"
 ) {}
 
-/** Options of {@link make} and {@link layer}; every field is optional. */
+/**
+ * Options of {@link make} and {@link layer}; every field is optional.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface Options {
   /** At most this many live CLIs at once. Default 4. */
   readonly maxLiveProcesses?: number | undefined
@@ -103,15 +135,30 @@ export interface Options {
   readonly reclaimAfter?: Duration.Input | undefined
 }
 
-/** Live CLIs held by pools (summed over the pools of the process). */
+/**
+ * Live CLIs held by pools (summed over the pools of the process).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const liveProcesses = Metric.gauge("claude_live_processes", {
   description: "Live claude CLI processes holding a ClaudeProcessPool permit"
 })
-/** Turns waiting for a permit. */
+/**
+ * Turns waiting for a permit.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const waitingTurns = Metric.gauge("claude_waiting_turns", {
   description: "Turns waiting for a ClaudeProcessPool permit"
 })
-/** CLIs stopped by a pool (idle too long, or for a waiting turn). */
+/**
+ * CLIs stopped by a pool (idle too long, or for a waiting turn).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const evictions = Metric.counter("claude_process_evictions", {
   description: "claude CLI processes stopped by a ClaudeProcessPool"
 })
@@ -124,7 +171,12 @@ interface Entry {
   timer: Fiber.Fiber<void> | undefined
 }
 
-/** A pool whose timers and evictions run in the current scope. */
+/**
+ * A pool whose timers and evictions run in the current scope.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Options = {}) {
   const max = Math.max(1, Math.floor(options.maxLiveProcesses ?? 4))
   const acquireTimeout = Duration.fromInputUnsafe(options.acquireTimeout ?? Duration.seconds(60))
@@ -267,21 +319,41 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
   return service
 })
 
-/** A permit that bounds nothing: what a client without a pool gets. */
+/**
+ * A permit that bounds nothing: what a client without a pool gets.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const unbounded: Permit = { busy: (self) => self, touch: Effect.void, evicted: () => false }
 
-/** A permit from `pool` when there is one, else {@link unbounded}. */
+/**
+ * A permit from `pool` when there is one, else {@link unbounded}.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const acquireFrom = (
   pool: Option.Option<ClaudeProcessPoolService>,
   evict: Effect.Effect<void>
 ): Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope> =>
   Option.isSome(pool) ? pool.value.acquire(evict) : Effect.succeed(unbounded)
 
-/** How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice. */
+/**
+ * How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutError): ProviderError =>
   new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
 
-/** A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it. */
+/**
+ * A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it.
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
   Layer.effect(ClaudeProcessPool, make(options))
 
@@ -289,6 +361,9 @@ export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
  * {@link layer} configured from the environment: `CLAUDE_MAX_LIVE_PROCESSES`,
  * `CLAUDE_POOL_ACQUIRE_TIMEOUT`, `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER`
  * (durations such as `30 seconds`). Options given here win over the environment.
+ *
+ * @category layers
+ * @since 1.0.0
  */
 export const layerConfig = (overrides: Options = {}): Layer.Layer<ClaudeProcessPool, Config.ConfigError> =>
   Layer.unwrap(

@@ -2,12 +2,16 @@
  * Where Claude Code conversations live when they must outlive a process or a machine: the
  * transcript entries of each session (one JSON object per line of the CLI's
  * `projects/<dir>/<session id>.jsonl`), keyed by a project key the application chooses (not the
- * `cwd`) and the session id. Both Claude Code providers use it when it is provided: `ClaudeAgent`
- * through the Agent SDK's `sessionStore`, `ClaudeLocal` by storing the session file's new entries
- * after each turn and writing the file back before a `--resume` that would not find it. A turn
- * returns only after its entries are stored; a store that fails or does not answer within the
- * client's `storeTimeout` fails the turn with a {@link SessionStoreError} (its answer kept), and
- * what was not stored is sent again with the next turn.
+ * `cwd`) and the session id.
+ *
+ * **Details**
+ *
+ * Both Claude Code providers use it when it is provided: `ClaudeAgent` through the Agent SDK's
+ * `sessionStore`, `ClaudeLocal` by storing the session file's new entries after each turn and
+ * writing the file back before a `--resume` that would not find it. A turn returns only after its
+ * entries are stored; a store that fails or does not answer within the client's `storeTimeout`
+ * fails the turn with a {@link SessionStoreError} (its answer kept), and what was not stored is
+ * sent again with the next turn.
  *
  * The operations mirror the Agent SDK's `SessionStore` contract: `append` is idempotent by an
  * entry's `uuid` (entries without one are appended as they come), `load` gives the entries in
@@ -27,7 +31,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as SynchronizedRef from "effect/SynchronizedRef"
 
-/** One transcript line: a JSON object with a string `type`; most carry a `uuid` and a `timestamp`. */
+/**
+ * One transcript line: a JSON object with a string `type`; most carry a `uuid` and a `timestamp`.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface TranscriptEntry {
   readonly type: string
   readonly uuid?: string | undefined
@@ -35,7 +44,12 @@ export interface TranscriptEntry {
   readonly [key: string]: unknown
 }
 
-/** The schema of {@link TranscriptEntry}: the known fields checked, the rest kept as JSON. */
+/**
+ * The schema of {@link TranscriptEntry}: the known fields checked, the rest kept as JSON.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const TranscriptEntry: Schema.Codec<TranscriptEntry> = Schema.StructWithRest(
   Schema.Struct({
     type: Schema.String,
@@ -45,7 +59,12 @@ export const TranscriptEntry: Schema.Codec<TranscriptEntry> = Schema.StructWithR
   [Schema.Record(Schema.String, Schema.Unknown)]
 )
 
-/** Which transcript: a session of a project, or one of its subagents' files (`subpath`). */
+/**
+ * Which transcript: a session of a project, or one of its subagents' files (`subpath`).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface SessionKey {
   /** The application's scope for sessions (a tenant, a project name); never derived from `cwd` here. */
   readonly projectKey: string
@@ -54,20 +73,38 @@ export interface SessionKey {
   readonly subpath?: string | undefined
 }
 
-/** A session of a project, with when it was last appended to (Unix epoch milliseconds). */
+/**
+ * A session of a project, with when it was last appended to (Unix epoch milliseconds).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface StoredSession {
   readonly sessionId: string
   readonly mtime: number
 }
 
-/** The store operations a failure can come from. */
+/**
+ * The store operations a failure can come from.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const StoreOperation = Schema.Literals(["append", "load", "listSessions", "listSubkeys", "delete"])
-/** The type of {@link StoreOperation}. */
+/**
+ * The type of {@link StoreOperation}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type StoreOperation = typeof StoreOperation.Type
 
 /**
  * The session store failed or did not answer in time. A turn that fails with it has run: its
  * answer is in `answer`, and the entries that were not stored are sent again with the next turn.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   /** What the store was asked to do. */
@@ -83,7 +120,12 @@ export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("
   cause: Schema.optional(Schema.Defect())
 }) {}
 
-/** The operations of a session store; see the module's description for the contract. */
+/**
+ * The operations of a session store; see the module's description for the contract.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ClaudeSessionStoreService {
   /** Adds entries to the end of a transcript, skipping those whose `uuid` it already holds. */
   readonly append: (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) => Effect.Effect<void, SessionStoreError>
@@ -99,7 +141,12 @@ export interface ClaudeSessionStoreService {
   readonly delete: (key: SessionKey) => Effect.Effect<void, SessionStoreError>
 }
 
-/** The session store the Claude Code providers use when it is in their context. */
+/**
+ * The session store the Claude Code providers use when it is in their context.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class ClaudeSessionStore extends Context.Service<ClaudeSessionStore, ClaudeSessionStoreService>()(
   "effect-chat-bridge/ClaudeSessionStore"
 ) {}
@@ -126,7 +173,12 @@ const appendTo = (before: MemoryTranscript | undefined, entries: ReadonlyArray<T
   return { entries: kept, uuids, mtime: Math.max(now, before?.mtime ?? 0) }
 }
 
-/** Builds an empty store in memory: for tests, and for one process that only needs snapshots. */
+/**
+ * Builds an empty store in memory: for tests, and for one process that only needs snapshots.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const makeMemory: Effect.Effect<ClaudeSessionStoreService> = Effect.gen(function*() {
   const ref = yield* SynchronizedRef.make<ReadonlyMap<string, MemoryTranscript>>(new Map())
   const parse = (stored: string) => JSON.parse(stored) as [string, string, string | null]
@@ -168,5 +220,10 @@ export const makeMemory: Effect.Effect<ClaudeSessionStoreService> = Effect.gen(f
   })
 })
 
-/** A store in memory, empty when the layer is built (see {@link makeMemory}). */
+/**
+ * A store in memory, empty when the layer is built (see {@link makeMemory}).
+ *
+ * @category layers
+ * @since 1.0.0
+ */
 export const layerMemory: Layer.Layer<ClaudeSessionStore> = Layer.effect(ClaudeSessionStore, makeMemory)

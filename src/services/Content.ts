@@ -16,7 +16,12 @@
 import { Base64 } from "effect/encoding"
 import * as Schema from "effect/Schema"
 
-/** Media given inline, base64-encoded (standard alphabet, with padding). */
+/**
+ * Media given inline, base64-encoded (standard alphabet, with padding).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Base64Source = Schema.Struct({
   /** The discriminant. */
   type: Schema.Literal("base64"),
@@ -25,45 +30,95 @@ export const Base64Source = Schema.Struct({
   /** The bytes, base64-encoded. */
   data: Schema.String
 })
-/** The type of {@link Base64Source}. */
+/**
+ * The type of {@link Base64Source}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Base64Source = typeof Base64Source.Type
 
-/** Media the provider fetches itself (only some providers can). */
+/**
+ * Media the provider fetches itself (only some providers can).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const UrlSource = Schema.Struct({
   /** The discriminant. */
   type: Schema.Literal("url"),
   /** An `https:` (or `http:`) URL. */
   url: Schema.String
 })
-/** The type of {@link UrlSource}. */
+/**
+ * The type of {@link UrlSource}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type UrlSource = typeof UrlSource.Type
 
-/** Where an image's or document's bytes come from. */
+/**
+ * Where an image's or document's bytes come from.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const MediaSource = Schema.Union([Base64Source, UrlSource])
-/** The type of {@link MediaSource}. */
+/**
+ * The type of {@link MediaSource}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type MediaSource = typeof MediaSource.Type
 
-/** A piece of text. */
+/**
+ * A piece of text.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const TextPart = Schema.Struct({
   /** The discriminant. */
   type: Schema.Literal("text"),
   /** The text. */
   text: Schema.String
 })
-/** The type of {@link TextPart}. */
+/**
+ * The type of {@link TextPart}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type TextPart = typeof TextPart.Type
 
-/** An image (PNG, JPEG, GIF or WebP). */
+/**
+ * An image (PNG, JPEG, GIF or WebP).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const ImagePart = Schema.Struct({
   /** The discriminant. */
   type: Schema.Literal("image"),
   /** The image's bytes or URL. */
   source: MediaSource
 })
-/** The type of {@link ImagePart}. */
+/**
+ * The type of {@link ImagePart}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ImagePart = typeof ImagePart.Type
 
-/** A document (PDF). */
+/**
+ * A document (PDF).
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const DocumentPart = Schema.Struct({
   /** The discriminant. */
   type: Schema.Literal("document"),
@@ -72,43 +127,96 @@ export const DocumentPart = Schema.Struct({
   /** A file name shown to the model, where the provider takes one (OpenAI requires one; default `document.pdf`). */
   title: Schema.optional(Schema.String)
 })
-/** The type of {@link DocumentPart}. */
+/**
+ * The type of {@link DocumentPart}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type DocumentPart = typeof DocumentPart.Type
 
-/** One part of a prompt. */
+/**
+ * One part of a prompt.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Part = Schema.Union([TextPart, ImagePart, DocumentPart])
-/** The type of {@link Part}. */
+/**
+ * The type of {@link Part}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Part = typeof Part.Type
 
-/** A prompt: a string, or a list of parts sent in order as one user message. */
+/**
+ * A prompt: a string, or a list of parts sent in order as one user message.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const Prompt = Schema.Union([Schema.String, Schema.Array(Part)])
-/** The type of {@link Prompt}. */
+/**
+ * The type of {@link Prompt}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Prompt = string | ReadonlyArray<Part>
 
-/** The image media types every provider takes. */
+/**
+ * The image media types every provider takes.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const ImageMediaTypes: ReadonlyArray<string> = ["image/png", "image/jpeg", "image/gif", "image/webp"]
 
-/** The document media types supported (PDF). */
+/**
+ * The document media types supported (PDF).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const DocumentMediaTypes: ReadonlyArray<string> = ["application/pdf"]
 
 const base64Of = (data: Uint8Array | string): string => typeof data === "string" ? data : Base64.encode(data)
 
-/** A text part. */
+/**
+ * A text part.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const text = (value: string): TextPart => ({ type: "text", text: value })
 
 /**
  * An inline image: raw bytes, or a base64 string. `mediaType` is one of {@link ImageMediaTypes};
  * anything else is refused by the provider before any request.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const image = (data: Uint8Array | string, mediaType: string): ImagePart => ({
   type: "image",
   source: { type: "base64", mediaType, data: base64Of(data) }
 })
 
-/** An image the provider downloads itself (Anthropic and OpenAI can; others refuse it before any request). */
+/**
+ * An image the provider downloads itself (Anthropic and OpenAI can; others refuse it before any request).
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const imageUrl = (url: string): ImagePart => ({ type: "image", source: { type: "url", url } })
 
-/** An inline PDF document: raw bytes or base64. */
+/**
+ * An inline PDF document: raw bytes or base64.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const document = (
   data: Uint8Array | string,
   options: { readonly mediaType?: string; readonly title?: string } = {}
@@ -118,7 +226,12 @@ export const document = (
   ...(options.title === undefined ? {} : { title: options.title })
 })
 
-/** A PDF the provider downloads itself (only Anthropic can; others refuse it before any request). */
+/**
+ * A PDF the provider downloads itself (only Anthropic can; others refuse it before any request).
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const documentUrl = (url: string, options: { readonly title?: string } = {}): DocumentPart => ({
   type: "document",
   source: { type: "url", url },
@@ -130,24 +243,45 @@ export const documentUrl = (url: string, options: { readonly title?: string } = 
  * parts are the result's text everywhere; the images reach the model where the provider takes
  * images in tool results (Anthropic, the `claude` CLI and the Agent SDK through MCP image content).
  * On OpenAI and Gemini the model gets the text plus a note naming the images it cannot see.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export class ToolContent extends Schema.TaggedClass<ToolContent>()("ToolContent", {
   /** The text and images, in order. */
   parts: Schema.Array(Schema.Union([TextPart, ImagePart]))
 }) {}
 
-/** Builds a {@link ToolContent} for a tool handler to return. */
+/**
+ * Builds a {@link ToolContent} for a tool handler to return.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const toolContent = (parts: ReadonlyArray<TextPart | ImagePart>): ToolContent => new ToolContent({ parts })
 
-/** Why a provider refused a prompt's or tool result's content. */
+/**
+ * Why a provider refused a prompt's or tool result's content.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const UnsupportedContentReason = Schema.Literals(["MediaType", "TooLarge", "Url", "Document", "InvalidData"])
-/** The type of {@link UnsupportedContentReason}. */
+/**
+ * The type of {@link UnsupportedContentReason}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type UnsupportedContentReason = typeof UnsupportedContentReason.Type
 
 /**
  * The provider cannot send this content; raised before any request, so nothing was sent or lost.
  * `reason`: `MediaType` (not a type it takes), `TooLarge` (over its documented limit), `Url` (it
  * cannot fetch URLs of this kind), `Document` (it has no document input), `InvalidData` (not base64).
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class UnsupportedContentError extends Schema.TaggedError<UnsupportedContentError>()(
   "UnsupportedContentError",
@@ -161,14 +295,29 @@ export class UnsupportedContentError extends Schema.TaggedError<UnsupportedConte
   }
 ) {}
 
-/** The text of a prompt: the string, or its text parts joined (for logs, transcripts, estimates). */
+/**
+ * The text of a prompt: the string, or its text parts joined (for logs, transcripts, estimates).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const textOf = (prompt: Prompt): string =>
   typeof prompt === "string"
     ? prompt
     : prompt.flatMap((p) => (p.type === "text" ? [p.text] : [])).join("\n\n")
 
-/** True when a prompt carries an image or a document. */
+/**
+ * True when a prompt carries an image or a document.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const hasMedia = (prompt: Prompt): boolean => typeof prompt !== "string" && prompt.some((p) => p.type !== "text")
 
-/** The parts of a prompt (a string is one text part). */
+/**
+ * The parts of a prompt (a string is one text part).
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const partsOf = (prompt: Prompt): ReadonlyArray<Part> => typeof prompt === "string" ? [text(prompt)] : prompt

@@ -16,27 +16,53 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type { InvalidToolsError, Tool } from "./Tool.ts"
 
-/** The server name used when none is given: tools appear to the CLI as `mcp__gtb__<tool>`. */
+/**
+ * The server name used when none is given: tools appear to the CLI as `mcp__gtb__<tool>`.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const defaultServerName = "gtb"
 
-/** Default upper bound on a request body, the same as the MCP SDK's own (4 MiB). */
+/**
+ * Default upper bound on a request body, the same as the MCP SDK's own (4 MiB).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const defaultMaxBodyBytes = 4 * 1024 * 1024
 
 /**
  * Default idle time after which a session is closed: no request for 30 minutes and no tool call
  * in flight. Longer than a CLI run's default bound (10 minutes), so a live run is never cut.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const defaultIdleTimeout: Duration.Duration = Duration.minutes(30)
 
-/** Default bound on live sessions; past it an `initialize` gets a JSON-RPC error (HTTP 503). */
+/**
+ * Default bound on live sessions; past it an `initialize` gets a JSON-RPC error (HTTP 503).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const defaultMaxSessions = 100
 
-/** Server names become part of `mcp__<server>__<tool>`, so they follow the tool-name rule. */
+/**
+ * Server names become part of `mcp__<server>__<tool>`, so they follow the tool-name rule.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const ServerNamePattern = /^[a-zA-Z0-9_-]{1,64}$/
 
 /**
  * One entry of an MCP config file, in the HTTP form the `claude` CLI reads. `alwaysLoad` puts the
  * tools in the model's context without a tool-search round trip.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface McpHttpServerConfig {
   /** The transport: Streamable HTTP. */
@@ -52,13 +78,21 @@ export interface McpHttpServerConfig {
 /**
  * The document passed to `claude --mcp-config <file>`. It contains the bearer token in clear: write
  * it only to a secret file (see `SecretFile`), never to argv or logs.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface McpConfig {
   /** Server configs by server name. */
   readonly mcpServers: { readonly [serverName: string]: McpHttpServerConfig }
 }
 
-/** Builds the MCP config document for a bridge at `url` guarded by `token`. */
+/**
+ * Builds the MCP config document for a bridge at `url` guarded by `token`.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const makeMcpConfig = (options: {
   readonly serverName: string
   readonly url: string
@@ -74,10 +108,20 @@ export const makeMcpConfig = (options: {
   }
 })
 
-/** Renders an MCP config as the JSON text of the config file. */
+/**
+ * Renders an MCP config as the JSON text of the config file.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(config, null, 2) + "\n"
 
-/** The bridge could not start: bad options, or the loopback listener could not bind. */
+/**
+ * The bridge could not start: bad options, or the loopback listener could not bind.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
   /** `InvalidOptions`: a bad server name, body limit, session bound or idle timeout; `BindFailed`: the listener could not start. */
   reason: Schema.Literals(["InvalidOptions", "BindFailed"]),
@@ -85,7 +129,12 @@ export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBri
   message: Schema.String
 }) {}
 
-/** Options of the bridge. `R` is what the initial tools' handlers need. */
+/**
+ * Options of the bridge. `R` is what the initial tools' handlers need.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface McpBridgeOptions<R = never> {
   /** Name the CLI knows the server by (`mcp__<serverName>__<tool>`). Default `gtb`. */
   readonly serverName?: string | undefined
@@ -118,6 +167,9 @@ export interface McpBridgeOptions<R = never> {
  * from where `openRun` ran, so they carry its fiber state (log annotations, say) and are traced
  * as children of the span current there, with its metric labels; the handler's own services
  * still come from the context that set the tools. Runs sharing one bridge never share a span.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface McpBridgeRun {
   /** The run's bearer token (32 random bytes, base64url); refused once the run has ended. */
@@ -139,6 +191,9 @@ export interface McpBridgeRun {
  * keep-alive connection on its own (clients such as the claude CLI reuse pooled sockets after any
  * gap, and one reused just as the server closed it would lose the call): connections end when
  * their client closes them, when the run they served ends, or when the bridge stops.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface McpBridgeService {
   /** `http://127.0.0.1:<port>/mcp`. */
@@ -174,5 +229,10 @@ export interface McpBridgeService {
   readonly openRun: Effect.Effect<McpBridgeRun, never, Scope.Scope>
 }
 
-/** The MCP bridge service. */
+/**
+ * The MCP bridge service.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class McpBridge extends Context.Service<McpBridge, McpBridgeService>()("effect-chat-bridge/McpBridge") {}

@@ -13,7 +13,12 @@ import type { ProviderError, Usage } from "./ChatClient.ts"
 import type { Part } from "./Content.ts"
 import type { JsonSchemaObject, Tool, ToolCall, ToolResult } from "./Tool.ts"
 
-/** A user message (buffered `add` text is joined into it). */
+/**
+ * A user message (buffered `add` text is joined into it).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface UserMessage {
   /** The discriminant. */
   readonly role: "user"
@@ -23,7 +28,12 @@ export interface UserMessage {
   readonly parts?: ReadonlyArray<Part> | undefined
 }
 
-/** The model's reply: text, and the tool calls it asked for (none on a final answer). */
+/**
+ * The model's reply: text, and the tool calls it asked for (none on a final answer).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface AssistantMessage {
   /** The discriminant. */
   readonly role: "assistant"
@@ -33,7 +43,12 @@ export interface AssistantMessage {
   readonly toolCalls: ReadonlyArray<ToolCall>
 }
 
-/** The results of the previous assistant message's tool calls, in the same order. */
+/**
+ * The results of the previous assistant message's tool calls, in the same order.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ToolMessage {
   /** The discriminant. */
   readonly role: "tool"
@@ -41,12 +56,20 @@ export interface ToolMessage {
   readonly results: ReadonlyArray<ToolResult>
 }
 
-/** A message of the conversation history. */
+/**
+ * A message of the conversation history.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type Message = UserMessage | AssistantMessage | ToolMessage
 
 /**
  * For `ask`: the answer must match `schema`, whose root is always an object (a non-object
  * schema is wrapped in `{ value }` by the loop and unwrapped before decoding).
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface ResponseFormat {
   /** A name for the format, for providers that require one. */
@@ -55,7 +78,12 @@ export interface ResponseFormat {
   readonly schema: JsonSchemaObject
 }
 
-/** What a model turn is given. */
+/**
+ * What a model turn is given.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface TurnRequest {
   /** The whole conversation so far, oldest first; the last message is the one to answer. */
   readonly history: ReadonlyArray<Message>
@@ -68,6 +96,9 @@ export interface TurnRequest {
 /**
  * What a model turn returns. `structured` is a provider's structured answer (for example a forced
  * tool's input); it is never also listed in `toolCalls`.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface TurnResponse {
   /** The reply's text. */
@@ -82,14 +113,29 @@ export interface TurnResponse {
   readonly finishReason?: string | undefined
 }
 
-/** A model: one request, one response. */
+/**
+ * A model: one request, one response.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ModelTurn = (request: TurnRequest) => Effect.Effect<TurnResponse, ProviderError>
 
-/** A streamed model turn: text and reasoning deltas as they arrive, then exactly one `Done`. */
+/**
+ * A streamed model turn: text and reasoning deltas as they arrive, then exactly one `Done`.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type TurnStreamEvent =
   | { readonly _tag: "TextDelta"; readonly text: string }
   | { readonly _tag: "ReasoningDelta"; readonly text: string }
   | { readonly _tag: "Done"; readonly response: TurnResponse }
 
-/** A model that can stream its turn. Tool-call arguments arrive complete in `Done`. */
+/**
+ * A model that can stream its turn. Tool-call arguments arrive complete in `Done`.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type ModelTurnStream = (request: TurnRequest) => Stream.Stream<TurnStreamEvent, ProviderError>

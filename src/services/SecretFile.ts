@@ -16,6 +16,9 @@ import type * as Scope from "effect/Scope"
 /**
  * A secret file could not be created safely: the directory or file could not be made, the write
  * failed, or the permissions on disk are not the owner-only ones that were asked for.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class SecretFileError extends Schema.TaggedError<SecretFileError>()("SecretFileError", {
   /** Which step failed. */
@@ -24,7 +27,12 @@ export class SecretFileError extends Schema.TaggedError<SecretFileError>()("Secr
   message: Schema.String
 }) {}
 
-/** The SecretFile service. */
+/**
+ * The SecretFile service.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface SecretFileService {
   /**
    * Writes `contents` (UTF-8) to a fresh file with mode 0600 inside a fresh directory with mode
@@ -35,12 +43,20 @@ export interface SecretFileService {
   readonly writeScoped: (contents: string) => Effect.Effect<string, SecretFileError, Scope.Scope>
 }
 
-/** Writes secrets to owner-only temporary files that live as long as a scope. */
+/**
+ * Writes secrets to owner-only temporary files that live as long as a scope.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class SecretFile extends Context.Service<SecretFile, SecretFileService>()("effect-chat-bridge/SecretFile") {}
 
 /**
  * Writes `contents` to a scoped secret file with the `SecretFile` service in context; returns its
  * path. See {@link SecretFileService.writeScoped}.
+ *
+ * @category accessors
+ * @since 1.0.0
  */
 export const writeScoped: (
   contents: string

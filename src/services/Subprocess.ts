@@ -14,7 +14,12 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 
-/** What to run and how. */
+/**
+ * What to run and how.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export interface RunOptions {
   /** The program: a name looked up on `PATH`, or a path. Never run through a shell. */
   readonly command: string
@@ -54,7 +59,12 @@ export interface RunOptions {
   readonly allowNonZeroExit?: boolean
 }
 
-/** The outcome of a finished process. A death by signal N is reported as exit code 128 + N. */
+/**
+ * The outcome of a finished process. A death by signal N is reported as exit code 128 + N.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface RunResult {
   /** 0 on success; only non-zero with `allowNonZeroExit`. */
   readonly exitCode: number
@@ -64,7 +74,12 @@ export interface RunResult {
   readonly stderr: string
 }
 
-/** The program does not exist (not on `PATH`, or no file at that path). */
+/**
+ * The program does not exist (not on `PATH`, or no file at that path).
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SubprocessNotFoundError extends Schema.TaggedError<SubprocessNotFoundError>()(
   "SubprocessNotFoundError",
   {
@@ -75,7 +90,12 @@ export class SubprocessNotFoundError extends Schema.TaggedError<SubprocessNotFou
   }
 ) {}
 
-/** The program exists but could not be started (not executable, bad working directory, bad arguments). */
+/**
+ * The program exists but could not be started (not executable, bad working directory, bad arguments).
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SubprocessSpawnError extends Schema.TaggedError<SubprocessSpawnError>()("SubprocessSpawnError", {
   /** The program that could not be started. */
   command: Schema.String,
@@ -83,7 +103,12 @@ export class SubprocessSpawnError extends Schema.TaggedError<SubprocessSpawnErro
   message: Schema.String
 }) {}
 
-/** The process exited with a non-zero code (or was killed by a signal it did not get from us). */
+/**
+ * The process exited with a non-zero code (or was killed by a signal it did not get from us).
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SubprocessExitError extends Schema.TaggedError<SubprocessExitError>()("SubprocessExitError", {
   /** The program that failed. */
   command: Schema.String,
@@ -99,7 +124,12 @@ export class SubprocessExitError extends Schema.TaggedError<SubprocessExitError>
   message: Schema.String
 }) {}
 
-/** The process did not finish within `timeout`; it has been terminated. */
+/**
+ * The process did not finish within `timeout`; it has been terminated.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SubprocessTimeoutError extends Schema.TaggedError<SubprocessTimeoutError>()("SubprocessTimeoutError", {
   /** The program that timed out. */
   command: Schema.String,
@@ -111,7 +141,12 @@ export class SubprocessTimeoutError extends Schema.TaggedError<SubprocessTimeout
   message: Schema.String
 }) {}
 
-/** The process wrote more than `maxOutputBytes` to one stream; it has been terminated. */
+/**
+ * The process wrote more than `maxOutputBytes` to one stream; it has been terminated.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class SubprocessOutputTooLargeError extends Schema.TaggedError<SubprocessOutputTooLargeError>()(
   "SubprocessOutputTooLargeError",
   {
@@ -126,7 +161,12 @@ export class SubprocessOutputTooLargeError extends Schema.TaggedError<Subprocess
   }
 ) {}
 
-/** Every way `run` and `stream` can fail. */
+/**
+ * Every way `run` and `stream` can fail.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export type SubprocessError =
   | SubprocessNotFoundError
   | SubprocessSpawnError
@@ -134,7 +174,12 @@ export type SubprocessError =
   | SubprocessTimeoutError
   | SubprocessOutputTooLargeError
 
-/** The Subprocess service. */
+/**
+ * The Subprocess service.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface SubprocessService {
   /**
    * Runs a process to completion and returns its exit code and output. Fails with
@@ -154,10 +199,20 @@ export interface SubprocessService {
   readonly stream: (options: RunOptions) => Stream.Stream<string, SubprocessError>
 }
 
-/** Runs child processes. */
+/**
+ * Runs child processes.
+ *
+ * @category services
+ * @since 1.0.0
+ */
 export class Subprocess extends Context.Service<Subprocess, SubprocessService>()("effect-chat-bridge/Subprocess") {}
 
-/** Runs a process with the `Subprocess` service in context. See {@link SubprocessService.run}. */
+/**
+ * Runs a process with the `Subprocess` service in context. See {@link SubprocessService.run}.
+ *
+ * @category accessors
+ * @since 1.0.0
+ */
 export const run: (options: RunOptions) => Effect.Effect<RunResult, SubprocessError, Subprocess> = Effect.fn(
   "Subprocess.run"
 )(function*(options: RunOptions) {
@@ -165,11 +220,21 @@ export const run: (options: RunOptions) => Effect.Effect<RunResult, SubprocessEr
   return yield* service.run(options)
 })
 
-/** Streams a process's stdout lines with the `Subprocess` service in context. See {@link SubprocessService.stream}. */
+/**
+ * Streams a process's stdout lines with the `Subprocess` service in context. See {@link SubprocessService.stream}.
+ *
+ * @category accessors
+ * @since 1.0.0
+ */
 export const stream = (options: RunOptions): Stream.Stream<string, SubprocessError, Subprocess> =>
   Stream.unwrap(Effect.map(Subprocess, (service) => service.stream(options)))
 
-/** The placeholder that replaces secret values in logged argv. */
+/**
+ * The placeholder that replaces secret values in logged argv.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const REDACTED = "<redacted>"
 
 /**
@@ -177,6 +242,9 @@ export const REDACTED = "<redacted>"
  * `--flag=value`) becomes `<redacted>`, and any other argument longer than `maxLength` (default
  * 200; prompts, inline JSON) is shortened to its start plus its length. The library never puts a
  * secret in argv; this is the second line of defence for what reaches logs.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const redactArgv = (
   args: ReadonlyArray<string>,
@@ -210,13 +278,21 @@ export const redactArgv = (
 
 const TAIL_CHARS = 4096
 
-/** The last `TAIL_CHARS` characters of `text`, the part worth showing in an error. */
+/**
+ * The last `TAIL_CHARS` characters of `text`, the part worth showing in an error.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const tail = (text: string, max: number = TAIL_CHARS): string =>
   text.length <= max ? text : text.slice(text.length - max)
 
 /**
  * Turns a finished process into the result, or into `SubprocessExitError` when it exited non-zero
  * and `allowNonZeroExit` is not set. Shared by every layer so they agree on what counts as failure.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const checkExit = (
   options: Pick<RunOptions, "command" | "allowNonZeroExit">,

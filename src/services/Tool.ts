@@ -21,18 +21,43 @@ import * as ToolJsonSchema from "../internal/core/toolJsonSchema.ts"
 import { toolSpan } from "../internal/core/toolSpan.ts"
 import { ImagePart, ToolContent } from "./Content.ts"
 
-/** A JSON Schema document, as plain data. */
+/**
+ * A JSON Schema document, as plain data.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type JsonSchema = ToolJsonSchema.JsonSchema
 
-/** A JSON Schema whose root describes an object, which is what every provider and MCP require. */
+/**
+ * A JSON Schema whose root describes an object, which is what every provider and MCP require.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type JsonSchemaObject = ToolJsonSchema.JsonSchemaObject
 
-/** Marks values built by {@link make} and {@link dynamic}. */
+/**
+ * Marks values built by {@link make} and {@link dynamic}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Tool")
-/** The type of the {@link Tool} brand. */
+/**
+ * The type of the {@link Tool} brand.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type TypeId = typeof TypeId
 
-/** Why a tool run did not produce a result; `executeTool` turns it into an error result. */
+/**
+ * Why a tool run did not produce a result; `executeTool` turns it into an error result.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
   /** Arguments that are not JSON or do not decode, a failing handler, or a result that cannot be sent. */
   reason: Schema.Literals(["InvalidArguments", "HandlerFailed", "UnencodableResult"]),
@@ -43,6 +68,9 @@ export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure"
 /**
  * A tool: a name, a description, the JSON Schema of its arguments and a handler. `R` is what the
  * handler needs; it is provided from the context where the tools are set.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface Tool<R = never> {
   /** The brand set by {@link make} and {@link dynamic}. */
@@ -60,10 +88,20 @@ export interface Tool<R = never> {
   readonly run: (input: unknown) => Effect.Effect<string | ToolContent, ToolFailure, R>
 }
 
-/** The runtime name rule shared by the Anthropic, OpenAI and Gemini APIs and MCP clients. */
+/**
+ * The runtime name rule shared by the Anthropic, OpenAI and Gemini APIs and MCP clients.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const NamePattern = /^[a-zA-Z0-9_-]{1,64}$/
 
-/** A request from the model to run a tool. `arguments` is the decoded JSON object or its JSON text. */
+/**
+ * A request from the model to run a tool. `arguments` is the decoded JSON object or its JSON text.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export class ToolCall extends Schema.Class<ToolCall>("effect-chat-bridge/ToolCall")({
   /** The provider's call id, echoed back in the {@link ToolResult}. */
   id: Schema.String,
@@ -73,7 +111,12 @@ export class ToolCall extends Schema.Class<ToolCall>("effect-chat-bridge/ToolCal
   arguments: Schema.Unknown
 }) {}
 
-/** What goes back to the model for one call. Failures are results too, with `isError: true`. */
+/**
+ * What goes back to the model for one call. Failures are results too, with `isError: true`.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export class ToolResult extends Schema.Class<ToolResult>("effect-chat-bridge/ToolResult")({
   /** The id of the {@link ToolCall} this answers. */
   callId: Schema.String,
@@ -87,7 +130,12 @@ export class ToolResult extends Schema.Class<ToolResult>("effect-chat-bridge/Too
   images: Schema.optional(Schema.Array(ImagePart))
 }) {}
 
-/** A tool set was rejected: a bad name, a duplicate, or a schema that is not an object schema. */
+/**
+ * A tool set was rejected: a bad name, a duplicate, or a schema that is not an object schema.
+ *
+ * @category errors
+ * @since 1.0.0
+ */
 export class InvalidToolsError extends Schema.TaggedError<InvalidToolsError>()("InvalidToolsError", {
   /** Names the offending tool and the rule it broke. */
   message: Schema.String
@@ -136,11 +184,14 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
  * describes, before the handler runs. With `success`, the handler's result is encoded with that
  * schema's JSON codec before being sent as JSON.
  *
+ * **Details**
+ *
  * The tool itself never fails: bad arguments, a handler's failure or defect and an unencodable
  * result reach the model as an error result (see {@link executeTool}). A bad name or a
  * non-object schema is rejected when the tools are set, with `InvalidToolsError`.
  *
- * @example
+ * **Example** (Defining a tool)
+ *
  * ```ts
  * import { Effect, Schema } from "effect"
  * import { Tool } from "effect-chat-bridge"
@@ -151,6 +202,9 @@ const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFail
  *   handler: ({ a, b }) => Effect.succeed(a + b)
  * })
  * ```
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = never, I = A>(
   name: string,
@@ -209,7 +263,8 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
  * Defines a tool from a JSON Schema you already have. The handler receives the parsed arguments
  * as `unknown`: validating them is the handler's job.
  *
- * @example
+ * **Example** (A tool with a raw JSON Schema)
+ *
  * ```ts
  * import { Effect } from "effect"
  * import { Tool } from "effect-chat-bridge"
@@ -220,6 +275,9 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
  *   handler: (input) => Effect.succeed(input)
  * })
  * ```
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const dynamic = <A, E = never, R = never>(
   name: string,
@@ -242,7 +300,12 @@ export const dynamic = <A, E = never, R = never>(
     )
 })
 
-/** A validated set of tools, looked up by name; `R` is what their handlers still need. */
+/**
+ * A validated set of tools, looked up by name; `R` is what their handlers still need.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ToolSet<R = never> {
   /** The tools, in the order given. */
   readonly tools: ReadonlyArray<Tool<R>>
@@ -250,12 +313,20 @@ export interface ToolSet<R = never> {
   readonly byName: ReadonlyMap<string, Tool<R>>
 }
 
-/** The empty tool set. */
+/**
+ * The empty tool set.
+ *
+ * @category constructors
+ * @since 1.0.0
+ */
 export const empty: ToolSet = { tools: [], byName: new Map() }
 
 /**
  * Checks names (pattern, uniqueness) and that each schema is an object schema. Fails with
  * `InvalidToolsError` naming the first offending tool.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const validate = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet<R>, InvalidToolsError> =>
   Effect.suspend(() => {
@@ -279,7 +350,12 @@ export const validate = <R>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSe
     return Effect.succeed({ tools: [...tools], byName })
   })
 
-/** Provides the handlers' requirements from `context`, giving a set that needs nothing. */
+/**
+ * Provides the handlers' requirements from `context`, giving a set that needs nothing.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>): ToolSet => {
   const tools = set.tools.map((tool): Tool => ({
     ...tool,
@@ -291,6 +367,9 @@ export const provideContext = <R>(set: ToolSet<R>, context: Context.Context<R>):
 /**
  * Validates `tools` and captures their requirements from the current context. This is what
  * `setTools` does, so handlers can use the caller's services. Fails with `InvalidToolsError`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const capture = <R = never>(tools: ReadonlyArray<Tool<R>>): Effect.Effect<ToolSet, InvalidToolsError, R> =>
   Effect.flatMap(
@@ -339,6 +418,9 @@ const successResult = (call: ToolCall, output: string | ToolContent): ToolResult
  * unencodable result all become results with `isError: true`. Interruption is never swallowed.
  * Traced as a `Tool.executeTool` span with the GenAI `execute_tool` attributes, and measured in
  * `ChatTelemetry.toolDuration` / `ChatTelemetry.toolErrors`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<ToolResult, never, R> => {
   const tool = set.byName.get(call.name)
@@ -366,7 +448,12 @@ export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<T
   return toolSpan(call, run, (result) => errorTypes.get(result) ?? "_OTHER")
 }
 
-/** Runs several calls with bounded concurrency (default 5); results keep the calls' order. */
+/**
+ * Runs several calls with bounded concurrency (default 5); results keep the calls' order.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const dispatch = <R>(
   set: ToolSet<R>,
   calls: ReadonlyArray<ToolCall>,

@@ -5,7 +5,12 @@
  */
 import * as Schema from "effect/Schema"
 
-/** Token and cost totals. `known` is false when a provider reported nothing usable. */
+/**
+ * Token and cost totals. `known` is false when a provider reported nothing usable.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export class Usage extends Schema.Class<Usage>("effect-chat-bridge/Usage")({
   /** Prompt (input) tokens. */
   inputTokens: Schema.Number,

@@ -6,7 +6,12 @@
  */
 import type * as Registry from "../../registry/Registry.ts"
 
-/** The agent's tool policy input: which Claude Code tools this client's agent may use. */
+/**
+ * The agent's tool policy input: which Claude Code tools this client's agent may use.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ToolPolicyInput {
   /** Default: the Claude Code catalog for the pinned agent SDK. */
   readonly registry?: Registry.Registry

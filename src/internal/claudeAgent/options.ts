@@ -7,12 +7,20 @@ import type * as Duration from "effect/Duration"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import type { ToolPolicyInput } from "../claude/options.ts"
 
-/** The Agent SDK's permission modes. */
+/**
+ * The Agent SDK's permission modes.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type PermissionMode = AgentSdk.PermissionMode
 
 /**
  * Options of `ClaudeAgent.make` and `ClaudeAgent.layer`; every field is optional. The shared Claude Code
  * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeLocal`.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export interface Options extends ClaudeCodeOptions {
   /**

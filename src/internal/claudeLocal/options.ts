@@ -7,12 +7,20 @@ import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import type { McpBridgeService } from "../../services/McpBridge.ts"
 import type { ToolPolicyInput } from "../claude/options.ts"
 
-/** `--permission-mode` values of claude 2.1.x. */
+/**
+ * `--permission-mode` values of claude 2.1.x.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"
 
 /**
  * Options of `ClaudeLocal.make` and `ClaudeLocal.layer`; every field is optional. The shared Claude Code
  * options ({@link ClaudeCodeOptions}) mean the same on `ClaudeAgent`.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export interface Options extends ClaudeCodeOptions {
   /** The `claude` binary: a name on PATH or a path. Default `claude`. */

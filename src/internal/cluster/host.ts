@@ -32,7 +32,12 @@ import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
 import * as ConversationLog from "./log.ts"
 import * as Metrics from "./metrics.ts"
 
-/** What a runner knows about the conversation it is setting up. */
+/**
+ * What a runner knows about the conversation it is setting up.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ConversationContext {
   /** The entity id: the conversation id the caller chose. */
   readonly conversationId: string
@@ -43,13 +48,23 @@ export interface ConversationContext {
   readonly idempotent: <R>(tool: Tool.Tool<R>) => Tool.Tool<R>
 }
 
-/** The options and tools of one conversation. */
+/**
+ * The options and tools of one conversation.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ConversationSetup<O, R> {
   readonly options?: O | undefined
   readonly tools?: ReadonlyArray<Tool.Tool<R>> | undefined
 }
 
-/** Options a Claude Code client builder takes, as far as the host sets them. */
+/**
+ * Options a Claude Code client builder takes, as far as the host sets them.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export type HostedOptions = ClaudeCodeOptions & { readonly keepAlive?: boolean | undefined }
 
 /** How the host builds a conversation's client. */

@@ -8,7 +8,12 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { ChatError } from "../../services/ChatClient.ts"
 
-/** The metadata key of this library's data in response parts and in `AiError` reasons. */
+/**
+ * The metadata key of this library's data in response parts and in `AiError` reasons.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export const MetadataKey = "effect-chat-bridge"
 
 const module = "ChatLanguageModel"
@@ -35,6 +40,9 @@ const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
  * `InternalProviderError` when retryable, else `UnknownError`; everything else (`MaxStepsError`,
  * `PermissionDeniedError`, `RunLimitError`, `FallbackError`) is `UnknownError`. The ChatError,
  * encoded with its schema, is in `reason.metadata["effect-chat-bridge"]`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toAiError = (method: string) => (error: ChatError): AiError.AiError => {
   const metadata = metadataOf(error)
@@ -66,7 +74,12 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
   return AiError.make({ module, method, reason })
 }
 
-/** The ChatError an `AiError` of this module was made from (see {@link toAiError}), if any. */
+/**
+ * The ChatError an `AiError` of this module was made from (see {@link toAiError}), if any.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const chatErrorOf = (error: AiError.AiError): Option.Option<ChatError> => {
   const metadata: unknown = "metadata" in error.reason ? error.reason.metadata[MetadataKey] : undefined
   return metadata === undefined ? Option.none() : decodeChatError(metadata)

@@ -49,6 +49,9 @@ const renderMessage = (message: Prompt.Message): ReadonlyArray<string> => {
 /**
  * The prompt as the CLI takes it: system messages joined into the system prompt; the last user
  * message as the request, earlier messages as a transcript before it.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const renderPrompt = (
   prompt: Prompt.Prompt,

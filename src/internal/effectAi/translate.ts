@@ -49,7 +49,12 @@ export const parseJson = (text: string): Result.Result<unknown, void> => {
 
 const int = (n: number): number | undefined => (Number.isSafeInteger(n) && n >= 0 ? n : undefined)
 
-/** This library's usage in `effect/ai`'s shape; nothing is reported when the provider reported nothing. */
+/**
+ * This library's usage in `effect/ai`'s shape; nothing is reported when the provider reported nothing.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
   usage.known
     ? {
@@ -88,6 +93,9 @@ type ToolError = {
 /**
  * Turns ChatEvents into `effect/ai` stream parts: text blocks, provider-executed tool calls and
  * results of the toolkit's tools, and a finish part with the summed usage.
+ *
+ * @category constructors
+ * @since 1.0.0
  */
 export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))

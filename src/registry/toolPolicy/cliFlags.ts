@@ -9,6 +9,9 @@ import type { ToolPolicy } from "./model.ts"
 /**
  * `claude` CLI arguments. Each list is one comma-joined argument, so a following positional
  * (the prompt) cannot be swallowed by the variadic flag; empty lists are omitted.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toCliFlags = (policy: ToolPolicy): ReadonlyArray<string> => [
   ...(policy.disallowedTools.length > 0 ? ["--disallowedTools", policy.disallowedTools.join(",")] : []),
@@ -18,6 +21,9 @@ export const toCliFlags = (policy: ToolPolicy): ReadonlyArray<string> => [
 /**
  * A policy too large for any command line and settings file the CLI accepts. Split the agent's
  * opt-outs with wildcards (`mcp__<server>__*`) instead of naming every tool.
+ *
+ * @category errors
+ * @since 1.0.0
  */
 export class PolicyTooLargeError extends Schema.TaggedError<PolicyTooLargeError>()("PolicyTooLargeError", {
   /** Entries in the disallow- and allow-lists. */
@@ -35,7 +41,12 @@ export class PolicyTooLargeError extends Schema.TaggedError<PolicyTooLargeError>
   }
 }
 
-/** Where long lists go; every limit is in bytes. */
+/**
+ * Where long lists go; every limit is in bytes.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ArgvBounds {
   /** Largest single argument (Linux refuses arguments over 128 KiB with E2BIG). Default 96 KiB. */
   readonly argBytes?: number
@@ -45,14 +56,24 @@ export interface ArgvBounds {
   readonly settingsBytes?: number
 }
 
-/** Default {@link ArgvBounds}: 96 KiB per argument, 1 MiB in argv, 2,000,000 bytes in the settings file. */
+/**
+ * Default {@link ArgvBounds}: 96 KiB per argument, 1 MiB in argv, 2,000,000 bytes in the settings file.
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const defaultArgvBounds: Required<ArgvBounds> = {
   argBytes: 96 * 1024,
   inlineBytes: 1024 * 1024,
   settingsBytes: 2_000_000
 }
 
-/** A policy split between command-line arguments and a `--settings` file. */
+/**
+ * A policy split between command-line arguments and a `--settings` file.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface BoundedPolicy {
   /** `--disallowedTools` arguments, each at most `argBytes` when joined with commas. */
   readonly disallowedChunks: ReadonlyArray<ReadonlyArray<string>>
@@ -77,6 +98,9 @@ const joinedBytes = (names: ReadonlyArray<string>): number => {
  * flags), and the rest of the disallow-list follows in arguments of at most `argBytes`, up to
  * `inlineBytes` in all. With the defaults that is about 3 MB of names (some 150,000 names of 18
  * characters); beyond it a `PolicyTooLargeError`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const boundPolicy = (
   policy: ToolPolicy,
@@ -135,7 +159,12 @@ export const boundPolicy = (
   })
 }
 
-/** The CLI arguments of a bounded policy; `settingsPath` is where its `settings` were written. */
+/**
+ * The CLI arguments of a bounded policy; `settingsPath` is where its `settings` were written.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const toBoundedCliFlags = (bounded: BoundedPolicy, settingsPath: string | undefined): ReadonlyArray<string> => [
   ...(settingsPath === undefined ? [] : ["--settings", settingsPath]),
   ...bounded.disallowedChunks.flatMap((names) => ["--disallowedTools", names.join(",")]),

@@ -10,15 +10,26 @@ import { McpServerName, SdkToolNamePattern } from "../ToolDescriptor.ts"
 /**
  * The most opt-outs an agent may have. A registry has a few dozen tools and `mcp__<server>__*`
  * covers a whole server, so a longer list is a mistake or hostile input, refused before any work.
+ *
+ * @category config
+ * @since 1.0.0
  */
 export const MaxOptOuts = 1_000
 
-/** The longest opt-out, in characters (the CLI's own limit on one name is far below the 128 KiB of an argument). */
+/**
+ * The longest opt-out, in characters (the CLI's own limit on one name is far below the 128 KiB of an argument).
+ *
+ * @category config
+ * @since 1.0.0
+ */
 export const MaxOptOutLength = 256
 
 /**
  * The part of an agent the policy reads. Other fields are ignored. At most {@link MaxOptOuts}
  * entries of at most {@link MaxOptOutLength} characters: anything larger is a `SchemaError`.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const AgentToolSettings = Schema.Struct({
   /** Opt-outs: tool names, `mcp__…` names and `*` wildcards (see {@link OptOutEntry}); empty means everything enabled. */
@@ -28,7 +39,12 @@ export const AgentToolSettings = Schema.Struct({
     )
   ).check(Schema.isMaxLength(MaxOptOuts, { message: `an agent has at most ${MaxOptOuts} opt-outs` }))
 })
-/** The type of {@link AgentToolSettings}. */
+/**
+ * The type of {@link AgentToolSettings}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type AgentToolSettings = typeof AgentToolSettings.Type
 
 /**
@@ -37,6 +53,9 @@ export type AgentToolSettings = typeof AgentToolSettings.Type
  * (`mcp__docs`, `mcp__docs__*`) or a `*` wildcard, which the CLI matches anywhere in a name
  * (`mcp__*`, `mcp__docs__read_*`, `Web*`). Letters, digits, `_ - . / *` only, at most 256
  * characters: the CLI splits its lists on commas and spaces.
+ *
+ * @category schemas
+ * @since 1.0.0
  */
 export const OptOutEntry = Schema.String.check(
   Schema.makeFilter((s) => syntaxError(s) ?? true, { identifier: "OptOutEntry" })
@@ -66,7 +85,12 @@ export const syntaxError = (s: string): string | undefined => {
 }
 const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
 
-/** The session the policy is resolved for. */
+/**
+ * The session the policy is resolved for.
+ *
+ * @category schemas
+ * @since 1.0.0
+ */
 export const PolicyContext = Schema.Struct({
   /** Condition values; a missing condition (or no `conditions` at all) counts as false. */
   conditions: Schema.optionalKey(Schema.Record(Schema.String, Schema.Boolean)),
@@ -97,7 +121,12 @@ export const PolicyContext = Schema.Struct({
     Schema.Array(Schema.String.check(Schema.isPattern(SdkToolNamePattern))).check(Schema.isMaxLength(64))
   )
 })
-/** The type of {@link PolicyContext}. */
+/**
+ * The type of {@link PolicyContext}.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type PolicyContext = typeof PolicyContext.Type
 
 /**
@@ -109,6 +138,9 @@ export type PolicyContext = typeof PolicyContext.Type
  * `mcp__`) the registry does not know — almost always a typo, with the nearest registry name in
  * `suggestion` — which is still passed to the CLI, so a tool the registry does not know yet
  * stays off.
+ *
+ * @category models
+ * @since 1.0.0
  */
 export interface IgnoredOptOut {
   /** The entry as the agent wrote it. */
@@ -128,7 +160,12 @@ export interface IgnoredOptOut {
   readonly suggestion?: string
 }
 
-/** The resolved policy; every list is sorted and free of duplicates. */
+/**
+ * The resolved policy; every list is sorted and free of duplicates.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface ToolPolicy {
   /** Hard blocks: the CLI's `--disallowedTools`, the SDK's `disallowedTools`. */
   readonly disallowedTools: ReadonlyArray<string>
@@ -155,7 +192,12 @@ export interface ToolPolicy {
   readonly withheld: ReadonlyArray<WithheldTool>
 }
 
-/** A tool a headless session cannot use, and why (see {@link ToolPolicy.withheld}). */
+/**
+ * A tool a headless session cannot use, and why (see {@link ToolPolicy.withheld}).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface WithheldTool {
   readonly tool: string
   readonly reason: string

@@ -8,17 +8,32 @@ import type { ToolPolicy } from "./model.ts"
 // module produces, so the main entry type-checks without it. test/registry/ToolPolicySdkTypes.test.ts
 // asserts at compile time that they stay assignable to the SDK's own `Options`.
 
-/** The Agent SDK's permission modes (its `PermissionMode`). */
+/**
+ * The Agent SDK's permission modes (its `PermissionMode`).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"
 
-/** The part of an Agent SDK hook input the headless guard reads. */
+/**
+ * The part of an Agent SDK hook input the headless guard reads.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface HookInput {
   readonly hook_event_name: string
   readonly tool_name?: string
   readonly permission_mode?: string
 }
 
-/** What the headless guard answers: nothing to say, or a PreToolUse denial with its reason. */
+/**
+ * What the headless guard answers: nothing to say, or a PreToolUse denial with its reason.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type HookOutput = {
   readonly hookSpecificOutput?: {
     readonly hookEventName: "PreToolUse"
@@ -27,14 +42,24 @@ export type HookOutput = {
   }
 }
 
-/** An Agent SDK hook callback (its `HookCallback`). */
+/**
+ * An Agent SDK hook callback (its `HookCallback`).
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export type HookCallback = (
   input: HookInput,
   toolUseID: string | undefined,
   options: { signal: AbortSignal }
 ) => Promise<HookOutput>
 
-/** The Agent SDK `Options` fields this module sets; `C` is the SDK's `McpServerConfig`. */
+/**
+ * The Agent SDK `Options` fields this module sets; `C` is the SDK's `McpServerConfig`.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface AgentSdkOptions<C> {
   disallowedTools: Array<string>
   allowedTools: Array<string>
@@ -44,7 +69,12 @@ export interface AgentSdkOptions<C> {
   hooks?: { PreToolUse: Array<{ matcher: string; hooks: Array<HookCallback> }> }
 }
 
-/** What the SDK conversion needs beyond the policy. */
+/**
+ * What the SDK conversion needs beyond the policy.
+ *
+ * @category models
+ * @since 1.0.0
+ */
 export interface AgentSdkOptionsInput<C> {
   /** The SDK permission mode of the session. */
   readonly permissionMode: PermissionMode
@@ -54,7 +84,12 @@ export interface AgentSdkOptionsInput<C> {
   readonly mcpServers?: Readonly<Record<string, C>>
 }
 
-/** Why the headless hook denies a tool — shown to the model, so it says what to do instead. */
+/**
+ * Why the headless hook denies a tool — shown to the model, so it says what to do instead.
+ *
+ * @category utils
+ * @since 1.0.0
+ */
 export const headlessDenialReason = (tool: string, mode: string): string =>
   `${tool} needs an interactive responder, and this turn is headless (permission mode ${mode}); ` +
   `continue without it, or run with permission mode bypassPermissions`
@@ -63,6 +98,9 @@ export const headlessDenialReason = (tool: string, mode: string): string =>
  * Agent SDK options: the two lists, the mounted servers' configs with `strictMcpConfig` (no
  * stray `.mcp.json`), and on headless turns a `PreToolUse` hook denying the policy's
  * `responderTools` unless the live permission mode is `bypassPermissions`.
+ *
+ * @category utils
+ * @since 1.0.0
  */
 export const toAgentSdkOptions = <C = never>(
   policy: ToolPolicy,
