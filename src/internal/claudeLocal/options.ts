@@ -3,12 +3,13 @@
  * internals (its arguments, plan and runs) read them; the layer re-exports them.
  */
 import type * as Duration from "effect/Duration"
+import type * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import type { McpBridgeService } from "../../services/McpBridge.ts"
 import type { ToolPolicyInput } from "../claude/options.ts"
 
-/** `--permission-mode` values of claude 2.1.x. */
-export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"
+/** `--permission-mode` values of claude 2.1.x: `ToolPolicy.PermissionMode`. */
+export type PermissionMode = ToolPolicy.PermissionMode
 
 /**
  * Options of `ClaudeLocal.make` and `ClaudeLocal.layer`; every field is optional. The shared Claude Code
