@@ -288,7 +288,7 @@ export const layerClaudeLocal = (
 /**
  * {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. The binary
  * is `options.binary`, else the `CLAUDE_BINARY` variable, else `claude` on PATH (as in
- * `ClaudeLocal.layerConfig`).
+ * `ClaudeLocal.layerFromEnv`).
  */
 export const layerClaudeLocalNode = (options: ClaudeLocal.Options = {}): Layer.Layer<LanguageModel.LanguageModel> =>
   Layer.unwrap(
