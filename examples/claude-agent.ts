@@ -6,7 +6,7 @@
  * Needs `@anthropic-ai/claude-agent-sdk` installed (it ships the `claude` binary) and either a
  * logged-in `claude` (run `claude` once) or `ANTHROPIC_API_KEY` (and optionally
  * `ANTHROPIC_BASE_URL` for a gateway or a local fake). `CLAUDE_MODEL`, `CLAUDE_CWD` and the other
- * `CLAUDE_*` variables of `ClaudeAgent.layerConfig` apply.
+ * `CLAUDE_*` variables of `ClaudeAgent.layerFromEnv` apply.
  *
  *   npx tsx examples/claude-agent.ts
  */
@@ -56,6 +56,6 @@ const program = Effect.gen(function*() {
 })
 
 program.pipe(
-  Effect.provide(ClaudeAgent.layerConfig({ systemPrompt: "You manage a small warehouse. Use the tools." })),
+  Effect.provide(ClaudeAgent.layerFromEnv({ systemPrompt: "You manage a small warehouse. Use the tools." })),
   runExample
 )

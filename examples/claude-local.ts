@@ -29,6 +29,6 @@ const program = Effect.gen(function*() {
 })
 
 program.pipe(
-  Effect.provide(ClaudeLocal.layerConfig({ binary, systemPrompt: "Answer briefly. Use the tools for weather." })),
+  Effect.provide(ClaudeLocal.layerFromEnv({ binary, systemPrompt: "Answer briefly. Use the tools for weather." })),
   runExample
 )

@@ -65,9 +65,9 @@ const provider = providerFromEnv({
   scripted: { name: "scripted (offline)", layer: offlineModel },
   claudeLocal: {
     name: `claude-local (the claude CLI at ${exampleClaudeBinary()})`,
-    layer: Layer.orDie(ClaudeLocal.layerConfig({ binary: exampleClaudeBinary() }))
+    layer: Layer.orDie(ClaudeLocal.layerFromEnv({ binary: exampleClaudeBinary() }))
   },
-  claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerConfig()) }
+  claudeAgent: { name: "claude-agent (the Claude Agent SDK)", layer: Layer.orDie(ClaudeAgent.layerFromEnv()) }
 })
 console.log(`provider: ${provider.name}`)
 program.pipe(Effect.provide(provider.layer), runExample)

@@ -24,7 +24,7 @@ const machine = Effect.acquireRelease(
 
 /** A client on `configDir`, continuing `from` (a session id or a snapshot) when given. */
 const client = (configDir: string, from: { resume?: string; snapshot?: ClaudeCodeOptions.ClaudeSnapshot } = {}) =>
-  ClaudeLocal.layerConfig({
+  ClaudeLocal.layerFromEnv({
     binary: exampleClaudeBinary(),
     systemPrompt: "Answer in one short sentence.",
     projectKey: "example",

@@ -156,8 +156,11 @@ step "(b) an app importing only the main entry type-checks without the optional 
 # skipLibCheck is false: every .d.ts the main entry reaches is checked, so one naming the Agent SDK
 # (or typescript, or @effect/sql-pg) would fail here with TS2307.
 cat > main-only.ts <<'TS'
+import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
-import { ChatClient, Fallback, NodeMcpBridge, Scripted, Tool, ToolPolicy } from "effect-chat-bridge"
+import { FetchHttpClient } from "effect/http"
+import * as Layer from "effect/Layer"
+import { ChatClient, ClaudeApi, ClaudeLocal, Fallback, NodeMcpBridge, OpenAi, Scripted, Tool, ToolPolicy } from "effect-chat-bridge"
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -170,6 +173,17 @@ export const program = Effect.gen(function*() {
   return yield* chat.chat("What is 2 + 3?")
 })
 export const entries = [Fallback.layer, NodeMcpBridge.layer, Scripted.layer, ToolPolicy.resolveToolPolicy] as const
+// 2.0.0: layerFromEnv reads the library's variables; layerConfig takes the app's own Config values.
+export const fromEnv: Layer.Layer<ChatClient.ChatClient, ChatClient.ProviderError | Config.ConfigError> = ClaudeApi
+  .layerFromEnv({ maxTokens: 1024 }).pipe(Layer.provide(FetchHttpClient.layer))
+export const fromConfig = OpenAi.layerConfig({
+  baseUrl: Config.String("LLM_URL"),
+  model: Config.String("LLM_MODEL").pipe(Config.withDefault(OpenAi.DefaultModel))
+}).pipe(Layer.provide(FetchHttpClient.layer))
+export const claude = ClaudeLocal.layerConfig({
+  permissionMode: Config.schema(ToolPolicy.PermissionMode, "AGENT_MODE").pipe(Config.withDefault("default"))
+})
+export const agentConfig: Config.Config<ClaudeLocal.Options> = ClaudeLocal.configFromEnv({ model: "sonnet" })
 TS
 for absent in @anthropic-ai/claude-agent-sdk typescript @effect/sql-pg; do
   [ ! -e "node_modules/$absent" ] || fail "$absent is installed: the check below would not be one"

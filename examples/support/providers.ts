@@ -10,7 +10,7 @@
  * 3. else the offline fallback you pass (the Scripted model).
  *
  * The HTTP providers read the rest of their settings (`*_MODEL`, `*_BASE_URL`, …) with
- * `layerConfig` and run on `NodeHttpClient.layerUndici`. A configuration error (say, a bad base
+ * `layerFromEnv` and run on `NodeHttpClient.layerUndici`. A configuration error (say, a bad base
  * URL) stops the program with a clear message when the layer is built.
  */
 import { NodeHttpClient, NodeRuntime } from "@effect/platform-node"
@@ -57,19 +57,19 @@ export const providerFromEnv = (options: {
   const anthropic = () =>
     http(
       `anthropic (${env["ANTHROPIC_MODEL"] ?? ClaudeApi.DefaultModel})`,
-      ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+      ClaudeApi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
   const openai = () =>
     http(
       `openai (${env["OPENAI_MODEL"] ?? OpenAi.DefaultModel}${
         present(env["OPENAI_BASE_URL"]) ? ", custom base URL" : ""
       })`,
-      OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+      OpenAi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
   const gemini = () =>
     http(
       `gemini (${env["GEMINI_MODEL"] ?? Gemini.DefaultModel})`,
-      Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+      Gemini.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
     )
 
   const unavailable = (message: string): ProviderChoice => ({

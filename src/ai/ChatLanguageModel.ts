@@ -313,7 +313,7 @@ export const layerClaudeLocal = (
 /**
  * {@link layerClaudeLocal} with the Node implementations of Subprocess and SecretFile. The binary
  * is `options.binary`, else the `CLAUDE_BINARY` variable, else `claude` on PATH (as in
- * `ClaudeLocal.layerConfig`).
+ * `ClaudeLocal.layerFromEnv`).
  *
  * @category layers
  * @since 1.0.0

@@ -57,6 +57,7 @@ import * as Telemetry from "../internal/chat/telemetry.ts"
 import type * as CliVersion from "../internal/claude/cliVersion.ts"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claude/codeRun.ts"
 import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import { agentEnvironment } from "../internal/claude/environment.ts"
 import * as ProviderPolicy from "../internal/claude/providerPolicy.ts"
 import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claude/session.ts"
@@ -77,6 +78,7 @@ import {
 import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
 import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent/turn.ts"
+import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
@@ -371,32 +373,68 @@ export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSes
   // A refused tool policy fails the build rather than every turn.
   Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
 
-const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default"] as const
+/**
+ * The options read from the library's environment variables, all optional: `CLAUDE_BINARY` (the
+ * executable), `CLAUDE_MODEL`, `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such
+ * as `5 minutes`), `CLAUDE_PERMISSION_MODE` (a `ToolPolicy.AgentSdkPermissionMode`: the CLI's
+ * `manual` is not one), `CLAUDE_CWD`. Options given in `overrides` win over the variables.
+ *
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A malformed value (a duration,
+ * an unknown mode) is a `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
+ * @category config
+ */
+export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =>
+  Config.map(ClaudeEnv.claudeEnv(ToolPolicy.AgentSdkPermissionMode), ({ binary, ...env }): Options => ({
+    ...ClaudeEnv.defined({ ...env, pathToClaudeCodeExecutable: binary }),
+    ...ClaudeEnv.defined(overrides)
+  }))
 
 /**
- * {@link layer} configured from the environment: `CLAUDE_BINARY` (the executable), `CLAUDE_MODEL`,
- * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
- * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ * {@link layer} with its options read from `Config` values: each option is a `Config` (or the
+ * whole options one `Config`), as `PgClient.layerConfig` takes them.
  *
+ * **When to use**
+ *
+ * Your application names its own configuration. For the library's `CLAUDE_*` variables use
+ * {@link layerFromEnv}.
+ *
+ * **Gotchas**
+ *
+ * Options that are functions or services (`canUseTool`, `sessionStore`, `extraOptions` holding
+ * callbacks, …) cannot come from a `ConfigProvider`: pass them as `Config.succeed(value)`.
+ *
+ * **Example** (Model and working directory from your own variables)
+ *
+ * ```ts
+ * import { Config } from "effect"
+ * import { ClaudeAgent } from "effect-chat-bridge/claude-agent"
+ *
+ * const Live = ClaudeAgent.layerConfig({
+ *   model: Config.String("AGENT_MODEL").pipe(Config.withDefault("sonnet")),
+ *   cwd: Config.String("AGENT_WORKSPACE")
+ * })
+ * ```
+ *
+ * @since 2.0.0
  * @category layers
- * @since 1.0.0
  */
 export const layerConfig = (
-  overrides: Options = {}
+  config: Config.Wrap<Options>
 ): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const opt = (name: string) => Config.option(Config.String(name)).pipe(Config.map(Option.getOrUndefined))
-      const timeout = yield* Config.option(Config.Duration("CLAUDE_REQUEST_TIMEOUT"))
-      const permissionMode = yield* Config.option(Config.Literals(PermissionModes, "CLAUDE_PERMISSION_MODE"))
-      return layer({
-        pathToClaudeCodeExecutable: yield* opt("CLAUDE_BINARY"),
-        model: yield* opt("CLAUDE_MODEL"),
-        systemPrompt: yield* opt("CLAUDE_SYSTEM_PROMPT"),
-        cwd: yield* opt("CLAUDE_CWD"),
-        requestTimeout: Option.getOrUndefined(timeout),
-        permissionMode: Option.getOrUndefined(permissionMode),
-        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
-      })
-    })
-  )
+  Layer.unwrap(Effect.map(Config.unwrap(config), layer))
+
+/**
+ * {@link layer} configured from the environment ({@link configFromEnv}); options given here win
+ * over the environment.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> => layerConfig(configFromEnv(overrides))

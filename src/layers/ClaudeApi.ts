@@ -25,7 +25,7 @@
  * import { Layer } from "effect"
  * import { ClaudeApi } from "effect-chat-bridge"
  *
- * const Live = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * const Live = ClaudeApi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  *
  * @module
@@ -173,33 +173,72 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
   Layer.effect(ChatClient, make(options))
 
 /**
- * Reads `ANTHROPIC_API_KEY` (redacted) and the optional `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`,
- * `ANTHROPIC_MAX_TOKENS`, `ANTHROPIC_REQUEST_TIMEOUT`, `ANTHROPIC_MAX_STEPS`,
- * `ANTHROPIC_TOOL_CONCURRENCY`, `ANTHROPIC_MAX_RETRIES`, `ANTHROPIC_ALLOW_INSECURE_HTTP`;
- * `overrides` win over the configuration.
+ * The options read from the library's environment variables: `ANTHROPIC_API_KEY` (redacted) and
+ * the optional `ANTHROPIC_BASE_URL`, `ANTHROPIC_MODEL`, `ANTHROPIC_MAX_TOKENS`,
+ * `ANTHROPIC_REQUEST_TIMEOUT`, `ANTHROPIC_MAX_STEPS`, `ANTHROPIC_TOOL_CONCURRENCY`,
+ * `ANTHROPIC_MAX_RETRIES`, `ANTHROPIC_ALLOW_INSECURE_HTTP`; `overrides` win over the variables
+ * (an `apiKey` override means the key variable is not read).
  *
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A missing key or a malformed
+ * value is a `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
  * @category config
- * @since 1.0.0
  */
-export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+export const configFromEnv = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
     apiKey: overrides.apiKey === undefined ? Config.Redacted("ANTHROPIC_API_KEY") : Config.succeed(overrides.apiKey),
     common: commonConfig("ANTHROPIC", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
 /**
- * The ChatClient layer, configured from the environment (see `config`).
+ * The ChatClient layer with its options read from `Config` values: each option is a `Config` (or
+ * the whole options one `Config`), as `PgClient.layerConfig` takes them. Needs an `HttpClient`.
  *
+ * **When to use**
+ *
+ * Your application names its own configuration (a secrets store, other variable names, a
+ * `ConfigProvider` of its own). For the library's `ANTHROPIC_*` variables use {@link layerFromEnv}.
+ *
+ * **Example** (The key and model from your own variables)
+ *
+ * ```ts
+ * import { Config, Layer } from "effect"
+ * import { ClaudeApi } from "effect-chat-bridge"
+ * import { FetchHttpClient } from "effect/http"
+ *
+ * const Live = ClaudeApi.layerConfig({
+ *   apiKey: Config.Redacted("MY_ANTHROPIC_KEY"),
+ *   model: Config.String("MY_MODEL").pipe(Config.withDefault(ClaudeApi.DefaultModel))
+ * }).pipe(Layer.provide(FetchHttpClient.layer))
+ * ```
+ *
+ * @since 2.0.0
  * @category layers
- * @since 1.0.0
  */
 export const layerConfig = (
+  config: Config.Wrap<Options>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * The ChatClient layer configured from the environment ({@link configFromEnv}); `overrides` win.
+ * Without `ANTHROPIC_API_KEY` (and no `apiKey` override) it fails with a `config` ProviderError
+ * naming the variable, where to get a key and what runs without one. Needs an `HttpClient`.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(
     ChatClient,
     Effect.flatMap(
       requiredApiKey("anthropic", "ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys", overrides.apiKey),
-      (apiKey) => Effect.flatMap(config({ ...overrides, apiKey }), make)
+      (apiKey) => Effect.flatMap(configFromEnv({ ...overrides, apiKey }), make)
     )
   )

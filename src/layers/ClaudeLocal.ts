@@ -41,6 +41,7 @@ import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
 import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
 import * as Args from "../internal/claudeLocal/args.ts"
@@ -49,6 +50,7 @@ import * as LiveCli from "../internal/claudeLocal/liveCli.ts"
 import type { Options } from "../internal/claudeLocal/options.ts"
 import * as Plan from "../internal/claudeLocal/plan.ts"
 import { freshRun } from "../internal/claudeLocal/run.ts"
+import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
@@ -217,34 +219,67 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | Claud
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
- * {@link layerNode} configured from the environment: `CLAUDE_BINARY`, `CLAUDE_MODEL`,
- * `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as `5 minutes`),
- * `CLAUDE_PERMISSION_MODE`, `CLAUDE_CWD`. Options given here win over the environment.
+ * The options read from the library's environment variables, all optional: `CLAUDE_BINARY`,
+ * `CLAUDE_MODEL`, `CLAUDE_SYSTEM_PROMPT`, `CLAUDE_REQUEST_TIMEOUT` (a duration such as
+ * `5 minutes`), `CLAUDE_PERMISSION_MODE` (a `ToolPolicy.PermissionMode`), `CLAUDE_CWD`. Options
+ * given in `overrides` win over the variables.
  *
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A malformed value (a duration,
+ * an unknown mode) is a `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
+ * @category config
+ */
+export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =>
+  Config.map(ClaudeEnv.claudeEnv(ToolPolicy.PermissionMode), (env): Options => ({
+    ...ClaudeEnv.defined(env),
+    ...ClaudeEnv.defined(overrides)
+  }))
+
+/**
+ * {@link layerNode} with its options read from `Config` values: each option is a `Config` (or the
+ * whole options one `Config`), as `PgClient.layerConfig` takes them.
+ *
+ * **When to use**
+ *
+ * Your application names its own configuration. For the library's `CLAUDE_*` variables use
+ * {@link layerFromEnv}.
+ *
+ * **Gotchas**
+ *
+ * Options that are functions or services (`canUseTool`, `bridge`, `sessionStore`, …) cannot come
+ * from a `ConfigProvider`: pass them as `Config.succeed(value)`.
+ *
+ * **Example** (Model and permission mode from your own variables)
+ *
+ * ```ts
+ * import { Config } from "effect"
+ * import { ClaudeLocal, ToolPolicy } from "effect-chat-bridge"
+ *
+ * const Live = ClaudeLocal.layerConfig({
+ *   model: Config.String("AGENT_MODEL").pipe(Config.withDefault("sonnet")),
+ *   permissionMode: Config.schema(ToolPolicy.PermissionMode, "AGENT_PERMISSION_MODE")
+ * })
+ * ```
+ *
+ * @since 2.0.0
  * @category layers
- * @since 1.0.0
  */
 export const layerConfig = (
-  overrides: Options = {}
+  config: Config.Wrap<Options>
 ): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const opt = (name: string) => Config.option(Config.String(name)).pipe(Effect.map(Option.getOrUndefined))
-      const timeout = yield* Config.option(Config.Duration("CLAUDE_REQUEST_TIMEOUT"))
-      const permissionMode = yield* Config.option(
-        Config.Literals(
-          ["acceptEdits", "auto", "bypassPermissions", "manual", "dontAsk", "plan", "default"] as const,
-          "CLAUDE_PERMISSION_MODE"
-        )
-      )
-      return layerNode({
-        binary: yield* opt("CLAUDE_BINARY"),
-        model: yield* opt("CLAUDE_MODEL"),
-        systemPrompt: yield* opt("CLAUDE_SYSTEM_PROMPT"),
-        cwd: yield* opt("CLAUDE_CWD"),
-        requestTimeout: Option.getOrUndefined(timeout),
-        permissionMode: Option.getOrUndefined(permissionMode),
-        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
-      })
-    })
-  )
+  Layer.unwrap(Effect.map(Config.unwrap(config), layerNode))
+
+/**
+ * {@link layerNode} configured from the environment ({@link configFromEnv}); options given here
+ * win over the environment.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (
+  overrides: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> => layerConfig(configFromEnv(overrides))

@@ -337,8 +337,8 @@ const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error
  * import { ClaudeApi, Fallback, OpenAi } from "effect-chat-bridge"
  *
  * const Chat = Fallback.layer([
- *   { name: "anthropic", layer: ClaudeApi.layerConfig() },
- *   { name: "openai", layer: OpenAi.layerConfig() }
+ *   { name: "anthropic", layer: ClaudeApi.layerFromEnv() },
+ *   { name: "openai", layer: OpenAi.layerFromEnv() }
  * ], {
  *   onFailover: (from, to, reason) => Effect.logInfo(`${from} -> ${to}: ${reason._tag}`)
  * })

@@ -25,7 +25,7 @@
  * import { Layer } from "effect"
  * import { Gemini } from "effect-chat-bridge"
  *
- * const Live = Gemini.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * const Live = Gemini.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  *
  * @module
@@ -192,32 +192,68 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
   Layer.effect(ChatClient, make(options))
 
 /**
- * Reads `GEMINI_API_KEY` (redacted) and the optional `GEMINI_BASE_URL`, `GEMINI_MODEL`,
- * `GEMINI_MAX_TOKENS`, `GEMINI_REQUEST_TIMEOUT`, `GEMINI_MAX_STEPS`, `GEMINI_TOOL_CONCURRENCY`,
- * `GEMINI_MAX_RETRIES`, `GEMINI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ * The options read from the library's environment variables: `GEMINI_API_KEY` (redacted) and the
+ * optional `GEMINI_BASE_URL`, `GEMINI_MODEL`, `GEMINI_MAX_TOKENS`, `GEMINI_REQUEST_TIMEOUT`,
+ * `GEMINI_MAX_STEPS`, `GEMINI_TOOL_CONCURRENCY`, `GEMINI_MAX_RETRIES`,
+ * `GEMINI_ALLOW_INSECURE_HTTP`; `overrides` win over the variables (an `apiKey` override means the
+ * key variable is not read).
  *
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A missing key or a malformed
+ * value is a `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
  * @category config
- * @since 1.0.0
  */
-export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+export const configFromEnv = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
     apiKey: overrides.apiKey === undefined ? Config.Redacted("GEMINI_API_KEY") : Config.succeed(overrides.apiKey),
     common: commonConfig("GEMINI", DefaultModel)
   }).pipe(Config.map(({ apiKey, common }): Options => ({ ...common, apiKey, ...defined(overrides) })))
 
 /**
- * The ChatClient layer, configured from the environment (see `config`).
+ * The ChatClient layer with its options read from `Config` values: each option is a `Config` (or
+ * the whole options one `Config`), as `PgClient.layerConfig` takes them. Needs an `HttpClient`.
+ * For the library's `GEMINI_*` variables use {@link layerFromEnv}.
  *
+ * **Example** (The key from your own variable)
+ *
+ * ```ts
+ * import { Config, Layer } from "effect"
+ * import { Gemini } from "effect-chat-bridge"
+ * import { FetchHttpClient } from "effect/http"
+ *
+ * const Live = Gemini.layerConfig({
+ *   apiKey: Config.Redacted("MY_GEMINI_KEY"),
+ *   model: Config.succeed(Gemini.DefaultModel)
+ * }).pipe(Layer.provide(FetchHttpClient.layer))
+ * ```
+ *
+ * @since 2.0.0
  * @category layers
- * @since 1.0.0
  */
 export const layerConfig = (
+  config: Config.Wrap<Options>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * The ChatClient layer configured from the environment ({@link configFromEnv}); `overrides` win.
+ * Without `GEMINI_API_KEY` (and no `apiKey` override) it fails with a `config` ProviderError
+ * naming the variable, where to get a key and what runs without one. Needs an `HttpClient`.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
   Layer.effect(
     ChatClient,
     Effect.flatMap(
       requiredApiKey("gemini", "GEMINI_API_KEY", "https://aistudio.google.com/apikey", overrides.apiKey),
-      (apiKey) => Effect.flatMap(config({ ...overrides, apiKey }), make)
+      (apiKey) => Effect.flatMap(configFromEnv({ ...overrides, apiKey }), make)
     )
   )

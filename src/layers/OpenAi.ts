@@ -26,7 +26,7 @@
  * import { Layer } from "effect"
  * import { OpenAi } from "effect-chat-bridge"
  *
- * const Live = OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+ * const Live = OpenAi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
  * ```
  *
  * @module
@@ -167,14 +167,21 @@ export const layer = (options: Options): Layer.Layer<ChatClient, ProviderError, 
   Layer.effect(ChatClient, make(options))
 
 /**
- * Reads the optional `OPENAI_API_KEY` (redacted), `OPENAI_BASE_URL`, `OPENAI_MODEL`,
- * `OPENAI_MAX_TOKENS`, `OPENAI_REQUEST_TIMEOUT`, `OPENAI_MAX_STEPS`, `OPENAI_TOOL_CONCURRENCY`,
- * `OPENAI_MAX_RETRIES`, `OPENAI_ALLOW_INSECURE_HTTP`; `overrides` win over the configuration.
+ * The options read from the library's environment variables, all optional: `OPENAI_API_KEY`
+ * (redacted), `OPENAI_BASE_URL`, `OPENAI_MODEL`, `OPENAI_MAX_TOKENS`, `OPENAI_REQUEST_TIMEOUT`,
+ * `OPENAI_MAX_STEPS`, `OPENAI_TOOL_CONCURRENCY`, `OPENAI_MAX_RETRIES`,
+ * `OPENAI_ALLOW_INSECURE_HTTP`; `overrides` win over the variables.
  *
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A malformed value is a
+ * `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
  * @category config
- * @since 1.0.0
  */
-export const config = (overrides: Partial<Options> = {}): Config.Config<Options> =>
+export const configFromEnv = (overrides: Partial<Options> = {}): Config.Config<Options> =>
   Config.all({
     apiKey: Config.option(Config.Redacted("OPENAI_API_KEY")),
     common: commonConfig("OPENAI", DefaultModel)
@@ -187,12 +194,40 @@ export const config = (overrides: Partial<Options> = {}): Config.Config<Options>
   )
 
 /**
- * The ChatClient layer, configured from the environment (see `config`).
+ * The ChatClient layer with its options read from `Config` values: each option is a `Config` (or
+ * the whole options one `Config`), as `PgClient.layerConfig` takes them. Needs an `HttpClient`.
+ * For the library's `OPENAI_*` variables use {@link layerFromEnv}.
  *
+ * **Example** (A local OpenAI-compatible server named by your own variables)
+ *
+ * ```ts
+ * import { Config, Layer } from "effect"
+ * import { OpenAi } from "effect-chat-bridge"
+ * import { FetchHttpClient } from "effect/http"
+ *
+ * const Live = OpenAi.layerConfig({
+ *   baseUrl: Config.String("LLM_URL").pipe(Config.withDefault("http://127.0.0.1:11434/v1")),
+ *   model: Config.String("LLM_MODEL"),
+ *   name: Config.succeed("ollama")
+ * }).pipe(Layer.provide(FetchHttpClient.layer))
+ * ```
+ *
+ * @since 2.0.0
  * @category layers
- * @since 1.0.0
  */
 export const layerConfig = (
+  config: Config.Wrap<Options>
+): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
+  Layer.effect(ChatClient, Effect.flatMap(Config.unwrap(config), make))
+
+/**
+ * The ChatClient layer configured from the environment ({@link configFromEnv}); `overrides` win.
+ * Needs an `HttpClient`.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (
   overrides: Partial<Options> = {}
 ): Layer.Layer<ChatClient, ProviderError | Config.ConfigError, HttpClient.HttpClient> =>
-  Layer.effect(ChatClient, Effect.flatMap(config(overrides), make))
+  Layer.effect(ChatClient, Effect.flatMap(configFromEnv(overrides), make))

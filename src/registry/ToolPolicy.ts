@@ -22,6 +22,7 @@ import {
   type IgnoredOptOut,
   MaxOptOutLength,
   MaxOptOuts,
+  PermissionMode,
   PolicyContext,
   syntaxError,
   type ToolPolicy,
@@ -37,7 +38,15 @@ export {
   toCliFlags
 } from "./toolPolicy/cliFlags.ts"
 export type { ArgvBounds, BoundedPolicy } from "./toolPolicy/cliFlags.ts"
-export { AgentToolSettings, MaxOptOutLength, MaxOptOuts, OptOutEntry, PolicyContext } from "./toolPolicy/model.ts"
+export {
+  AgentSdkPermissionMode,
+  AgentToolSettings,
+  MaxOptOutLength,
+  MaxOptOuts,
+  OptOutEntry,
+  PermissionMode,
+  PolicyContext
+} from "./toolPolicy/model.ts"
 export type { IgnoredOptOut, ToolPolicy, WithheldTool } from "./toolPolicy/model.ts"
 export { headlessDenialReason, toAgentSdkOptions } from "./toolPolicy/sdkOptions.ts"
 export type {
@@ -45,14 +54,14 @@ export type {
   AgentSdkOptionsInput,
   HookCallback,
   HookInput,
-  HookOutput,
-  PermissionMode
+  HookOutput
 } from "./toolPolicy/sdkOptions.ts"
 
 // `reportInput`: Effect 4's messages leave out the rejected value unless asked ("Expected string,
 // got 1" rather than "Expected string"); Effect 3's always had it, and a settings screen needs it.
 const decodeAgent = Schema.decodeUnknownExit(AgentToolSettings, { reportInput: true })
 const decodeContext = Schema.decodeUnknownExit(PolicyContext, { reportInput: true })
+const isPermissionMode = Schema.is(PermissionMode)
 
 const sorted = (set: Set<string>): ReadonlyArray<string> => Array.from(set).sort()
 
@@ -235,7 +244,8 @@ const fastContext = (u: unknown): Result.Result<PolicyContext, never> | undefine
     }
     const out: { -readonly [K in keyof PolicyContext]: PolicyContext[K] } = { conditions, headless: u["headless"] }
     if ("permissionMode" in u) {
-      if (typeof u["permissionMode"] !== "string") return undefined
+      // An unknown mode goes to the decoder, whose error lists the modes.
+      if (!isPermissionMode(u["permissionMode"])) return undefined
       out.permissionMode = u["permissionMode"]
     }
     if ("canUseTool" in u) {

@@ -357,32 +357,70 @@ export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutE
 export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
   Layer.effect(ClaudeProcessPool, make(options))
 
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)
+
 /**
- * {@link layer} configured from the environment: `CLAUDE_MAX_LIVE_PROCESSES`,
- * `CLAUDE_POOL_ACQUIRE_TIMEOUT`, `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER`
- * (durations such as `30 seconds`). Options given here win over the environment.
+ * The options read from the library's environment variables, all optional:
+ * `CLAUDE_MAX_LIVE_PROCESSES` (at least 1), `CLAUDE_POOL_ACQUIRE_TIMEOUT`,
+ * `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER` (durations such as `30 seconds`).
+ * Options given in `overrides` win over the variables.
  *
- * @category layers
- * @since 1.0.0
+ * **Details**
+ *
+ * A `Config`, read through the current `ConfigProvider` (the process environment unless you
+ * provide another): compose it, or pass it to {@link layerConfig}. A malformed value is a
+ * `ConfigError` naming the variable.
+ *
+ * @since 2.0.0
+ * @category config
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<ClaudeProcessPool, Config.ConfigError> =>
-  Layer.unwrap(
-    Effect.gen(function*() {
-      const duration = (name: string) => Config.option(Config.Duration(name)).pipe(Effect.map(Option.getOrUndefined))
-      const max = yield* Config.option(
-        Config.schema(
-          Schema.Int.check(
-            Schema.isGreaterThanOrEqualTo(1, { message: "CLAUDE_MAX_LIVE_PROCESSES must be at least 1" })
-          ),
-          "CLAUDE_MAX_LIVE_PROCESSES"
-        )
-      )
-      return layer({
-        maxLiveProcesses: Option.getOrUndefined(max),
-        acquireTimeout: yield* duration("CLAUDE_POOL_ACQUIRE_TIMEOUT"),
-        idleTimeout: yield* duration("CLAUDE_POOL_IDLE_TIMEOUT"),
-        reclaimAfter: yield* duration("CLAUDE_POOL_RECLAIM_AFTER"),
-        ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
-      })
-    })
+export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =>
+  Config.all({
+    maxLiveProcesses: optional(Config.schema(
+      Schema.Int.check(
+        Schema.isGreaterThanOrEqualTo(1, { message: "CLAUDE_MAX_LIVE_PROCESSES must be at least 1" })
+      ),
+      "CLAUDE_MAX_LIVE_PROCESSES"
+    )),
+    acquireTimeout: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_ACQUIRE_TIMEOUT")),
+    idleTimeout: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_IDLE_TIMEOUT")),
+    reclaimAfter: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_RECLAIM_AFTER"))
+  }).pipe(
+    Config.map((env): Options => ({
+      ...env,
+      ...Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
+    }))
   )
+
+/**
+ * {@link layer} with its options read from `Config` values: each option is a `Config` (or the
+ * whole options one `Config`), as `PgClient.layerConfig` takes them. For the library's
+ * `CLAUDE_*` variables use {@link layerFromEnv}.
+ *
+ * **Example** (The pool's size from your own variable)
+ *
+ * ```ts
+ * import { Config } from "effect"
+ * import { ClaudeProcessPool } from "effect-chat-bridge"
+ *
+ * const Pool = ClaudeProcessPool.layerConfig({
+ *   maxLiveProcesses: Config.Int("AGENT_MAX_PROCESSES").pipe(Config.withDefault(4))
+ * })
+ * ```
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerConfig = (config: Config.Wrap<Options>): Layer.Layer<ClaudeProcessPool, Config.ConfigError> =>
+  Layer.unwrap(Effect.map(Config.unwrap(config), layer))
+
+/**
+ * {@link layer} configured from the environment ({@link configFromEnv}); options given here win
+ * over the environment.
+ *
+ * @since 2.0.0
+ * @category layers
+ */
+export const layerFromEnv = (overrides: Options = {}): Layer.Layer<ClaudeProcessPool, Config.ConfigError> =>
+  layerConfig(configFromEnv(overrides))

@@ -83,6 +83,7 @@ describe("the shipped guides' programs", () => {
       "docs/cluster.md: cluster-client",
       "docs/cluster.md: cluster-runner",
       "docs/effect-ai.md: effect-ai",
+      "docs/providers.md: config",
       "docs/providers.md: fallback"
     ])
   })
@@ -98,6 +99,13 @@ describe("the shipped guides' programs", () => {
   it.live("providers.md's fallback chain loads and builds nothing until provided", () =>
     Effect.gen(function*() {
       const out = yield* runTsx(runnable("fallback", dir))
+      expect(out.stderr).toBe("")
+      expect(out.code).toBe(0)
+    }), 120_000)
+
+  it.live("providers.md's configuration layers load and build nothing until provided", () =>
+    Effect.gen(function*() {
+      const out = yield* runTsx(runnable("config", dir))
       expect(out.stderr).toBe("")
       expect(out.code).toBe(0)
     }), 120_000)

@@ -50,7 +50,7 @@ describe("examples/quickstart.ts (npm start)", () => {
           const lines = out.stderr.trim().split("\n")
           expect(lines, out.stderr).toHaveLength(1)
           expect(lines[0]).toMatch(new RegExp(`^error: ProviderError: ${variable} is not set: get a key at https://`))
-          expect(lines[0]).toContain("ClaudeLocal.layerConfig()")
+          expect(lines[0]).toContain("ClaudeLocal.layerFromEnv()")
           expect(out.stderr).not.toMatch(/\n\s+at /)
         }
       }),

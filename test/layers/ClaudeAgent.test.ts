@@ -3,6 +3,7 @@
  * provider builds the query's options and reads SDK failures. The real binary is in test/e2e.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -11,6 +12,7 @@ import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import * as Sdk from "../support/fakeAgentSdk.ts"
 
@@ -244,7 +246,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
     }))
 })
 
-describe("ClaudeAgent.layerConfig", () => {
+describe("ClaudeAgent.layerFromEnv", () => {
   it.effect("reads CLAUDE_* settings; options given in code win over the environment", () =>
     Effect.gen(function*() {
       Sdk.script(async function*() {
@@ -261,7 +263,7 @@ describe("ClaudeAgent.layerConfig", () => {
       })
       const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
         Effect.provide(
-          ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier, systemPrompt: "from code", model: undefined }).pipe(
+          ClaudeAgent.layerFromEnv({ sdkSpecifier: Sdk.specifier, systemPrompt: "from code", model: undefined }).pipe(
             Layer.provide(ConfigProvider.layer(config))
           )
         )
@@ -279,11 +281,45 @@ describe("ClaudeAgent.layerConfig", () => {
     Effect.gen(function*() {
       const config = ConfigProvider.fromUnknown({ CLAUDE_PERMISSION_MODE: "yolo" })
       const error = yield* Effect.flip(
-        Layer.build(ClaudeAgent.layerConfig({ sdkSpecifier: Sdk.specifier })).pipe(
+        Layer.build(ClaudeAgent.layerFromEnv({ sdkSpecifier: Sdk.specifier })).pipe(
           Effect.scoped,
           Effect.provide(ConfigProvider.layer(config))
         )
       )
       expect(error._tag).toBe("ConfigError")
+      // The CLI's `manual` is no Agent SDK mode: the error names the variable and the SDK's modes.
+      const manual = yield* Effect.flip(
+        ClaudeAgent.configFromEnv().pipe(
+          Effect.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({ CLAUDE_PERMISSION_MODE: "manual" })))
+        )
+      )
+      expect(String(manual)).toContain("\"dontAsk\" | \"plan\"\n  at [\"CLAUDE_PERMISSION_MODE\"]")
+    }))
+})
+
+describe("ClaudeAgent.layerConfig", () => {
+  it.effect("takes the caller's Config values; no CLAUDE_* variable is read", () =>
+    Effect.gen(function*() {
+      Sdk.script(async function*() {
+        yield init()
+        yield result()
+      })
+      const cwd = fs.realpathSync(os.tmpdir())
+      const settings = ConfigProvider.fromUnknown({
+        agent: { model: "haiku", workspace: cwd, mode: "plan" },
+        CLAUDE_MODEL: "opus",
+        CLAUDE_PERMISSION_MODE: "acceptEdits"
+      })
+      const live = ClaudeAgent.layerConfig({
+        model: Config.String("model").pipe(Config.nested("agent")),
+        cwd: Config.String("workspace").pipe(Config.nested("agent")),
+        permissionMode: Config.schema(ToolPolicy.AgentSdkPermissionMode, "mode").pipe(Config.nested("agent")),
+        sdkSpecifier: Config.succeed(Sdk.specifier)
+      })
+      const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
+        Effect.provide(live.pipe(Layer.provide(ConfigProvider.layer(settings))))
+      )
+      expect(answer).toBe("ok")
+      expect(Sdk.calls()[0]!.options).toMatchObject({ model: "haiku", cwd, permissionMode: "plan" })
     }))
 })

@@ -1,5 +1,6 @@
 import type Anthropic from "@anthropic-ai/sdk"
 import { describe, expect, it } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -314,11 +315,11 @@ describe("ClaudeApi", () => {
       }
     }).pipe(Effect.provide(HttpLive)))
 
-  it.live("layerConfig reads ANTHROPIC_* and refuses a bad base URL with a config error", () =>
+  it.live("layerFromEnv reads ANTHROPIC_* and refuses a bad base URL with a config error", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ text: "configured" }))
       const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
-      const good = ClaudeApi.layerConfig().pipe(
+      const good = ClaudeApi.layerFromEnv().pipe(
         Layer.provide(
           env({
             ANTHROPIC_API_KEY: SecretKey,
@@ -331,7 +332,7 @@ describe("ClaudeApi", () => {
       const answer = yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(good))
       expect(answer).toBe("configured")
       expect(api.messageRequests()[0]!.body).toMatchObject({ model: "claude-env", max_tokens: 77 })
-      const bad = ClaudeApi.layerConfig().pipe(
+      const bad = ClaudeApi.layerFromEnv().pipe(
         Layer.provide(env({ ANTHROPIC_API_KEY: SecretKey, ANTHROPIC_BASE_URL: `http://user:${SecretKey}@example.com` }))
       )
       const error = yield* Effect.flip(Effect.provide(ChatClient, bad))
@@ -339,22 +340,63 @@ describe("ClaudeApi", () => {
       expect(String(error.message)).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
 
-  it.live("layerConfig without ANTHROPIC_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
+  it.live("layerFromEnv without ANTHROPIC_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
     Effect.gen(function*() {
       const api = yield* fakeWith(() => ({ text: "with the override" }))
       const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
       const error = yield* Effect.flip(
-        Effect.provide(ChatClient, ClaudeApi.layerConfig().pipe(Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))))
+        Effect.provide(ChatClient, ClaudeApi.layerFromEnv().pipe(Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))))
       )
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "config", retryable: false })
       expect(error.message).toContain("ANTHROPIC_API_KEY is not set")
       expect(error.message).toContain("https://console.anthropic.com/settings/keys")
-      expect(error.message).toContain("ClaudeLocal.layerConfig()")
-      const overridden = ClaudeApi.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
+      expect(error.message).toContain("ClaudeLocal.layerFromEnv()")
+      const overridden = ClaudeApi.layerFromEnv({ apiKey: Redacted.make(SecretKey) }).pipe(
         Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))
       )
       expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(overridden))).toBe(
         "with the override"
       )
+    }).pipe(Effect.provide(HttpLive)))
+
+  it.live("layerConfig takes the caller's Config values: its own names, no environment variable read", () =>
+    Effect.gen(function*() {
+      const api = yield* fakeWith(() => ({ text: "from settings" }))
+      const settings = ConfigProvider.layer(
+        ConfigProvider.fromUnknown({ anthropic: { key: SecretKey, url: api.url }, model: "claude-settings" })
+      )
+      const live = ClaudeApi.layerConfig({
+        apiKey: Config.Redacted("key").pipe(Config.nested("anthropic")),
+        baseUrl: Config.String("url").pipe(Config.nested("anthropic")),
+        model: Config.String("model"),
+        maxTokens: Config.succeed(55)
+      }).pipe(Layer.provide(settings))
+      expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(live))).toBe("from settings")
+      expect(api.messageRequests()[0]!.body).toMatchObject({ model: "claude-settings", max_tokens: 55 })
+      // The variables layerFromEnv reads mean nothing here: a missing value names the caller's key.
+      const missing = ClaudeApi.layerConfig({ apiKey: Config.Redacted("MY_KEY"), model: Config.String("model") }).pipe(
+        Layer.provide(
+          ConfigProvider.layer(ConfigProvider.fromUnknown({ ANTHROPIC_API_KEY: SecretKey, model: "claude-settings" }))
+        )
+      )
+      const error = yield* Effect.flip(Effect.provide(ChatClient, missing))
+      expect(error._tag).toBe("ConfigError")
+      expect(String(error)).toContain("at [\"MY_KEY\"]")
+    }).pipe(Effect.provide(HttpLive)))
+
+  it.live("layerFromEnv: a malformed variable is a ConfigError naming it; configFromEnv composes as a Config", () =>
+    Effect.gen(function*() {
+      const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
+      const malformed = ClaudeApi.layerFromEnv().pipe(
+        Layer.provide(env({ ANTHROPIC_API_KEY: SecretKey, ANTHROPIC_MAX_TOKENS: "lots" }))
+      )
+      const error = yield* Effect.flip(Effect.provide(ChatClient, malformed))
+      expect(error._tag).toBe("ConfigError")
+      expect(String(error)).toContain("at [\"ANTHROPIC_MAX_TOKENS\"]")
+      const options = yield* ClaudeApi.configFromEnv({ maxRetries: 0 }).pipe(
+        Effect.provide(env({ ANTHROPIC_API_KEY: SecretKey, ANTHROPIC_MODEL: "claude-env", ANTHROPIC_MAX_RETRIES: "3" }))
+      )
+      expect(Redacted.value(options.apiKey)).toBe(SecretKey)
+      expect(options).toMatchObject({ model: "claude-env", maxRetries: 0, allowInsecureHttp: false })
     }).pipe(Effect.provide(HttpLive)))
 })

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -25,6 +26,7 @@ import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
+import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { SecretFile, SecretFileError } from "../../src/services/SecretFile.ts"
 import {
@@ -488,7 +490,7 @@ describe("ClaudeLocal: more failure paths", () => {
     }))
 })
 
-describe("ClaudeLocal.layerConfig (stub claude script)", () => {
+describe("ClaudeLocal.layerFromEnv (stub claude script)", () => {
   it.live("reads CLAUDE_* settings into flags, runs in CLAUDE_CWD; options in code win", () =>
     Effect.gen(function*() {
       const dir = realpathSync(mkdtempSync(join(tmpdir(), "ecb-config-")))
@@ -514,7 +516,7 @@ console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: proc
       })
       const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
         Effect.provide(
-          ClaudeLocal.layerConfig({ systemPrompt: "from code", model: undefined }).pipe(
+          ClaudeLocal.layerFromEnv({ systemPrompt: "from code", model: undefined }).pipe(
             Layer.provide(ConfigProvider.layer(config))
           )
         ),
@@ -533,11 +535,72 @@ console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: proc
     Effect.gen(function*() {
       const config = ConfigProvider.fromEnv({ env: { CLAUDE_REQUEST_TIMEOUT: "soon" } })
       const error = yield* Effect.flip(
-        Layer.build(ClaudeLocal.layerConfig()).pipe(
+        Layer.build(ClaudeLocal.layerFromEnv()).pipe(
           Effect.scoped,
           Effect.provideService(ConfigProvider.ConfigProvider, config)
         )
       )
       expect(error._tag).toBe("ConfigError")
+      expect(String(error)).toContain("at [\"CLAUDE_REQUEST_TIMEOUT\"]")
     }))
+
+  it.effect("CLAUDE_PERMISSION_MODE takes ToolPolicy.PermissionMode (manual included); another is a ConfigError naming the variable and the modes", () =>
+    Effect.gen(function*() {
+      const read = (mode: string) =>
+        ClaudeLocal.configFromEnv().pipe(
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnv({ env: { CLAUDE_PERMISSION_MODE: mode } })
+          )
+        )
+      expect((yield* read("manual")).permissionMode).toBe("manual")
+      const error = yield* Effect.flip(read("yolo"))
+      expect(String(error)).toContain("\"plan\" | \"manual\"\n  at [\"CLAUDE_PERMISSION_MODE\"]")
+    }))
+})
+
+describe("ClaudeLocal.layerConfig (stub claude script)", () => {
+  it.live("takes the caller's Config values from any ConfigProvider; no CLAUDE_* variable is read", () =>
+    Effect.gen(function*() {
+      const dir = realpathSync(mkdtempSync(join(tmpdir(), "ecb-config-")))
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(dir, { recursive: true, force: true })))
+      const stub = join(dir, "claude")
+      writeFileSync(
+        stub,
+        `#!/usr/bin/env node
+console.log(JSON.stringify({ type: "system", subtype: "init", mcp_servers: [] }))
+console.log(JSON.stringify({ type: "result", result: JSON.stringify({ args: process.argv.slice(2), cwd: process.cwd() }) }))
+`
+      )
+      chmodSync(stub, 0o755)
+      const settings = ConfigProvider.fromUnknown({
+        agent: { binary: stub, model: "haiku", mode: "acceptEdits", workspace: dir },
+        CLAUDE_MODEL: "opus",
+        CLAUDE_PERMISSION_MODE: "plan"
+      })
+      const live = ClaudeLocal.layerConfig({
+        binary: Config.String("binary").pipe(Config.nested("agent")),
+        model: Config.String("model").pipe(Config.nested("agent")),
+        permissionMode: Config.schema(ToolPolicy.PermissionMode, "mode").pipe(Config.nested("agent")),
+        cwd: Config.String("workspace").pipe(Config.nested("agent")),
+        cliVersion: Config.succeed("2.1.332")
+      })
+      const answer = yield* Effect.flatMap(ChatClient, (chat) => chat.chat("hi")).pipe(
+        Effect.provide(live.pipe(Layer.provide(ConfigProvider.layer(settings))))
+      )
+      const seen = JSON.parse(answer) as { args: Array<string>; cwd: string }
+      expect(seen.cwd).toBe(dir)
+      const flag = (name: string) => seen.args[seen.args.indexOf(name) + 1]
+      expect(flag("--model")).toBe("haiku")
+      expect(flag("--permission-mode")).toBe("acceptEdits")
+      const bad = ConfigProvider.fromUnknown({ agent: { mode: "yolo" } })
+      const error = yield* Effect.flip(
+        Layer.build(
+          ClaudeLocal.layerConfig({
+            permissionMode: Config.schema(ToolPolicy.PermissionMode, "mode").pipe(Config.nested("agent"))
+          })
+        ).pipe(Effect.scoped, Effect.provideService(ConfigProvider.ConfigProvider, bad))
+      )
+      expect(String(error)).toContain("at [\"agent\"][\"mode\"]")
+    }).pipe(Effect.scoped))
 })

@@ -98,10 +98,10 @@ describe("Fallback over the HTTP providers", () => {
     Effect.gen(function*() {
       const openai = yield* FakeOpenAi.make(() => ({ text: "from openai" }))
       const env = ConfigProvider.layer(ConfigProvider.fromUnknown({ OPENAI_BASE_URL: openai.url }))
-      const anthropic = ClaudeApi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici))
+      const anthropic = ClaudeApi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici))
       const chain = Fallback.layer([
         { name: "anthropic", layer: anthropic },
-        { name: "openai", layer: OpenAi.layerConfig().pipe(Layer.provide(NodeHttpClient.layerUndici)) }
+        { name: "openai", layer: OpenAi.layerFromEnv().pipe(Layer.provide(NodeHttpClient.layerUndici)) }
       ]).pipe(Layer.provide(env))
       const { exit, lines } = yield* withCapturedLogs(
         Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(chain))
@@ -120,8 +120,8 @@ describe("Fallback over the HTTP providers", () => {
       const http = (layer: Layer.Layer<ChatClient, unknown, HttpClient.HttpClient>) =>
         layer.pipe(Layer.provide(NodeHttpClient.layerUndici))
       const chain = Fallback.layer([
-        { name: "anthropic", layer: http(ClaudeApi.layerConfig()) },
-        { name: "gemini", layer: http(Gemini.layerConfig()) },
+        { name: "anthropic", layer: http(ClaudeApi.layerFromEnv()) },
+        { name: "gemini", layer: http(Gemini.layerFromEnv()) },
         { name: "typo", layer: Layer.effect(ChatClient, Effect.fail(new Error("model name missing"))) }
       ]).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
       const error = yield* Effect.flip(Effect.provide(ChatClient, chain))

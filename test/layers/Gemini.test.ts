@@ -323,33 +323,33 @@ describe("Gemini", () => {
       }
     }).pipe(Effect.provide(HttpLive)))
 
-  it.live("layerConfig reads GEMINI_* and requires the key", () =>
+  it.live("layerFromEnv reads GEMINI_* and requires the key", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "configured" }))
       const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
-      const good = Gemini.layerConfig().pipe(
+      const good = Gemini.layerFromEnv().pipe(
         Layer.provide(env({ GEMINI_API_KEY: SecretKey, GEMINI_BASE_URL: api.url, GEMINI_MODEL: "gemini-env" }))
       )
       expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(good))).toBe("configured")
       expect(api.generateRequests()[0]!.path).toBe("/v1beta/models/gemini-env:generateContent")
-      const missing = Gemini.layerConfig().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url })))
+      const missing = Gemini.layerFromEnv().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url })))
       const error = yield* Effect.flip(Effect.provide(ChatClient, missing))
       expect(String(error)).toContain("GEMINI_API_KEY")
     }).pipe(Effect.provide(HttpLive)))
 
-  it.live("layerConfig without GEMINI_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
+  it.live("layerFromEnv without GEMINI_API_KEY: a config ProviderError naming the variable, where to get a key, what works offline", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "with the override" }))
       const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
       const error = yield* Effect.flip(
-        Effect.provide(ChatClient, Gemini.layerConfig().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url }))))
+        Effect.provide(ChatClient, Gemini.layerFromEnv().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url }))))
       )
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "config", retryable: false })
       expect(error.message).toContain("GEMINI_API_KEY is not set")
       expect(error.message).toContain("https://aistudio.google.com/apikey")
-      expect(error.message).toContain("ClaudeLocal.layerConfig()")
+      expect(error.message).toContain("ClaudeLocal.layerFromEnv()")
       // An apiKey given as an override needs no variable.
-      const overridden = Gemini.layerConfig({ apiKey: Redacted.make(SecretKey) }).pipe(
+      const overridden = Gemini.layerFromEnv({ apiKey: Redacted.make(SecretKey) }).pipe(
         Layer.provide(env({ GEMINI_BASE_URL: api.url }))
       )
       expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(overridden))).toBe(

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -322,17 +323,28 @@ describe("OpenAi", () => {
       }
     }).pipe(Effect.provide(HttpLive)))
 
-  it.live("layerConfig reads OPENAI_* and refuses plain http to a remote host", () =>
+  it.live("layerFromEnv reads OPENAI_* and refuses plain http to a remote host", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(() => ({ text: "configured" }))
       const env = (map: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromUnknown(map))
-      const good = OpenAi.layerConfig().pipe(
+      const good = OpenAi.layerFromEnv().pipe(
         Layer.provide(env({ OPENAI_API_KEY: SecretKey, OPENAI_BASE_URL: api.url, OPENAI_MODEL: "gpt-env" }))
       )
       expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(good))).toBe("configured")
       expect(api.completionRequests()[0]!.body.model).toBe("gpt-env")
-      const bad = OpenAi.layerConfig().pipe(Layer.provide(env({ OPENAI_BASE_URL: "http://llm.example.com/v1" })))
+      const bad = OpenAi.layerFromEnv().pipe(Layer.provide(env({ OPENAI_BASE_URL: "http://llm.example.com/v1" })))
       const error = yield* Effect.flip(Effect.provide(ChatClient, bad))
       expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+    }).pipe(Effect.provide(HttpLive)))
+  it.live("layerConfig takes the caller's Config values (a whole settings object); no key needed off api.openai.com", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(() => ({ text: "from settings" }))
+      const settings = ConfigProvider.fromUnknown({ llm: { url: api.url, model: "local-model" } })
+      const live = OpenAi.layerConfig(
+        Config.all({ baseUrl: Config.String("url"), model: Config.String("model") }).pipe(Config.nested("llm"))
+      ).pipe(Layer.provide(ConfigProvider.layer(settings)))
+      expect(yield* Effect.flatMap(ChatClient, (c) => c.chat("hi")).pipe(Effect.provide(live))).toBe("from settings")
+      expect(api.completionRequests()[0]!.body.model).toBe("local-model")
+      expect(api.completionRequests()[0]!.headers["authorization"]).toBeUndefined()
     }).pipe(Effect.provide(HttpLive)))
 })

@@ -29,26 +29,26 @@ const withEnv = (env: Record<string, string>) =>
 describe("errors a newcomer meets", () => {
   it.effect("AI_PROVIDER=openai without OPENAI_API_KEY: a config error naming OPENAI_API_KEY and OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
-      const error = yield* Effect.flip(Layer.build(OpenAi.layerConfig()).pipe(withEnv({})))
+      const error = yield* Effect.flip(Layer.build(OpenAi.layerFromEnv()).pipe(withEnv({})))
       expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "config", retryable: false })
       expect(error.message).toContain("set OPENAI_API_KEY")
       expect(error.message).toContain("OPENAI_BASE_URL")
       // A local compatible server needs no key.
-      yield* Layer.build(OpenAi.layerConfig()).pipe(withEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }))
+      yield* Layer.build(OpenAi.layerFromEnv()).pipe(withEnv({ OPENAI_BASE_URL: "http://127.0.0.1:9/v1" }))
     }).pipe(Effect.provide(HttpLive)))
 
   it.effect("a missing key names the library's options and variables, never this repository's examples", () =>
     Effect.gen(function*() {
       const cases = [
-        ["ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys", ClaudeApi.layerConfig()],
-        ["GEMINI_API_KEY", "https://aistudio.google.com/apikey", Gemini.layerConfig()]
+        ["ANTHROPIC_API_KEY", "https://console.anthropic.com/settings/keys", ClaudeApi.layerFromEnv()],
+        ["GEMINI_API_KEY", "https://aistudio.google.com/apikey", Gemini.layerFromEnv()]
       ] as const
       for (const [variable, keysPage, layer] of cases) {
         const error = yield* Effect.flip(Layer.build(layer).pipe(withEnv({})))
         expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
         expect(error.message).toBe(
           `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). Without a key, ` +
-            "ClaudeLocal.layerConfig() runs on a logged-in claude CLI, and Scripted.layer answers offline (for tests)"
+            "ClaudeLocal.layerFromEnv() runs on a logged-in claude CLI, and Scripted.layer answers offline (for tests)"
         )
         expect(error.message).not.toMatch(/AI_PROVIDER|example|npm /)
       }

@@ -543,7 +543,7 @@ describe("resolveToolPolicy: properties of opt-outs (wildcards, malformed names,
   const ctxArb = fc.record({
     conditions: fc.dictionary(fc.constantFrom("workspace-has-git", "agent-has-channel"), fc.boolean()),
     headless: fc.boolean(),
-    permissionMode: fc.constantFrom("default", "acceptEdits", "bypassPermissions", "plan", "dontAsk", "auto"),
+    permissionMode: fc.constantFrom(...ToolPolicy.PermissionMode.literals),
     mcpServers: fc.array(fc.constantFrom("gtb", "docs"), { maxLength: 2 })
   })
   const run = (agent: { disabledTools: ReadonlyArray<string> }, ctx: ToolPolicy.PolicyContext) =>

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { denialMessage } from "../../src/internal/policy/headlessTools.ts"
 import * as CatalogView from "../../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
@@ -56,6 +57,19 @@ describe("ToolPolicy on headless sessions", () => {
       expect(withheldTools(resolve({ permissionMode: mode }))).toEqual(withheldTools(resolve()))
     })
   }
+
+  it("an unknown permission mode is refused, naming the modes there are (ToolPolicy.PermissionMode)", () => {
+    const decoded = Schema.decodeUnknownExit(ToolPolicy.PermissionMode)("yolo")
+    expect(String(decoded)).toContain(
+      "Expected \"default\" | \"acceptEdits\" | \"auto\" | \"bypassPermissions\" | \"dontAsk\" | \"plan\" | \"manual\""
+    )
+    const ctx = { headless: true, permissionMode: "yolo" } as unknown as ToolPolicy.PolicyContext
+    const refused = ToolPolicy.resolveToolPolicy(ClaudeCodeCatalog.registry, { disabledTools: [] }, ctx)
+    expect(Result.isFailure(refused) && String(refused.failure)).toContain("got \"yolo\"\n  at [\"permissionMode\"]")
+    // The Agent SDK's set is the same schema without `manual`.
+    expect(Schema.is(ToolPolicy.AgentSdkPermissionMode)("manual")).toBe(false)
+    expect(ToolPolicy.AgentSdkPermissionMode.literals.every(Schema.is(ToolPolicy.PermissionMode))).toBe(true)
+  })
 
   it("canUseTool answers the prompts: tools that ask are offered, interactive ones still are not", () => {
     const policy = resolve({ canUseTool: true })

@@ -8,7 +8,9 @@ import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 // ToolPolicy mirrors the Agent SDK's types structurally so the main entry needs no SDK. These
 // assertions fail the typecheck (not just this test) when the SDK's types move away from them.
 type Equal<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false
-const samePermissionModes: Equal<ToolPolicy.PermissionMode, SdkPermissionMode> = true
+const samePermissionModes: Equal<ToolPolicy.AgentSdkPermissionMode, SdkPermissionMode> = true
+// The CLI's set is the SDK's plus `manual` (its alias of `default`).
+const cliPermissionModes: Equal<ToolPolicy.PermissionMode, SdkPermissionMode | "manual"> = true
 // SdkCoverage's compile-time guards, instantiated here so a test file's typecheck names them too.
 const coverage: [SdkCoverage.CatalogCoversSdk, SdkCoverage.NamesAreSdkNames, SdkCoverage.InputsAreSdkInputs] = [
   true,
@@ -36,6 +38,7 @@ describe("toAgentSdkOptions against the Agent SDK's own types", () => {
       "disallowedTools" | "allowedTools" | "mcpServers" | "strictMcpConfig" | "permissionMode" | "hooks"
     > = options
     expect(samePermissionModes).toBe(true)
+    expect(cliPermissionModes).toBe(true)
     expect(coverage).toEqual([true, true, true])
     expect(sdk.mcpServers).toEqual({ gtb })
     expect(sdk.hooks?.PreToolUse?.[0]?.hooks.length).toBe(1)

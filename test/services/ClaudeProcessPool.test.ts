@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -184,21 +185,21 @@ describe("ClaudeProcessPool", () => {
       assert.isFalse(permit.evicted())
     }))
 
-  it.effect("layerConfig reads the environment; overrides win", () =>
+  it.effect("layerFromEnv reads the environment; overrides win", () =>
     Effect.gen(function*() {
       const provider = ConfigProvider.fromEnv({
         env: { CLAUDE_MAX_LIVE_PROCESSES: "3", CLAUDE_POOL_IDLE_TIMEOUT: "2 minutes" }
       })
       const max = (overrides: Pool.Options) =>
         Effect.scoped(
-          Layer.build(Pool.layerConfig(overrides)).pipe(
+          Layer.build(Pool.layerFromEnv(overrides)).pipe(
             Effect.map((ctx) => Context.get(ctx, Pool.ClaudeProcessPool).maxLiveProcesses),
             Effect.provideService(ConfigProvider.ConfigProvider, provider)
           )
         )
       assert.strictEqual(yield* max({}), 3)
       assert.strictEqual(yield* max({ maxLiveProcesses: 7 }), 7)
-      const bad = yield* Effect.scoped(Layer.build(Pool.layerConfig())).pipe(
+      const bad = yield* Effect.scoped(Layer.build(Pool.layerFromEnv())).pipe(
         Effect.provideService(
           ConfigProvider.ConfigProvider,
           ConfigProvider.fromEnv({ env: { CLAUDE_MAX_LIVE_PROCESSES: "0" } })
@@ -206,5 +207,18 @@ describe("ClaudeProcessPool", () => {
         Effect.flip
       )
       assert.include(String(bad), "at least 1")
+      assert.include(String(bad), "[\"CLAUDE_MAX_LIVE_PROCESSES\"]")
+    }))
+
+  it.effect("layerConfig takes the caller's Config values; CLAUDE_* are not read", () =>
+    Effect.gen(function*() {
+      const provider = ConfigProvider.fromUnknown({ pool: { size: 5 }, CLAUDE_MAX_LIVE_PROCESSES: "3" })
+      const max = yield* Effect.scoped(
+        Layer.build(Pool.layerConfig({ maxLiveProcesses: Config.Int("size").pipe(Config.nested("pool")) })).pipe(
+          Effect.map((ctx) => Context.get(ctx, Pool.ClaudeProcessPool).maxLiveProcesses),
+          Effect.provideService(ConfigProvider.ConfigProvider, provider)
+        )
+      )
+      assert.strictEqual(max, 5)
     }))
 })

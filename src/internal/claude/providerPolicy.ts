@@ -21,7 +21,7 @@ export interface PolicyInput {
   readonly registry: Registry.Registry
   readonly disabledTools: ReadonlyArray<string>
   readonly conditions: Conditions.Conditions
-  readonly permissionMode: string | undefined
+  readonly permissionMode: ToolPolicy.PermissionMode | undefined
   /** A permission prompt can be answered (`canUseTool`), so tools that ask may still run. */
   readonly canUseTool: boolean
   /** Built-in tools the application auto-approves (`toolPolicy.allowedTools`). */
@@ -130,7 +130,7 @@ export interface ProviderOptions {
 export const fromOptions = (
   provider: string,
   options: ProviderOptions,
-  session: { readonly permissionMode: string | undefined; readonly servers: ReadonlyArray<string> }
+  session: { readonly permissionMode: ToolPolicy.PermissionMode | undefined; readonly servers: ReadonlyArray<string> }
 ): Effect.Effect<ProviderPolicy> =>
   Effect.flatMap(
     Conditions.detectNodeConditions({ cwd: options.cwd, given: options.toolPolicy?.conditions }),

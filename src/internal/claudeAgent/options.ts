@@ -4,16 +4,17 @@
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import type * as Duration from "effect/Duration"
+import type * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import type { ToolPolicyInput } from "../claude/options.ts"
 
 /**
- * The Agent SDK's permission modes.
+ * The Agent SDK's permission modes: `ToolPolicy.PermissionMode` without the CLI's `manual`.
  *
  * @category models
  * @since 1.0.0
  */
-export type PermissionMode = AgentSdk.PermissionMode
+export type PermissionMode = ToolPolicy.AgentSdkPermissionMode
 
 /**
  * Options of `ClaudeAgent.make` and `ClaudeAgent.layer`; every field is optional. The shared Claude Code

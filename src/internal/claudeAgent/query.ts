@@ -51,7 +51,7 @@ export interface QuerySetup {
   readonly serverName: string
   /** The tool policy, checked when the client was built (see `providerPolicy.ts`). */
   readonly policy: ProviderPolicy.ProviderPolicy
-  readonly permissionMode: ToolPolicy.PermissionMode
+  readonly permissionMode: ToolPolicy.AgentSdkPermissionMode
   /** Milliseconds the CLI gets to exit on its own before SIGTERM, then SIGKILL. */
   readonly grace: number
   /** The Agent SDK module (loaded once). */

@@ -3,17 +3,18 @@
  * internals (its arguments, plan and runs) read them; the layer re-exports them.
  */
 import type * as Duration from "effect/Duration"
+import type * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import type { McpBridgeService } from "../../services/McpBridge.ts"
 import type { ToolPolicyInput } from "../claude/options.ts"
 
 /**
- * `--permission-mode` values of claude 2.1.x.
+ * `--permission-mode` values of claude 2.1.x: `ToolPolicy.PermissionMode`.
  *
  * @category models
  * @since 1.0.0
  */
-export type PermissionMode = "acceptEdits" | "auto" | "bypassPermissions" | "manual" | "dontAsk" | "plan" | "default"
+export type PermissionMode = ToolPolicy.PermissionMode
 
 /**
  * Options of `ClaudeLocal.make` and `ClaudeLocal.layer`; every field is optional. The shared Claude Code

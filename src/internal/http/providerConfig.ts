@@ -79,7 +79,7 @@ export const defined = <T extends object>(options: T): Partial<T> =>
   Object.fromEntries(Object.entries(options).filter(([, v]) => v !== undefined)) as Partial<T>
 
 /**
- * The API key a `layerConfig` needs: the override, else the variable; missing, a `config`
+ * The API key a `layerFromEnv` needs: the override, else the variable; missing, a `config`
  * ProviderError naming the variable, where to get a key and what runs without one.
  */
 export const requiredApiKey = (
@@ -98,7 +98,7 @@ export const requiredApiKey = (
             provider,
             kind: "config",
             message: `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). ` +
-              "Without a key, ClaudeLocal.layerConfig() runs on a logged-in claude CLI, and Scripted.layer " +
+              "Without a key, ClaudeLocal.layerFromEnv() runs on a logged-in claude CLI, and Scripted.layer " +
               "answers offline (for tests)",
             retryable: false
           })

@@ -86,6 +86,71 @@ export const syntaxError = (s: string): string | undefined => {
 const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
 
 /**
+ * A Claude Code permission mode: the values `claude --permission-mode` accepts (2.1.x: `acceptEdits`,
+ * `auto`, `bypassPermissions`, `manual`, `dontAsk`, `plan`, and `default`, which it still takes;
+ * `manual` is its newer name for `default`).
+ *
+ * **Details**
+ *
+ * The one definition of the modes: `ClaudeLocal`'s `permissionMode` option and `CLAUDE_PERMISSION_MODE`
+ * take these; `ClaudeAgent` takes {@link AgentSdkPermissionMode}, the subset the Agent SDK types.
+ * Decoding an unknown mode fails with a `SchemaError` listing the accepted ones.
+ *
+ * **Example** (Checking a mode from a settings file)
+ *
+ * ```ts
+ * import { Schema } from "effect"
+ * import { ToolPolicy } from "effect-chat-bridge"
+ *
+ * const mode = Schema.decodeUnknownSync(ToolPolicy.PermissionMode)("plan")
+ * ```
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const PermissionMode = Schema.Literals([
+  "default",
+  "acceptEdits",
+  "auto",
+  "bypassPermissions",
+  "dontAsk",
+  "plan",
+  "manual"
+])
+
+/**
+ * The type of {@link PermissionMode}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type PermissionMode = typeof PermissionMode.Type
+
+/**
+ * The permission modes the Claude Agent SDK's `PermissionMode` type names: {@link PermissionMode}
+ * without `manual` (the CLI's alias of `default`). `ClaudeAgent` and `toAgentSdkOptions` take these.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const AgentSdkPermissionMode = PermissionMode.pick([
+  "default",
+  "acceptEdits",
+  "auto",
+  "bypassPermissions",
+  "dontAsk",
+  "plan"
+])
+
+/**
+ * The type of {@link AgentSdkPermissionMode}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type AgentSdkPermissionMode = typeof AgentSdkPermissionMode.Type
+
+/**
  * The session the policy is resolved for.
  *
  * @category schemas
@@ -100,7 +165,7 @@ export const PolicyContext = Schema.Struct({
    * The session's permission mode. On a headless session, tools that need an interactive
    * responder are blocked unless it is `bypassPermissions` — the same rule on both Claude providers.
    */
-  permissionMode: Schema.optionalKey(Schema.String),
+  permissionMode: Schema.optionalKey(PermissionMode),
   /**
    * MCP servers mounted besides the registry's, whose tools are all auto-approved with a
    * `mcp__<server>__*` allow entry — e.g. the bridge's `gtb`. A server the registry describes

@@ -2,19 +2,11 @@
  * The resolved policy as Claude Agent SDK options, with the headless `PreToolUse` guard.
  * Re-exported by `registry/ToolPolicy.ts`.
  */
-import type { ToolPolicy } from "./model.ts"
+import type { AgentSdkPermissionMode, ToolPolicy } from "./model.ts"
 
 // The Agent SDK is an optional peer: these are structural copies of the slice of its types this
 // module produces, so the main entry type-checks without it. test/registry/ToolPolicySdkTypes.test.ts
 // asserts at compile time that they stay assignable to the SDK's own `Options`.
-
-/**
- * The Agent SDK's permission modes (its `PermissionMode`).
- *
- * @category models
- * @since 1.0.0
- */
-export type PermissionMode = "default" | "acceptEdits" | "bypassPermissions" | "plan" | "dontAsk" | "auto"
 
 /**
  * The part of an Agent SDK hook input the headless guard reads.
@@ -65,7 +57,7 @@ export interface AgentSdkOptions<C> {
   allowedTools: Array<string>
   mcpServers: Record<string, C>
   strictMcpConfig: boolean
-  permissionMode: PermissionMode
+  permissionMode: AgentSdkPermissionMode
   hooks?: { PreToolUse: Array<{ matcher: string; hooks: Array<HookCallback> }> }
 }
 
@@ -77,7 +69,7 @@ export interface AgentSdkOptions<C> {
  */
 export interface AgentSdkOptionsInput<C> {
   /** The SDK permission mode of the session. */
-  readonly permissionMode: PermissionMode
+  readonly permissionMode: AgentSdkPermissionMode
   /** No one can answer interactive tools on this turn. */
   readonly headless: boolean
   /** Server configs by name; only the policy's `mountedServers` are passed on. */
