@@ -45,7 +45,7 @@ import {
 } from "../internal/http/providerConfig.ts"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
 import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
-import { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import { ChatClient, ProviderError, UnknownError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /** Provider name in errors and logs. */
@@ -97,9 +97,9 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
       return Effect.fail(
         new ProviderError({
           provider,
-          kind: "unknown",
-          message: `gemini returned no answer (${read.reason})`,
-          retryable: false
+          reason: new UnknownError({
+            message: `gemini returned no answer (${read.reason})`
+          })
         })
       )
     }

@@ -45,7 +45,7 @@ import {
 } from "../internal/http/providerConfig.ts"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
 import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
-import { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import { ChatClient, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /** Where requests go unless `baseUrl` (or `OPENAI_BASE_URL`, e.g. a local compatible server) says otherwise. */
@@ -74,10 +74,10 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
   if (options.apiKey === undefined && baseUrl === DefaultBaseUrl) {
     return yield* new ProviderError({
       provider,
-      kind: "config",
-      message: "OPENAI_API_KEY is not set, and api.openai.com needs a key: set OPENAI_API_KEY (or pass apiKey), " +
-        "or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none (such as a local one)",
-      retryable: false
+      reason: new ConfigurationError({
+        message: "OPENAI_API_KEY is not set, and api.openai.com needs a key: set OPENAI_API_KEY (or pass apiKey), " +
+          "or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none (such as a local one)"
+      })
     })
   }
   const settings: HttpSettings = {

@@ -36,7 +36,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
-import { ProviderError } from "./ChatClient.ts"
+import { ProviderError, TimeoutError } from "./ChatClient.ts"
 
 /** No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn. */
 export class ProcessPoolTimeoutError extends Schema.TaggedError<ProcessPoolTimeoutError>()(
@@ -279,7 +279,7 @@ export const acquireFrom = (
 
 /** How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice. */
 export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutError): ProviderError =>
-  new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
+  new ProviderError({ provider, reason: new TimeoutError({ message: error.message }) })
 
 /** A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it. */
 export const layer = (options: Options = {}): Layer.Layer<ClaudeProcessPool> =>
