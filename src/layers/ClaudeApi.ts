@@ -67,7 +67,7 @@ export interface Options extends CommonOptions {
   readonly apiVersion?: string | undefined
 }
 
-/** Builds a ChatClient on the Messages API. Fails with a `config` ProviderError on a bad base URL. */
+/** Builds a ChatClient on the Messages API. Fails with a `ConfigurationError` ProviderError on a bad base URL. */
 export const make = Effect.fn("ClaudeApi.make")(function*(options: Options) {
   const client = yield* HttpClient.HttpClient
   const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)

@@ -69,7 +69,7 @@ export interface Options extends CommonOptions {
   readonly apiVersion?: string | undefined
 }
 
-/** Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL. */
+/** Builds a ChatClient on the Gemini API. Fails with a `ConfigurationError` ProviderError on a bad base URL. */
 export const make = Effect.fn("Gemini.make")(function*(options: Options) {
   const client = yield* HttpClient.HttpClient
   const baseUrl = yield* baseUrlOrFail(provider, options.baseUrl ?? DefaultBaseUrl, options.allowInsecureHttp)

@@ -64,7 +64,7 @@ export interface Options extends CommonOptions {
 }
 
 /**
- * Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL,
+ * Builds a ChatClient on Chat Completions. Fails with a `ConfigurationError` ProviderError on a bad base URL,
  * or without an API key for the default (OpenAI's own) base URL.
  */
 export const make = Effect.fn("OpenAi.make")(function*(options: Options) {

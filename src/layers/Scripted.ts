@@ -104,7 +104,7 @@ export type Options =
     readonly maxSteps?: number
     /** Tool calls of one turn run at most this many at a time; default 5. */
     readonly toolConcurrency?: number
-    /** Bound on each model turn (a `ProviderError` with `kind: "timeout"`); default none. */
+    /** Bound on each model turn (a `ProviderError` with reason `TimeoutError`); default none. */
     readonly requestTimeout?: Duration.Input
   }
   & (

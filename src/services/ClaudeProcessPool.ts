@@ -277,7 +277,7 @@ export const acquireFrom = (
 ): Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope> =>
   Option.isSome(pool) ? pool.value.acquire(evict) : Effect.succeed(unbounded)
 
-/** How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice. */
+/** How a client reports a pool timeout: a `TimeoutError` ProviderError (retryable) with the pool's advice. */
 export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutError): ProviderError =>
   new ProviderError({ provider, reason: new TimeoutError({ message: error.message }) })
 

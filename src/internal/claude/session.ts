@@ -158,7 +158,7 @@ export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)
 const Unreachable =
   /^API Error: (?:Can't reach the API server|Connection refused|Connection error|Request timed out)|\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/
 
-/** A run whose CLI could not reach the model's API: `kind: "network"`, naming what to check. */
+/** A run whose CLI could not reach the model's API: a `NetworkError`, naming what to check. */
 export const unreachableError = (provider: string, said: string) =>
   new ProviderError({
     provider,
@@ -172,7 +172,7 @@ export const unreachableError = (provider: string, said: string) =>
 /** What to do about it, in every `auth` error of the Claude Code providers. */
 export const loginHint = "log in by running `claude` once (then /login), or set ANTHROPIC_API_KEY"
 
-/** A run whose CLI refused or lacked credentials: `kind: "auth"`, naming the fix. */
+/** A run whose CLI refused or lacked credentials: an `AuthenticationError`, naming the fix. */
 export const authError = (provider: string, said: string, status?: number) =>
   new ProviderError({
     provider,

@@ -132,7 +132,7 @@ const executableHint = (path: string) =>
 
 const configError = (message: string) => new ProviderError({ provider, reason: new ConfigurationError({ message }) })
 
-/** Fails with a `config` ProviderError saying what to do when `path` is not an executable. */
+/** Fails with a `ConfigurationError` ProviderError saying what to do when `path` is not an executable. */
 export const checkExecutable = (path: string): Effect.Effect<void, ProviderError> =>
   Effect.tryPromise({ try: () => access(path, constants.X_OK), catch: () => configError(executableHint(path)) })
 

@@ -32,7 +32,7 @@ const describe = (u: unknown) => (u instanceof Error ? u.message : String(u))
 
 /**
  * Imports the Agent SDK at run time, so that the library loads without it. A missing package is a
- * `config` ProviderError saying how to install it.
+ * `ConfigurationError` ProviderError saying how to install it.
  */
 export const loadAgentSdk = (specifier: string = AgentSdkPackage): Effect.Effect<AgentSdkModule, ProviderError> =>
   Effect.tryPromise({

@@ -55,7 +55,7 @@ export const validateBaseUrl = (
   return Result.succeed(url.href.replace(/\/+$/, ""))
 }
 
-/** `validateBaseUrl` as an Effect failing with a `config` ProviderError. */
+/** `validateBaseUrl` as an Effect failing with a `ConfigurationError` ProviderError. */
 export const baseUrlOrFail = (
   provider: string,
   raw: string,

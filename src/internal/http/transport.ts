@@ -243,7 +243,7 @@ export const postJson = (
 /**
  * POSTs a JSON body and returns the answer's server-sent events. The retry policy of `postJson`
  * applies until the response status arrives; after that nothing is retried (events may already
- * have been shown), and a broken stream fails with a `network` ProviderError after the events
+ * have been shown), and a broken stream fails with a `NetworkError` ProviderError after the events
  * read so far. Ending the stream early (the consumer stops, or is interrupted) aborts the request.
  */
 export const postSse = (
@@ -289,7 +289,7 @@ export const postSse = (
 
 /**
  * Parses each event's `data` as JSON; `[DONE]` (OpenAI's end marker) and empty data are skipped.
- * Data that is not JSON is a `decode` ProviderError.
+ * Data that is not JSON is an `InvalidResponseError` ProviderError.
  */
 export const sseJson =
   (provider: string) => (event: Sse.Event): Effect.Effect<Option.Option<unknown>, ProviderError> => {
@@ -308,7 +308,7 @@ export const sseJson =
   }
 
 /**
- * Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError naming
+ * Decodes a vendor response with its wire schema; a mismatch is an `InvalidResponseError` ProviderError naming
  * each issue (message, actual value, path). The decoder is built once and runs synchronously:
  * wire schemas have no effectful parts.
  */
