@@ -53,7 +53,8 @@ export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502
 /**
  * The default policy: fail over on a `ProviderError` whose reason is a `TimeoutError`,
  * `StalledError` or `NetworkError` (whatever its `transient`), or a `RateLimitError`,
- * `InternalProviderError`, `InvalidRequestError` or `UnknownError` with one of the statuses above
+ * `QuotaExhaustedError`, `InternalProviderError`, `InvalidRequestError` or `UnknownError` with one
+ * of the statuses above
  * (the same reasons without a status, such as a stream's error event, are fatal), and on media the
  * provider cannot send (`UnsupportedContentError`, raised before any request: the next provider
  * may take it); everything else (other 4xx, `ProcessError`, `InvalidResponseError`,
@@ -72,6 +73,7 @@ export const defaultPolicy = (error: ProviderFailure): Decision => {
     case "NetworkError":
       return "failover"
     case "RateLimitError":
+    case "QuotaExhaustedError":
     case "InternalProviderError":
     case "InvalidRequestError":
     case "UnknownError":

@@ -89,6 +89,24 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
 }
 
 /**
+ * The account's quota or credit is used up: OpenAI's `insufficient_quota` (HTTP 429) or
+ * Anthropic's "credit balance is too low" (HTTP 400). Not retryable: someone has to add credit
+ * or raise the limit first.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class QuotaExhaustedError extends Schema.TaggedError<QuotaExhaustedError>()("QuotaExhaustedError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Not retryable: the account must change first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * The provider rejected the request itself (an HTTP 4xx other than 401, 403, 408 and 429). Not
  * retryable: the same request fails again.
  *
@@ -262,6 +280,7 @@ export class UnknownError extends Schema.TaggedError<UnknownError>()("UnknownErr
 export const ProviderErrorReason = Schema.Union([
   AuthenticationError,
   RateLimitError,
+  QuotaExhaustedError,
   InvalidRequestError,
   InternalProviderError,
   NetworkError,
@@ -284,7 +303,8 @@ export type ProviderErrorReason = typeof ProviderErrorReason.Type
 /**
  * The reason an HTTP status stands for: 401/403 `AuthenticationError`, 408 `TimeoutError`, 429
  * `RateLimitError`, other 4xx `InvalidRequestError`, 5xx `InternalProviderError`, anything else
- * `UnknownError`.
+ * `UnknownError`. (The HTTP providers also read the body: a used-up quota or credit is a
+ * `QuotaExhaustedError`.)
  *
  * @since 2.0.0
  * @category constructors
@@ -316,6 +336,7 @@ export const reasonFromHttpStatus = (params: {
  * |---|---|---|
  * | `AuthenticationError` | no | `status?` |
  * | `RateLimitError` | yes | `status?`, `retryAfter?` |
+ * | `QuotaExhaustedError` | no | `status?` |
  * | `InvalidRequestError` | no | `status?` |
  * | `InternalProviderError` | yes | `status?`, `retryAfter?` |
  * | `NetworkError` | yes, unless `transient: false` | `transient?` |

@@ -6,8 +6,11 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
+import * as ClaudeApi from "../../src/layers/ClaudeApi.ts"
 import * as Fallback from "../../src/layers/Fallback.ts"
+import * as OpenAi from "../../src/layers/OpenAi.ts"
 import * as Scripted from "../../src/layers/Scripted.ts"
 import {
   AuthenticationError,
@@ -26,6 +29,7 @@ import {
   ProcessError,
   ProviderError,
   type ProviderErrorReason,
+  QuotaExhaustedError,
   RateLimitError,
   reasonFromHttpStatus,
   RefusedAfterToolRun,
@@ -34,6 +38,9 @@ import {
   UnknownError
 } from "../../src/services/ChatClient.ts"
 import { TurnError } from "../../src/services/ClaudeConversation.ts"
+import { HttpLive, SecretKey } from "../layers/httpProviderSupport.ts"
+import * as FakeMessages from "../support/FakeMessagesApi.ts"
+import * as FakeOpenAi from "../support/FakeOpenAi.ts"
 
 const message = "m"
 
@@ -41,6 +48,7 @@ const message = "m"
 const providerTable: ReadonlyArray<readonly [ProviderErrorReason, boolean]> = [
   [new AuthenticationError({ message, status: 401 }), false],
   [new RateLimitError({ message, status: 429, retryAfter: Duration.seconds(7) }), true],
+  [new QuotaExhaustedError({ message, status: 429 }), false],
   [new InvalidRequestError({ message, status: 400 }), false],
   [new InternalProviderError({ message, status: 503 }), true],
   [new NetworkError({ message }), true],
@@ -65,10 +73,11 @@ const caught = (reason: ProviderErrorReason) =>
     Effect.catchReason("ProviderError", "AuthenticationError", (r) => Effect.succeed(`${r._tag} ${r.status}`)),
     Effect.catchReason("ProviderError", "RateLimitError", (r) =>
       Effect.succeed(`${r._tag} ${r.retryAfter === undefined ? "-" : Duration.toSeconds(r.retryAfter)}`)),
+    Effect.catchReason("ProviderError", "QuotaExhaustedError", (r) =>
+      Effect.succeed(`${r._tag} ${r.status}`)),
     Effect.catchReason("ProviderError", "InvalidRequestError", (r) =>
       Effect.succeed(`${r._tag} ${r.status}`)),
-    Effect.catchReason("ProviderError", "InternalProviderError", (r) =>
-      Effect.succeed(`${r._tag} ${r.status}`)),
+    Effect.catchReason("ProviderError", "InternalProviderError", (r) => Effect.succeed(`${r._tag} ${r.status}`)),
     Effect.catchReason("ProviderError", "NetworkError", (r) => Effect.succeed(`${r._tag} ${r.transient}`)),
     Effect.catchReason("ProviderError", "TimeoutError", (r) => Effect.succeed(r._tag)),
     Effect.catchReason("ProviderError", "InvalidResponseError", (r) => Effect.succeed(r._tag)),
@@ -93,6 +102,7 @@ describe("ProviderError reasons", () => {
       expect(seen).toEqual([
         "AuthenticationError 401",
         "RateLimitError 7",
+        "QuotaExhaustedError 429",
         "InvalidRequestError 400",
         "InternalProviderError 503",
         "NetworkError undefined",
@@ -172,6 +182,53 @@ describe("ProviderError reasons", () => {
     expect(limited).toMatchObject({ status: 429, retryAfter: Duration.seconds(2) })
     expect(Scripted.httpError(503).reason).toBeInstanceOf(InternalProviderError)
   })
+
+  it.live(
+    "a used-up quota is a QuotaExhaustedError, not retried; Fallback still fails over on its 429",
+    () =>
+      Effect.gen(function*() {
+        const quota = {
+          error: { message: "You exceeded your current quota", type: "insufficient_quota", code: "insufficient_quota" }
+        }
+        const openai = yield* FakeOpenAi.make(() => ({ status: 429, body: quota }))
+        const client = yield* OpenAi.make({
+          apiKey: Redacted.make(SecretKey),
+          model: "gpt-test",
+          baseUrl: openai.url,
+          retryBaseDelay: "5 millis"
+        })
+        const error = yield* Effect.flip(client.chat("hi"))
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "QuotaExhaustedError", status: 429 },
+          isRetryable: false
+        })
+        expect(error.message).toContain("You exceeded your current quota")
+        expect(openai.completionRequests()).toHaveLength(1)
+        if (error._tag === "ProviderError") expect(Fallback.defaultPolicy(error)).toBe("failover")
+
+        const credit = yield* FakeMessages.make(() => ({
+          status: 400,
+          body: { type: "error", error: { type: "invalid_request_error", message: "Your credit balance is too low" } }
+        }))
+        const anthropic = yield* ClaudeApi.make({ apiKey: Redacted.make(SecretKey), model: "m", baseUrl: credit.url })
+        const refused = yield* Effect.flip(anthropic.chat("hi"))
+        expect(refused).toMatchObject({ reason: { _tag: "QuotaExhaustedError", status: 400 } })
+        if (refused._tag === "ProviderError") expect(Fallback.defaultPolicy(refused)).toBe("fatal")
+        // Other 429s stay rate limits and are retried.
+        const limited = yield* FakeOpenAi.make(() => ({ status: 429, body: { error: { message: "slow down" } } }))
+        const retried = yield* OpenAi.make({
+          apiKey: Redacted.make(SecretKey),
+          model: "gpt-test",
+          baseUrl: limited.url,
+          retryBaseDelay: "5 millis",
+          maxRetries: 1
+        })
+        expect(yield* Effect.flip(retried.chat("hi"))).toMatchObject({ reason: { _tag: "RateLimitError" } })
+        expect(limited.completionRequests()).toHaveLength(2)
+      }).pipe(Effect.provide(HttpLive)),
+    60_000
+  )
 
   it("every reason survives the JSON codec (ChatError, and the cluster's TurnError), fields and class included", () => {
     for (const [reason, retryable] of providerTable) {

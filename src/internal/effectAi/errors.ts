@@ -30,7 +30,7 @@ const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
  * `isRetryable` agrees with the error: empty prompts, rejected tools and unsupported content are
  * `InvalidRequestError`; `StructuredOutputError` is `StructuredOutputError` (with the answer as
  * `responseText`); a `ProviderError`'s reason maps to the `AiError` reason of the same name where
- * there is one (`AuthenticationError`, `RateLimitError` with its `retryAfter`, `InvalidRequestError`,
+ * there is one (`AuthenticationError`, `RateLimitError` with its `retryAfter`, `QuotaExhaustedError`, `InvalidRequestError`,
  * `InternalProviderError`, `InvalidResponseError`, `UnknownError`); the others become
  * `InternalProviderError` when retryable (timeouts, stalls, network, a transient process failure)
  * or `UnknownError`; a `SessionStoreError` is
@@ -78,6 +78,8 @@ const providerReason = (
         metadata,
         ...(reason.retryAfter === undefined ? {} : { retryAfter: reason.retryAfter })
       })
+    case "QuotaExhaustedError":
+      return new AiError.QuotaExhaustedError({ metadata })
     case "InvalidRequestError":
       return new AiError.InvalidRequestError({ description, metadata })
     case "InvalidResponseError":

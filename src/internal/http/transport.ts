@@ -22,6 +22,7 @@ import {
   NetworkError,
   ProviderError,
   type ProviderErrorReason,
+  QuotaExhaustedError,
   reasonFromHttpStatus
 } from "../../services/ChatClient.ts"
 import * as ParseErrorText from "../core/parseErrorText.ts"
@@ -102,6 +103,14 @@ const prepare = (settings: HttpSettings): Prepared => {
   return prepared
 }
 
+/**
+ * Whether an error answer says the account's quota or credit is used up: OpenAI's
+ * `insufficient_quota` (429) and Anthropic's "credit balance is too low" (400).
+ */
+const isQuotaExhausted = (status: number, body: string): boolean =>
+  (status === 429 && body.includes("insufficient_quota")) ||
+  (status === 400 && /credit balance is too low/i.test(body))
+
 // Effect 4 tags the reasons `TransportError`, `DecodeError`, …; messages keep v3's short names.
 const reasonName = (error: HttpClientError.HttpClientError): string => error.reason._tag.replace(/Error$/, "")
 
@@ -165,10 +174,15 @@ const postWith = <A>(
               false
             )
           }
+          const detail = `${provider} answered HTTP ${status}: ${bounded(errorDetail(text))}`
+          // Retrying cannot refill a quota: no retry, whatever the status.
+          if (isQuotaExhausted(status, text)) {
+            return fail((message) => new QuotaExhaustedError({ message, status }), detail, false)
+          }
           const retryAfter = parseRetryAfter(response.headers)
           return fail(
             (message) => reasonFromHttpStatus({ status, message, retryAfter: Option.getOrUndefined(retryAfter) }),
-            `${provider} answered HTTP ${status}: ${bounded(errorDetail(text))}`,
+            detail,
             isRetryableStatus(status),
             retryAfter
           )
