@@ -171,7 +171,11 @@ export const program = Effect.gen(function*() {
   const chat = yield* ChatClient.ChatClient
   yield* chat.setTools([add])
   return yield* chat.chat("What is 2 + 3?")
-})
+}).pipe(
+  // Errors speak effect's reason pattern: catchReason selects on ProviderError's and FallbackError's reasons.
+  Effect.catchReason("ProviderError", "RateLimitError", (reason) => Effect.succeed(`later: ${reason.message}`)),
+  Effect.catchReason("FallbackError", "Exhausted", (reason) => Effect.succeed(`${reason.errors.length} failed`))
+)
 export const entries = [Fallback.layer, NodeMcpBridge.layer, Scripted.layer, ToolPolicy.resolveToolPolicy] as const
 // 2.0.0: layerFromEnv reads the library's variables; layerConfig takes the app's own Config values.
 export const fromEnv: Layer.Layer<ChatClient.ChatClient, ChatClient.ProviderError | Config.ConfigError> = ClaudeApi

@@ -8,7 +8,7 @@
  * **Details**
  *
  * The SDK (`@anthropic-ai/claude-agent-sdk`) is an optional peer dependency, imported when the
- * first turn runs; without it every call fails with a `config` ProviderError saying how to
+ * first turn runs; without it every call fails with a `ConfigurationError` ProviderError saying how to
  * install it. It ships the `claude` binary this provider runs by default.
  *
  * The tool policy is ClaudeLocal's (the CLI + loopback MCP bridge): every turn is headless, so
@@ -348,10 +348,10 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
 
 /**
  * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
- * `ProviderError` (`kind: "config"` when the SDK or the executable is missing or the tool server
- * did not connect, `"timeout"` after `requestTimeout`, `"auth"` saying how to log in when the CLI
- * is not logged in or its key is refused, `"http"` with `status` for an API error,
- * `"process"` for any other failed turn), `PermissionDeniedError` (unless
+ * `ProviderError` (reason `ConfigurationError` when the SDK or the executable is missing or the tool server
+ * did not connect, `TimeoutError` after `requestTimeout`, `AuthenticationError` saying how to log in when the CLI
+ * is not logged in or its key is refused, the status's reason with `status` for an API error,
+ * `ProcessError` for any other failed turn), `PermissionDeniedError` (unless
  * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
  *
  * @example

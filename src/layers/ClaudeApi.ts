@@ -107,7 +107,7 @@ export interface Options extends CommonOptions {
 }
 
 /**
- * Builds a ChatClient on the Messages API. Fails with a `config` ProviderError on a bad base URL.
+ * Builds a ChatClient on the Messages API. Fails with a `ConfigurationError` ProviderError on a bad base URL.
  *
  * @category constructors
  * @since 1.0.0

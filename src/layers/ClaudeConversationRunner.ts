@@ -31,7 +31,7 @@ import type * as Scope from "effect/Scope"
 import { askRawOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as Host from "../internal/cluster/host.ts"
 import * as Metrics from "../internal/cluster/metrics.ts"
-import { ProviderError } from "../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../services/ChatClient.ts"
 import { ClaudeConversation } from "../services/ClaudeConversation.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 
@@ -102,10 +102,10 @@ const isRawAnswer = (value: unknown): value is { readonly text: string; readonly
 
 const noRawAsk = new ProviderError({
   provider: "claude-cluster",
-  kind: "config",
-  message: "The runner's `make` did not build a ClaudeLocal or ClaudeAgent client, which `ask` needs; " +
-    "pass ClaudeLocal.make or ClaudeAgent.make",
-  retryable: false
+  reason: new ConfigurationError({
+    message: "The runner's `make` did not build a ClaudeLocal or ClaudeAgent client, which `ask` needs; " +
+      "pass ClaudeLocal.make or ClaudeAgent.make"
+  })
 })
 
 /**

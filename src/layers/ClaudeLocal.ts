@@ -66,7 +66,7 @@ export type { ToolPolicyInput } from "../internal/claude/options.ts"
 export type { Options, PermissionMode } from "../internal/claudeLocal/options.ts"
 
 /**
- * The oldest `claude` CLI this client runs on; an older one fails at the first turn (`kind: "config"`).
+ * The oldest `claude` CLI this client runs on; an older one fails at the first turn (`ConfigurationError`).
  *
  * @category config
  * @since 1.0.0
@@ -178,12 +178,13 @@ export const make: (
 
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
- * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError`: `kind: "config"`
- * with an install hint when the binary is missing, with the upgrade command when the CLI is older
+ * (use {@link layerNode} for the Node ones). Calls fail with `ProviderError` whose reason is
+ * `ConfigurationError` with an install hint when the binary is missing, with the upgrade command when the CLI is older
  * than {@link MinimumCliVersion} (or lacks a feature an option needs), or when the tool server did not connect,
- * `"timeout"` after `requestTimeout`, `"auth"` (saying how to log in) for an invalid key or a CLI
- * that is not logged in, `"http"` (with `status`) when the CLI reports an API error, `"process"`
- * for any other failed run (with the exit code and stderr when the CLI died before starting).
+ * `TimeoutError` after `requestTimeout`, `AuthenticationError` (saying how to log in) for an invalid key or a CLI
+ * that is not logged in, the status's reason (`RateLimitError`, `InternalProviderError`, … with `status`) when the
+ * CLI reports an API error, `ProcessError` for any other failed run (with the exit code and stderr when the CLI
+ * died before starting).
  * A run's tool calls end with the run: whatever ended it, the bridge closes the run's sessions and
  * interrupts its handlers (see `McpBridgeService.openRun`). They also fail with `PermissionDeniedError` when the CLI
  * refused tool calls (unless `allowPermissionDenials`), `StructuredOutputError` from `ask`,

@@ -25,8 +25,12 @@ import {
   ChatClient,
   type ChatClientService,
   type ChatError,
+  Exhausted,
   FallbackError,
+  NoneBuilt,
+  NoProviders,
   ProviderFailure,
+  RefusedAfterToolRun,
   Usage
 } from "../services/ChatClient.ts"
 import * as Content from "../services/Content.ts"
@@ -62,23 +66,39 @@ export type Decision = "failover" | "fatal"
 export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504, 529])
 
 /**
- * The default policy: fail over on the statuses above, timeouts and network errors, and on media
- * the provider cannot send (`UnsupportedContentError`, raised before any request: the next
- * provider may take it); everything else (other 4xx, CLI exit errors, decoding, bad input, unknown
- * errors) is fatal. An `auth` error (a rejected key, a CLI not logged in) is fatal too: it is a
- * configuration mistake that would otherwise be hidden behind the next provider on every call; a
- * policy that wants the failover returns `"failover"` for `kind === "auth"`. Interruption is never
- * seen by a policy: it always ends the call.
+ * The default policy: fail over on a `ProviderError` whose reason is a `TimeoutError`,
+ * `StalledError` or `NetworkError` (whatever its `transient`), or a `RateLimitError`,
+ * `QuotaExhaustedError`, `InternalProviderError`, `InvalidRequestError` or `UnknownError` with one
+ * of the statuses above
+ * (the same reasons without a status, such as a stream's error event, are fatal), and on media the
+ * provider cannot send (`UnsupportedContentError`, raised before any request: the next provider
+ * may take it); everything else (other 4xx, `ProcessError`, `InvalidResponseError`,
+ * `ConfigurationError`, bad input) is fatal. An `AuthenticationError` (a rejected key, a CLI not
+ * logged in) is fatal too: it is a configuration mistake that would otherwise be hidden behind
+ * the next provider on every call; a policy that wants the failover returns `"failover"` for
+ * `reason._tag === "AuthenticationError"`. Interruption is never seen by a policy: it always ends
+ * the call.
  *
  * @category utils
  * @since 1.0.0
  */
 export const defaultPolicy = (error: ProviderFailure): Decision => {
   if (error._tag === "UnsupportedContentError") return "failover"
-  if (error._tag !== "ProviderError" || error.kind === "auth") return "fatal"
-  if (error.kind === "timeout" || error.kind === "stalled" || error.kind === "network") return "failover"
-  if (error.kind === "http" && error.status !== undefined && failoverStatuses.has(error.status)) return "failover"
-  return "fatal"
+  if (error._tag !== "ProviderError") return "fatal"
+  switch (error.reason._tag) {
+    case "TimeoutError":
+    case "StalledError":
+    case "NetworkError":
+      return "failover"
+    case "RateLimitError":
+    case "QuotaExhaustedError":
+    case "InternalProviderError":
+    case "InvalidRequestError":
+    case "UnknownError":
+      return error.reason.status !== undefined && failoverStatuses.has(error.reason.status) ? "failover" : "fatal"
+    default:
+      return "fatal"
+  }
 }
 
 /**
@@ -101,10 +121,10 @@ export interface Options {
     | undefined
 }
 
-/** A reason category safe to log: a status or an error kind, never the provider's message. */
+/** A reason category safe to log: a status or a reason's tag, never the provider's message. */
 const category = (error: ProviderFailure): string =>
   error._tag === "ProviderError"
-    ? error.status !== undefined ? `status ${error.status}` : error.kind
+    ? error.status !== undefined ? `status ${error.status}` : error.reason._tag
     : error._tag
 
 const flatten = (error: ChatError): ReadonlyArray<ProviderFailure> =>
@@ -151,9 +171,7 @@ export const make = (
   Effect.gen(function*() {
     if (providers.length === 0) {
       return yield* new FallbackError({
-        reason: "NoProviders",
-        errors: [],
-        message: "A fallback chain needs at least one provider"
+        reason: new NoProviders({ message: "A fallback chain needs at least one provider" })
       })
     }
     const policy = options.policy ?? defaultPolicy
@@ -208,16 +226,17 @@ export const make = (
           if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
           if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
             return yield* new FallbackError({
-              reason: "RefusedAfterToolRun",
-              errors,
-              message: `${provider.name} failed (${category(last)}) after a tool ran; not replaying on another provider`
+              reason: new RefusedAfterToolRun({
+                errors,
+                message: `${provider.name} failed (${
+                  category(last)
+                }) after a tool ran; not replaying on another provider`
+              })
             })
           }
           if (i + 1 >= providers.length) {
             return yield* new FallbackError({
-              reason: "Exhausted",
-              errors,
-              message: `Every provider failed: ${tried.join("; ")}`
+              reason: new Exhausted({ errors, message: `Every provider failed: ${tried.join("; ")}` })
             })
           }
           const next = providers[i + 1]!
@@ -274,8 +293,10 @@ export const make = (
     const ask = Effect.fn("ChatClient.ask")(function*<A, I>(question: Content.Prompt, schema: Schema.Codec<A, I>) {
       yield* requirePrompt("question", question, media)
       return yield* lock.withPermits(1)(
-        Effect.tap(withFailover((client) => client.ask(question, schema)), (answer) =>
-          finish(question, JSON.stringify(answer) ?? String(answer)))
+        Effect.tap(
+          withFailover((client) => client.ask(question, schema)),
+          (answer) => finish(question, JSON.stringify(answer) ?? String(answer))
+        )
       )
     })
 
@@ -288,8 +309,7 @@ export const make = (
         // Providers further down get the new set when they take over.
         yield* Ref.set(
           synced,
-          new Set(Array.from({ length: i + 1 }, (_, n) =>
-            n))
+          new Set(Array.from({ length: i + 1 }, (_, n) => n))
         )
       }))
     })
@@ -310,11 +330,12 @@ const isProviderFailure = Schema.is(ProviderFailure)
 /** No member could be built: one error naming every member and its reason, in the chain's order. */
 const noneBuilt = (failed: ReadonlyArray<{ readonly name: string; readonly error: unknown }>) =>
   new FallbackError({
-    reason: "NoneBuilt",
-    errors: failed.flatMap(({ error }) => (isProviderFailure(error) ? [error] : [])),
-    message: `No provider of the fallback chain could be built: ${
-      failed.map(({ error, name }) => `${name}: ${describeBuildError(error)}`).join("; ")
-    }`
+    reason: new NoneBuilt({
+      errors: failed.flatMap(({ error }) => (isProviderFailure(error) ? [error] : [])),
+      message: `No provider of the fallback chain could be built: ${
+        failed.map(({ error, name }) => `${name}: ${describeBuildError(error)}`).join("; ")
+      }`
+    })
   })
 
 /**

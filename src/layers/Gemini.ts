@@ -54,7 +54,7 @@ import {
 } from "../internal/http/providerConfig.ts"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
 import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
-import { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import { ChatClient, ProviderError, UnknownError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /**
@@ -104,7 +104,7 @@ export interface Options extends CommonOptions {
 }
 
 /**
- * Builds a ChatClient on the Gemini API. Fails with a `config` ProviderError on a bad base URL.
+ * Builds a ChatClient on the Gemini API. Fails with a `ConfigurationError` ProviderError on a bad base URL.
  *
  * @category constructors
  * @since 1.0.0
@@ -136,9 +136,9 @@ export const make = Effect.fn("Gemini.make")(function*(options: Options) {
       return Effect.fail(
         new ProviderError({
           provider,
-          kind: "unknown",
-          message: `gemini returned no answer (${read.reason})`,
-          retryable: false
+          reason: new UnknownError({
+            message: `gemini returned no answer (${read.reason})`
+          })
         })
       )
     }

@@ -54,7 +54,7 @@ import {
 } from "../internal/http/providerConfig.ts"
 import { decodeWire, type HttpSettings, postJson, postSse } from "../internal/http/transport.ts"
 import { truncatedStream, turnStream } from "../internal/http/turnStream.ts"
-import { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import { ChatClient, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
 import type { TurnRequest, TurnStreamEvent } from "../services/ModelTurn.ts"
 
 /**
@@ -88,7 +88,7 @@ export interface Options extends CommonOptions {
 }
 
 /**
- * Builds a ChatClient on Chat Completions. Fails with a `config` ProviderError on a bad base URL,
+ * Builds a ChatClient on Chat Completions. Fails with a `ConfigurationError` ProviderError on a bad base URL,
  * or without an API key for the default (OpenAI's own) base URL.
  *
  * @category constructors
@@ -101,10 +101,10 @@ export const make = Effect.fn("OpenAi.make")(function*(options: Options) {
   if (options.apiKey === undefined && baseUrl === DefaultBaseUrl) {
     return yield* new ProviderError({
       provider,
-      kind: "config",
-      message: "OPENAI_API_KEY is not set, and api.openai.com needs a key: set OPENAI_API_KEY (or pass apiKey), " +
-        "or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none (such as a local one)",
-      retryable: false
+      reason: new ConfigurationError({
+        message: "OPENAI_API_KEY is not set, and api.openai.com needs a key: set OPENAI_API_KEY (or pass apiKey), " +
+          "or point OPENAI_BASE_URL at an OpenAI-compatible server that needs none (such as a local one)"
+      })
     })
   }
   const settings: HttpSettings = {

@@ -28,7 +28,14 @@ import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { makeLoopClient } from "../internal/chat/loopClient.ts"
 import { anything } from "../internal/chat/media.ts"
-import { ChatClient, type ChatClientService, ProviderError, Usage } from "../services/ChatClient.ts"
+import {
+  ChatClient,
+  type ChatClientService,
+  ProviderError,
+  reasonFromHttpStatus,
+  UnknownError,
+  Usage
+} from "../services/ChatClient.ts"
 import type { Message, TurnRequest, TurnResponse, TurnStreamEvent } from "../services/ModelTurn.ts"
 import { ToolCall } from "../services/Tool.ts"
 
@@ -110,19 +117,14 @@ export const structured = (value: unknown): ScriptedTurn => ({
 export const fail = (error: ProviderError): ScriptedTurn => ({ _tag: "Fail", error })
 
 /**
- * Shorthand for a provider failure with an HTTP status (kind `auth` for 401/403, like the HTTP providers).
+ * Shorthand for a provider failure with an HTTP status, with the reason the HTTP providers give it
+ * (`ChatClient.reasonFromHttpStatus`: `AuthenticationError` for 401/403, `RateLimitError` for 429, …).
  *
  * @category testing
  * @since 1.0.0
  */
 export const httpError = (status: number, provider = "scripted"): ProviderError =>
-  new ProviderError({
-    provider,
-    kind: status === 401 || status === 403 ? "auth" : "http",
-    status,
-    message: `HTTP ${status}`,
-    retryable: status === 408 || status === 429 || status >= 500
-  })
+  new ProviderError({ provider, reason: reasonFromHttpStatus({ status, message: `HTTP ${status}` }) })
 
 /**
  * Options of {@link make} and {@link layer}: the model's answers, either as a fixed `script` of
@@ -139,7 +141,7 @@ export type Options =
     readonly maxSteps?: number
     /** Tool calls of one turn run at most this many at a time; default 5. */
     readonly toolConcurrency?: number
-    /** Bound on each model turn (a `ProviderError` with `kind: "timeout"`); default none. */
+    /** Bound on each model turn (a `ProviderError` with reason `TimeoutError`); default none. */
     readonly requestTimeout?: Duration.Input
   }
   & (
@@ -190,9 +192,9 @@ export const make = (options: Options): Effect.Effect<ChatClientService> =>
             : Effect.fail(
               new ProviderError({
                 provider,
-                kind: "unknown",
-                message: `The scripted model has no turn ${n + 1} (script has ${script.length})`,
-                retryable: false
+                reason: new UnknownError({
+                  message: `The scripted model has no turn ${n + 1} (script has ${script.length})`
+                })
               })
             )
         )

@@ -8,8 +8,10 @@
  * @module
  */
 import * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.ts"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
@@ -56,54 +58,437 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
   answer: Schema.String
 }) {}
 
-/**
- * How a provider call failed; `Fallback` decides from `kind`, `status` and `retryable`. `auth`:
- * the provider refused the credentials (HTTP 401/403, or the `claude` CLI's invalid key / not
- * logged in) — the message names the variable or command that fixes it, and retrying will not.
- * `stalled`: a Claude Code run printed nothing for its `stallTimeout` while the model was
- * answering (no tool or permission decision pending); its CLI was stopped and the next turn
- * resumes the session, so it is retryable.
- *
- * @category schemas
- * @since 1.0.0
- */
-export const ProviderErrorKind = Schema.Literals([
-  "auth",
-  "http",
-  "network",
-  "timeout",
-  "decode",
-  "process",
-  "config",
-  "stalled",
-  "unknown"
-])
-/**
- * The type of {@link ProviderErrorKind}.
- *
- * @category models
- * @since 1.0.0
- */
-export type ProviderErrorKind = typeof ProviderErrorKind.Type
+const ReasonMessage = {
+  /** What went wrong and, where it helps, what to do about it. Never contains a secret. */
+  message: Schema.String
+}
+
+const HttpStatus = {
+  /** The HTTP status, when the provider answered with one. */
+  status: Schema.optional(Schema.Number)
+}
 
 /**
- * A provider call failed. The message never contains a secret.
+ * The provider refused the credentials: HTTP 401/403, or the `claude` CLI's invalid key / not
+ * logged in. The message names the variable or command that fixes it. Not retryable.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class AuthenticationError extends Schema.TaggedError<AuthenticationError>()("AuthenticationError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Not retryable: the credentials must change first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider rate-limited the request (HTTP 429, or a stream's rate-limit event).
+ * `retryAfter` is set when the provider said how long to wait. Retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLimitError", {
+  ...ReasonMessage,
+  ...HttpStatus,
+  /** How long the provider asked to wait (`retry-after`), when it said. */
+  retryAfter: Schema.optional(Schema.Duration)
+}) {
+  /** Retryable: the same request may pass after a while. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The account's quota or credit is used up: OpenAI's `insufficient_quota` (HTTP 429) or
+ * Anthropic's "credit balance is too low" (HTTP 400). Not retryable: someone has to add credit
+ * or raise the limit first.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class QuotaExhaustedError extends Schema.TaggedError<QuotaExhaustedError>()("QuotaExhaustedError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Not retryable: the account must change first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider rejected the request itself (an HTTP 4xx other than 401, 403, 408 and 429). Not
+ * retryable: the same request fails again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InvalidRequestError extends Schema.TaggedError<InvalidRequestError>()("InvalidRequestError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Not retryable: the request must change first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider failed on its side: an HTTP 5xx (529, Anthropic's "overloaded", included), or a
+ * stream that reported a transient error mid-answer (no `status` then). Retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InternalProviderError extends Schema.TaggedError<InternalProviderError>()("InternalProviderError", {
+  ...ReasonMessage,
+  ...HttpStatus,
+  /** How long the provider asked to wait (`retry-after`), when it said. */
+  retryAfter: Schema.optional(Schema.Duration)
+}) {
+  /** Retryable: the provider may recover. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The provider could not be reached, or the connection broke off (an HTTP request that never got
+ * an answer, a stream cut short, a CLI that could not reach its API, a cluster that could not
+ * deliver the turn). `transient: false` marks the failures repeating cannot fix or may make worse:
+ * a request that could not be built (bad URL, body that cannot be encoded), or a tool call the
+ * `claude` CLI lost on its way to the bridge, whose handler may or may not have run.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class NetworkError extends Schema.TaggedError<NetworkError>()("NetworkError", {
+  ...ReasonMessage,
+  /** Whether repeating the request may help; absent means `true`. */
+  transient: Schema.optional(Schema.Boolean)
+}) {
+  /** Retryable unless `transient` is `false`. */
+  get isRetryable(): boolean {
+    return this.transient !== false
+  }
+}
+
+/**
+ * The call took longer than its bound (`requestTimeout`, a process pool's wait, a scripted turn's
+ * bound) or the provider answered HTTP 408. The message names the option that sets the bound.
+ * Retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class TimeoutError extends Schema.TaggedError<TimeoutError>()("TimeoutError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Retryable: a later attempt may finish in time. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The provider answered in a shape we cannot read: a body that is not JSON, a response or stream
+ * event that does not match the wire schema, a CLI that printed no result line. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InvalidResponseError extends Schema.TaggedError<InvalidResponseError>()("InvalidResponseError", {
+  ...ReasonMessage
+}) {
+  /** Not retryable: the same answer is expected again. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider's process failed: the `claude` CLI exited with an error (with `exitCode` when it
+ * exited) or reported one in its result line, the Agent SDK's query failed, or the cluster runner
+ * hosting a streamed turn stopped. The message carries the CLI's own words (its stderr tail or
+ * result). `transient: true` marks the failures a new attempt may pass (a runner that stopped
+ * mid-turn); otherwise not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class ProcessError extends Schema.TaggedError<ProcessError>()("ProcessError", {
+  ...ReasonMessage,
+  /** The process's exit code, when it exited with one. */
+  exitCode: Schema.optional(Schema.Number),
+  /** Whether a new attempt may pass; absent means `false`. */
+  transient: Schema.optional(Schema.Boolean)
+}) {
+  /** Retryable only when `transient` is `true`. */
+  get isRetryable(): boolean {
+    return this.transient === true
+  }
+}
+
+/**
+ * The provider is set up wrongly: a missing key or binary, an invalid base URL or option, a CLI
+ * too old, a tool server the CLI could not use. The message says what to change. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class ConfigurationError extends Schema.TaggedError<ConfigurationError>()("ConfigurationError", {
+  ...ReasonMessage
+}) {
+  /** Not retryable: the configuration must change first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A Claude Code run printed nothing for its `stallTimeout` while the model was answering (no tool
+ * or permission decision pending). Its CLI was stopped and the next turn resumes the session.
+ * Retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class StalledError extends Schema.TaggedError<StalledError>()("StalledError", {
+  ...ReasonMessage
+}) {
+  /** Retryable: the next turn resumes the session. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * Any other failure: an HTTP status outside the classes above, a stream error the provider does
+ * not mark transient, an answer with nothing in it, a script that ran out of turns. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class UnknownError extends Schema.TaggedError<UnknownError>()("UnknownError", {
+  ...ReasonMessage,
+  ...HttpStatus
+}) {
+  /** Not retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why a provider call failed: one of the reason classes above, each with `isRetryable`. Handle one
+ * with `Effect.catchReason("ProviderError", "RateLimitError", …)`.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const ProviderErrorReason = Schema.Union([
+  AuthenticationError,
+  RateLimitError,
+  QuotaExhaustedError,
+  InvalidRequestError,
+  InternalProviderError,
+  NetworkError,
+  TimeoutError,
+  InvalidResponseError,
+  ProcessError,
+  ConfigurationError,
+  StalledError,
+  UnknownError
+])
+
+/**
+ * The type of {@link ProviderErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type ProviderErrorReason = typeof ProviderErrorReason.Type
+
+/**
+ * The reason an HTTP status stands for: 401/403 `AuthenticationError`, 408 `TimeoutError`, 429
+ * `RateLimitError`, other 4xx `InvalidRequestError`, 5xx `InternalProviderError`, anything else
+ * `UnknownError`. (The HTTP providers also read the body: a used-up quota or credit is a
+ * `QuotaExhaustedError`.)
+ *
+ * @since 2.0.0
+ * @category constructors
+ */
+export const reasonFromHttpStatus = (params: {
+  readonly status: number
+  readonly message: string
+  readonly retryAfter?: Duration.Duration | undefined
+}): ProviderErrorReason => {
+  const { message, retryAfter, status } = params
+  const wait = retryAfter === undefined ? {} : { retryAfter }
+  if (status === 401 || status === 403) return new AuthenticationError({ message, status })
+  if (status === 408) return new TimeoutError({ message, status })
+  if (status === 429) return new RateLimitError({ message, status, ...wait })
+  if (status >= 400 && status < 500) return new InvalidRequestError({ message, status })
+  if (status >= 500 && status < 600) return new InternalProviderError({ message, status, ...wait })
+  return new UnknownError({ message, status })
+}
+
+/**
+ * A provider call failed; `reason` says how (see {@link ProviderErrorReason}). The message is the
+ * reason's and never contains a secret.
+ *
+ * **Details**
+ *
+ * `isRetryable` is the reason's:
+ *
+ * | reason | retryable | fields |
+ * |---|---|---|
+ * | `AuthenticationError` | no | `status?` |
+ * | `RateLimitError` | yes | `status?`, `retryAfter?` |
+ * | `QuotaExhaustedError` | no | `status?` |
+ * | `InvalidRequestError` | no | `status?` |
+ * | `InternalProviderError` | yes | `status?`, `retryAfter?` |
+ * | `NetworkError` | yes, unless `transient: false` | `transient?` |
+ * | `TimeoutError` | yes | `status?` (408) |
+ * | `InvalidResponseError` | no | |
+ * | `ProcessError` | only with `transient: true` | `exitCode?`, `transient?` |
+ * | `ConfigurationError` | no | |
+ * | `StalledError` | yes | |
+ * | `UnknownError` | no | `status?` |
+ *
+ * **Gotchas**
+ *
+ * `isRetryable` says whether the same request may pass later. The HTTP providers' own retries
+ * are narrower (408, 429, 500, 502, 503, 504, 529 and connection failures) and so is `Fallback`'s
+ * default policy (see `Fallback.defaultPolicy`).
+ *
+ * **Example** (Waiting out a rate limit)
+ *
+ * ```ts
+ * import { Duration, Effect } from "effect"
+ * import { ChatClient } from "effect-chat-bridge"
+ *
+ * const answer = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Hello")
+ * }).pipe(
+ *   Effect.catchReason("ProviderError", "RateLimitError", (reason) =>
+ *     Effect.as(Effect.sleep(reason.retryAfter ?? Duration.seconds(1)), "try again later"))
+ * )
+ * ```
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class ProviderError extends Schema.TaggedError<ProviderError>()("ProviderError", {
   /** Which provider failed, such as `anthropic` or `claude-local`. */
   provider: Schema.String,
-  /** How it failed; see {@link ProviderErrorKind}. */
-  kind: ProviderErrorKind,
-  /** What went wrong and, where it helps, what to do about it. */
+  /** How it failed. */
+  reason: ProviderErrorReason
+}) {
+  /** Whether the same request may succeed later: the reason's. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+
+  /** The HTTP status, when the reason has one. */
+  get status(): number | undefined {
+    return "status" in this.reason ? this.reason.status : undefined
+  }
+
+  /** How long the provider asked to wait, when it said. */
+  get retryAfter(): Duration.Duration | undefined {
+    return "retryAfter" in this.reason ? this.reason.retryAfter : undefined
+  }
+
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+}
+
+/** The 1.x kinds, by the reason that replaced each (`http` is decided by its status). */
+const reasonOfKind = {
+  auth: AuthenticationError,
+  network: NetworkError,
+  timeout: TimeoutError,
+  decode: InvalidResponseError,
+  process: ProcessError,
+  config: ConfigurationError,
+  stalled: StalledError,
+  unknown: UnknownError
+} as const
+
+/** A 1.x `ProviderError` as it was encoded (`kind`, `retryable`), as the cluster may have stored it. */
+const ProviderErrorV1Encoded = Schema.Struct({
+  _tag: Schema.Literal("ProviderError"),
+  provider: Schema.String,
+  kind: Schema.Literals(["auth", "http", "network", "timeout", "decode", "process", "config", "stalled", "unknown"]),
   message: Schema.String,
-  /** The HTTP status, when there was one. */
   status: Schema.optional(Schema.Number),
-  /** Whether the same request may succeed later (timeouts, 408, 429, 5xx). */
   retryable: Schema.Boolean
-}) {}
+})
+
+/** The reason a 1.x error stands for, keeping its retryability where the reason allows either. */
+const reasonOfV1 = (old: typeof ProviderErrorV1Encoded.Type): ProviderErrorReason => {
+  const { message, retryable, status } = old
+  const withStatus = status === undefined ? {} : { status }
+  switch (old.kind) {
+    case "http":
+      return status !== undefined
+        ? reasonFromHttpStatus({ status, message })
+        : retryable
+        ? new InternalProviderError({ message })
+        : new UnknownError({ message })
+    case "network":
+      return new NetworkError({ message, ...(retryable ? {} : { transient: false }) })
+    case "process":
+      return new ProcessError({ message, ...(retryable ? { transient: true } : {}) })
+    case "auth":
+    case "timeout":
+    case "unknown":
+      return new reasonOfKind[old.kind]({ message, ...withStatus })
+    default:
+      return new reasonOfKind[old.kind]({ message })
+  }
+}
+
+/** The 1.x kind nearest to a reason (for encoding into the old shape, which nothing does by default). */
+const kindOfReason = (reason: ProviderErrorReason): typeof ProviderErrorV1Encoded.Type["kind"] => {
+  for (const [kind, reasonClass] of Object.entries(reasonOfKind)) {
+    if (reason instanceof reasonClass) return kind as keyof typeof reasonOfKind
+  }
+  return "http"
+}
+
+/**
+ * Decodes a `ProviderError` stored by 1.x (`kind`, `retryable`, `status`) into its reason, so a
+ * cluster's stored replies from before the upgrade still decode. It follows `ProviderError` in
+ * the unions: the current shape is tried first, and encoding always writes the current shape.
+ */
+const ProviderErrorV1 = ProviderErrorV1Encoded.pipe(
+  Schema.decodeTo(
+    Schema.toType(ProviderError),
+    SchemaTransformation.transform({
+      decode: (old) => new ProviderError({ provider: old.provider, reason: reasonOfV1(old) }),
+      encode: (error) => ({
+        _tag: "ProviderError" as const,
+        provider: error.provider,
+        kind: kindOfReason(error.reason),
+        message: error.message,
+        ...(error.status === undefined ? {} : { status: error.status }),
+        retryable: error.isRetryable
+      })
+    })
+  )
+)
 
 /**
  * An agent runtime (the `claude` CLI) refused some tool calls for lack of permission. The model's
@@ -154,6 +539,7 @@ export const ProviderFailure = Schema.Union([
   MaxStepsError,
   StructuredOutputError,
   ProviderError,
+  ProviderErrorV1,
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,
@@ -168,23 +554,152 @@ export const ProviderFailure = Schema.Union([
  */
 export type ProviderFailure = typeof ProviderFailure.Type
 
+/** Whether a provider's failure says the same request may pass later (errors without `isRetryable` do not). */
+const failureIsRetryable = (error: ProviderFailure): boolean => "isRetryable" in error && error.isRetryable === true
+
+const FallbackMessage = {
+  /** Lists the providers tried and why each failed (a status or reason, never a provider's message). */
+  message: Schema.String
+}
+
+const FallbackErrors = {
+  /** The providers' errors, in the order they happened. */
+  errors: Schema.Array(ProviderFailure)
+}
+
 /**
- * A fallback chain gave up: every provider failed (`Exhausted`, with each provider's error in
- * order), a tool had already run so replaying on the next provider could repeat its side effects
- * (`RefusedAfterToolRun`), it was built without providers (`NoProviders`), or none of its
- * providers' layers could be built (`NoneBuilt`: the message names each one and why).
+ * Every provider of the chain failed; `errors` holds each one's error in order. Retryable when
+ * every one of them is.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class Exhausted extends Schema.TaggedError<Exhausted>()("Exhausted", {
+  ...FallbackMessage,
+  ...FallbackErrors
+}) {
+  /** Retryable when every provider's error is. */
+  get isRetryable(): boolean {
+    return this.errors.length > 0 && this.errors.every(failureIsRetryable)
+  }
+}
+
+/**
+ * A provider failed after a tool had run, and the chain is strict (`strictToolContext`):
+ * replaying the call on the next provider could repeat the tool's side effects. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class RefusedAfterToolRun extends Schema.TaggedError<RefusedAfterToolRun>()("RefusedAfterToolRun", {
+  ...FallbackMessage,
+  ...FallbackErrors
+}) {
+  /** Not retryable: a retry would run the tool again. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The chain was built without providers. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class NoProviders extends Schema.TaggedError<NoProviders>()("NoProviders", {
+  ...FallbackMessage
+}) {
+  /** Not retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * None of the chain's providers' layers could be built; the message names each one and why, and
+ * `errors` holds those that were provider failures. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class NoneBuilt extends Schema.TaggedError<NoneBuilt>()("NoneBuilt", {
+  ...FallbackMessage,
+  ...FallbackErrors
+}) {
+  /** Not retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why a fallback chain gave up. Handle one with `Effect.catchReason("FallbackError", "Exhausted", …)`.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const FallbackErrorReason = Schema.Union([Exhausted, RefusedAfterToolRun, NoProviders, NoneBuilt])
+
+/**
+ * The type of {@link FallbackErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type FallbackErrorReason = typeof FallbackErrorReason.Type
+
+/**
+ * A fallback chain gave up; `reason` says why (see {@link FallbackErrorReason}).
+ *
+ * **Details**
+ *
+ * | reason | retryable | `errors` |
+ * |---|---|---|
+ * | `Exhausted` | when every provider's error is | each provider's error, in order |
+ * | `RefusedAfterToolRun` | no | the errors so far |
+ * | `NoProviders` | no | none |
+ * | `NoneBuilt` | no | the build failures that were provider failures |
+ *
+ * `errors` reads the reason's errors (empty for `NoProviders`).
+ *
+ * **Example** (Every provider failed)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient } from "effect-chat-bridge"
+ *
+ * const answer = Effect.gen(function*() {
+ *   const client = yield* ChatClient.ChatClient
+ *   return yield* client.chat("Hello")
+ * }).pipe(
+ *   Effect.catchReason("FallbackError", "Exhausted", (reason) =>
+ *     Effect.succeed(`all ${reason.errors.length} providers failed`))
+ * )
+ * ```
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class FallbackError extends Schema.TaggedError<FallbackError>()("FallbackError", {
   /** Why the chain gave up. */
-  reason: Schema.Literals(["Exhausted", "RefusedAfterToolRun", "NoProviders", "NoneBuilt"]),
-  /** The providers' errors, in the order they happened. */
-  errors: Schema.Array(ProviderFailure),
-  /** Lists the providers tried and why each failed (a status or kind, never a provider's message). */
-  message: Schema.String
-}) {}
+  reason: FallbackErrorReason
+}) {
+  /** The reason's `isRetryable`. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+
+  /** The providers' errors, in the order they happened (empty for `NoProviders`). */
+  get errors(): ReadonlyArray<ProviderFailure> {
+    return "errors" in this.reason ? this.reason.errors : []
+  }
+
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+}
 
 /**
  * Every error a ChatClient operation can fail with.
@@ -215,6 +730,7 @@ export const ChatError = Schema.Union([
   MaxStepsError,
   StructuredOutputError,
   ProviderError,
+  ProviderErrorV1,
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,

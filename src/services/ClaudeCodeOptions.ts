@@ -215,7 +215,7 @@ export interface ClaudeCodeOptions {
    * (whatever the tool policy says about `Read`), a leading `/command` runs locally, and the CLI
    * adds its turn-start context (nested `CLAUDE.md`, skill listings). Only for prompts from a
    * trusted operator. Default `false`: text reaches the model verbatim (claude ≥ 2.1.248; an
-   * older CLI refuses a prompt it would interpret with a `config` error).
+   * older CLI refuses a prompt it would interpret with a `ConfigurationError`).
    */
   readonly trustedPrompts?: boolean | undefined
   /**
@@ -231,7 +231,7 @@ export interface ClaudeCodeOptions {
   readonly storeTimeout?: Duration.Input | undefined
   /**
    * A run that prints nothing for this long while the model is answering fails with a retryable
-   * `ProviderError` (`kind: "stalled"`), its CLI is stopped, and the next turn resumes the
+   * `ProviderError` (reason `StalledError`), its CLI is stopped, and the next turn resumes the
    * session. Time spent running a tool or waiting for a permission decision does not count.
    * Default 3 minutes; `requestTimeout` still bounds the whole run.
    */

@@ -30,7 +30,10 @@ import {
   ChatClient,
   type ChatClientService,
   ChatError,
+  ConfigurationError,
   EmptyPromptError,
+  NetworkError,
+  ProcessError,
   ProviderError,
   StructuredOutputError,
   Usage
@@ -235,12 +238,13 @@ export interface ConversationClient {
 export const turnCutShort = (conversationId: string, turnId: string): ProviderError =>
   new ProviderError({
     provider: "claude-cluster",
-    kind: "process",
-    message: `The runner hosting conversation ${conversationId} stopped while its streamed turn ${turnId} was ` +
-      "running, so the turn was cut short and nothing of it was stored. Sending it again with the same turn id is " +
-      "safe: the conversation's next runner runs it from the stored session (or answers it from its records if it " +
-      "had finished)",
-    retryable: true
+    reason: new ProcessError({
+      message: `The runner hosting conversation ${conversationId} stopped while its streamed turn ${turnId} was ` +
+        "running, so the turn was cut short and nothing of it was stored. Sending it again with the same turn id is " +
+        "safe: the conversation's next runner runs it from the stored session (or answers it from its records if it " +
+        "had finished)",
+      transient: true
+    })
   })
 
 /**
@@ -353,17 +357,17 @@ const provider = "claude-cluster"
 export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
   switch (error._tag) {
     case "ConversationSetupError":
-      return new ProviderError({ provider, kind: "config", message: error.message, retryable: false })
+      return new ProviderError({ provider, reason: new ConfigurationError({ message: error.message }) })
     case "MailboxFull":
     case "AlreadyProcessingMessage":
     case "PersistenceError":
     case "EntityNotAssignedToRunner":
       return new ProviderError({
         provider,
-        kind: "network",
-        message: `The cluster could not deliver the turn (${error._tag}); try again shortly. If it keeps failing, ` +
-          "check that a runner is up and that every member uses the same ClaudeCluster options",
-        retryable: true
+        reason: new NetworkError({
+          message: `The cluster could not deliver the turn (${error._tag}); try again shortly. If it keeps failing, ` +
+            "check that a runner is up and that every member uses the same ClaudeCluster options"
+        })
       })
     default:
       return error
@@ -393,10 +397,10 @@ export const chatClient = (
         Effect.fail(
           new ProviderError({
             provider,
-            kind: "config",
-            message: `The tools of cluster conversation ${conversationId} are set by the runner's \`conversation\` ` +
-              "function (ClaudeConversationRunner.layer), not by the caller",
-            retryable: false
+            reason: new ConfigurationError({
+              message: `The tools of cluster conversation ${conversationId} are set by the runner's \`conversation\` ` +
+                "function (ClaudeConversationRunner.layer), not by the caller"
+            })
           })
         ),
       usage: conversation.usage.pipe(Effect.orElseSucceed(() => Usage.empty))

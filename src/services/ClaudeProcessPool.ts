@@ -38,7 +38,7 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Semaphore from "effect/Semaphore"
-import { ProviderError } from "./ChatClient.ts"
+import { ProviderError, TimeoutError } from "./ChatClient.ts"
 
 /**
  * No permit came free within `acquireTimeout`: every allowed CLI was busy with a turn.
@@ -340,13 +340,13 @@ export const acquireFrom = (
   Option.isSome(pool) ? pool.value.acquire(evict) : Effect.succeed(unbounded)
 
 /**
- * How a client reports a pool timeout: a retryable `timeout` ProviderError with the pool's advice.
+ * How a client reports a pool timeout: a `TimeoutError` ProviderError (retryable) with the pool's advice.
  *
  * @category utils
  * @since 1.0.0
  */
 export const toProviderError = (provider: string) => (error: ProcessPoolTimeoutError): ProviderError =>
-  new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
+  new ProviderError({ provider, reason: new TimeoutError({ message: error.message }) })
 
 /**
  * A {@link ClaudeProcessPool} layer; provide it to the Claude client layers that should share it.

@@ -142,7 +142,7 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
         expect(yield* chat.chat("via ChatClient")).toBe("echo: via ChatClient")
         expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("hello one")
         const refused = yield* Effect.flip(chat.setTools([]))
-        expect(refused).toMatchObject({ _tag: "ProviderError", kind: "config" })
+        expect(refused).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
         expect(refused.message).toContain("ClaudeConversationRunner.layer")
         expect((yield* chat.usage).totalTokens).toBeGreaterThanOrEqual(usage.totalTokens)
         const appends = yield* Metric.value(

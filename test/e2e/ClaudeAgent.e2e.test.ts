@@ -148,10 +148,10 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       expect(error._tag).toBe("ProviderError")
       if (error._tag !== "ProviderError") return
       expect(error.message).toContain("bad luck")
-      expect({ kind: error.kind, status: error.status, retryable: error.retryable }).toEqual({
-        kind: "http",
+      expect({ reason: error.reason._tag, status: error.status, isRetryable: error.isRetryable }).toEqual({
+        reason: "InvalidRequestError",
         status: 400,
-        retryable: false
+        isRetryable: false
       })
       expect(yield* chat.chat("Second try")).toMatch(/Context line\.\n\nSecond try$/)
     }))
@@ -324,12 +324,12 @@ describeWithClaude("ClaudeAgent with the SDK's real claude binary", () => {
       const box = yield* sandbox(api.url)
       const noSdk = yield* agentClient(box, { sdkSpecifier: "@anthropic-ai/claude-agent-sdk-not-installed" })
       const e1 = yield* Effect.flip(noSdk.chat("hi"))
-      expect(e1).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(e1).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
       expect(e1.message).toContain("npm install @anthropic-ai/claude-agent-sdk")
       const noBinary = yield* agentClient(box, { pathToClaudeCodeExecutable: `${box.dir}/no-such-claude` })
       yield* noBinary.add("kept")
       const e2 = yield* Effect.flip(noBinary.chat("hi"))
-      expect(e2).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(e2).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
       expect(e2.message).toContain("no-such-claude")
       expect(api.messageRequests()).toEqual([])
     }))

@@ -264,7 +264,7 @@ describeWithClaude("ClaudeCluster (draining runners)", () => {
         expect(Option.isSome(error), String(exit)).toBe(true)
         const failure = (error as Option.Some<unknown>).value as ProviderError
         expect(failure).toBeInstanceOf(ProviderError)
-        expect(failure.retryable).toBe(true)
+        expect(failure.isRetryable).toBe(true)
         expect(failure.message).toContain("stopped while its streamed turn s-4 was running")
         expect(failure.message).toContain("same turn id is safe")
       }),

@@ -56,7 +56,7 @@ describeWithClaude("ClaudeLocal with the real claude binary", () => {
           const chat = yield* clientIn(box, option)
           if (oldest) {
             const error = yield* Effect.flip(chat.chat("hi"))
-            expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+            expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
             expect(error.message).toContain("needs claude 2.")
           } else {
             expect(yield* chat.chat("hi")).toBe("fine")
@@ -372,7 +372,7 @@ describeWithClaude("ClaudeLocal: each run owns its bridge sessions and tool call
       const fiber = yield* Effect.forkChild(Effect.flip(chat.chat("call the slow tool")))
       yield* Deferred.await(started)
       const error = yield* Fiber.join(fiber)
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" } })
       expect(yield* Deferred.isDone(finalized)).toBe(true)
       expect(yield* bridge.sessionCount).toBe(0)
     }))

@@ -143,7 +143,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       yield* Deferred.await(started)
       for (const pid of claudeProcessesIn(box.cwd)) process.kill(pid, "SIGKILL")
       const failed = yield* Fiber.join(fiber).pipe(Effect.flip)
-      expect(failed).toMatchObject({ _tag: "ProviderError", kind: "process" })
+      expect(failed).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ProcessError" } })
       expect(failed.message).toContain("ended before the turn's result")
       expect(yield* chat.chat("What was the word?")).toBe("You said: What was the word?")
       expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("pineapple")
@@ -296,7 +296,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       )
       expect(yield* chat.chat("hello")).toBe("You said: hello")
       const error = yield* Effect.flip(chat.chat("be slow"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
       expect(error.message).toMatch(
         /did not finish the turn within 20s and was stopped; raise the requestTimeout option/
       )
@@ -321,7 +321,7 @@ describeWithClaude("ClaudeLocal keepAlive: one real claude CLI per conversation"
       const chat = yield* clientIn(box, { binary: "/no/such/claude" })
       for (const prompt of ["one", "two"]) {
         const error = yield* Effect.flip(chat.chat(prompt))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+        expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
         expect(error.message).toContain("Install Claude Code")
       }
     }))

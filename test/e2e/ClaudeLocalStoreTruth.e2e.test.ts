@@ -112,7 +112,7 @@ describeWithClaude("ClaudeLocal: a machine's never-stored entries never come bac
             const a2 = yield* clientIn(boxA, store, { keepAlive, resume: id, stallTimeout: "6 seconds" })
             const stalled = yield* Effect.flip(a2.chat.chat(`Code word ${v}.`))
             expect(stalled).toBeInstanceOf(ProviderError)
-            expect(stalled).toMatchObject({ kind: "stalled" })
+            expect(stalled).toMatchObject({ reason: { _tag: "StalledError" } })
             expect(occurrences(JSON.stringify(yield* stored(store, id)), v)).toBe(0)
 
             // (c) The empty machine B resumes from the store and chats with W.
@@ -154,7 +154,9 @@ describeWithClaude("ClaudeLocal: a machine's never-stored entries never come bac
             const client = yield* clientIn(box, store, { keepAlive, stallTimeout: "6 seconds" })
             expect(yield* client.chat.chat(`Code word ${u}.`)).toBe("Noted.")
             const id = Option.getOrThrow(yield* client.session.sessionId)
-            expect(yield* Effect.flip(client.chat.chat(`Code word ${v}.`))).toMatchObject({ kind: "stalled" })
+            expect(yield* Effect.flip(client.chat.chat(`Code word ${v}.`))).toMatchObject({
+              reason: { _tag: "StalledError" }
+            })
             expect(yield* client.chat.chat(`Code word ${y}.`)).toBe("Noted.")
             expect(Option.getOrThrow(yield* client.session.sessionId)).toBe(id)
             const next = requestWith(api, y)

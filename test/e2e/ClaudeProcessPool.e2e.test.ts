@@ -163,7 +163,7 @@ describe("ClaudeProcessPool with the Agent SDK's real claude CLI (ClaudeAgent ke
         expect((yield* pool.stats).live).toBe(1)
         // The one permit is held by a CLI idle for less than reclaimAfter: the other turn times out.
         const refused = yield* Effect.flip(other.chat("me too"))
-        expect(refused).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+        expect(refused).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
         expect(refused.message).toContain("maxLiveProcesses")
         yield* until(() => claudeProcessesIn(box.cwd).length === 0 && Effect.runSync(pool.stats).live === 0)
         expect((yield* pool.stats).evictions).toBe(1)

@@ -34,7 +34,7 @@ describeWithClaude("a model API the claude CLI cannot reach", () => {
           const box = yield* sandbox(`http://127.0.0.1:${port}`)
           const chat = yield* client({ ...box, env: { ...box.env, CLAUDE_CODE_MAX_RETRIES: "0" } })
           const error = yield* Effect.flip(chat.chat("hello"))
-          expect(error).toMatchObject({ _tag: "ProviderError", kind: "network", retryable: true })
+          expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "NetworkError" }, isRetryable: true })
           expect(error.message).toMatch(/could not reach the model's API \(API Error: Connection refused.*ECONNREFUSED/)
           expect(error.message).toContain("ANTHROPIC_BASE_URL")
           expect(error.message).not.toContain("(success)")

@@ -125,12 +125,16 @@ describe.each([false, true])("claude 2.0.0, which ignores client_composed (keepA
           ]
         ) {
           const error = yield* Effect.flip(chat.chat(prompt))
-          expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+          expect(error).toMatchObject({
+            _tag: "ProviderError",
+            reason: { _tag: "ConfigurationError" },
+            isRetryable: false
+          })
           expect(error.message).toContain("2.1.248")
           expect(error.message).toContain("trustedPrompts")
         }
         const refusedAsk = yield* Effect.flip(chat.ask("About @secret.txt?", Schema.Struct({ answer: Schema.String })))
-        expect(refusedAsk).toMatchObject({ _tag: "ProviderError", kind: "config" })
+        expect(refusedAsk).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
         expect(api.messageRequests().filter((r) => r.body["max_tokens"] !== 1)).toHaveLength(0)
         yield* chat.add("context first")
         yield* Effect.flip(chat.chat("Now @secret.txt"))

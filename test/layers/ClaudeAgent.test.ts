@@ -43,7 +43,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       const before = Sdk.calls().length
       const chat = yield* client({ pathToClaudeCodeExecutable: old })
       const error = yield* Effect.flip(chat.chat("Read @secret.txt"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
       expect(error.message).toContain("2.1.248")
       expect(Sdk.calls().length).toBe(before)
       expect(yield* chat.chat("plain text")).toBe("ok")
@@ -122,8 +122,8 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "claude-agent",
-        kind: "process",
-        retryable: false
+        reason: { _tag: "ProcessError" },
+        isRetryable: false
       })
       expect(error.message).toBe(
         "The claude CLI failed: Claude Code process exited with code 1 (stderr: fatal: disk full)"
@@ -146,7 +146,12 @@ describe("ClaudeAgent (scripted SDK)", () => {
         throw new Error("Claude Code returned an error result")
       })
       const error = yield* Effect.flip((yield* client()).chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 529, retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "InternalProviderError" },
+        status: 529,
+        isRetryable: true
+      })
       expect(error.message).toContain("Overloaded")
     }))
 
@@ -158,7 +163,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       })
       const chat = yield* client()
       const bare = yield* Effect.flip(chat.chat("hi"))
-      expect(bare).toMatchObject({ kind: "process", message: "The claude CLI ended without a result" })
+      expect(bare).toMatchObject({ reason: { _tag: "ProcessError" }, message: "The claude CLI ended without a result" })
 
       Sdk.script(async function*({ spawn }) {
         await spawn("process.stderr.write('  session limit reached  ')")
@@ -176,7 +181,7 @@ describe("ClaudeAgent (scripted SDK)", () => {
       })
       const chat = yield* client({ requestTimeout: "300 millis" })
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
       expect(error.message).toBe(
         "The claude CLI did not finish the turn within 300ms and was stopped; " +
           "raise the requestTimeout option if turns need longer"
@@ -226,7 +231,12 @@ describe("ClaudeAgent (scripted SDK)", () => {
       expect(Sdk.calls()[0]!.options["resume"]).toBeUndefined()
       expect(Sdk.closed()).toBe(0)
       const error = yield* Effect.flip(chat.chat("fail"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 500, retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "InternalProviderError" },
+        status: 500,
+        isRetryable: true
+      })
       expect(Sdk.closed()).toBe(1)
       expect(yield* chat.chat("three")).toBe("echo three")
       expect(Sdk.calls().length).toBe(2)
@@ -240,8 +250,8 @@ describe("ClaudeAgent (scripted SDK)", () => {
       })
       const chat = yield* client({ keepAlive: true, pathToClaudeCodeExecutable: "/no/such/claude" })
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
-      expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({ kind: "config" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
+      expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({ reason: { _tag: "ConfigurationError" } })
       expect(Sdk.calls().length).toBe(0)
     }))
 })

@@ -169,7 +169,7 @@ const stalledThenResumed = (keepAlive: boolean) =>
     const error = yield* Effect.flip(Fiber.join(fiber))
     expect(error).toBeInstanceOf(ProviderError)
     const failure = error as ProviderError
-    expect(failure).toMatchObject({ kind: "stalled", retryable: true })
+    expect(failure).toMatchObject({ reason: { _tag: "StalledError" }, isRetryable: true })
     expect(failure.message).toContain("3m")
     expect(failure.message).toContain("stallTimeout")
     const [, cli, grandchild] = spawned().find(([query]) => query === stalledQuery)!
@@ -227,7 +227,7 @@ describe("ClaudeAgent stallTimeout (scripted SDK, real CLI stand-ins)", () => {
         expect(fiber.pollUnsafe()).toBeUndefined()
         yield* TestClock.adjust("1 second")
         const error = yield* Effect.flip(Fiber.join(fiber))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "stalled", retryable: true })
+        expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "StalledError" }, isRetryable: true })
         release()
       }).pipe(Effect.scoped),
     30_000

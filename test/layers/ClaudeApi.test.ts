@@ -256,9 +256,9 @@ describe("ClaudeApi", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "anthropic",
-        kind: "http",
+        reason: { _tag: "InternalProviderError" },
         status: 529,
-        retryable: true
+        isRetryable: true
       })
       expect(api.messageRequests()).toHaveLength(3)
     }).pipe(Effect.provide(HttpLive)))
@@ -274,9 +274,9 @@ describe("ClaudeApi", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "anthropic",
-        kind: "auth",
+        reason: { _tag: "AuthenticationError" },
         status: 401,
-        retryable: false
+        isRetryable: false
       })
       expect(error.message).toContain("check ANTHROPIC_API_KEY")
       expect(error.message).toContain("invalid x-api-key")
@@ -289,7 +289,7 @@ describe("ClaudeApi", () => {
       const chat = yield* client(api, { requestTimeout: "200 millis" })
       yield* chat.add("context")
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
       expect(yield* chat.chat("again")).toBe("on time")
       expect(Fake.lastUserText(api.messageRequests()[1]!)).toBe("context\n\nagain")
     }).pipe(Effect.provide(HttpLive)))
@@ -336,7 +336,7 @@ describe("ClaudeApi", () => {
         Layer.provide(env({ ANTHROPIC_API_KEY: SecretKey, ANTHROPIC_BASE_URL: `http://user:${SecretKey}@example.com` }))
       )
       const error = yield* Effect.flip(Effect.provide(ChatClient, bad))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" }, isRetryable: false })
       expect(String(error.message)).not.toContain(SecretKey)
     }).pipe(Effect.provide(HttpLive)))
 
@@ -347,7 +347,12 @@ describe("ClaudeApi", () => {
       const error = yield* Effect.flip(
         Effect.provide(ChatClient, ClaudeApi.layerFromEnv().pipe(Layer.provide(env({ ANTHROPIC_BASE_URL: api.url }))))
       )
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "config", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "anthropic",
+        reason: { _tag: "ConfigurationError" },
+        isRetryable: false
+      })
       expect(error.message).toContain("ANTHROPIC_API_KEY is not set")
       expect(error.message).toContain("https://console.anthropic.com/settings/keys")
       expect(error.message).toContain("ClaudeLocal.layerFromEnv()")

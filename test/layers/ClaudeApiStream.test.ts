@@ -130,7 +130,7 @@ describe("ClaudeApi.chatStream", () => {
       const { error, seen } = yield* runRecording(chat.chatStream("go"))
       expect(tags(seen)).toEqual(["TextDelta"])
       expect(deltas(seen)).toBe("first half, ")
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", kind: "network" })
+      expect(error).toMatchObject({ _tag: "ProviderError", provider: "anthropic", reason: { _tag: "NetworkError" } })
       // Not retried after the first byte; the failed turn left the history and the add buffer alone.
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
@@ -141,7 +141,11 @@ describe("ClaudeApi.chatStream", () => {
       const chat = yield* client(api)
       const { error, seen } = yield* runRecording(chat.chatStream("go"))
       expect(deltas(seen)).toBe("Partial an")
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "InternalProviderError" },
+        isRetryable: true
+      })
       expect(error?.message).toContain("overloaded_error: Overloaded")
       expect(api.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
@@ -157,7 +161,7 @@ describe("ClaudeApi.chatStream", () => {
       expect(deltas(cut.seen)).toBe("Hel")
       expect(cut.error).toMatchObject({
         _tag: "ProviderError",
-        kind: "network",
+        reason: { _tag: "NetworkError" },
         message: "anthropic stream ended before the message was complete"
       })
 
@@ -166,14 +170,18 @@ describe("ClaudeApi.chatStream", () => {
       }))
       const bad = yield* runRecording((yield* client(malformed)).chatStream("go"))
       expect(deltas(bad.seen)).toBe("Hel")
-      expect(bad.error).toMatchObject({ _tag: "ProviderError", kind: "decode", retryable: false })
+      expect(bad.error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "InvalidResponseError" },
+        isRetryable: false
+      })
       expect(bad.error?.message).toContain("not JSON")
 
       const misshapen = yield* Fake.make(() => ({
         rawStream: `${start}event: content_block_delta\ndata: {"type":"content_block_delta","index":"zero"}\n\n`
       }))
       const odd = yield* runRecording((yield* client(misshapen)).chatStream("go"))
-      expect(odd.error).toMatchObject({ _tag: "ProviderError", kind: "decode" })
+      expect(odd.error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "InvalidResponseError" } })
       expect(odd.error?.message).toContain("unexpected shape")
     }).pipe(Effect.provide(HttpLive)))
 
@@ -197,7 +205,7 @@ describe("ClaudeApi.chatStream", () => {
       }))
       const { error, seen } = yield* runRecording((yield* client(failing)).chatStream("go"))
       expect(seen).toEqual([])
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", status: 400 })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "InvalidRequestError" }, status: 400 })
       expect(failing.messageRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 

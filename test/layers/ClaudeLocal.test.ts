@@ -252,7 +252,7 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         Effect.gen(function*() {
           yield* chat.add("context")
           const error = yield* Effect.flip(chat.chat("first"))
-          expect(error).toMatchObject({ _tag: "ProviderError", kind: "process" })
+          expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ProcessError" } })
           expect(error.message).toContain("boom")
           yield* chat.chat("second")
           const [a, b] = yield* calls
@@ -287,7 +287,7 @@ describe("ClaudeLocal (scripted subprocess)", () => {
     it.live("binary not found → config error that says how to install and log in", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([new SubprocessNotFoundError({ command: "claude", message: "not found" })])
-        expect(e).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(e).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" }, isRetryable: false })
         expect(e.message).toMatch(/Install Claude Code.*log in/)
       }))
 
@@ -296,7 +296,7 @@ describe("ClaudeLocal (scripted subprocess)", () => {
         const e = yield* flipChat([
           new SubprocessTimeoutError({ command: "claude", timeoutMillis: 5, stderrTail: "", message: "timed out" })
         ], { requestTimeout: "90 seconds" })
-        expect(e).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+        expect(e).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
         expect(e.message).toBe(
           "The claude CLI did not finish the turn within 1m 30s and was stopped; " +
             "raise the requestTimeout option if turns need longer"
@@ -316,12 +316,17 @@ describe("ClaudeLocal (scripted subprocess)", () => {
             })
           ])
         ])
-        expect(e).toMatchObject({ _tag: "ProviderError", kind: "http", status: 529, retryable: true })
+        expect(e).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "InternalProviderError" },
+          status: 529,
+          isRetryable: true
+        })
         expect(e.message).toContain("API Error: 529 overloaded")
         const auth = yield* flipChat([
           ok([init(), result({ is_error: true, result: "Invalid API key", api_error_status: 401 })])
         ])
-        expect(auth).toMatchObject({ kind: "auth", status: 401, retryable: false })
+        expect(auth).toMatchObject({ reason: { _tag: "AuthenticationError" }, status: 401, isRetryable: false })
         expect(auth.message).toContain("ANTHROPIC_API_KEY")
       }))
 
@@ -343,7 +348,7 @@ describe("ClaudeLocal (scripted subprocess)", () => {
     it.live("output without a result line, or not JSON → decode error", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([ok(["this is not json", init()])])
-        expect(e).toMatchObject({ _tag: "ProviderError", kind: "decode" })
+        expect(e).toMatchObject({ _tag: "ProviderError", reason: { _tag: "InvalidResponseError" } })
         expect(e.message).toContain("this is not json")
       }))
 
@@ -436,9 +441,9 @@ describe("ClaudeLocal: more failure paths", () => {
       )
       expect(e).toMatchObject({
         _tag: "ProviderError",
-        kind: "process",
+        reason: { _tag: "ProcessError" },
         message: "Cannot run claude: EMFILE: too many open files",
-        retryable: false
+        isRetryable: false
       })
     }))
 
@@ -461,7 +466,7 @@ describe("ClaudeLocal: more failure paths", () => {
             return { error, seen }
           })
       )
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
       expect(error.message).toContain("MCP server gtb: failed")
       expect(seen).toEqual([])
     }))
@@ -486,7 +491,12 @@ describe("ClaudeLocal: more failure paths", () => {
         expect(yield* Context.get(ctx, TestSubprocess.TestSubprocess).calls).toEqual([])
         return error
       }).pipe(Effect.scoped)
-      expect(e).toMatchObject({ _tag: "ProviderError", kind: "config", message: "disk full", retryable: false })
+      expect(e).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "ConfigurationError" },
+        message: "disk full",
+        isRetryable: false
+      })
     }))
 })
 

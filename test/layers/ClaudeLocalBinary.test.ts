@@ -30,7 +30,7 @@ describe("ClaudeLocal with a wrong binary", () => {
     Effect.gen(function*() {
       const missing = path.join(yield* folder, "no-such-claude")
       const error = yield* chatWith(missing)
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" }, isRetryable: false })
       expect(error.message).toContain(JSON.stringify(missing))
       expect(error.message).toContain("CLAUDE_BINARY")
       expect(error.message).toContain("Install Claude Code")
@@ -44,7 +44,7 @@ describe("ClaudeLocal with a wrong binary", () => {
         )
       )
       // With a PATH holding no claude, the default binary is not found: the message says where it looked.
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
       expect(error.message).toContain("looked for `claude` on PATH")
     }).pipe(Effect.scoped))
 
@@ -55,7 +55,11 @@ describe("ClaudeLocal with a wrong binary", () => {
       fs.writeFileSync(plain, "not a program", { mode: 0o644 })
       for (const binary of [dir, plain]) {
         const error = yield* chatWith(binary)
-        expect(error, binary).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(error, binary).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "ConfigurationError" },
+          isRetryable: false
+        })
         expect(error.message).toContain("directory or not an executable file")
         expect(error.message).toContain(JSON.stringify(binary))
         expect(error.message).toContain("CLAUDE_BINARY")

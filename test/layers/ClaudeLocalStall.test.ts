@@ -197,8 +197,8 @@ const stalledThenResumed = (keepAlive: boolean) =>
       const took = Date.now() - started
       expect(error).toBeInstanceOf(ProviderError)
       const failure = error as ProviderError
-      expect(failure.kind).toBe("stalled")
-      expect(failure.retryable).toBe(true)
+      expect(failure.reason._tag).toBe("StalledError")
+      expect(failure.isRetryable).toBe(true)
       expect(failure.message).toContain("stallTimeout")
       expect(failure.message).toContain("next turn resumes the session")
       // stallTimeout 1 s: well within the slack, and far from requestTimeout (60 s).
@@ -287,7 +287,7 @@ describeWithClaude("ClaudeLocal stallTimeout (real claude binary, fake API)", ()
       const started = Date.now()
       const error = yield* Effect.flip(chat.chat("hang"))
       const took = Date.now() - started
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "stalled", retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "StalledError" }, isRetryable: true })
       // Well before requestTimeout (60 s).
       expect(took).toBeLessThan(30_000)
       expect(claudeProcessesIn(box.cwd)).toEqual([])

@@ -78,7 +78,11 @@ describe("claude CLI versions", () => {
     withClient([version("1.0.128"), version("2.0.0"), ok("upgraded")], {}, (chat, calls) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(chat.chat("hi"))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "ConfigurationError" },
+          isRetryable: false
+        })
         expect(error.message).toContain("The installed claude CLI is 1.0.128")
         expect(error.message).toContain("needs 2.0.0 or newer")
         expect(error.message).toContain("npm install -g @anthropic-ai/claude-code@latest")
@@ -147,7 +151,7 @@ describe("claude CLI versions", () => {
         yield* withClient([version(gate.before)], gate.options, (chat, calls) =>
           Effect.gen(function*() {
             const error = yield* Effect.flip(chat.chat("hi"))
-            expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+            expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
             expect(error.message).toBe(
               `${gate.what} needs claude ${gate.since} or newer; the installed claude is ${gate.before}. Upgrade it with ` +
                 "`npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."
@@ -184,9 +188,15 @@ describe("claude CLI versions", () => {
   it.live("cliVersion is checked like a read version: too old or malformed is a config error, no process runs", () =>
     Effect.gen(function*() {
       const tooOld = yield* withClient([], { cliVersion: "1.0.0" }, (chat) => Effect.flip(chat.chat("hi")))
-      expect(tooOld).toMatchObject({ kind: "config", message: expect.stringContaining("is 1.0.0; effect-chat-bridge") })
+      expect(tooOld).toMatchObject({
+        reason: { _tag: "ConfigurationError" },
+        message: expect.stringContaining("is 1.0.0; effect-chat-bridge")
+      })
       const malformed = yield* withClient([], { cliVersion: "latest" }, (chat) => Effect.flip(chat.chat("hi")))
-      expect(malformed).toMatchObject({ kind: "config", message: expect.stringContaining(`cliVersion "latest"`) })
+      expect(malformed).toMatchObject({
+        reason: { _tag: "ConfigurationError" },
+        message: expect.stringContaining(`cliVersion "latest"`)
+      })
     }))
 
   it.live("a missing binary is found out by --version: the install hint", () =>
@@ -196,7 +206,7 @@ describe("claude CLI versions", () => {
       (chat) =>
         Effect.gen(function*() {
           const error = yield* Effect.flip(chat.chat("hi"))
-          expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+          expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
           expect(error.message).toContain("npm install -g @anthropic-ai/claude-code")
         })
     ))
@@ -226,7 +236,11 @@ else require("node:fs").writeFileSync(${JSON.stringify(marker)}, "")
           )
         )
       )
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", provider: "claude-local" })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "ConfigurationError" },
+        provider: "claude-local"
+      })
       expect(error.message).toBe(
         "The installed claude CLI is 1.0.128; effect-chat-bridge needs 2.0.0 or newer. Upgrade it with " +
           "`npm install -g @anthropic-ai/claude-code@latest` (or `claude update`)."

@@ -106,7 +106,7 @@ describe("the providers surface opt-outs they could not apply", () => {
         expect(Exit.isFailure(exit)).toBe(true)
         const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail") : undefined
         const failure = error?._tag === "Fail" ? (error.error as ProviderError) : undefined
-        expect(failure?.kind).toBe("config")
+        expect(failure?.reason._tag).toBe("ConfigurationError")
         expect(failure?.message).toContain("toolPolicy.strict: 4 opt-outs cannot be applied as written")
         expect(failure?.message).toContain("did you mean Bash?")
       }))
@@ -117,7 +117,7 @@ describe("the providers surface opt-outs they could not apply", () => {
         const exit = yield* Layer.build(provider.layer({ disabledTools: many })).pipe(Effect.scoped, Effect.exit)
         const error = Exit.isFailure(exit) ? exit.cause.reasons.find((r) => r._tag === "Fail") : undefined
         const failure = error?._tag === "Fail" ? (error.error as ProviderError) : undefined
-        expect(failure?.kind).toBe("config")
+        expect(failure?.reason._tag).toBe("ConfigurationError")
         expect(failure?.message).toContain("at most 1000 opt-outs")
         expect(failure!.message.length).toBeLessThan(300)
       }))

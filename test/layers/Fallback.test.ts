@@ -18,10 +18,20 @@ import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as Scripted from "../../src/layers/Scripted.ts"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
 import {
+  AuthenticationError,
   ChatClient,
   type ChatClientService,
+  InternalProviderError,
+  InvalidRequestError,
+  InvalidResponseError,
   MaxStepsError,
+  NetworkError,
   ProviderError,
+  type ProviderErrorReason,
+  RateLimitError,
+  StalledError,
+  TimeoutError,
+  UnknownError,
   Usage
 } from "../../src/services/ChatClient.ts"
 import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
@@ -54,7 +64,7 @@ const run = <A, E, LE>(
 ) => Effect.flatMap(ChatClient, body).pipe(Effect.provide(layer))
 
 const networkError = (provider: string) =>
-  new ProviderError({ provider, kind: "network", message: "connect ECONNREFUSED", retryable: true })
+  new ProviderError({ provider, reason: new NetworkError({ message: "connect ECONNREFUSED" }) })
 
 const add = Tool.make("add", {
   description: "Adds",
@@ -85,24 +95,28 @@ describe("Fallback", () => {
       const a = recorded("a", [Scripted.fail(Scripted.httpError(401, "a"))])
       const b = recorded("b", [Scripted.text("from b")])
       const error = yield* Effect.flip(run(fallback([a, b]), (chat) => chat.chat("hi")))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "auth", status: 401 })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "AuthenticationError" }, status: 401 })
       expect(b.requests.length).toBe(0)
     }))
 
   it.effect("an auth error without a status (a CLI not logged in) is fatal too; a policy may fail over on it", () =>
     Effect.gen(function*() {
-      const notLoggedIn = new ProviderError({ provider: "a", kind: "auth", message: "log in", retryable: false })
+      const notLoggedIn = new ProviderError({ provider: "a", reason: new AuthenticationError({ message: "log in" }) })
       expect(Fallback.defaultPolicy(notLoggedIn)).toBe("fatal")
       // Even with a status the default policy would otherwise fail over on.
       expect(
         Fallback.defaultPolicy(
-          new ProviderError({ provider: "a", kind: "auth", status: 503, message: "x", retryable: true })
+          new ProviderError({ provider: "a", reason: new AuthenticationError({ status: 503, message: "x" }) })
         )
       ).toBe("fatal")
       const a = recorded("a", [Scripted.fail(notLoggedIn)])
       const b = recorded("b", [Scripted.text("from b")])
       const lenient = fallback([a, b], {
-        policy: (e) => (e._tag === "ProviderError" && e.kind === "auth" ? "failover" : Fallback.defaultPolicy(e))
+        policy: (
+          e
+        ) => (e._tag === "ProviderError" && e.reason._tag === "AuthenticationError"
+          ? "failover"
+          : Fallback.defaultPolicy(e))
       })
       expect(yield* run(lenient, (chat) => chat.chat("hi"))).toBe("from b")
     }))
@@ -114,7 +128,7 @@ describe("Fallback", () => {
       const error = yield* Effect.flip(run(fallback([a, b]), (chat) => chat.chat("hi")))
       expect(error._tag).toBe("FallbackError")
       if (error._tag !== "FallbackError") return
-      expect(error.reason).toBe("Exhausted")
+      expect(error.reason._tag).toBe("Exhausted")
       expect(error.errors.map((e) => e._tag === "ProviderError" && [e.provider, e.status])).toEqual([
         ["a", 503],
         ["b", 529]
@@ -210,7 +224,7 @@ describe("Fallback", () => {
         run(fallback([a, b], { strictToolContext: true }), (chat) =>
           Effect.andThen(chat.setTools([sideEffect]), chat.chat("charge it")))
       )
-      expect(error).toMatchObject({ _tag: "FallbackError", reason: "RefusedAfterToolRun" })
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: { _tag: "RefusedAfterToolRun" } })
       expect(b.requests.length).toBe(0)
       expect(yield* Ref.get(ran)).toBe(1)
     }))
@@ -244,10 +258,7 @@ describe("Fallback", () => {
         Scripted.fail(
           new ProviderError({
             provider: "a",
-            kind: "http",
-            status: 429,
-            message: "secret detail sk-123",
-            retryable: true
+            reason: new RateLimitError({ status: 429, message: "secret detail sk-123" })
           })
         )
       ])
@@ -275,7 +286,7 @@ describe("Fallback", () => {
   it.effect("no providers is a typed error at construction", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(run(Fallback.layer([]), (chat) => chat.chat("hi")))
-      expect(error).toMatchObject({ _tag: "FallbackError", reason: "NoProviders" })
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: { _tag: "NoProviders" } })
     }))
 
   it.live("closing the fallback's scope releases every provider (a ClaudeLocal bridge port closes)", () =>
@@ -342,21 +353,16 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
   const Answer = Schema.Struct({ n: Schema.Number })
 
   it("the default policy: timeouts, network and retryable statuses fail over; anything else is fatal", () => {
-    const kind = (k: "timeout" | "stalled" | "network" | "decode" | "http", status?: number) =>
-      new ProviderError({
-        provider: "p",
-        kind: k,
-        message: "m",
-        retryable: false,
-        ...(status === undefined ? {} : { status })
-      })
-    expect(Fallback.defaultPolicy(kind("timeout"))).toBe("failover")
-    expect(Fallback.defaultPolicy(kind("network"))).toBe("failover")
-    expect(Fallback.defaultPolicy(kind("stalled"))).toBe("failover")
-    expect(Fallback.defaultPolicy(kind("http", 503))).toBe("failover")
-    expect(Fallback.defaultPolicy(kind("http", 400))).toBe("fatal")
-    expect(Fallback.defaultPolicy(kind("http"))).toBe("fatal")
-    expect(Fallback.defaultPolicy(kind("decode"))).toBe("fatal")
+    const kind = (reason: ProviderErrorReason) => new ProviderError({ provider: "p", reason })
+    const message = "m"
+    expect(Fallback.defaultPolicy(kind(new TimeoutError({ message })))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind(new NetworkError({ message, transient: false })))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind(new StalledError({ message })))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind(new InternalProviderError({ message, status: 503 })))).toBe("failover")
+    expect(Fallback.defaultPolicy(kind(new InvalidRequestError({ message, status: 400 })))).toBe("fatal")
+    expect(Fallback.defaultPolicy(kind(new InternalProviderError({ message })))).toBe("fatal")
+    expect(Fallback.defaultPolicy(kind(new UnknownError({ message })))).toBe("fatal")
+    expect(Fallback.defaultPolicy(kind(new InvalidResponseError({ message })))).toBe("fatal")
     expect(Fallback.defaultPolicy(new MaxStepsError({ maxSteps: 3, message: "too many" }))).toBe("fatal")
     // The store holds the conversation, not the provider: another provider would not fix it.
     const store = new SessionStoreError({ operation: "append", message: "m", retryable: true })
@@ -395,7 +401,7 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
       const c = recorded("c", [Scripted.text("from c")])
       const inner = { name: "inner", layer: Layer.orDie(fallback([a, b])) }
       const error = yield* Effect.flip(run(fallback([inner, c]), (chat) => chat.chat("hi")))
-      expect(error).toMatchObject({ _tag: "FallbackError", reason: "Exhausted" })
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: { _tag: "Exhausted" } })
       if (error._tag === "FallbackError") {
         expect(error.errors.map((e) => e._tag === "ProviderError" && e.provider)).toEqual(["a", "b"])
       }

@@ -87,9 +87,9 @@ describe("Fallback over the HTTP providers", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "anthropic",
-        kind: "auth",
+        reason: { _tag: "AuthenticationError" },
         status: 401,
-        retryable: false
+        isRetryable: false
       })
       expect(openai.completionRequests().length).toBe(before)
     }))
@@ -111,7 +111,7 @@ describe("Fallback over the HTTP providers", () => {
         .toBe(true)
       const none = Fallback.layer([{ name: "anthropic", layer: anthropic }]).pipe(Layer.provide(env))
       const error = yield* Effect.flip(Effect.provide(ChatClient, none))
-      expect(error).toMatchObject({ _tag: "FallbackError", reason: "NoneBuilt" })
+      expect(error).toMatchObject({ _tag: "FallbackError", reason: { _tag: "NoneBuilt" } })
       expect(error.message).toContain("anthropic: ANTHROPIC_API_KEY is not set")
     }))
 
@@ -126,7 +126,7 @@ describe("Fallback over the HTTP providers", () => {
       ]).pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromUnknown({}))))
       const error = yield* Effect.flip(Effect.provide(ChatClient, chain))
       expect(error._tag).toBe("FallbackError")
-      expect(error.reason).toBe("NoneBuilt")
+      expect(error.reason._tag).toBe("NoneBuilt")
       expect(error.message).toMatch(
         /^No provider of the fallback chain could be built: anthropic: ANTHROPIC_API_KEY is not set: .*; gemini: GEMINI_API_KEY is not set: .*; typo: model name missing$/
       )

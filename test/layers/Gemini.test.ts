@@ -208,7 +208,7 @@ describe("Gemini", () => {
       expect(wrong._tag).toBe("StructuredOutputError")
       expect(wrong.message).toContain("celsius")
       const blocked = yield* Effect.flip(chat.ask("weather?", Weather))
-      expect(blocked).toMatchObject({ _tag: "ProviderError", provider: "gemini", retryable: false })
+      expect(blocked).toMatchObject({ _tag: "ProviderError", provider: "gemini", isRetryable: false })
       expect(blocked.message).toContain("SAFETY")
     }).pipe(Effect.provide(HttpLive)))
 
@@ -283,9 +283,9 @@ describe("Gemini", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "gemini",
-        kind: "auth",
+        reason: { _tag: "AuthenticationError" },
         status: 401,
-        retryable: false
+        isRetryable: false
       })
       expect(error.message).toContain("check GEMINI_API_KEY")
       expect(error.message).toContain("API key not valid")
@@ -299,7 +299,7 @@ describe("Gemini", () => {
       expect(yield* Effect.flip(chat.chat("hi"))).toMatchObject({
         _tag: "ProviderError",
         provider: "gemini",
-        kind: "timeout"
+        reason: { _tag: "TimeoutError" }
       })
     }).pipe(Effect.provide(HttpLive)))
 
@@ -344,7 +344,12 @@ describe("Gemini", () => {
       const error = yield* Effect.flip(
         Effect.provide(ChatClient, Gemini.layerFromEnv().pipe(Layer.provide(env({ GEMINI_BASE_URL: api.url }))))
       )
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "config", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "gemini",
+        reason: { _tag: "ConfigurationError" },
+        isRetryable: false
+      })
       expect(error.message).toContain("GEMINI_API_KEY is not set")
       expect(error.message).toContain("https://aistudio.google.com/apikey")
       expect(error.message).toContain("ClaudeLocal.layerFromEnv()")

@@ -143,7 +143,7 @@ describe("Gemini.chatStream", () => {
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
       expect(tags(seen)).toEqual(["TextDelta"])
       expect(deltas(seen)).toBe("first half, ")
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "network" })
+      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", reason: { _tag: "NetworkError" } })
       expect(api.generateRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
@@ -152,7 +152,11 @@ describe("Gemini.chatStream", () => {
       const api = yield* Fake.make(() => ({ text: "Partial answer here", breakMidway: "error" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
       expect(deltas(seen)).toBe("Partial an")
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http", retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "InternalProviderError" },
+        isRetryable: true
+      })
       expect(error?.message).toContain("UNAVAILABLE: The model is overloaded.")
     }).pipe(Effect.provide(HttpLive)))
 

@@ -286,9 +286,9 @@ describe("OpenAi", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "openai",
-        kind: "auth",
+        reason: { _tag: "AuthenticationError" },
         status: 401,
-        retryable: false
+        isRetryable: false
       })
       expect(error.message).toContain("check OPENAI_API_KEY")
       expect(error.message).toContain("Incorrect API key provided")
@@ -300,7 +300,12 @@ describe("OpenAi", () => {
       const api = yield* Fake.make(() => ({ text: "late", delayMs: 2_000 }))
       const chat = yield* client(api, { requestTimeout: "200 millis" })
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "timeout", retryable: true })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "openai",
+        reason: { _tag: "TimeoutError" },
+        isRetryable: true
+      })
     }).pipe(Effect.provide(HttpLive)))
 
   it.live("never logs the API key, even when the server echoes it; logs the host only", () =>
@@ -334,7 +339,7 @@ describe("OpenAi", () => {
       expect(api.completionRequests()[0]!.body.model).toBe("gpt-env")
       const bad = OpenAi.layerFromEnv().pipe(Layer.provide(env({ OPENAI_BASE_URL: "http://llm.example.com/v1" })))
       const error = yield* Effect.flip(Effect.provide(ChatClient, bad))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
     }).pipe(Effect.provide(HttpLive)))
   it.live("layerConfig takes the caller's Config values (a whole settings object); no key needed off api.openai.com", () =>
     Effect.gen(function*() {

@@ -128,7 +128,7 @@ describe("OpenAi.chatStream", () => {
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
       expect(tags(seen)).toEqual(["TextDelta"])
       expect(deltas(seen)).toBe("first half, ")
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "network" })
+      expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", reason: { _tag: "NetworkError" } })
       expect(api.completionRequests()).toHaveLength(1)
     }).pipe(Effect.provide(HttpLive)))
 
@@ -137,7 +137,7 @@ describe("OpenAi.chatStream", () => {
       const api = yield* Fake.make(() => ({ text: "Partial answer here", breakMidway: "error" }))
       const { error, seen } = yield* runRecording((yield* client(api)).chatStream("go"))
       expect(deltas(seen)).toBe("Partial an")
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "http" })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "UnknownError" } })
       expect(error?.message).toContain("The server had an error")
     }).pipe(Effect.provide(HttpLive)))
 

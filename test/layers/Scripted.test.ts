@@ -208,7 +208,7 @@ describe("the tool loop (on Scripted)", () => {
       ])
       yield* client.add("context one")
       const error = yield* Effect.flip(client.chat("first try"))
-      expect(error).toMatchObject({ _tag: "ProviderError", status: 503, retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", status: 503, isRetryable: true })
       yield* client.chat("second try")
       const [first, second] = yield* requests
       expect(first!.history).toEqual([{ role: "user", content: "context one\n\nfirst try" }])
@@ -240,7 +240,7 @@ describe("the tool loop (on Scripted)", () => {
         respond: () => Effect.never
       })
       const error = yield* Effect.flip(client.chat("hello?"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
     }))
 
   it.effect("is available as a ChatClient layer", () =>

@@ -64,7 +64,11 @@ describe("a CLI that exits before its init line, with tools set", () => {
     Effect.gen(function*() {
       const stub = yield* stubCli("Error: cannot write to /nope: read-only file system", 3)
       for (const error of yield* failures(yield* localClient(stub.path, stub.dir))) {
-        expect(error).toMatchObject({ _tag: "ProviderError", provider: "claude-local", kind: "process" })
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          provider: "claude-local",
+          reason: { _tag: "ProcessError" }
+        })
         expect(error.message).toContain("exited with code 3")
         expect(error.message).toContain("cannot write to /nope: read-only file system")
         expect(error.message).not.toContain("tool server")
@@ -76,7 +80,11 @@ describe("a CLI that exits before its init line, with tools set", () => {
       const stub = yield* stubCli("Error: cannot write to /nope: read-only file system", 1)
       const chat = yield* ClaudeAgent.make({ pathToClaudeCodeExecutable: stub.path, killGrace: "100 millis" })
       for (const error of yield* failures(chat)) {
-        expect(error).toMatchObject({ _tag: "ProviderError", provider: "claude-agent", kind: "process" })
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          provider: "claude-agent",
+          reason: { _tag: "ProcessError" }
+        })
         expect(error.message).toContain("exited with code 1")
         expect(error.message).toContain("cannot write to /nope: read-only file system")
       }
@@ -90,7 +98,11 @@ describe("a CLI that exits before its init line, with tools set", () => {
         yield* ClaudeAgent.make({ pathToClaudeCodeExecutable: stub.path, killGrace: "100 millis" })
       )
       for (const error of [...local, ...agent]) {
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "auth", retryable: false })
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "AuthenticationError" },
+          isRetryable: false
+        })
         expect(error.message).toContain("Invalid API key")
         expect(error.message).toContain("log in by running `claude`")
         expect(error.message).toContain("ANTHROPIC_API_KEY")
@@ -113,7 +125,11 @@ describe("ClaudeAgent: a CLI that is not logged in", () => {
       })
       const chat = yield* ClaudeAgent.make({ sdkSpecifier: Sdk.specifier, killGrace: "100 millis" })
       const error = yield* Effect.flip(chat.chat("hi"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "auth", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "AuthenticationError" },
+        isRetryable: false
+      })
       expect(error.message).toContain("Not logged in")
       expect(error.message).toMatch(/log in by running `claude`.*or set ANTHROPIC_API_KEY/)
     }))

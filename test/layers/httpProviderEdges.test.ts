@@ -122,8 +122,8 @@ describe("HTTP providers: a stream that ends before its finish", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "openai",
-        kind: "network",
-        retryable: true,
+        reason: { _tag: "NetworkError" },
+        isRetryable: true,
         message: "openai stream ended before the message was complete"
       })
     }).pipe(Effect.provide(HttpLive)))
@@ -140,7 +140,7 @@ describe("HTTP providers: a stream that ends before its finish", () => {
       expect(error).toMatchObject({
         _tag: "ProviderError",
         provider: "gemini",
-        kind: "network",
+        reason: { _tag: "NetworkError" },
         message: "gemini stream ended before the message was complete"
       })
       expect((yield* chat.usage).known).toBe(false)
@@ -152,7 +152,12 @@ describe("HTTP providers: a stream that ends before its finish", () => {
       const chat = yield* Gemini.make({ model: "g", baseUrl: url, apiKey: Redacted.make(SecretKey) })
       const { error, seen } = yield* runRecording(chat.chatStream("go"))
       expect(seen).toEqual([])
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "gemini", kind: "unknown", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "gemini",
+        reason: { _tag: "UnknownError" },
+        isRetryable: false
+      })
       expect(error?.message).toContain("SAFETY")
     }).pipe(Effect.provide(HttpLive)))
 })

@@ -30,7 +30,12 @@ describe("errors a newcomer meets", () => {
   it.effect("AI_PROVIDER=openai without OPENAI_API_KEY: a config error naming OPENAI_API_KEY and OPENAI_BASE_URL", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(Layer.build(OpenAi.layerFromEnv()).pipe(withEnv({})))
-      expect(error).toMatchObject({ _tag: "ProviderError", provider: "openai", kind: "config", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        provider: "openai",
+        reason: { _tag: "ConfigurationError" },
+        isRetryable: false
+      })
       expect(error.message).toContain("set OPENAI_API_KEY")
       expect(error.message).toContain("OPENAI_BASE_URL")
       // A local compatible server needs no key.
@@ -45,7 +50,11 @@ describe("errors a newcomer meets", () => {
       ] as const
       for (const [variable, keysPage, layer] of cases) {
         const error = yield* Effect.flip(Layer.build(layer).pipe(withEnv({})))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "ConfigurationError" },
+          isRetryable: false
+        })
         expect(error.message).toBe(
           `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). Without a key, ` +
             "ClaudeLocal.layerFromEnv() runs on a logged-in claude CLI, and Scripted.layer answers offline (for tests)"
@@ -71,7 +80,7 @@ describe("errors a newcomer meets", () => {
       ] as const
       for (const [variable, chat] of clients) {
         const error = yield* Effect.flip(chat.chat("hi"))
-        expect(error).toMatchObject({ _tag: "ProviderError", kind: "network", retryable: true })
+        expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "NetworkError" }, isRetryable: true })
         expect(error.message).toContain(`ECONNREFUSED 127.0.0.1:${port}`)
         expect(error.message).toContain(variable)
         expect(error.message).not.toContain(SecretKey)

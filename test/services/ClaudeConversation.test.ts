@@ -30,7 +30,12 @@ describe("ClaudeConversation (protocol)", () => {
     const setup = ClaudeConversation.toChatError(
       new ClaudeConversation.ConversationSetupError({ conversationId: "c", message: "no tools for c" })
     )
-    expect(setup).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false, message: "no tools for c" })
+    expect(setup).toMatchObject({
+      _tag: "ProviderError",
+      reason: { _tag: "ConfigurationError" },
+      isRetryable: false,
+      message: "no tools for c"
+    })
     const full = ClaudeConversation.toChatError(
       new ClusterError.MailboxFull({
         address: EntityAddress.make({
@@ -40,7 +45,7 @@ describe("ClaudeConversation (protocol)", () => {
         })
       })
     )
-    expect(full).toMatchObject({ _tag: "ProviderError", kind: "network", retryable: true })
+    expect(full).toMatchObject({ _tag: "ProviderError", reason: { _tag: "NetworkError" }, isRetryable: true })
     expect(full.message).toContain("MailboxFull")
     const empty = new EmptyPromptError({ message: "empty" })
     expect(ClaudeConversation.toChatError(empty)).toBe(empty)

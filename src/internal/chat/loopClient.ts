@@ -14,8 +14,10 @@ import * as Stream from "effect/Stream"
 import {
   type ChatClientService,
   type ChatError,
+  InvalidResponseError,
   MaxStepsError,
   ProviderError,
+  TimeoutError,
   Usage
 } from "../../services/ChatClient.ts"
 import {
@@ -144,11 +146,11 @@ const timed = (options: LoopOptions, effect: Effect.Effect<TurnResponse, Provide
         Effect.fail(
           new ProviderError({
             provider: options.provider,
-            kind: "timeout",
-            message: `The model did not answer within ${
-              Duration.format(Duration.fromInputUnsafe(options.requestTimeout!))
-            }`,
-            retryable: true
+            reason: new TimeoutError({
+              message: `The model did not answer within ${
+                Duration.format(Duration.fromInputUnsafe(options.requestTimeout!))
+              }`
+            })
           })
         )
     })
@@ -157,9 +159,9 @@ const timed = (options: LoopOptions, effect: Effect.Effect<TurnResponse, Provide
 const streamEnded = (provider: string) =>
   new ProviderError({
     provider,
-    kind: "decode",
-    message: "The model's stream ended without a final message",
-    retryable: false
+    reason: new InvalidResponseError({
+      message: "The model's stream ended without a final message"
+    })
   })
 
 const turnUsage = (response: TurnResponse) => ({

@@ -149,8 +149,11 @@ const errorTypeOf = (cause: Cause.Cause<unknown>): string => {
   if (Option.isSome(failure)) {
     const f = failure.value
     if (typeof f === "object" && f !== null && "_tag" in f) {
-      const kind = "kind" in f && typeof f.kind === "string" ? `:${f.kind}` : ""
-      return `${String(f._tag)}${kind}`
+      // An error with a tagged `reason` (ProviderError, FallbackError, …) is `<tag>:<reason tag>`.
+      const reason = "reason" in f && typeof f.reason === "object" && f.reason !== null && "_tag" in f.reason
+        ? `:${String(f.reason._tag)}`
+        : ""
+      return `${String(f._tag)}${reason}`
     }
   }
   return Cause.hasInterruptsOnly(cause) ? "interrupted" : "_OTHER"

@@ -9,7 +9,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 
 /** A released CLI version. */
 export interface CliVersion {
@@ -92,10 +92,10 @@ export const supports = (version: CliVersion, feature: Feature): boolean =>
 export const unsupported = (provider: string, version: CliVersion, feature: Feature, why?: string) =>
   new ProviderError({
     provider,
-    kind: "config",
-    message: `${why ?? Features[feature].what} needs claude ${Features[feature].since} or newer; the installed ` +
-      `claude is ${format(version)}. Upgrade it with \`${UpgradeCommand}\` (or \`claude update\`).`,
-    retryable: false
+    reason: new ConfigurationError({
+      message: `${why ?? Features[feature].what} needs claude ${Features[feature].since} or newer; the installed ` +
+        `claude is ${format(version)}. Upgrade it with \`${UpgradeCommand}\` (or \`claude update\`).`
+    })
   })
 
 /** Fails with a `config` error when `version` is older than {@link MinimumVersion}. */
@@ -105,9 +105,9 @@ export const requireSupported = (provider: string, version: CliVersion): Effect.
     : Effect.fail(
       new ProviderError({
         provider,
-        kind: "config",
-        message: `The installed claude CLI is ${format(version)}; effect-chat-bridge needs ${MinimumVersion} or ` +
-          `newer. Upgrade it with \`${UpgradeCommand}\` (or \`claude update\`).`,
-        retryable: false
+        reason: new ConfigurationError({
+          message: `The installed claude CLI is ${format(version)}; effect-chat-bridge needs ${MinimumVersion} or ` +
+            `newer. Upgrade it with \`${UpgradeCommand}\` (or \`claude update\`).`
+        })
       })
     )

@@ -12,7 +12,7 @@ import * as ClaudeCodeCatalog from "../../registry/ClaudeCodeCatalog.ts"
 import * as Conditions from "../../registry/Conditions.ts"
 import type * as Registry from "../../registry/Registry.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import type { ToolPolicyInput } from "./options.ts"
 
 /** What a provider reads from its options. */
@@ -41,7 +41,7 @@ export interface ProviderPolicy {
 }
 
 const configError = (provider: string, message: string) =>
-  new ProviderError({ provider, kind: "config", message, retryable: false })
+  new ProviderError({ provider, reason: new ConfigurationError({ message }) })
 
 const contextOf = (input: PolicyInput, mcpServers: ReadonlyArray<string>): ToolPolicy.PolicyContext => ({
   conditions: input.conditions,

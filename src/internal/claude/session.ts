@@ -8,11 +8,18 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
 import {
+  AuthenticationError,
   type ChatError,
+  ConfigurationError,
+  NetworkError,
   PermissionDeniedError,
+  ProcessError,
   ProviderError,
+  reasonFromHttpStatus,
   RunLimitError,
+  StalledError,
   StructuredOutputError,
+  TimeoutError,
   Usage
 } from "../../services/ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "../../services/ChatEvent.ts"
@@ -89,11 +96,11 @@ export const bounded = (text: string, max = 2_000) => (text.length > max ? `${te
 export const toolServerFailure = (provider: string, serverName: string, init: InitLine | undefined) =>
   new ProviderError({
     provider,
-    kind: "config",
-    message: `The claude CLI could not use the tool server (MCP server ${serverName}: ${
-      serverStatus(init, serverName) ?? `not reported; it listed ${listedServers(init)}`
-    }); refusing an answer given without tools`,
-    retryable: false
+    reason: new ConfigurationError({
+      message: `The claude CLI could not use the tool server (MCP server ${serverName}: ${
+        serverStatus(init, serverName) ?? `not reported; it listed ${listedServers(init)}`
+      }); refusing an answer given without tools`
+    })
   })
 
 const listedServers = (init: InitLine | undefined) =>
@@ -108,11 +115,11 @@ const listedServers = (init: InitLine | undefined) =>
 export const turnTimeout = (provider: string, timeout: Duration.Input) =>
   new ProviderError({
     provider,
-    kind: "timeout",
-    message: `The claude CLI did not finish the turn within ${
-      Duration.format(Duration.fromInputUnsafe(timeout))
-    } and was stopped; raise the requestTimeout option if turns need longer`,
-    retryable: true
+    reason: new TimeoutError({
+      message: `The claude CLI did not finish the turn within ${
+        Duration.format(Duration.fromInputUnsafe(timeout))
+      } and was stopped; raise the requestTimeout option if turns need longer`
+    })
   })
 
 /**
@@ -122,13 +129,13 @@ export const turnTimeout = (provider: string, timeout: Duration.Input) =>
 export const stalled = (provider: string, stallTimeout: Duration.Input) =>
   new ProviderError({
     provider,
-    kind: "stalled",
-    message:
-      `The claude CLI printed nothing for ${
-        Duration.format(Duration.fromInputUnsafe(stallTimeout))
-      } while no tool ran (the stallTimeout option) and was stopped; the next turn resumes the session. ` +
-      "Retry the turn, or raise stallTimeout if the model legitimately pauses that long",
-    retryable: true
+    reason: new StalledError({
+      message:
+        `The claude CLI printed nothing for ${
+          Duration.format(Duration.fromInputUnsafe(stallTimeout))
+        } while no tool ran (the stallTimeout option) and was stopped; the next turn resumes the session. ` +
+        "Retry the turn, or raise stallTimeout if the model legitimately pauses that long"
+    })
   })
 
 /** Bounds a turn by `requestTimeout`, failing with {@link turnTimeout}. */
@@ -151,28 +158,28 @@ export const isAuthFailure = (text: string): boolean => AuthFailure.test(text)
 const Unreachable =
   /^API Error: (?:Can't reach the API server|Connection refused|Connection error|Request timed out)|\b(?:ECONNREFUSED|ENOTFOUND|EAI_AGAIN|ETIMEDOUT)\b/
 
-/** A run whose CLI could not reach the model's API: `kind: "network"`, naming what to check. */
+/** A run whose CLI could not reach the model's API: a `NetworkError`, naming what to check. */
 export const unreachableError = (provider: string, said: string) =>
   new ProviderError({
     provider,
-    kind: "network",
-    message: `The claude CLI could not reach the model's API (${bounded(said, 500)}): check the network, ` +
-      "or ANTHROPIC_BASE_URL if it is set in the CLI's environment (CLAUDE_CODE_MAX_RETRIES bounds the CLI's own " +
-      "retries, about three minutes by default)",
-    retryable: true
+    reason: new NetworkError({
+      message: `The claude CLI could not reach the model's API (${bounded(said, 500)}): check the network, ` +
+        "or ANTHROPIC_BASE_URL if it is set in the CLI's environment (CLAUDE_CODE_MAX_RETRIES bounds the CLI's own " +
+        "retries, about three minutes by default)"
+    })
   })
 
 /** What to do about it, in every `auth` error of the Claude Code providers. */
 export const loginHint = "log in by running `claude` once (then /login), or set ANTHROPIC_API_KEY"
 
-/** A run whose CLI refused or lacked credentials: `kind: "auth"`, naming the fix. */
+/** A run whose CLI refused or lacked credentials: an `AuthenticationError`, naming the fix. */
 export const authError = (provider: string, said: string, status?: number) =>
   new ProviderError({
     provider,
-    kind: "auth",
-    ...(status === undefined ? {} : { status }),
-    message: `The claude CLI has no valid credentials (${bounded(said, 500)}): ${loginHint}`,
-    retryable: false
+    reason: new AuthenticationError({
+      ...(status === undefined ? {} : { status }),
+      message: `The claude CLI has no valid credentials (${bounded(said, 500)}): ${loginHint}`
+    })
   })
 
 /**
@@ -185,9 +192,10 @@ export const earlyExit = (provider: string, exitCode: number, stderr: string) =>
     ? authError(provider, `exit ${exitCode}: ${tail}`)
     : new ProviderError({
       provider,
-      kind: "process",
-      message: `The claude CLI exited with code ${exitCode} before starting${tail === "" ? "" : `: ${tail}`}`,
-      retryable: false
+      reason: new ProcessError({
+        message: `The claude CLI exited with code ${exitCode} before starting${tail === "" ? "" : `: ${tail}`}`,
+        exitCode
+      })
     })
 }
 
@@ -214,13 +222,14 @@ const bridgeTransportFailures = (serverName: string, uses: ReadonlyArray<ToolUse
 const lostResults = (provider: string, lost: ReadonlyArray<{ readonly name: string; readonly error: string }>) =>
   new ProviderError({
     provider,
-    kind: "network",
-    message: `The claude CLI lost ${lost.length} call(s) of bridge tools (${
-      [...new Set(lost.map((l) => l.name))].join(", ")
-    }) to its connection to the bridge (${
-      bounded(lost[0]!.error, 200)
-    }); the model answered with that error in place of the tool's result, so the answer is dropped. The handler may or may not have run`,
-    retryable: false
+    reason: new NetworkError({
+      message: `The claude CLI lost ${lost.length} call(s) of bridge tools (${
+        [...new Set(lost.map((l) => l.name))].join(", ")
+      }) to its connection to the bridge (${
+        bounded(lost[0]!.error, 200)
+      }); the model answered with that error in place of the tool's result, so the answer is dropped. The handler may or may not have run`,
+      transient: false
+    })
   })
 
 /** Result subtypes of a run stopped at a caller's bound. */
@@ -319,12 +328,12 @@ export const interpretRun = (params: {
         : exitCode !== 0
         ? `exit ${exitCode}`
         : "is_error"
+      const message = `The claude CLI reported an error (${what}): ${bounded(line.result)}`
       return yield* new ProviderError({
         provider,
-        kind: status === undefined ? "process" : "http",
-        ...(status === undefined ? {} : { status }),
-        message: `The claude CLI reported an error (${what}): ${bounded(line.result)}`,
-        retryable: status !== undefined && (status === 408 || status === 429 || status >= 500)
+        reason: status === undefined
+          ? new ProcessError({ message, ...(exitCode === 0 ? {} : { exitCode }) })
+          : reasonFromHttpStatus({ status, message })
       })
     }
     const lost = bridgeTransportFailures(params.serverName, params.toolUses ?? [])

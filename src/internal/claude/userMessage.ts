@@ -11,7 +11,7 @@
  * closed) unless the application opts in with `trustedPrompts`.
  */
 import * as Effect from "effect/Effect"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import type { Part } from "../../services/Content.ts"
 import { contentBlock } from "../http/anthropicWire.ts"
 import * as CliVersion from "./cliVersion.ts"
@@ -93,12 +93,12 @@ export const requireVerbatim = (
   return found === undefined ? Effect.void : Effect.fail(
     new ProviderError({
       provider,
-      kind: "config",
-      message: `The prompt contains ${found}, which claude ${CliVersion.format(cli)} would interpret rather than ` +
-        `send as text; claude ${CliVersion.Features.verbatimPrompts.since} or newer passes it verbatim. Upgrade ` +
-        `with \`${CliVersion.UpgradeCommand}\` (or \`claude update\`), or set \`trustedPrompts: true\` if the ` +
-        "prompts come from a trusted operator.",
-      retryable: false
+      reason: new ConfigurationError({
+        message: `The prompt contains ${found}, which claude ${CliVersion.format(cli)} would interpret rather than ` +
+          `send as text; claude ${CliVersion.Features.verbatimPrompts.since} or newer passes it verbatim. Upgrade ` +
+          `with \`${CliVersion.UpgradeCommand}\` (or \`claude update\`), or set \`trustedPrompts: true\` if the ` +
+          "prompts come from a trusted operator."
+      })
     })
   )
 }

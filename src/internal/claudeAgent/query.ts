@@ -12,7 +12,7 @@ import { access, constants, mkdtemp, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import type * as Tool from "../../services/Tool.ts"
 import type * as Telemetry from "../chat/telemetry.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
@@ -130,9 +130,9 @@ const executableHint = (path: string) =>
   "pathToClaudeCodeExecutable to use the binary shipped with @anthropic-ai/claude-agent-sdk, or install " +
   "Claude Code (https://docs.claude.com/claude-code) and pass its path."
 
-const configError = (message: string) => new ProviderError({ provider, kind: "config", message, retryable: false })
+const configError = (message: string) => new ProviderError({ provider, reason: new ConfigurationError({ message }) })
 
-/** Fails with a `config` ProviderError saying what to do when `path` is not an executable. */
+/** Fails with a `ConfigurationError` ProviderError saying what to do when `path` is not an executable. */
 export const checkExecutable = (path: string): Effect.Effect<void, ProviderError> =>
   Effect.tryPromise({ try: () => access(path, constants.X_OK), catch: () => configError(executableHint(path)) })
 

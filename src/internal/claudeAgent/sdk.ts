@@ -10,7 +10,7 @@ import * as Exit from "effect/Exit"
 import * as FiberSet from "effect/FiberSet"
 import type * as Scope from "effect/Scope"
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import * as Tool from "../../services/Tool.ts"
 import { shuttingDown, trackGroup } from "../agentCli/exitCleanup.ts"
 import * as McpServerSdk from "../agentCli/mcpServerSdk.ts"
@@ -32,22 +32,25 @@ const describe = (u: unknown) => (u instanceof Error ? u.message : String(u))
 
 /**
  * Imports the Agent SDK at run time, so that the library loads without it. A missing package is a
- * `config` ProviderError saying how to install it.
+ * `ConfigurationError` ProviderError saying how to install it.
  */
 export const loadAgentSdk = (specifier: string = AgentSdkPackage): Effect.Effect<AgentSdkModule, ProviderError> =>
   Effect.tryPromise({
     try: () => import(specifier) as Promise<AgentSdkModule>,
     catch: (e) =>
-      new ProviderError({ provider, kind: "config", message: sdkInstallHint(specifier, describe(e)), retryable: false })
+      new ProviderError({
+        provider,
+        reason: new ConfigurationError({ message: sdkInstallHint(specifier, describe(e)) })
+      })
   }).pipe(
     Effect.filterOrFail(
       (sdk) => typeof sdk.query === "function",
       () =>
         new ProviderError({
           provider,
-          kind: "config",
-          message: sdkInstallHint(specifier, "the module has no `query` export"),
-          retryable: false
+          reason: new ConfigurationError({
+            message: sdkInstallHint(specifier, "the module has no `query` export")
+          })
         })
     )
   )

@@ -230,7 +230,8 @@ const explainWith =
       Effect.catchIf(
         // The SDK throws a failed load at once (a `process` error); a load that found nothing
         // lets the CLI fail on the missing session.
-        (error: ChatError) => error._tag === "ProviderError" && error.kind === "process" && loadFailures.has(id),
+        (error: ChatError) =>
+          error._tag === "ProviderError" && error.reason._tag === "ProcessError" && loadFailures.has(id),
         () => Effect.fail(loadFailures.get(id)!)
       ),
       // A record is about one resume: a later turn's failure is its own.

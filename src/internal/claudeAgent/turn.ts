@@ -5,7 +5,7 @@
  */
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { type ChatError, ProviderError } from "../../services/ChatClient.ts"
+import { type ChatError, ProcessError, ProviderError } from "../../services/ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "../../services/ChatEvent.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import {
@@ -49,9 +49,9 @@ const sdkFailure = (started: Started, e: unknown): ProviderError => {
   if (isAuthFailure(stderr) || isAuthFailure(said)) return authError(provider, stderr === "" ? said : stderr)
   return new ProviderError({
     provider,
-    kind: "process",
-    message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`,
-    retryable: false
+    reason: new ProcessError({
+      message: `The claude CLI failed: ${said}${stderr === "" ? "" : ` (stderr: ${stderr})`}`
+    })
   })
 }
 
@@ -156,9 +156,9 @@ export const interpret = (
       const stderr = stderrOf(started)
       return new ProviderError({
         provider,
-        kind: "process",
-        message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`,
-        retryable: false
+        reason: new ProcessError({
+          message: `The claude CLI ended without a result${stderr === "" ? "" : `: ${stderr}`}`
+        })
       })
     }
   }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))

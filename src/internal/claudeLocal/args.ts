@@ -4,7 +4,7 @@
  */
 import * as Option from "effect/Option"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProcessError, ProviderError, TimeoutError } from "../../services/ChatClient.ts"
 import type { SubprocessError } from "../../services/Subprocess.ts"
 import { cliFlags, extraFlags } from "../claude/codeRun.ts"
 import type { Options } from "./options.ts"
@@ -109,23 +109,23 @@ const notExecutableHint = (binary: string, said: string) =>
 export const fromSubprocess = (binary: string) => (error: SubprocessError): ProviderError => {
   switch (error._tag) {
     case "SubprocessNotFoundError":
-      return new ProviderError({ provider, kind: "config", message: installHint(binary), retryable: false })
+      return new ProviderError({ provider, reason: new ConfigurationError({ message: installHint(binary) }) })
     case "SubprocessTimeoutError":
-      return new ProviderError({ provider, kind: "timeout", message: error.message, retryable: true })
+      return new ProviderError({ provider, reason: new TimeoutError({ message: error.message }) })
     case "SubprocessSpawnError":
       return /EACCES|EISDIR|ENOEXEC|ENOTDIR/.test(error.message)
         ? new ProviderError({
           provider,
-          kind: "config",
-          message: notExecutableHint(binary, error.message),
-          retryable: false
+          reason: new ConfigurationError({
+            message: notExecutableHint(binary, error.message)
+          })
         })
-        : new ProviderError({ provider, kind: "process", message: error.message, retryable: false })
+        : new ProviderError({ provider, reason: new ProcessError({ message: error.message }) })
     default:
-      return new ProviderError({ provider, kind: "process", message: error.message, retryable: false })
+      return new ProviderError({ provider, reason: new ProcessError({ message: error.message }) })
   }
 }
 
 /** A failure of this library's own set-up (a secret file, the policy's bounds, a bridge) as a `config` error. */
 export const configError = (error: { readonly message: string }): ProviderError =>
-  new ProviderError({ provider, kind: "config", message: error.message, retryable: false })
+  new ProviderError({ provider, reason: new ConfigurationError({ message: error.message }) })

@@ -5,7 +5,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ProcessError, ProviderError } from "../../services/ChatClient.ts"
 import * as Pool from "../../services/ClaudeProcessPool.ts"
 import type * as Tool from "../../services/Tool.ts"
 import {
@@ -31,11 +31,11 @@ const endedEarly = (binary: string, ended: LiveCli.Ended | undefined) => {
   const stderr = bounded((ended?.stderr ?? "").trim(), 1_000)
   return new ProviderError({
     provider,
-    kind: "process",
-    message: `The kept-alive claude CLI ended before the turn's result (${
-      ended?.exitCode === undefined ? "stopped" : `exit code ${ended.exitCode}`
-    })${stderr === "" ? "" : `: ${stderr}`}; the next turn starts a new one`,
-    retryable: false
+    reason: new ProcessError({
+      message: `The kept-alive claude CLI ended before the turn's result (${
+        ended?.exitCode === undefined ? "stopped" : `exit code ${ended.exitCode}`
+      })${stderr === "" ? "" : `: ${stderr}`}; the next turn starts a new one`
+    })
   })
 }
 

@@ -10,7 +10,7 @@ import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import type { CanUseTool } from "../../services/ClaudeCodeOptions.ts"
 import type { McpBridgeError, McpBridgeOptions, McpBridgeService } from "../../services/McpBridge.ts"
 import { SecretFile, type SecretFileService } from "../../services/SecretFile.ts"
@@ -69,10 +69,10 @@ export interface LocalEnv {
 const badCliVersion = (given: string) =>
   new ProviderError({
     provider,
-    kind: "config",
-    message: `cliVersion ${JSON.stringify(given)} is not a version such as 2.1.332; ` +
-      "fix it, or leave it out to read `claude --version`",
-    retryable: false
+    reason: new ConfigurationError({
+      message: `cliVersion ${JSON.stringify(given)} is not a version such as 2.1.332; ` +
+        "fix it, or leave it out to read `claude --version`"
+    })
   })
 
 /** `claude --version` (or the `cliVersion` option); none when it printed no version. */

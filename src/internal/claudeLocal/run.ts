@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { InvalidResponseError, ProcessError, ProviderError } from "../../services/ChatClient.ts"
 import type { RunOptions } from "../../services/Subprocess.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import type * as CliVersion from "../claude/cliVersion.ts"
@@ -78,13 +78,16 @@ const noResult = (result: { readonly exitCode: number; readonly stderr: string; 
   const garbage = result.parsed.garbage
   return new ProviderError({
     provider,
-    kind: result.exitCode === 0 ? "decode" : "process",
-    message: result.exitCode === 0
-      ? `The claude CLI printed no result line${
-        garbage.length > 0 ? ` (unparseable output: ${bounded(garbage[0]!, 200)})` : ""
-      }`
-      : `The claude CLI exited with code ${result.exitCode}${stderr === "" ? "" : `: ${stderr}`}`,
-    retryable: false
+    reason: result.exitCode === 0
+      ? new InvalidResponseError({
+        message: `The claude CLI printed no result line${
+          garbage.length > 0 ? ` (unparseable output: ${bounded(garbage[0]!, 200)})` : ""
+        }`
+      })
+      : new ProcessError({
+        message: `The claude CLI exited with code ${result.exitCode}${stderr === "" ? "" : `: ${stderr}`}`,
+        exitCode: result.exitCode
+      })
   })
 }
 

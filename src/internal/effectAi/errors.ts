@@ -6,7 +6,7 @@
 import * as AiError from "effect/ai/AiError"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { ChatError } from "../../services/ChatClient.ts"
+import { ChatError, type ProviderErrorReason } from "../../services/ChatClient.ts"
 
 /**
  * The metadata key of this library's data in response parts and in `AiError` reasons.
@@ -34,9 +34,11 @@ const metadataOf = (error: ChatError): AiError.ProviderMetadata => {
  * Maps a ChatError to the `AiError` `effect/ai` callers handle. The reason is chosen so that its
  * `isRetryable` agrees with the error: empty prompts, rejected tools and unsupported content are
  * `InvalidRequestError`; `StructuredOutputError` is `StructuredOutputError` (with the answer as
- * `responseText`); a `ProviderError` is `AuthenticationError` (kind `auth`), `InvalidResponseError`
- * (`decode`), `RateLimitError` (HTTP 429), `InternalProviderError` (any other retryable one:
- * timeouts, stalls, network, 408, 5xx) or `UnknownError`; a `SessionStoreError` is
+ * `responseText`); a `ProviderError`'s reason maps to the `AiError` reason of the same name where
+ * there is one (`AuthenticationError`, `RateLimitError` with its `retryAfter`, `QuotaExhaustedError`, `InvalidRequestError`,
+ * `InternalProviderError`, `InvalidResponseError`, `UnknownError`); the others become
+ * `InternalProviderError` when retryable (timeouts, stalls, network, a transient process failure)
+ * or `UnknownError`; a `SessionStoreError` is
  * `InternalProviderError` when retryable, else `UnknownError`; everything else (`MaxStepsError`,
  * `PermissionDeniedError`, `RunLimitError`, `FallbackError`) is `UnknownError`. The ChatError,
  * encoded with its schema, is in `reason.metadata["effect-chat-bridge"]`.
@@ -58,11 +60,7 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
       case "StructuredOutputError":
         return new AiError.StructuredOutputError({ description, responseText: error.answer, metadata })
       case "ProviderError":
-        if (error.kind === "auth") return new AiError.AuthenticationError({ kind: "Unknown", description, metadata })
-        if (error.kind === "decode") return new AiError.InvalidResponseError({ description, metadata })
-        if (error.status === 429) return new AiError.RateLimitError({ metadata })
-        if (error.retryable) return new AiError.InternalProviderError({ description, metadata })
-        return new AiError.UnknownError({ description, metadata })
+        return providerReason(error.reason, description, metadata)
       case "SessionStoreError":
         return error.retryable
           ? new AiError.InternalProviderError({ description, metadata })
@@ -72,6 +70,35 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
     }
   })()
   return AiError.make({ module, method, reason })
+}
+
+/** The `AiError` reason standing for a `ProviderError`'s reason; see {@link toAiError}. */
+const providerReason = (
+  reason: ProviderErrorReason,
+  description: string,
+  metadata: AiError.ProviderMetadata
+): AiError.AiErrorReason => {
+  switch (reason._tag) {
+    case "AuthenticationError":
+      return new AiError.AuthenticationError({ kind: "Unknown", description, metadata })
+    case "RateLimitError":
+      return new AiError.RateLimitError({
+        metadata,
+        ...(reason.retryAfter === undefined ? {} : { retryAfter: reason.retryAfter })
+      })
+    case "QuotaExhaustedError":
+      return new AiError.QuotaExhaustedError({ metadata })
+    case "InvalidRequestError":
+      return new AiError.InvalidRequestError({ description, metadata })
+    case "InvalidResponseError":
+      return new AiError.InvalidResponseError({ description, metadata })
+    case "UnknownError":
+      return new AiError.UnknownError({ description, metadata })
+    default:
+      return reason.isRetryable
+        ? new AiError.InternalProviderError({ description, metadata })
+        : new AiError.UnknownError({ description, metadata })
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 
 /** Longest base URL accepted; real endpoints are far shorter, and a bound keeps logs and errors sane. */
 export const MaxBaseUrlLength = 2048
@@ -55,7 +55,7 @@ export const validateBaseUrl = (
   return Result.succeed(url.href.replace(/\/+$/, ""))
 }
 
-/** `validateBaseUrl` as an Effect failing with a `config` ProviderError. */
+/** `validateBaseUrl` as an Effect failing with a `ConfigurationError` ProviderError. */
 export const baseUrlOrFail = (
   provider: string,
   raw: string,
@@ -66,9 +66,9 @@ export const baseUrlOrFail = (
       Effect.fail(
         new ProviderError({
           provider,
-          kind: "config",
-          message: `Invalid ${provider} base URL: ${reason}`,
-          retryable: false
+          reason: new ConfigurationError({
+            message: `Invalid ${provider} base URL: ${reason}`
+          })
         })
       ),
     onSuccess: Effect.succeed

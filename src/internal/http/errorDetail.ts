@@ -4,7 +4,7 @@
  */
 import * as Redacted from "effect/Redacted"
 
-/** Statuses meaning the credentials were refused: `ProviderError` kind `auth`. */
+/** Statuses meaning the credentials were refused: `ProviderError` reason `AuthenticationError`. */
 export const isAuthStatus = (status: number): boolean => status === 401 || status === 403
 
 /**

@@ -7,7 +7,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
-import { ProviderError } from "../../services/ChatClient.ts"
+import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 
 /** Options every HTTP provider takes. */
 export interface CommonOptions {
@@ -96,11 +96,11 @@ export const requiredApiKey = (
         Effect.fail(
           new ProviderError({
             provider,
-            kind: "config",
-            message: `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). ` +
-              "Without a key, ClaudeLocal.layerFromEnv() runs on a logged-in claude CLI, and Scripted.layer " +
-              "answers offline (for tests)",
-            retryable: false
+            reason: new ConfigurationError({
+              message: `${variable} is not set: get a key at ${keysPage} and set ${variable} (or pass apiKey). ` +
+                "Without a key, ClaudeLocal.layerFromEnv() runs on a logged-in claude CLI, and Scripted.layer " +
+                "answers offline (for tests)"
+            })
           })
         )
     })

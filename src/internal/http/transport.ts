@@ -16,7 +16,15 @@ import type * as Redacted from "effect/Redacted"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { ProviderError } from "../../services/ChatClient.ts"
+import {
+  AuthenticationError,
+  InvalidResponseError,
+  NetworkError,
+  ProviderError,
+  type ProviderErrorReason,
+  QuotaExhaustedError,
+  reasonFromHttpStatus
+} from "../../services/ChatClient.ts"
 import * as ParseErrorText from "../core/parseErrorText.ts"
 import { hostOf } from "./baseUrl.ts"
 import { bounded, causeDetail, errorDetail, isAuthStatus, scrub } from "./errorDetail.ts"
@@ -41,16 +49,23 @@ export interface HttpSettings {
   readonly envPrefix?: string | undefined
 }
 
-/** A failed attempt, before the retry policy turns it into a `ProviderError`. */
+/**
+ * A failed attempt and whether the retry policy may repeat it. `retry` is the transport's own
+ * (narrower than the reason's `isRetryable`: only `RetryableStatuses` and connection failures).
+ */
 interface AttemptFailure {
   readonly error: ProviderError
+  readonly retry: boolean
   readonly retryAfter: Option.Option<Duration.Duration>
 }
+
+/** Builds a failure's reason from its (already scrubbed) message. */
+type MakeReason = (message: string) => ProviderErrorReason
 
 /** How a successful (2xx) response is read; a failure may still be retried. */
 type ReadResponse<A> = (
   response: HttpClientResponse.HttpClientResponse,
-  fail: (kind: ProviderError["kind"], message: string, retryable: boolean) => Effect.Effect<never, AttemptFailure>
+  fail: (reason: MakeReason, message: string, retry: boolean) => Effect.Effect<never, AttemptFailure>
 ) => Effect.Effect<A, AttemptFailure>
 
 /** What `postWith` derives from `HttpSettings` once, not on every request. */
@@ -88,6 +103,14 @@ const prepare = (settings: HttpSettings): Prepared => {
   return prepared
 }
 
+/**
+ * Whether an error answer says the account's quota or credit is used up: OpenAI's
+ * `insufficient_quota` (429) and Anthropic's "credit balance is too low" (400).
+ */
+const isQuotaExhausted = (status: number, body: string): boolean =>
+  (status === 429 && body.includes("insufficient_quota")) ||
+  (status === 400 && /credit balance is too low/i.test(body))
+
 // Effect 4 tags the reasons `TransportError`, `DecodeError`, …; messages keep v3's short names.
 const reasonName = (error: HttpClientError.HttpClientError): string => error.reason._tag.replace(/Error$/, "")
 
@@ -106,22 +129,17 @@ const postWith = <A>(
   const { provider } = settings
   const { annotations, host, redactedNames } = prepare(settings)
   const fail = (
-    kind: ProviderError["kind"],
+    reason: MakeReason,
     message: string,
-    retryable: boolean,
-    extra: { status?: number; retryAfter?: Option.Option<Duration.Duration> } = {}
+    retry: boolean,
+    retryAfter: Option.Option<Duration.Duration> = Option.none()
   ): Effect.Effect<never, AttemptFailure> =>
     Effect.fail({
-      error: new ProviderError({
-        provider,
-        kind,
-        message: scrub(message, settings.secret),
-        retryable,
-        ...(extra.status === undefined ? {} : { status: extra.status })
-      }),
-      retryAfter: extra.retryAfter ?? Option.none()
+      error: new ProviderError({ provider, reason: reason(scrub(message, settings.secret)) }),
+      retry,
+      retryAfter
     })
-  const readFail = (kind: ProviderError["kind"], message: string, retryable: boolean) => fail(kind, message, retryable)
+  const readFail = (reason: MakeReason, message: string, retry: boolean) => fail(reason, message, retry)
 
   const request = HttpClientRequest.post(settings.baseUrl + path).pipe(
     HttpClientRequest.setHeaders(headers),
@@ -133,33 +151,42 @@ const postWith = <A>(
   const executed: Effect.Effect<A, AttemptFailure> = client.execute(request).pipe(
     Effect.catch((e) => {
       const detail = causeDetail("cause" in e.reason ? e.reason.cause : undefined)
+      // A request that could not be encoded or addressed fails the same way every time.
+      const transient = e.reason._tag === "TransportError"
       return fail(
-        "network",
+        (message) => new NetworkError({ message, ...(transient ? {} : { transient }) }),
         `${provider} request to ${host} failed (${reasonName(e)}${detail === undefined ? "" : `: ${detail}`}); ` +
           `check that ${host} is reachable and that ${baseUrlVariable} is right`,
-        e.reason._tag === "TransportError"
+        transient
       )
     }),
     Effect.flatMap((response) => {
       if (response.status >= 200 && response.status < 300) return read(response, readFail)
+      const { status } = response
       return response.text.pipe(
         Effect.orElseSucceed(() => ""),
-        Effect.flatMap((text) =>
-          isAuthStatus(response.status)
-            ? fail(
-              "auth",
-              `${provider} refused the credentials (HTTP ${response.status}: ${bounded(errorDetail(text))}); ` +
+        Effect.flatMap((text) => {
+          if (isAuthStatus(status)) {
+            return fail(
+              (message) => new AuthenticationError({ message, status }),
+              `${provider} refused the credentials (HTTP ${status}: ${bounded(errorDetail(text))}); ` +
                 `check ${keyVariable} (or the apiKey option) and its access to this model`,
-              false,
-              { status: response.status }
+              false
             )
-            : fail(
-              "http",
-              `${provider} answered HTTP ${response.status}: ${bounded(errorDetail(text))}`,
-              isRetryableStatus(response.status),
-              { status: response.status, retryAfter: parseRetryAfter(response.headers) }
-            )
-        )
+          }
+          const detail = `${provider} answered HTTP ${status}: ${bounded(errorDetail(text))}`
+          // Retrying cannot refill a quota: no retry, whatever the status.
+          if (isQuotaExhausted(status, text)) {
+            return fail((message) => new QuotaExhaustedError({ message, status }), detail, false)
+          }
+          const retryAfter = parseRetryAfter(response.headers)
+          return fail(
+            (message) => reasonFromHttpStatus({ status, message, retryAfter: Option.getOrUndefined(retryAfter) }),
+            detail,
+            isRetryableStatus(status),
+            retryAfter
+          )
+        })
       )
     })
   )
@@ -181,7 +208,7 @@ const postWith = <A>(
       : attempt
     return Effect.catch(logged, (failure): Effect.Effect<A, ProviderError> => {
       const { error } = failure
-      if (!error.retryable || n > settings.maxRetries) return Effect.fail(error)
+      if (!failure.retry || n > settings.maxRetries) return Effect.fail(error)
       return Option.match(failure.retryAfter, {
         onNone: () => backoff(n, settings.retryBaseDelay),
         onSome: Effect.succeed
@@ -191,7 +218,7 @@ const postWith = <A>(
             Effect.annotateLogs({
               ...annotations,
               attempt: n,
-              status: error.status ?? error.kind,
+              status: error.status ?? error.reason._tag,
               delayMs: Math.round(Duration.toMillis(delay))
             })
           )
@@ -218,13 +245,19 @@ export const postJson = (
 ): Effect.Effect<unknown, ProviderError> =>
   postWith(client, settings, path, headers, body, (response, fail) =>
     response.json.pipe(
-      Effect.catch(() => fail("decode", `${settings.provider} answered with a body that is not JSON`, false))
+      Effect.catch(() =>
+        fail(
+          (message) => new InvalidResponseError({ message }),
+          `${settings.provider} answered with a body that is not JSON`,
+          false
+        )
+      )
     ))
 
 /**
  * POSTs a JSON body and returns the answer's server-sent events. The retry policy of `postJson`
  * applies until the response status arrives; after that nothing is retried (events may already
- * have been shown), and a broken stream fails with a `network` ProviderError after the events
+ * have been shown), and a broken stream fails with a `NetworkError` ProviderError after the events
  * read so far. Ending the stream early (the consumer stops, or is interrupted) aborts the request.
  */
 export const postSse = (
@@ -239,9 +272,9 @@ export const postSse = (
   const broken = (reason: string) =>
     new ProviderError({
       provider,
-      kind: "network",
-      message: scrub(`${provider} stream from ${host} broke off (${reason})`, settings.secret),
-      retryable: true
+      reason: new NetworkError({
+        message: scrub(`${provider} stream from ${host} broke off (${reason})`, settings.secret)
+      })
     })
   return Stream.unwrap(
     postWith(
@@ -258,9 +291,9 @@ export const postSse = (
           (e) =>
             new ProviderError({
               provider,
-              kind: "decode",
-              message: `${provider} sent a stream event larger than ${Sse.MaxEventSize} bytes (${e.message})`,
-              retryable: false
+              reason: new InvalidResponseError({
+                message: `${provider} sent a stream event larger than ${Sse.MaxEventSize} bytes (${e.message})`
+              })
             })
         )
       )
@@ -270,7 +303,7 @@ export const postSse = (
 
 /**
  * Parses each event's `data` as JSON; `[DONE]` (OpenAI's end marker) and empty data are skipped.
- * Data that is not JSON is a `decode` ProviderError.
+ * Data that is not JSON is an `InvalidResponseError` ProviderError.
  */
 export const sseJson =
   (provider: string) => (event: Sse.Event): Effect.Effect<Option.Option<unknown>, ProviderError> => {
@@ -281,15 +314,15 @@ export const sseJson =
       catch: () =>
         new ProviderError({
           provider,
-          kind: "decode",
-          message: `${provider} sent a stream event that is not JSON: ${bounded(data)}`,
-          retryable: false
+          reason: new InvalidResponseError({
+            message: `${provider} sent a stream event that is not JSON: ${bounded(data)}`
+          })
         })
     })
   }
 
 /**
- * Decodes a vendor response with its wire schema; a mismatch is a `decode` ProviderError naming
+ * Decodes a vendor response with its wire schema; a mismatch is an `InvalidResponseError` ProviderError naming
  * each issue (message, actual value, path). The decoder is built once and runs synchronously:
  * wire schemas have no effectful parts.
  */
@@ -301,9 +334,9 @@ export const decodeWire = <S extends Schema.ConstraintDecoder<unknown>>(provider
         Effect.fail(
           new ProviderError({
             provider,
-            kind: "decode",
-            message: `${provider} answered in an unexpected shape: ${bounded(ParseErrorText.format(error))}`,
-            retryable: false
+            reason: new InvalidResponseError({
+              message: `${provider} answered in an unexpected shape: ${bounded(ParseErrorText.format(error))}`
+            })
           })
         ),
       onSuccess: Effect.succeed

@@ -6,7 +6,13 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { ProviderError } from "../../services/ChatClient.ts"
+import {
+  InternalProviderError,
+  InvalidResponseError,
+  NetworkError,
+  ProviderError,
+  UnknownError
+} from "../../services/ChatClient.ts"
 import type { TurnResponse, TurnStreamEvent } from "../../services/ModelTurn.ts"
 import * as ParseErrorText from "../core/parseErrorText.ts"
 import { bounded } from "./errorDetail.ts"
@@ -50,9 +56,9 @@ export const turnStream = (
         return Effect.fail(
           new ProviderError({
             provider,
-            kind: "decode",
-            message: `${provider} sent a stream event in an unexpected shape: ${bounded(detail)}`,
-            retryable: false
+            reason: new InvalidResponseError({
+              message: `${provider} sent a stream event in an unexpected shape: ${bounded(detail)}`
+            })
           })
         )
       }
@@ -70,9 +76,9 @@ export const turnStream = (
           return Effect.fail(
             new ProviderError({
               provider,
-              kind: "http",
-              message: `${provider} stream failed: ${bounded(read.message)}`,
-              retryable: read.retryable
+              reason: read.retryable
+                ? new InternalProviderError({ message: `${provider} stream failed: ${bounded(read.message)}` })
+                : new UnknownError({ message: `${provider} stream failed: ${bounded(read.message)}` })
             })
           )
       }
@@ -98,7 +104,7 @@ export const turnStream = (
 export const truncatedStream = (provider: string): ProviderError =>
   new ProviderError({
     provider,
-    kind: "network",
-    message: `${provider} stream ended before the message was complete`,
-    retryable: true
+    reason: new NetworkError({
+      message: `${provider} stream ended before the message was complete`
+    })
   })

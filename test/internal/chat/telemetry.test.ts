@@ -137,7 +137,7 @@ describe("telemetry on Scripted", () => {
       const failed = Metric.withAttributes(ChatTelemetry.turnDuration, {
         [A.provider]: "scripted",
         [A.operationName]: "chat",
-        [A.errorType]: "ProviderError:http"
+        [A.errorType]: "ProviderError:InternalProviderError"
       })
       const before = yield* Effect.map(Metric.value(failed), (s) => s.count)
       const client = yield* Scripted.make({ script: [Scripted.fail(Scripted.httpError(503))] })

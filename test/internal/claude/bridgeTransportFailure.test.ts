@@ -9,7 +9,7 @@ import * as Metric from "effect/Metric"
 import * as Schema from "effect/Schema"
 import { interpretRun } from "../../../src/internal/claude/session.ts"
 import { InitLine, isTransportFailure, parseRun, ResultLine } from "../../../src/internal/claude/streamJson.ts"
-import { ProviderError, Usage } from "../../../src/services/ChatClient.ts"
+import { ProcessError, ProviderError, Usage } from "../../../src/services/ChatClient.ts"
 import { toolErrors } from "../../../src/services/ChatTelemetry.ts"
 
 /** What claude 2.1.332 printed for a tools/call whose socket the bridge reset. */
@@ -45,7 +45,7 @@ const interpret = (stdout: string) => {
     init: parsed.init === undefined ? undefined : Schema.decodeUnknownSync(InitLine)(parsed.init),
     result: parsed.result === undefined ? undefined : Schema.decodeUnknownSync(ResultLine)(parsed.result),
     toolUses: parsed.toolUses,
-    noResult: () => new ProviderError({ provider: "claude-local", kind: "process", message: "none", retryable: false }),
+    noResult: () => new ProviderError({ provider: "claude-local", reason: new ProcessError({ message: "none" }) }),
     allowPermissionDenials: false,
     recordResult: () => Effect.succeed(Usage.empty)
   })
@@ -87,7 +87,7 @@ describe("a bridge call lost to the CLI's connection", () => {
         { name: "mcp__gtb__lostAdd", text: "1", isError: false },
         { name: "mcp__gtb__lostAdd", text: bunReset, isError: true }
       ], `The sum is ${bunReset}.`)))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "network", retryable: false })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "NetworkError" }, isRetryable: false })
       expect(error.message).toContain("lost 1 call(s) of bridge tools (lostAdd)")
       expect(error.message).toContain("ECONNRESET")
       expect((yield* lostCount("lostAdd")).count).toBe(before + 1)

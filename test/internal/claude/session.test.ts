@@ -14,7 +14,7 @@ import {
 } from "../../../src/internal/claude/session.ts"
 import { InitLine, ResultLine } from "../../../src/internal/claude/streamJson.ts"
 import { makeTranscripts } from "../../../src/internal/claude/transcripts.ts"
-import { ProviderError, Usage } from "../../../src/services/ChatClient.ts"
+import { InvalidResponseError, ProcessError, ProviderError, Usage } from "../../../src/services/ChatClient.ts"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
 const init = (fields: Record<string, unknown>) =>
@@ -25,8 +25,7 @@ const base = {
   serverName: "gtb",
   mounted: false,
   init: undefined,
-  noResult: () =>
-    new ProviderError({ provider: "claude-local", kind: "process", message: "no result", retryable: false }),
+  noResult: () => new ProviderError({ provider: "claude-local", reason: new ProcessError({ message: "no result" }) }),
   allowPermissionDenials: false,
   recordResult: () => Effect.succeed(Usage.empty)
 }
@@ -48,11 +47,24 @@ describe("claudeSession.interpretRun", () => {
           result: result({ subtype: "success", is_error: true, api_error_status: status, result: "rate limited" })
         }))
       const e429 = yield* run(429)
-      expect(e429).toMatchObject({ _tag: "ProviderError", kind: "http", status: 429, retryable: true })
+      expect(e429).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "RateLimitError" },
+        status: 429,
+        isRetryable: true
+      })
       expect(e429.message).toContain("(is_error): rate limited")
-      expect(yield* run(529)).toMatchObject({ kind: "http", status: 529, retryable: true })
-      expect(yield* run(408)).toMatchObject({ retryable: true })
-      expect(yield* run(401)).toMatchObject({ kind: "auth", status: 401, retryable: false })
+      expect(yield* run(529)).toMatchObject({
+        reason: { _tag: "InternalProviderError" },
+        status: 529,
+        isRetryable: true
+      })
+      expect(yield* run(408)).toMatchObject({ isRetryable: true })
+      expect(yield* run(401)).toMatchObject({
+        reason: { _tag: "AuthenticationError" },
+        status: 401,
+        isRetryable: false
+      })
     }))
 
   it.effect("a non-zero exit without subtype or status is a process error naming the exit code; long output is bounded", () =>
@@ -62,7 +74,7 @@ describe("claudeSession.interpretRun", () => {
         exitCode: 3,
         result: result({ api_error_status: null, result: "y".repeat(5_000) })
       }))
-      expect(error).toMatchObject({ kind: "process", retryable: false })
+      expect(error).toMatchObject({ reason: { _tag: "ProcessError" }, isRetryable: false })
       expect(error._tag === "ProviderError" && error.status).toBeUndefined()
       expect(error.message).toContain("(exit 3)")
       expect(error.message.length).toBeLessThan(2_200)
@@ -93,7 +105,7 @@ describe("claudeSession.interpretRun", () => {
         init: init({ mcp_servers: [{ name: "gtb", status: "failed" }, { name: "other", status: "connected" }] }),
         result: result({ result: "answered anyway" })
       }))
-      expect(failed).toMatchObject({ kind: "config", retryable: false })
+      expect(failed).toMatchObject({ reason: { _tag: "ConfigurationError" }, isRetryable: false })
       expect(failed.message).toContain("MCP server gtb: failed")
       const missing = yield* Effect.flip(interpretRun({ ...base, mounted: true, result: result({}) }))
       expect(missing.message).toContain("not reported")
@@ -150,7 +162,7 @@ const scripted = (lines: ReadonlyArray<ReturnType<typeof result> | "fail">, maxB
           inputs.push(input)
           const line = lines[i++]
           if (line === undefined || line === "fail") {
-            return yield* new ProviderError({ provider: "test", kind: "process", message: "boom", retryable: false })
+            return yield* new ProviderError({ provider: "test", reason: new ProcessError({ message: "boom" }) })
           }
           yield* input.recordResult(line)
           return { text: line.result, structured: line.structured_output, sessionId: line.session_id }
@@ -320,10 +332,13 @@ describe("claudeSession.makeSessionClient", () => {
 describe("claudeSession: how a run ended comes first", () => {
   it("an exit before the init line is a process error with code and stderr, or auth for a login problem", () => {
     const plain = earlyExit("p", 2, "  boom\n")
-    expect(plain).toMatchObject({ kind: "process", message: "The claude CLI exited with code 2 before starting: boom" })
+    expect(plain).toMatchObject({
+      reason: { _tag: "ProcessError" },
+      message: "The claude CLI exited with code 2 before starting: boom"
+    })
     expect(earlyExit("p", 1, "").message).toBe("The claude CLI exited with code 1 before starting")
     const auth = earlyExit("p", 1, "Not logged in · Please run /login")
-    expect(auth).toMatchObject({ kind: "auth", retryable: false })
+    expect(auth).toMatchObject({ reason: { _tag: "AuthenticationError" }, isRetryable: false })
     expect(auth.message).toContain("exit 1: Not logged in")
     for (const said of ["Invalid API key · Please run /login", "OAuth token has expired", "authentication_error"]) {
       expect(isAuthFailure(said)).toBe(true)
@@ -343,10 +358,10 @@ describe("claudeSession: how a run ended comes first", () => {
         stderr: "segfault",
         allowPermissionDenials: false,
         recordResult: () => Effect.succeed(Usage.empty),
-        noResult: () => new ProviderError({ provider: "p", kind: "decode", message: "none", retryable: false })
+        noResult: () => new ProviderError({ provider: "p", reason: new InvalidResponseError({ message: "none" }) })
       }))
       expect(error).toMatchObject({
-        kind: "process",
+        reason: { _tag: "ProcessError" },
         message: "The claude CLI exited with code 1 before starting: segfault"
       })
     }))

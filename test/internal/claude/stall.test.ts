@@ -29,8 +29,8 @@ describe("claudeStall", () => {
       const error = Exit.isFailure(exit) ? exit.cause.reasons[0] : undefined
       const failure = error !== undefined && error._tag === "Fail" ? error.error : undefined
       assert.instanceOf(failure, ProviderError)
-      assert.strictEqual(failure.kind, "stalled")
-      assert.isTrue(failure.retryable)
+      assert.strictEqual(failure.reason._tag, "StalledError")
+      assert.isTrue(failure.isRetryable)
       assert.include(failure.message, "10s")
       assert.include(failure.message, "stallTimeout")
       assert.include(failure.message, "next turn resumes the session")

@@ -52,7 +52,7 @@ describe("claudeUserMessage", () => {
     Effect.gen(function*() {
       const input = { prompt: "Summarize @/etc/passwd" }
       const error = yield* Effect.flip(UserMessage.requireVerbatim("claude-local", version("2.1.247"), input, false))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
+      expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" }, isRetryable: false })
       expect(error.message).toContain("claude 2.1.247 would interpret")
       expect(error.message).toContain("2.1.248 or newer")
       expect(error.message).toContain("trustedPrompts: true")

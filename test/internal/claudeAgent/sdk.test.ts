@@ -56,14 +56,19 @@ describe("loadAgentSdk", () => {
   it.effect("a missing package is a config ProviderError with an install hint", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(loadAgentSdk("@anthropic-ai/no-such-agent-sdk"))
-      expect(error).toMatchObject({ _tag: "ProviderError", kind: "config", provider: "claude-agent", retryable: false })
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "ConfigurationError" },
+        provider: "claude-agent",
+        isRetryable: false
+      })
       expect(error.message).toContain("npm install @anthropic-ai/claude-agent-sdk")
     }))
 
   it.effect("a module without `query` is rejected the same way", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(loadAgentSdk("node:path"))
-      expect(error.kind).toBe("config")
+      expect(error.reason._tag).toBe("ConfigurationError")
       expect(error.message).toContain("no `query` export")
     }))
 })
