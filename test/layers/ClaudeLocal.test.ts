@@ -26,7 +26,7 @@ import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
-import { SecretFile, SecretFileError } from "../../src/services/SecretFile.ts"
+import { SecretFile, SecretFileError, Write } from "../../src/services/SecretFile.ts"
 import {
   type RunOptions,
   type RunResult,
@@ -469,7 +469,8 @@ describe("ClaudeLocal: more failure paths", () => {
       const failingSecrets = Layer.succeed(
         SecretFile,
         SecretFile.of({
-          writeScoped: () => Effect.fail(new SecretFileError({ reason: "Write", message: "disk full" }))
+          writeScoped: () =>
+            Effect.fail(new SecretFileError({ reason: new Write({ path: "/tmp/secret", message: "disk full" }) }))
         })
       )
       const e = yield* Effect.gen(function*() {
