@@ -51,10 +51,13 @@ import { SqlError } from "effect/sql/SqlError"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
+  CorruptTranscript,
   type SessionKey,
   SessionStoreError,
   type StoredSession,
+  StoreFailed,
   type StoreOperation,
+  StoreUnavailable,
   type TranscriptEntry
 } from "../services/ClaudeSessionStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
@@ -157,16 +160,18 @@ const isRetryable = (error: SqlError | Migrator.MigrationError): boolean => sqlE
 const isLockTimeout = (error: SqlError | Migrator.MigrationError): boolean =>
   sqlErrorOf(error)?.reason._tag === "LockTimeoutError"
 
-const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError =>
-  new SessionStoreError({
+const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError => {
+  const message = `the session store's ${operation}${
+    sessionId === undefined ? "" : ` of session ${sessionId}`
+  } failed (${details(error)}); ${advice(error)}`
+  return new SessionStoreError({
     operation,
     ...(sessionId === undefined ? {} : { sessionId }),
-    message: `the session store's ${operation}${sessionId === undefined ? "" : ` of session ${sessionId}`} failed (${
-      details(error)
-    }); ${advice(error)}`,
-    retryable: error.isRetryable,
+    // The SqlError's own verdict: connection failures, lock and statement timeouts are retryable.
+    reason: error.isRetryable ? new StoreUnavailable({ message }) : new StoreFailed({ message }),
     cause: error
   })
+}
 
 /** Runs the pending migrations. */
 export const migrate: Effect.Effect<
@@ -308,10 +313,11 @@ const makeReads = (sql: SqlClient.SqlClient) => {
             new SessionStoreError({
               operation: "load",
               sessionId: key.sessionId,
-              message: `session ${key.sessionId} holds an entry that is not JSON (${
-                describe(cause)
-              }); check what else writes to ${entriesTable}`,
-              retryable: false,
+              reason: new CorruptTranscript({
+                message: `session ${key.sessionId} holds an entry that is not JSON (${
+                  describe(cause)
+                }); check what else writes to ${entriesTable}`
+              }),
               cause
             })
         })

@@ -1,7 +1,7 @@
 /**
  * A scripted `Subprocess` for tests of code that runs processes: no process is started, every
  * call is recorded, and each call gets the next scripted outcome. Non-zero exit codes are
- * treated exactly as the Node layer treats them (`SubprocessExitError` unless `allowNonZeroExit`).
+ * treated exactly as the Node layer treats them (`SubprocessError` with reason `Exited` unless `allowNonZeroExit`).
  *
  * @summary A scripted `Subprocess` that starts nothing and records every call, for tests.
  * @group Testing
@@ -18,9 +18,9 @@ import {
   checkExit,
   type RunOptions,
   type RunResult,
+  SpawnFailed,
   Subprocess,
-  type SubprocessError,
-  SubprocessSpawnError
+  SubprocessError
 } from "../services/Subprocess.ts"
 
 /** What a scripted call produces: output (exit code defaults to 0), an error, or a function of the call. */
@@ -45,7 +45,7 @@ const outcome = (script: Scripted, options: RunOptions, index: number): Effect.E
 
 /**
  * Builds the service and its read side. `script` is either a list consumed one entry per call
- * (running out is a `SubprocessSpawnError` naming the call) or a function answering every call.
+ * (running out is a `SubprocessError` with reason `SpawnFailed` naming the call) or a function answering every call.
  */
 export const make = (
   script: ReadonlyArray<Scripted> | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
@@ -57,9 +57,11 @@ export const make = (
         const index = (yield* Ref.getAndUpdate(calls, (all) => [...all, options])).length
         const entry: Scripted | undefined = typeof script === "function" ? script : script[index]
         if (entry === undefined) {
-          return yield* new SubprocessSpawnError({
+          return yield* new SubprocessError({
             command: options.command,
-            message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
+            reason: new SpawnFailed({
+              message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
+            })
           })
         }
         return yield* outcome(entry, options, index)

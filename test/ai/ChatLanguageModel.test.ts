@@ -290,8 +290,14 @@ describe("ChatLanguageModel on Scripted", () => {
       { _tag: "PermissionDeniedError", provider: "p", tools: ["Bash"], answer: "a", message: "m" },
       { _tag: "FallbackError", reason: "NoProviders", errors: [], message: "m" },
       { _tag: "ProviderError", provider: "p", kind: "stalled", message: "m", retryable: true },
-      { _tag: "SessionStoreError", operation: "append", sessionId: "s", message: "m", retryable: true, answer: "a" },
-      { _tag: "SessionStoreError", operation: "load", message: "m", retryable: false }
+      {
+        _tag: "SessionStoreError",
+        operation: "append",
+        sessionId: "s",
+        reason: { _tag: "StoreUnavailable", message: "m" },
+        answer: "a"
+      },
+      { _tag: "SessionStoreError", operation: "load", reason: { _tag: "SessionNotFound", message: "m" } }
     ].map((e) => decode(e))
     const mapped = errors.map(map)
     expect(mapped.map((e) => e.reason._tag)).toEqual([

@@ -28,11 +28,12 @@ import * as Registry from "../../src/registry/Registry.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { SecretFile, SecretFileError, Write } from "../../src/services/SecretFile.ts"
 import {
+  NotFound,
   type RunOptions,
   type RunResult,
-  SubprocessNotFoundError,
-  SubprocessSpawnError,
-  SubprocessTimeoutError
+  SpawnFailed,
+  SubprocessError,
+  TimedOut
 } from "../../src/services/Subprocess.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { stdinMessage, stdinPrompt } from "../support/stdinPrompt.ts"
@@ -284,7 +285,9 @@ describe("ClaudeLocal (scripted subprocess)", () => {
 
     it.live("binary not found → config error that says how to install and log in", () =>
       Effect.gen(function*() {
-        const e = yield* flipChat([new SubprocessNotFoundError({ command: "claude", message: "not found" })])
+        const e = yield* flipChat([
+          new SubprocessError({ command: "claude", reason: new NotFound({ message: "not found" }) })
+        ])
         expect(e).toMatchObject({ _tag: "ProviderError", kind: "config", retryable: false })
         expect(e.message).toMatch(/Install Claude Code.*log in/)
       }))
@@ -292,7 +295,10 @@ describe("ClaudeLocal (scripted subprocess)", () => {
     it.live("timeout → retryable timeout error naming requestTimeout, as for a kept-alive turn", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([
-          new SubprocessTimeoutError({ command: "claude", timeoutMillis: 5, stderrTail: "", message: "timed out" })
+          new SubprocessError({
+            command: "claude",
+            reason: new TimedOut({ timeoutMillis: 5, stderrTail: "", message: "timed out" })
+          })
         ], { requestTimeout: "90 seconds" })
         expect(e).toMatchObject({ _tag: "ProviderError", kind: "timeout", retryable: true })
         expect(e.message).toBe(
@@ -428,7 +434,12 @@ describe("ClaudeLocal: more failure paths", () => {
   it.live("any other subprocess failure (here a spawn error) is a process error with its message", () =>
     Effect.gen(function*() {
       const e = yield* withClient(
-        [new SubprocessSpawnError({ command: "claude", message: "Cannot run claude: EMFILE: too many open files" })],
+        [
+          new SubprocessError({
+            command: "claude",
+            reason: new SpawnFailed({ message: "Cannot run claude: EMFILE: too many open files" })
+          })
+        ],
         {},
         (chat) => Effect.flip(chat.chat("hi"))
       )

@@ -147,7 +147,8 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       for (const error of errors) {
         assert.include(error.message, "no such table: claude_session_entries")
         assert.include(error.message, "that its tables (migrated in effect_chat_bridge_session_migrations) are intact")
-        assert.isFalse(error.retryable)
+        assert.isFalse(error.isRetryable)
+        assert.strictEqual(error.reason._tag, "StoreFailed")
         assert.isDefined(error.cause)
       }
     }))
@@ -169,7 +170,12 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       const error = failure(yield* Effect.exit(withSqliteStore(filename, Effect.flatMap(store, (s) => s.load(key)))))
       assert.strictEqual(error._tag, "SessionStoreError")
       if (error._tag !== "SessionStoreError") return
-      assert.deepStrictEqual([error.operation, error.sessionId, error.retryable], ["load", "session-1", false])
+      assert.deepStrictEqual([error.operation, error.sessionId, error.reason._tag, error.isRetryable], [
+        "load",
+        "session-1",
+        "CorruptTranscript",
+        false
+      ])
       assert.include(error.message, "session session-1 holds an entry that is not JSON")
     }))
 
@@ -444,7 +450,8 @@ describe("ClaudeSessionStoreSql on a PostgreSQL server that stops", () => {
           assert.strictEqual(error._tag, "SessionStoreError")
           assert.strictEqual(error.sessionId, "session-1")
           assert.include(error.message, "check that the database server is running and reachable")
-          assert.isTrue(error.retryable, error.message)
+          assert.isTrue(error._tag === "SessionStoreError" && error.isRetryable, error.message)
+          assert.strictEqual(error._tag === "SessionStoreError" && error.reason._tag, "StoreUnavailable")
           assert.notInclude(error.message, Redacted.value(server.password))
         }
       }).pipe(Effect.scoped),

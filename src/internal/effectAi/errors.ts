@@ -56,7 +56,7 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
         if (error.retryable) return new AiError.InternalProviderError({ description, metadata })
         return new AiError.UnknownError({ description, metadata })
       case "SessionStoreError":
-        return error.retryable
+        return error.isRetryable
           ? new AiError.InternalProviderError({ description, metadata })
           : new AiError.UnknownError({ description, metadata })
       default:
