@@ -285,7 +285,7 @@ describe("ChatLanguageModel on Scripted", () => {
       { _tag: "ProviderError", provider: "p", kind: "http", status: 400, message: "m", retryable: false },
       { _tag: "ProviderError", provider: "p", kind: "auth", status: 401, message: "m", retryable: false },
       { _tag: "InvalidToolsError", message: "m" },
-      { _tag: "UnsupportedContentError", provider: "p", reason: "Url", message: "m" },
+      { _tag: "UnsupportedContentError", provider: "p", reason: { _tag: "Url", message: "m" } },
       { _tag: "MaxStepsError", maxSteps: 3, message: "m" },
       { _tag: "PermissionDeniedError", provider: "p", tools: ["Bash"], answer: "a", message: "m" },
       { _tag: "FallbackError", reason: "NoProviders", errors: [], message: "m" },
