@@ -7,8 +7,12 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as AgentSettings from "../../src/services/AgentSettings.ts"
+import * as ClaudeSessionStore from "../../src/services/ClaudeSessionStore.ts"
+import * as Content from "../../src/services/Content.ts"
 import * as McpBridge from "../../src/services/McpBridge.ts"
 import * as SecretFile from "../../src/services/SecretFile.ts"
+import * as Subprocess from "../../src/services/Subprocess.ts"
 import * as Tool from "../../src/services/Tool.ts"
 
 /** Encodes to JSON-safe data and back, as an error crossing a process (the cluster) would. */
@@ -187,6 +191,233 @@ describe("ToolFailure", () => {
       const back = roundTrip(Tool.ToolFailure, error)
       expect(back.reason).toEqual(error.reason)
       expect(back.reason.constructor).toBe(error.reason.constructor)
+    }
+  })
+})
+
+describe("SubprocessError", () => {
+  const command = "claude"
+  const errors = {
+    NotFound: new Subprocess.SubprocessError({
+      command,
+      reason: new Subprocess.NotFound({ message: "Command not found: claude" })
+    }),
+    SpawnFailed: new Subprocess.SubprocessError({
+      command,
+      reason: new Subprocess.SpawnFailed({ message: "Cannot run claude: EACCES" })
+    }),
+    Exited: new Subprocess.SubprocessError({
+      command,
+      reason: new Subprocess.Exited({
+        exitCode: 137,
+        signal: "SIGKILL",
+        stdoutTail: "",
+        stderrTail: "bad flag",
+        message: "claude exited with code 137 (SIGKILL): bad flag"
+      })
+    }),
+    TimedOut: new Subprocess.SubprocessError({
+      command,
+      reason: new Subprocess.TimedOut({
+        timeoutMillis: 700,
+        stderrTail: "",
+        message: "claude did not finish within 700ms"
+      })
+    }),
+    OutputTooLarge: new Subprocess.SubprocessError({
+      command,
+      reason: new Subprocess.OutputTooLarge({
+        stream: "stderr",
+        maxBytes: 10,
+        message: "claude wrote more than 10 bytes"
+      })
+    })
+  }
+  const retryable: Record<keyof typeof errors, boolean> = {
+    NotFound: false,
+    SpawnFailed: false,
+    Exited: false,
+    TimedOut: true,
+    OutputTooLarge: false
+  }
+
+  it("isRetryable: only TimedOut; the message is the reason's", () => {
+    for (const [tag, error] of Object.entries(errors)) expectReason(error, tag, retryable[tag as keyof typeof errors])
+  })
+
+  it.effect("catchReason selects each reason, and Exited on what checkExit fails with", () =>
+    Effect.gen(function*() {
+      for (const tag of Object.keys(errors) as Array<keyof typeof errors>) {
+        const caught = yield* Effect.fail(errors[tag]).pipe(
+          Effect.catchReason("SubprocessError", tag, (reason) => Effect.succeed(reason._tag))
+        )
+        expect(caught).toBe(tag)
+      }
+      const exited = yield* Subprocess.checkExit({ command }, { exitCode: 2, stdout: "", stderr: "no such flag" }).pipe(
+        Effect.catchReason(
+          "SubprocessError",
+          "Exited",
+          (reason) => Effect.succeed([reason.exitCode, reason.stderrTail])
+        )
+      )
+      expect(exited).toEqual([2, "no such flag"])
+      const passed = yield* Effect.flip(
+        Effect.fail(errors.TimedOut).pipe(Effect.catchReason("SubprocessError", "Exited", () => Effect.succeed(0)))
+      )
+      expect(passed.reason._tag).toBe("TimedOut")
+      // @ts-expect-error a reason SubprocessError does not have does not compile
+      Effect.fail(errors.Exited).pipe(Effect.catchReason("SubprocessError", "ExitError", () => Effect.void))
+    }))
+
+  it("a Schema round trip keeps the command and the reason", () => {
+    for (const error of Object.values(errors)) {
+      const back = roundTrip(Subprocess.SubprocessError, error)
+      expect(back.command).toBe(command)
+      expect(back.reason).toEqual(error.reason)
+      expect(back.reason.constructor).toBe(error.reason.constructor)
+    }
+  })
+})
+
+describe("SessionStoreError", () => {
+  const reasons = {
+    StoreUnavailable: new ClaudeSessionStore.StoreUnavailable({ message: "did not answer append within 10s" }),
+    StoreFailed: new ClaudeSessionStore.StoreFailed({ message: "no such table" }),
+    CorruptTranscript: new ClaudeSessionStore.CorruptTranscript({ message: "an entry that is not JSON" }),
+    SessionNotFound: new ClaudeSessionStore.SessionNotFound({ message: "Session s1 is in neither" }),
+    EmptyTranscript: new ClaudeSessionStore.EmptyTranscript({ message: "no entries for session s1" }),
+    InvalidSessionId: new ClaudeSessionStore.InvalidSessionId({ message: "\"../x\" is not a session id" }),
+    NoSession: new ClaudeSessionStore.NoSession({ message: "no session yet" }),
+    SessionFileFailed: new ClaudeSessionStore.SessionFileFailed({ message: "could not write the session file" })
+  }
+  type Tag = keyof typeof reasons
+  const errorOf = (tag: Tag) =>
+    new ClaudeSessionStore.SessionStoreError({ operation: "load", sessionId: "s1", reason: reasons[tag], answer: "a" })
+
+  it("isRetryable: only StoreUnavailable; the message is the reason's", () => {
+    for (const tag of Object.keys(reasons) as Array<Tag>) expectReason(errorOf(tag), tag, tag === "StoreUnavailable")
+  })
+
+  it.effect("catchReason selects each reason, and the other reasons pass", () =>
+    Effect.gen(function*() {
+      for (const tag of Object.keys(reasons) as Array<Tag>) {
+        const caught = yield* Effect.fail(errorOf(tag)).pipe(
+          Effect.catchReason("SessionStoreError", tag, (reason, error) => Effect.succeed([reason._tag, error.answer]))
+        )
+        expect(caught).toEqual([tag, "a"])
+      }
+      const passed = yield* Effect.flip(
+        Effect.fail(errorOf("StoreFailed")).pipe(
+          Effect.catchReason("SessionStoreError", "StoreUnavailable", () => Effect.succeed(0))
+        )
+      )
+      expect(passed.reason._tag).toBe("StoreFailed")
+      // @ts-expect-error a reason SessionStoreError does not have does not compile
+      Effect.fail(errorOf("NoSession")).pipe(Effect.catchReason("SessionStoreError", "Timeout", () => Effect.void))
+    }))
+
+  it("a Schema round trip keeps operation, sessionId, answer and the reason", () => {
+    for (const tag of Object.keys(reasons) as Array<Tag>) {
+      const back = roundTrip(ClaudeSessionStore.SessionStoreError, errorOf(tag))
+      expect([back.operation, back.sessionId, back.answer]).toEqual(["load", "s1", "a"])
+      expect(back.reason).toEqual(reasons[tag])
+      expect(back.reason.constructor).toBe(reasons[tag].constructor)
+    }
+  })
+})
+
+describe("AgentSettingsStorageError", () => {
+  const unavailable = new AgentSettings.AgentSettingsStorageError({
+    operation: "disable",
+    reason: new AgentSettings.StorageUnavailable({ message: "database is locked" })
+  })
+  const failed = new AgentSettings.AgentSettingsStorageError({
+    operation: "open",
+    reason: new AgentSettings.StorageFailed({ message: "cannot open agents.sqlite" })
+  })
+
+  it("isRetryable: StorageUnavailable yes, StorageFailed no; the message is the reason's", () => {
+    expectReason(unavailable, "StorageUnavailable", true)
+    expectReason(failed, "StorageFailed", false)
+  })
+
+  it.effect("catchReason selects each reason", () =>
+    Effect.gen(function*() {
+      const fail = (error: AgentSettings.AgentSettingsStorageError) => Effect.fail(error)
+      expect(
+        yield* fail(unavailable).pipe(
+          Effect.catchReason("AgentSettingsStorageError", "StorageUnavailable", (_, error) =>
+            Effect.succeed(error.operation))
+        )
+      ).toBe("disable")
+      expect(
+        yield* fail(failed).pipe(
+          Effect.catchReason("AgentSettingsStorageError", "StorageFailed", (reason) =>
+            Effect.succeed(reason.message))
+        )
+      ).toBe("cannot open agents.sqlite")
+      const passed = yield* Effect.flip(
+        fail(failed).pipe(Effect.catchReason("AgentSettingsStorageError", "StorageUnavailable", () =>
+          Effect.void))
+      )
+      expect(passed.reason._tag).toBe("StorageFailed")
+      // @ts-expect-error a reason AgentSettingsStorageError does not have does not compile
+      fail(failed).pipe(Effect.catchReason("AgentSettingsStorageError", "Busy", () => Effect.void))
+    }))
+
+  it("a Schema round trip keeps the operation and the reason; CorruptedSettingsError's free text is detail", () => {
+    for (const error of [unavailable, failed]) {
+      const back = roundTrip(AgentSettings.AgentSettingsStorageError, error)
+      expect(back.operation).toBe(error.operation)
+      expect(back.reason).toEqual(error.reason)
+      expect(back.reason.constructor).toBe(error.reason.constructor)
+    }
+    const corrupted = new AgentSettings.CorruptedSettingsError({ agentId: "a", detail: "not an array" })
+    expect(corrupted.message).toBe("stored settings of agent \"a\" are corrupted: not an array")
+    expect(roundTrip(AgentSettings.CorruptedSettingsError, corrupted).detail).toBe("not an array")
+  })
+})
+
+describe("UnsupportedContentError", () => {
+  const reasons = {
+    MediaType: new Content.MediaType({ message: "openai does not take images of type \"image/bmp\"" }),
+    TooLarge: new Content.TooLarge({ message: "The image is 21.0 MB, over the limit" }),
+    Url: new Content.Url({ message: "gemini cannot fetch image URLs" }),
+    Document: new Content.Document({ message: "openai has no document input" }),
+    InvalidData: new Content.InvalidData({ message: "The image is not base64" })
+  }
+  type Tag = keyof typeof reasons
+  const errorOf = (tag: Tag) => new Content.UnsupportedContentError({ provider: "openai", reason: reasons[tag] })
+
+  it("isRetryable: no reason is retryable; the message is the reason's", () => {
+    for (const tag of Object.keys(reasons) as Array<Tag>) expectReason(errorOf(tag), tag, false)
+  })
+
+  it.effect("catchReason selects each reason", () =>
+    Effect.gen(function*() {
+      for (const tag of Object.keys(reasons) as Array<Tag>) {
+        const caught = yield* Effect.fail(errorOf(tag)).pipe(
+          Effect.catchReason("UnsupportedContentError", tag, (reason, error) =>
+            Effect.succeed([reason._tag, error.provider]))
+        )
+        expect(caught).toEqual([tag, "openai"])
+      }
+      const passed = yield* Effect.flip(
+        Effect.fail(errorOf("Url")).pipe(Effect.catchReason("UnsupportedContentError", "TooLarge", () =>
+          Effect.void))
+      )
+      expect(passed.reason._tag).toBe("Url")
+      // @ts-expect-error a reason UnsupportedContentError does not have does not compile
+      Effect.fail(errorOf("Url")).pipe(Effect.catchReason("UnsupportedContentError", "URL", () =>
+        Effect.void))
+    }))
+
+  it("a Schema round trip keeps the provider and the reason", () => {
+    for (const tag of Object.keys(reasons) as Array<Tag>) {
+      const back = roundTrip(Content.UnsupportedContentError, errorOf(tag))
+      expect(back.provider).toBe("openai")
+      expect(back.reason).toEqual(reasons[tag])
+      expect(back.reason.constructor).toBe(reasons[tag].constructor)
     }
   })
 })
