@@ -114,6 +114,8 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       )
       assert.strictEqual(error._tag, "SessionStoreSetupError")
       assert.strictEqual(error.stage, "open")
+      // effect's SqlError classifies any failure to open as a (retryable) ConnectionError.
+      assert.strictEqual(error.reason._tag, "StoreUnavailable")
       assert.include(error.message, filename)
       assert.include(error.message, "check that its directory exists and is writable")
     }))
@@ -406,7 +408,8 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
       const error = failure(exit)
       if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
       assert.include(error.message, "check the user name and password")
-      assert.isFalse(error.retryable)
+      assert.isFalse(error.isRetryable)
+      assert.strictEqual(error.reason._tag, "StoreFailed")
       for (const secret of [wrong, Redacted.value(server.password)]) {
         assert.notInclude(error.message, secret)
         assert.notInclude(String(error.cause), secret)
@@ -423,7 +426,8 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
       )
       if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
       assert.include(error.message, "check that the database server is running and reachable")
-      assert.isTrue(error.retryable)
+      assert.isTrue(error.isRetryable)
+      assert.strictEqual(error.reason._tag, "StoreUnavailable")
       assert.notInclude(error.message, Redacted.value(server.password))
     }))
 })

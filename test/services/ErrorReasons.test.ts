@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import * as AgentSettings from "../../src/services/AgentSettings.ts"
 import * as ClaudeSessionStore from "../../src/services/ClaudeSessionStore.ts"
 import * as Content from "../../src/services/Content.ts"
@@ -420,4 +421,35 @@ describe("UnsupportedContentError", () => {
       expect(back.reason.constructor).toBe(reasons[tag].constructor)
     }
   })
+})
+
+describe("SessionStoreSetupError", () => {
+  const errorOf = (reason: ClaudeSessionStoreSql.SessionStoreSetupErrorReason) =>
+    new ClaudeSessionStoreSql.SessionStoreSetupError({ stage: "migrate", reason })
+  const unavailable = errorOf(new ClaudeSessionStore.StoreUnavailable({ message: "connection refused" }))
+  const failed = errorOf(new ClaudeSessionStore.StoreFailed({ message: "permission denied for schema public" }))
+
+  it("isRetryable: StoreUnavailable yes, StoreFailed no; the message is the reason's", () => {
+    expectReason(unavailable, "StoreUnavailable", true)
+    expectReason(failed, "StoreFailed", false)
+  })
+
+  it.effect("catchReason selects each reason; a Schema round trip keeps stage and reason", () =>
+    Effect.gen(function*() {
+      for (const error of [unavailable, failed]) {
+        const caught = yield* Effect.fail(error).pipe(
+          Effect.catchReason(
+            "SessionStoreSetupError",
+            error.reason._tag,
+            (reason, e) => Effect.succeed([reason._tag, e.stage])
+          )
+        )
+        expect(caught).toEqual([error.reason._tag, "migrate"])
+        const back = roundTrip(ClaudeSessionStoreSql.SessionStoreSetupError, error)
+        expect([back.stage, back.reason]).toEqual(["migrate", error.reason])
+        expect(back.reason.constructor).toBe(error.reason.constructor)
+      }
+      // @ts-expect-error a reason SessionStoreSetupError does not have does not compile
+      Effect.fail(failed).pipe(Effect.catchReason("SessionStoreSetupError", "MigrationFailed", () => Effect.void))
+    }))
 })
