@@ -123,7 +123,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(`model: ${answer}`)
 }).pipe(
   // A media type or size the provider does not take is refused before any request.
-  Effect.catchTag("UnsupportedContentError", (e) => Console.error(`not sent (${e.reason}): ${e.message}`))
+  Effect.catchTag("UnsupportedContentError", (e) => Console.error(`not sent (${e.reason._tag}): ${e.message}`))
 )
 
 const provider = providerFromEnv({

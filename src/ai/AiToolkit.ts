@@ -72,8 +72,7 @@ const parseInput = (name: string, input: unknown): Effect.Effect<unknown, Tool.T
     try: () => JSON.parse(input) as unknown,
     catch: (e) =>
       new Tool.ToolFailure({
-        reason: "InvalidArguments",
-        message: `Invalid arguments for tool ${name}: not JSON (${describe(e)})`
+        reason: new Tool.InvalidArguments({ message: `Invalid arguments for tool ${name}: not JSON (${describe(e)})` })
       })
   })
 }
@@ -83,8 +82,9 @@ const toJson = (name: string, value: unknown): Effect.Effect<string, Tool.ToolFa
     try: () => JSON.stringify(value === undefined ? null : value),
     catch: (e) =>
       new Tool.ToolFailure({
-        reason: "UnencodableResult",
-        message: `Tool ${name} returned a result that cannot be encoded as JSON: ${describe(e)}`
+        reason: new Tool.UnencodableResult({
+          message: `Tool ${name} returned a result that cannot be encoded as JSON: ${describe(e)}`
+        })
       })
   })
 
@@ -157,11 +157,12 @@ const toolContentOf = (parts: ReadonlyArray<Prompt.ToolModelOutputPart>): Conten
 const unencodable = (name: string, error: unknown): Tool.ToolFailure => {
   const reason = AiError.isAiError(error) ? error.reason : undefined
   return new Tool.ToolFailure({
-    reason: "UnencodableResult",
-    message:
-      reason !== undefined && (reason._tag === "ToolResultEncodingError" || reason._tag === "InvalidToolResultError")
-        ? `Tool ${name} returned a result that does not match its success schema: ${reason.description}`
-        : describe(error)
+    reason: new Tool.UnencodableResult({
+      message:
+        reason !== undefined && (reason._tag === "ToolResultEncodingError" || reason._tag === "InvalidToolResultError")
+          ? `Tool ${name} returned a result that does not match its success schema: ${reason.description}`
+          : describe(error)
+    })
   })
 }
 
@@ -172,7 +173,7 @@ const fromHandleCause = (name: string) => (cause: Cause.Cause<unknown>): Effect.
   const origin = Context.get(Cause.annotations(cause), Toolkit.FailureOrigin)
   return Effect.fail(
     origin === "handler"
-      ? new Tool.ToolFailure({ reason: "HandlerFailed", message: describe(failure.value) })
+      ? new Tool.ToolFailure({ reason: new Tool.HandlerFailed({ message: describe(failure.value) }) })
       : unencodable(name, failure.value)
   )
 }
@@ -191,8 +192,9 @@ const one = <Tools extends Record<string, AiTool.Any>>(
       Effect.tap((params) =>
         Effect.mapError(decode(params), (error) =>
           new Tool.ToolFailure({
-            reason: "InvalidArguments",
-            message: `Invalid arguments for tool ${tool.name}: ${ParseErrorText.format(error)}`
+            reason: new Tool.InvalidArguments({
+              message: `Invalid arguments for tool ${tool.name}: ${ParseErrorText.format(error)}`
+            })
           }))
       ),
       Effect.flatMap((params) =>
@@ -212,7 +214,9 @@ const one = <Tools extends Record<string, AiTool.Any>>(
       Effect.flatMap((last): Effect.Effect<string | Content.ToolContent, Tool.ToolFailure> => {
         if (Option.isNone(last)) {
           return Effect.fail(
-            new Tool.ToolFailure({ reason: "UnencodableResult", message: `Tool ${tool.name} returned no result` })
+            new Tool.ToolFailure({
+              reason: new Tool.UnencodableResult({ message: `Tool ${tool.name} returned no result` })
+            })
           )
         }
         const outcome = last.value
@@ -227,7 +231,7 @@ const one = <Tools extends Record<string, AiTool.Any>>(
         }
         return Effect.flatMap(
           toJson(tool.name, outcome.encodedResult),
-          (message) => Effect.fail(new Tool.ToolFailure({ reason: "HandlerFailed", message }))
+          (message) => Effect.fail(new Tool.ToolFailure({ reason: new Tool.HandlerFailed({ message }) }))
         )
       })
     )

@@ -141,7 +141,7 @@ const observed = (tool: Tool.Tool, observe: (event: ChatEvent) => void): Tool.To
                 new ToolCallEnd({
                   id,
                   name: tool.name,
-                  result: failure.reason === "HandlerFailed" ? `Error: ${failure.message}` : failure.message,
+                  result: failure.reason._tag === "HandlerFailed" ? `Error: ${failure.message}` : failure.message,
                   isError: true
                 })
               )

@@ -37,7 +37,9 @@ import {
   AgentSettings,
   type AgentSettingsService,
   AgentSettingsStorageError,
-  type Settings
+  type Settings,
+  StorageFailed,
+  StorageUnavailable
 } from "../services/AgentSettings.ts"
 import * as SqliteClient from "./SqliteClient.ts"
 
@@ -120,11 +122,21 @@ const underlying = (error: SqlError | Migrator.MigrationError): unknown =>
     ? underlying(error.cause)
     : error.cause
 
+/** The `SqlError`'s own verdict (busy, locked, connection lost); a migration's is its SQL error's. */
+const isRetryable = (error: SqlError | Migrator.MigrationError): boolean =>
+  error instanceof SqlError
+    ? error.isRetryable
+    : error.cause instanceof SqlError && error.cause.isRetryable
+
+/** The reason for a failure whose `message` is known: retryable when the database said so. */
+const reasonOf = (error: SqlError | Migrator.MigrationError, message: string) =>
+  isRetryable(error) ? new StorageUnavailable({ message }) : new StorageFailed({ message })
+
 const storageError = (operation: string) => (error: SqlError | Migrator.MigrationError) => {
   const cause = underlying(error)
   return new AgentSettingsStorageError({
     operation,
-    message: `${error.message}${cause === undefined ? "" : `: ${describe(cause)}`}`,
+    reason: reasonOf(error, `${error.message}${cause === undefined ? "" : `: ${describe(cause)}`}`),
     cause: error
   })
 }
@@ -163,7 +175,10 @@ export const make: Effect.Effect<AgentSettingsService, AgentSettingsStorageError
       sqlite: () => Effect.void,
       orElse: () =>
         Effect.fail(
-          new AgentSettingsStorageError({ operation: "open", message: "AgentSettingsSqlite needs a SQLite client" })
+          new AgentSettingsStorageError({
+            operation: "open",
+            reason: new StorageFailed({ message: "AgentSettingsSqlite needs a SQLite client" })
+          })
         )
     })
     yield* migrate
@@ -271,7 +286,7 @@ const openClient = Effect.fnUntraced(function*(options: Options) {
       catch: (cause) =>
         new AgentSettingsStorageError({
           operation: "open",
-          message: `cannot create ${path.dirname(filename)}: ${describe(cause)}`,
+          reason: new StorageFailed({ message: `cannot create ${path.dirname(filename)}: ${describe(cause)}` }),
           cause
         })
     })
@@ -281,9 +296,12 @@ const openClient = Effect.fnUntraced(function*(options: Options) {
       const cause = underlying(error)
       return new AgentSettingsStorageError({
         operation: "open",
-        message: `cannot open ${filename}: ${error.message}${
-          cause === undefined || describe(cause) === error.message ? "" : `: ${describe(cause)}`
-        }`,
+        reason: reasonOf(
+          error,
+          `cannot open ${filename}: ${error.message}${
+            cause === undefined || describe(cause) === error.message ? "" : `: ${describe(cause)}`
+          }`
+        ),
         cause: error
       })
     })

@@ -35,8 +35,8 @@
  * entries of one append go in multi-row INSERTs of {@link insertBatchSize} rows.
  *
  * Every failure of an operation is a `SessionStoreError` whose message says what to check and
- * whose `retryable` is the `SqlError`'s (connection failures, lock and statement timeouts); the
- * `SqlError` is kept as `cause`. Building the layer fails with {@link SessionStoreSetupError}.
+ * whose reason is `StoreUnavailable` (retryable) when the `SqlError` is retryable (connection
+ * failures, lock and statement timeouts), `StoreFailed` otherwise; the `SqlError` is kept as `cause`. Building the layer fails with {@link SessionStoreSetupError}.
  *
  * @summary `ClaudeSessionStore` on an `effect/sql` client: SQLite (one machine) or PostgreSQL (many).
  * @group Sessions & storage
@@ -55,10 +55,13 @@ import { SqlError } from "effect/sql/SqlError"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
+  CorruptTranscript,
   type SessionKey,
   SessionStoreError,
   type StoredSession,
+  StoreFailed,
   type StoreOperation,
+  StoreUnavailable,
   type TranscriptEntry
 } from "../services/ClaudeSessionStore.ts"
 import * as SqliteClient from "./SqliteClient.ts"
@@ -80,20 +83,48 @@ export const migrationsTable = "effect_chat_bridge_session_migrations"
 export const insertBatchSize = 500
 
 /**
- * Building the store failed: the database could not be opened or migrated.
+ * Why building the store failed: the store's own `StoreUnavailable` (retryable: the database was
+ * unreachable or locked) or `StoreFailed` (not retryable).
  *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const SessionStoreSetupErrorReason: Schema.Union<[typeof StoreUnavailable, typeof StoreFailed]> = Schema
+  .Union([StoreUnavailable, StoreFailed])
+
+/**
+ * The type of {@link SessionStoreSetupErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type SessionStoreSetupErrorReason = typeof SessionStoreSetupErrorReason.Type
+
+/**
+ * Building the store failed: the database could not be opened or migrated. `stage` says which;
+ * the reason says whether building the layer again may succeed
+ * (`Effect.catchReason("SessionStoreSetupError", "StoreUnavailable", …)`).
+ *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
 export class SessionStoreSetupError extends Schema.TaggedError<SessionStoreSetupError>()("SessionStoreSetupError", {
   /** What failed: opening the database, or migrating it. */
   stage: Schema.Literals(["open", "migrate"]),
-  /** What happened and what to check. */
-  message: Schema.String,
-  /** Whether building the layer again may succeed (the database was unreachable or locked). */
-  retryable: Schema.Boolean,
+  /** What happened; its message says what to check. */
+  reason: SessionStoreSetupErrorReason,
   cause: Schema.optional(Schema.Defect())
-}) {}
+}) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether building the layer again may succeed; the reason decides. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 const entriesTable = "claude_session_entries"
 
@@ -177,20 +208,26 @@ const advice = (error: SqlError | Migrator.MigrationError, fallback = operationA
 
 const isRetryable = (error: SqlError | Migrator.MigrationError): boolean => sqlErrorOf(error)?.isRetryable ?? false
 
+/** The reason of a failure whose message is known: retryable when the database said so. */
+const setupReason = (error: SqlError | Migrator.MigrationError, message: string): SessionStoreSetupErrorReason =>
+  isRetryable(error) ? new StoreUnavailable({ message }) : new StoreFailed({ message })
+
 /** A lock another connection held too long: worth a quick retry (a server that is down is not). */
 const isLockTimeout = (error: SqlError | Migrator.MigrationError): boolean =>
   sqlErrorOf(error)?.reason._tag === "LockTimeoutError"
 
-const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError =>
-  new SessionStoreError({
+const storeError = (operation: StoreOperation, sessionId?: string) => (error: SqlError): SessionStoreError => {
+  const message = `the session store's ${operation}${
+    sessionId === undefined ? "" : ` of session ${sessionId}`
+  } failed (${details(error)}); ${advice(error)}`
+  return new SessionStoreError({
     operation,
     ...(sessionId === undefined ? {} : { sessionId }),
-    message: `the session store's ${operation}${sessionId === undefined ? "" : ` of session ${sessionId}`} failed (${
-      details(error)
-    }); ${advice(error)}`,
-    retryable: error.isRetryable,
+    // The SqlError's own verdict: connection failures, lock and statement timeouts are retryable.
+    reason: error.isRetryable ? new StoreUnavailable({ message }) : new StoreFailed({ message }),
     cause: error
   })
+}
 
 /**
  * Runs the pending migrations.
@@ -209,13 +246,15 @@ export const migrate: Effect.Effect<
   Effect.mapError((error) =>
     new SessionStoreSetupError({
       stage: "migrate",
-      message: `cannot set up the session store's tables (${details(error)}); ${
-        advice(
-          error,
-          `check that the database exists, that the SqlClient's user may create tables in it, and the migrations recorded in ${migrationsTable}`
-        )
-      }`,
-      retryable: isRetryable(error),
+      reason: setupReason(
+        error,
+        `cannot set up the session store's tables (${details(error)}); ${
+          advice(
+            error,
+            `check that the database exists, that the SqlClient's user may create tables in it, and the migrations recorded in ${migrationsTable}`
+          )
+        }`
+      ),
       cause: error
     })
   ),
@@ -267,8 +306,9 @@ const requireDialect = (sql: SqlClient.SqlClient) =>
       Effect.fail(
         new SessionStoreSetupError({
           stage: "open",
-          message: "ClaudeSessionStoreSql needs a SQLite or PostgreSQL client (it relies on INSERT … ON CONFLICT)",
-          retryable: false
+          reason: new StoreFailed({
+            message: "ClaudeSessionStoreSql needs a SQLite or PostgreSQL client (it relies on INSERT … ON CONFLICT)"
+          })
         })
       )
   })
@@ -337,10 +377,11 @@ const makeReads = (sql: SqlClient.SqlClient) => {
             new SessionStoreError({
               operation: "load",
               sessionId: key.sessionId,
-              message: `session ${key.sessionId} holds an entry that is not JSON (${
-                describe(cause)
-              }); check what else writes to ${entriesTable}`,
-              retryable: false,
+              reason: new CorruptTranscript({
+                message: `session ${key.sessionId} holds an entry that is not JSON (${
+                  describe(cause)
+                }); check what else writes to ${entriesTable}`
+              }),
               cause
             })
         })
@@ -423,10 +464,12 @@ const openSqlite = (options: SqliteOptions) =>
     Effect.mapError((error) =>
       new SessionStoreSetupError({
         stage: "open",
-        message: `cannot open the session store ${options.filename} (${
-          details(error)
-        }); check that its directory exists and is writable`,
-        retryable: error.isRetryable,
+        reason: setupReason(
+          error,
+          `cannot open the session store ${options.filename} (${
+            details(error)
+          }); check that its directory exists and is writable`
+        ),
         cause: error
       })
     )

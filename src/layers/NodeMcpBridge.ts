@@ -50,10 +50,12 @@ import * as McpServerSdk from "../internal/agentCli/mcpServerSdk.ts"
 import { mcpContent } from "../internal/agentCli/mediaMcp.ts"
 import * as Telemetry from "../internal/chat/telemetry.ts"
 import {
+  BindFailed,
   defaultIdleTimeout,
   defaultMaxBodyBytes,
   defaultMaxSessions,
   defaultServerName,
+  InvalidOptions,
   makeMcpConfig,
   McpBridge,
   McpBridgeError,
@@ -152,24 +154,25 @@ const validateOptions = <R>(options: McpBridgeOptions<R>) =>
   Effect.suspend(() => {
     const serverName = options.serverName ?? defaultServerName
     const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes
-    const invalid = (message: string) => Effect.fail(new McpBridgeError({ reason: "InvalidOptions", message }))
+    const invalid = (option: string, message: string) =>
+      Effect.fail(new McpBridgeError({ reason: new InvalidOptions({ option, message }) }))
     if (!ServerNamePattern.test(serverName)) {
-      return invalid(`serverName ${JSON.stringify(serverName)} must match ${ServerNamePattern.source}`)
+      return invalid("serverName", `serverName ${JSON.stringify(serverName)} must match ${ServerNamePattern.source}`)
     }
     if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) {
-      return invalid(`maxBodyBytes must be a positive integer, got ${maxBodyBytes}`)
+      return invalid("maxBodyBytes", `maxBodyBytes must be a positive integer, got ${maxBodyBytes}`)
     }
     const implementation = options.implementation ?? { name: serverName, version: "0.1.0" }
     if (implementation.name.trim() === "" || implementation.version.trim() === "") {
-      return invalid("implementation name and version must not be empty")
+      return invalid("implementation", "implementation name and version must not be empty")
     }
     const maxSessions = options.maxSessions ?? defaultMaxSessions
     if (!Number.isSafeInteger(maxSessions) || maxSessions <= 0) {
-      return invalid(`maxSessions must be a positive integer, got ${maxSessions}`)
+      return invalid("maxSessions", `maxSessions must be a positive integer, got ${maxSessions}`)
     }
     const idle = Duration.fromInput(options.idleTimeout ?? defaultIdleTimeout)
     if (Option.isNone(idle) || !Duration.isGreaterThan(idle.value, Duration.zero)) {
-      return invalid(`idleTimeout must be a positive duration, got ${String(options.idleTimeout)}`)
+      return invalid("idleTimeout", `idleTimeout must be a positive duration, got ${String(options.idleTimeout)}`)
     }
     const idleMs = Duration.isFinite(idle.value) ? Math.min(MaxTimerMs, Duration.toMillis(idle.value)) : undefined
     return Effect.succeed({ serverName, maxBodyBytes, implementation, maxSessions, idleMs, idle: idle.value })
@@ -189,7 +192,13 @@ const listen = (handler: Http.RequestListener) =>
     const onError = (error: Error) =>
       resume(
         Effect.fail(
-          new McpBridgeError({ reason: "BindFailed", message: `Cannot listen on 127.0.0.1: ${error.message}` })
+          new McpBridgeError({
+            reason: new BindFailed({
+              host: "127.0.0.1",
+              port: 0,
+              message: `Cannot listen on 127.0.0.1: ${error.message}`
+            })
+          })
         )
       )
     server.once("error", onError)

@@ -19,7 +19,14 @@ import * as Layer from "effect/Layer"
 import * as os from "node:os"
 import * as path from "node:path"
 import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
-import { SecretFile, SecretFileError, type SecretFileService } from "../services/SecretFile.ts"
+import {
+  CreateDirectory,
+  InsecureMode,
+  SecretFile,
+  SecretFileError,
+  type SecretFileService,
+  Write
+} from "../services/SecretFile.ts"
 
 /**
  * Where secret files are created.
@@ -40,13 +47,17 @@ const FILE_NAME = "secret"
 
 const describe = (error: unknown): string => (error instanceof Error ? error.message : String(error))
 
-const checkMode = (actual: number, expected: number, what: string) =>
+const checkMode = (actual: number, expected: number, what: string, path: string) =>
   (actual & 0o777) === expected
     ? Effect.void
     : Effect.fail(
       new SecretFileError({
-        reason: "InsecureMode",
-        message: `Secret ${what} has mode ${(actual & 0o777).toString(8)}, expected ${expected.toString(8)}`
+        reason: new InsecureMode({
+          path,
+          mode: actual & 0o777,
+          expected,
+          message: `Secret ${what} has mode ${(actual & 0o777).toString(8)}, expected ${expected.toString(8)}`
+        })
       })
     )
 
@@ -78,8 +89,10 @@ export const make = (
       fs.makeTempDirectory({ directory: parent, prefix }).pipe(
         Effect.mapError((error) =>
           new SecretFileError({
-            reason: "CreateDirectory",
-            message: `Could not create a secret directory in ${parent}: ${describe(error)}`
+            reason: new CreateDirectory({
+              path: parent,
+              message: `Could not create a secret directory in ${parent}: ${describe(error)}`
+            })
           })
         ),
         Effect.map((directory) => ({ directory, untrack: removeOnExit ? trackDirectory(directory) : () => {} }))
@@ -92,7 +105,9 @@ export const make = (
         const { directory } = yield* acquireDirectory
         const file = path.join(directory, FILE_NAME)
         const writeFailed = (error: unknown) =>
-          new SecretFileError({ reason: "Write", message: `Could not write secret file ${file}: ${describe(error)}` })
+          new SecretFileError({
+            reason: new Write({ path: file, message: `Could not write secret file ${file}: ${describe(error)}` })
+          })
         yield* fs.chmod(directory, DIR_MODE).pipe(Effect.mapError(writeFailed))
         // `wx`: never follow or reuse something that appeared at this path.
         yield* fs.writeFileString(file, contents, { flag: "wx", mode: FILE_MODE }).pipe(Effect.mapError(writeFailed))
@@ -100,8 +115,8 @@ export const make = (
         const [directoryInfo, fileInfo] = yield* Effect.all([fs.stat(directory), fs.stat(file)]).pipe(
           Effect.mapError(writeFailed)
         )
-        yield* checkMode(directoryInfo.mode, DIR_MODE, "directory")
-        yield* checkMode(fileInfo.mode, FILE_MODE, "file")
+        yield* checkMode(directoryInfo.mode, DIR_MODE, "directory", directory)
+        yield* checkMode(fileInfo.mode, FILE_MODE, "file", file)
         return file
       }).pipe(Effect.withSpan("NodeSecretFile.writeScoped"))
 

@@ -28,17 +28,17 @@ import type { Writable } from "node:stream"
 import { shuttingDown, trackGroup } from "../internal/agentCli/exitCleanup.ts"
 import {
   checkExit,
+  NotFound,
+  OutputTooLarge,
   redactArgv,
   type RunOptions,
   type RunResult,
+  SpawnFailed,
   Subprocess,
-  type SubprocessError,
-  SubprocessNotFoundError,
-  SubprocessOutputTooLargeError,
+  SubprocessError,
   type SubprocessService,
-  SubprocessSpawnError,
-  SubprocessTimeoutError,
-  tail
+  tail,
+  TimedOut
 } from "../services/Subprocess.ts"
 
 const DEFAULT_KILL_GRACE = Duration.seconds(2)
@@ -176,19 +176,21 @@ const spawnError = (options: RunOptions, error: unknown): SubprocessError => {
   const e = error as NodeJS.ErrnoException
   if (e.code === "ENOENT") {
     if (options.cwd !== undefined && !nodeFs.existsSync(options.cwd)) {
-      return new SubprocessSpawnError({
+      return new SubprocessError({
         command: options.command,
-        message: `Cannot run ${options.command}: working directory ${options.cwd} does not exist`
+        reason: new SpawnFailed({
+          message: `Cannot run ${options.command}: working directory ${options.cwd} does not exist`
+        })
       })
     }
-    return new SubprocessNotFoundError({
+    return new SubprocessError({
       command: options.command,
-      message: `Command not found: ${options.command} (not on PATH or no such file)`
+      reason: new NotFound({ message: `Command not found: ${options.command} (not on PATH or no such file)` })
     })
   }
-  return new SubprocessSpawnError({
+  return new SubprocessError({
     command: options.command,
-    message: `Cannot run ${options.command}: ${e.message ?? String(error)}`
+    reason: new SpawnFailed({ message: `Cannot run ${options.command}: ${e.message ?? String(error)}` })
   })
 }
 
@@ -225,11 +227,13 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
     const maxBytes = options.maxOutputBytes ?? (mode === "collect" ? DEFAULT_MAX_OUTPUT_BYTES : Infinity)
     const tooLarge = (stream: "stdout" | "stderr") => () =>
       fail(
-        new SubprocessOutputTooLargeError({
+        new SubprocessError({
           command: options.command,
-          stream,
-          maxBytes,
-          message: `${options.command} wrote more than ${maxBytes} bytes to ${stream}`
+          reason: new OutputTooLarge({
+            stream,
+            maxBytes,
+            message: `${options.command} wrote more than ${maxBytes} bytes to ${stream}`
+          })
         })
       )
     const stdoutCollector = collector(maxBytes, tooLarge("stdout"))
@@ -290,11 +294,13 @@ const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =
       const timeoutMillis = Duration.toMillis(options.timeout)
       timer = setTimeout(() =>
         fail(
-          new SubprocessTimeoutError({
+          new SubprocessError({
             command: options.command,
-            timeoutMillis,
-            stderrTail: tail(stderrCollector.text()),
-            message: `${options.command} did not finish within ${Duration.format(Duration.millis(timeoutMillis))}`
+            reason: new TimedOut({
+              timeoutMillis,
+              stderrTail: tail(stderrCollector.text()),
+              message: `${options.command} did not finish within ${Duration.format(Duration.millis(timeoutMillis))}`
+            })
           })
         ), timeoutMillis)
     }
@@ -392,17 +398,22 @@ const stream = (options: RunOptions): Stream.Stream<string, SubprocessError> =>
         evaluate: () =>
           childStdout,
         onError: (error) =>
-          new SubprocessSpawnError({ command: options.command, message: `Reading stdout failed: ${String(error)}` })
+          new SubprocessError({
+            command: options.command,
+            reason: new SpawnFailed({ message: `Reading stdout failed: ${String(error)}` })
+          })
       }).pipe(
         Stream.mapArrayEffect((chunk) => {
           for (const bytesChunk of chunk) bytes += bytesChunk.length
           return bytes > maxBytes
             ? Effect.fail(
-              new SubprocessOutputTooLargeError({
+              new SubprocessError({
                 command: options.command,
-                stream: "stdout",
-                maxBytes,
-                message: `${options.command} wrote more than ${maxBytes} bytes to stdout`
+                reason: new OutputTooLarge({
+                  stream: "stdout",
+                  maxBytes,
+                  message: `${options.command} wrote more than ${maxBytes} bytes to stdout`
+                })
               })
             )
             : Effect.succeed(chunk)

@@ -1,7 +1,7 @@
 /**
  * A scripted `Subprocess` for tests of code that runs processes: no process is started, every
  * call is recorded, and each call gets the next scripted outcome. Non-zero exit codes are
- * treated exactly as the Node layer treats them (`SubprocessExitError` unless `allowNonZeroExit`).
+ * treated exactly as the Node layer treats them (`SubprocessError` with reason `Exited` unless `allowNonZeroExit`).
  *
  * @summary A scripted `Subprocess` that starts nothing and records every call, for tests.
  * @group Testing
@@ -18,9 +18,9 @@ import {
   checkExit,
   type RunOptions,
   type RunResult,
+  SpawnFailed,
   Subprocess,
-  type SubprocessError,
-  SubprocessSpawnError
+  SubprocessError
 } from "../services/Subprocess.ts"
 
 /**
@@ -55,7 +55,7 @@ const outcome = (script: Scripted, options: RunOptions, index: number): Effect.E
 
 /**
  * Builds the service and its read side. `script` is either a list consumed one entry per call
- * (running out is a `SubprocessSpawnError` naming the call) or a function answering every call.
+ * (running out is a `SubprocessError` with reason `SpawnFailed` naming the call) or a function answering every call.
  *
  * @category testing
  * @since 1.0.0
@@ -70,9 +70,11 @@ export const make = (
         const index = (yield* Ref.getAndUpdate(calls, (all) => [...all, options])).length
         const entry: Scripted | undefined = typeof script === "function" ? script : script[index]
         if (entry === undefined) {
-          return yield* new SubprocessSpawnError({
+          return yield* new SubprocessError({
             command: options.command,
-            message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
+            reason: new SpawnFailed({
+              message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
+            })
           })
         }
         return yield* outcome(entry, options, index)

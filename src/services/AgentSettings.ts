@@ -131,18 +131,18 @@ export class AgentAlreadyExistsError extends Schema.TaggedError<AgentAlreadyExis
  * by another program). `setDisabledTools` overwrites the value without reading it, which repairs
  * the agent.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
 export class CorruptedSettingsError extends Schema.TaggedError<CorruptedSettingsError>()("CorruptedSettingsError", {
   /** The agent whose stored value is invalid. */
   agentId: Schema.String,
-  /** What is wrong with the stored value. */
-  reason: Schema.String
+  /** What is wrong with the stored value (free text; this error has no sub-kinds). */
+  detail: Schema.String
 }) {
   /** Names the agent and what is wrong. */
   override get message(): string {
-    return `stored settings of agent ${JSON.stringify(this.agentId)} are corrupted: ${this.reason}`
+    return `stored settings of agent ${JSON.stringify(this.agentId)} are corrupted: ${this.detail}`
   }
 }
 
@@ -167,22 +167,90 @@ export class InvalidSettingsInputError extends Schema.TaggedError<InvalidSetting
 ) {}
 
 /**
- * The storage failed: the database could not be opened, migrated, read or written.
+ * The database was busy or could not be reached (a lock held too long, a lost connection).
+ * Retryable: the same call may succeed once the other writer is done.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class StorageUnavailable extends Schema.TaggedError<StorageUnavailable>(
+  "effect-chat-bridge/AgentSettingsStorageError/StorageUnavailable"
+)("StorageUnavailable", {
+  /** What failed, without the settings' contents. */
+  message: Schema.String
+}) {
+  /** Always retryable. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The database could not be opened, migrated, read or written for a reason that stays (a missing
+ * directory, a file that is not a database, a client that is not SQLite, a broken schema). Not
+ * retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class StorageFailed extends Schema.TaggedError<StorageFailed>(
+  "effect-chat-bridge/AgentSettingsStorageError/StorageFailed"
+)("StorageFailed", {
+  /** What failed, without the settings' contents. */
+  message: Schema.String
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why the settings storage failed.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const AgentSettingsStorageErrorReason: Schema.Union<[typeof StorageUnavailable, typeof StorageFailed]> = Schema
+  .Union([StorageUnavailable, StorageFailed])
+
+/**
+ * The type of {@link AgentSettingsStorageErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type AgentSettingsStorageErrorReason = typeof AgentSettingsStorageErrorReason.Type
+
+/**
+ * The storage failed: the database could not be opened, migrated, read or written. `operation`
+ * says which step (`open`, `migrate`, `get`, `disable`, …); the reason says whether trying again
+ * may help (`Effect.catchReason("AgentSettingsStorageError", "StorageUnavailable", …)`).
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class AgentSettingsStorageError extends Schema.TaggedError<AgentSettingsStorageError>()(
   "AgentSettingsStorageError",
   {
     /** What was being done, e.g. `open`, `migrate`, `disable`. */
     operation: Schema.String,
-    /** What failed, without the settings' contents. */
-    message: Schema.String,
+    /** What happened. */
+    reason: AgentSettingsStorageErrorReason,
     /** The underlying error (for example the SQL error), when there is one. */
     cause: Schema.optional(Schema.Defect())
   }
-) {}
+) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether trying again may succeed; the reason decides. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * Errors of operations that read an existing agent's settings.

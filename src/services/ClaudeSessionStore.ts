@@ -100,25 +100,242 @@ export const StoreOperation = Schema.Literals(["append", "load", "listSessions",
 export type StoreOperation = typeof StoreOperation.Type
 
 /**
- * The session store failed or did not answer in time. A turn that fails with it has run: its
- * answer is in `answer`, and the entries that were not stored are sent again with the next turn.
+ * The session store did not answer in time or could not be reached (a `storeTimeout`, a lost
+ * connection, a lock or statement timeout). Retryable: the same call may succeed once the store answers.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class StoreUnavailable
+  extends Schema.TaggedError<StoreUnavailable>("effect-chat-bridge/SessionStoreError/StoreUnavailable")(
+    "StoreUnavailable",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Always retryable. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * The session store refused the call or broke (a query the database rejects, missing permissions,
+ * a store that died instead of failing). Not retryable: fix the store or its database.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class StoreFailed extends Schema.TaggedError<StoreFailed>("effect-chat-bridge/SessionStoreError/StoreFailed")(
+  "StoreFailed",
+  {
+    /** What happened and what to do about it. */
+    message: Schema.String
+  }
+) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A stored transcript or the CLI's session file holds an entry that cannot be read (not JSON, no
+ * `type`). Not retryable: check what else writes there.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class CorruptTranscript
+  extends Schema.TaggedError<CorruptTranscript>("effect-chat-bridge/SessionStoreError/CorruptTranscript")(
+    "CorruptTranscript",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The session to resume is in neither the CLI's config dir nor the session store. Not retryable:
+ * resume a session that exists, check `projectKey`, or start a new conversation.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class SessionNotFound
+  extends Schema.TaggedError<SessionNotFound>("effect-chat-bridge/SessionStoreError/SessionNotFound")(
+    "SessionNotFound",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The store answered a load with no entries where a session was expected (a store must answer
+ * `None` for a session it never held). Not retryable: check the store's data for the session.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class EmptyTranscript
+  extends Schema.TaggedError<EmptyTranscript>("effect-chat-bridge/SessionStoreError/EmptyTranscript")(
+    "EmptyTranscript",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * A session id that is not a plain name (letters, digits, `-`, `_`) was refused before it became
+ * part of a path. Not retryable: pass the id `ClaudeSession.sessionId` gave.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InvalidSessionId
+  extends Schema.TaggedError<InvalidSessionId>("effect-chat-bridge/SessionStoreError/InvalidSessionId")(
+    "InvalidSessionId",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The conversation has no session yet (a snapshot before the first turn). Not retryable: snapshot
+ * after a turn.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class NoSession extends Schema.TaggedError<NoSession>("effect-chat-bridge/SessionStoreError/NoSession")(
+  "NoSession",
+  {
+    /** What happened and what to do about it. */
+    message: Schema.String
+  }
+) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The CLI's session file could not be read, written or cut, or the CLI left none. Not retryable:
+ * check that the config dir is writable and sessions are persisted.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class SessionFileFailed
+  extends Schema.TaggedError<SessionFileFailed>("effect-chat-bridge/SessionStoreError/SessionFileFailed")(
+    "SessionFileFailed",
+    {
+      /** What happened and what to do about it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * What went wrong in a session store operation.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const SessionStoreErrorReason: Schema.Union<[
+  typeof StoreUnavailable,
+  typeof StoreFailed,
+  typeof CorruptTranscript,
+  typeof SessionNotFound,
+  typeof EmptyTranscript,
+  typeof InvalidSessionId,
+  typeof NoSession,
+  typeof SessionFileFailed
+]> = Schema.Union([
+  StoreUnavailable,
+  StoreFailed,
+  CorruptTranscript,
+  SessionNotFound,
+  EmptyTranscript,
+  InvalidSessionId,
+  NoSession,
+  SessionFileFailed
+])
+
+/**
+ * The type of {@link SessionStoreErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type SessionStoreErrorReason = typeof SessionStoreErrorReason.Type
+
+/**
+ * The session store failed or did not answer in time, or a session could not be found or read.
+ * A turn that fails with it has run: its answer is in `answer`, and the entries that were not
+ * stored are sent again with the next turn. Select a reason with
+ * `Effect.catchReason("SessionStoreError", "StoreUnavailable", …)`; `isRetryable` is the reason's
+ * (only `StoreUnavailable` is retryable).
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class SessionStoreError extends Schema.TaggedError<SessionStoreError>()("SessionStoreError", {
   /** What the store was asked to do. */
   operation: StoreOperation,
   /** The session concerned, when there is one. */
   sessionId: Schema.optional(Schema.String),
-  /** What happened and what to do about it. */
-  message: Schema.String,
-  /** Whether trying again may succeed (timeouts and connection failures). */
-  retryable: Schema.Boolean,
+  /** What happened; its message says what to do about it. */
+  reason: SessionStoreErrorReason,
   /** The turn's answer, when the turn ran but its transcript could not be stored. */
   answer: Schema.optional(Schema.String),
   cause: Schema.optional(Schema.Defect())
-}) {}
+}) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether trying again may succeed; the reason decides. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * The operations of a session store; see the module's description for the contract.

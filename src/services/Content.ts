@@ -261,39 +261,144 @@ export class ToolContent extends Schema.TaggedClass<ToolContent>()("ToolContent"
 export const toolContent = (parts: ReadonlyArray<TextPart | ImagePart>): ToolContent => new ToolContent({ parts })
 
 /**
+ * The provider takes no parts of this kind, or not of this media type (it says which it takes). Not retryable: the same content is refused again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class MediaType
+  extends Schema.TaggedError<MediaType>("effect-chat-bridge/UnsupportedContentError/MediaType")("MediaType", {
+    /** What was refused and what to do instead. */
+    message: Schema.String
+  })
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The part is over the provider's documented size limit (downscale, recompress or split it). Not retryable: the same content is refused again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class TooLarge
+  extends Schema.TaggedError<TooLarge>("effect-chat-bridge/UnsupportedContentError/TooLarge")("TooLarge", {
+    /** What was refused and what to do instead. */
+    message: Schema.String
+  })
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider cannot fetch URLs of this kind, or the URL is not http(s) (pass the bytes instead). Not retryable: the same content is refused again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class Url extends Schema.TaggedError<Url>("effect-chat-bridge/UnsupportedContentError/Url")("Url", {
+  /** What was refused and what to do instead. */
+  message: Schema.String
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The provider has no document input (send the text instead). Not retryable: the same content is refused again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class Document
+  extends Schema.TaggedError<Document>("effect-chat-bridge/UnsupportedContentError/Document")("Document", {
+    /** What was refused and what to do instead. */
+    message: Schema.String
+  })
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The part's data is not base64 (pass raw bytes as a `Uint8Array`). Not retryable: the same content is refused again.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InvalidData
+  extends Schema.TaggedError<InvalidData>("effect-chat-bridge/UnsupportedContentError/InvalidData")("InvalidData", {
+    /** What was refused and what to do instead. */
+    message: Schema.String
+  })
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * Why a provider refused a prompt's or tool result's content.
  *
+ * @since 2.0.0
  * @category schemas
- * @since 1.0.0
  */
-export const UnsupportedContentReason = Schema.Literals(["MediaType", "TooLarge", "Url", "Document", "InvalidData"])
+export const UnsupportedContentErrorReason: Schema.Union<[
+  typeof MediaType,
+  typeof TooLarge,
+  typeof Url,
+  typeof Document,
+  typeof InvalidData
+]> = Schema.Union([MediaType, TooLarge, Url, Document, InvalidData])
+
 /**
- * The type of {@link UnsupportedContentReason}.
+ * The type of {@link UnsupportedContentErrorReason}.
  *
+ * @since 2.0.0
  * @category models
- * @since 1.0.0
  */
-export type UnsupportedContentReason = typeof UnsupportedContentReason.Type
+export type UnsupportedContentErrorReason = typeof UnsupportedContentErrorReason.Type
 
 /**
  * The provider cannot send this content; raised before any request, so nothing was sent or lost.
  * `reason`: `MediaType` (not a type it takes), `TooLarge` (over its documented limit), `Url` (it
- * cannot fetch URLs of this kind), `Document` (it has no document input), `InvalidData` (not base64).
+ * cannot fetch URLs of this kind), `Document` (it has no document input), `InvalidData` (not
+ * base64); select one with `Effect.catchReason("UnsupportedContentError", "TooLarge", …)`. No
+ * reason is retryable with the same provider (`Fallback` fails over to the next one).
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
 export class UnsupportedContentError extends Schema.TaggedError<UnsupportedContentError>()(
   "UnsupportedContentError",
   {
     /** The provider that refused. */
     provider: Schema.String,
-    /** Why it refused. */
-    reason: UnsupportedContentReason,
-    /** What was refused and what to do instead. */
-    message: Schema.String
+    /** Why it refused; its message says what was refused and what to do instead. */
+    reason: UnsupportedContentErrorReason
   }
-) {}
+) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether sending it again may succeed: never, for every reason. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * The text of a prompt: the string, or its text parts joined (for logs, transcripts, estimates).

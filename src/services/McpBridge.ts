@@ -117,17 +117,93 @@ export const makeMcpConfig = (options: {
 export const renderMcpConfig = (config: McpConfig): string => JSON.stringify(config, null, 2) + "\n"
 
 /**
- * The bridge could not start: bad options, or the loopback listener could not bind.
+ * An option of {@link McpBridgeOptions} was refused: a bad server name, body limit, session bound,
+ * idle timeout or implementation. Fix the option; retrying cannot help.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class InvalidOptions
+  extends Schema.TaggedError<InvalidOptions>("effect-chat-bridge/McpBridgeError/InvalidOptions")(
+    "InvalidOptions",
+    {
+      /** The option that was refused, such as `serverName` or `idleTimeout`. */
+      option: Schema.String,
+      /** What was wrong with it. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable: the same options are refused again. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The loopback listener could not start (no free port, too many open files). Retryable: the
+ * condition is usually transient.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class BindFailed extends Schema.TaggedError<BindFailed>("effect-chat-bridge/McpBridgeError/BindFailed")(
+  "BindFailed",
+  {
+    /** The address the bridge tried to listen on (always `127.0.0.1`). */
+    host: Schema.String,
+    /** The port asked for (`0`: any free port). */
+    port: Schema.Number,
+    /** The operating system's words. */
+    message: Schema.String
+  }
+) {
+  /** Retryable: another attempt may find a free port or descriptor. */
+  get isRetryable(): boolean {
+    return true
+  }
+}
+
+/**
+ * Why the bridge could not start.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const McpBridgeErrorReason: Schema.Union<[typeof InvalidOptions, typeof BindFailed]> = Schema.Union([
+  InvalidOptions,
+  BindFailed
+])
+
+/**
+ * The type of {@link McpBridgeErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type McpBridgeErrorReason = typeof McpBridgeErrorReason.Type
+
+/**
+ * The bridge could not start: bad options (`InvalidOptions`), or the loopback listener could not
+ * bind (`BindFailed`). Select a reason with `Effect.catchReason("McpBridgeError", "BindFailed", …)`.
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class McpBridgeError extends Schema.TaggedError<McpBridgeError>()("McpBridgeError", {
-  /** `InvalidOptions`: a bad server name, body limit, session bound or idle timeout; `BindFailed`: the listener could not start. */
-  reason: Schema.Literals(["InvalidOptions", "BindFailed"]),
-  /** What was wrong. Never contains the token. */
-  message: Schema.String
-}) {}
+  /** What went wrong. Its message never contains the token. */
+  reason: McpBridgeErrorReason
+}) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether trying again may succeed; the reason decides. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * Options of the bridge. `R` is what the initial tools' handlers need.

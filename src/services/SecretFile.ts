@@ -14,18 +14,109 @@ import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 
 /**
- * A secret file could not be created safely: the directory or file could not be made, the write
- * failed, or the permissions on disk are not the owner-only ones that were asked for.
+ * The fresh directory for a secret could not be created. Not retryable: a missing or read-only
+ * parent stays so.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export class SecretFileError extends Schema.TaggedError<SecretFileError>()("SecretFileError", {
-  /** Which step failed. */
-  reason: Schema.Literals(["CreateDirectory", "Write", "InsecureMode"]),
+export class CreateDirectory extends Schema.TaggedError<CreateDirectory>(
+  "effect-chat-bridge/SecretFileError/CreateDirectory"
+)("CreateDirectory", {
+  /** The parent the directory was to be made in. */
+  path: Schema.String,
   /** What failed, with the path; never the contents. */
   message: Schema.String
-}) {}
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The secret file could not be written, or its mode set or read back. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class Write extends Schema.TaggedError<Write>("effect-chat-bridge/SecretFileError/Write")("Write", {
+  /** The file that could not be written. */
+  path: Schema.String,
+  /** What failed, with the path; never the contents. */
+  message: Schema.String
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The file or its directory does not have the owner-only mode that was asked for (a file system
+ * that ignores modes): the secret is not written there. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class InsecureMode extends Schema.TaggedError<InsecureMode>("effect-chat-bridge/SecretFileError/InsecureMode")(
+  "InsecureMode",
+  {
+    /** The file or directory with the wrong mode. */
+    path: Schema.String,
+    /** The permission bits found on disk. */
+    mode: Schema.Number,
+    /** The permission bits that were asked for (`0o600` for the file, `0o700` for its directory). */
+    expected: Schema.Number,
+    /** What was found, with the path. */
+    message: Schema.String
+  }
+) {
+  /** Never retryable: the file system keeps ignoring modes. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Which step of writing a secret file failed.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const SecretFileErrorReason: Schema.Union<[typeof CreateDirectory, typeof Write, typeof InsecureMode]> = Schema
+  .Union([CreateDirectory, Write, InsecureMode])
+
+/**
+ * The type of {@link SecretFileErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type SecretFileErrorReason = typeof SecretFileErrorReason.Type
+
+/**
+ * A secret file could not be created safely: the directory or file could not be made, the write
+ * failed, or the permissions on disk are not the owner-only ones that were asked for. Select a
+ * reason with `Effect.catchReason("SecretFileError", "InsecureMode", …)`.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class SecretFileError extends Schema.TaggedError<SecretFileError>()("SecretFileError", {
+  /** Which step failed and why. */
+  reason: SecretFileErrorReason
+}) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether trying again may succeed; the reason decides (no reason is retryable today). */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * The SecretFile service.

@@ -42,20 +42,20 @@ export interface RunOptions {
   readonly input?: Stream.Stream<string>
   /**
    * Wall-clock limit for the whole run (a real process does not follow a `TestClock`). On expiry
-   * the process group is terminated and `SubprocessTimeoutError` is raised. No limit by default.
+   * the process group is terminated and `SubprocessError` (`TimedOut`) is raised. No limit by default.
    */
   readonly timeout?: Duration.Input
   /** Time between SIGTERM and SIGKILL when the process group is terminated. Defaults to 2 seconds. */
   readonly killGrace?: Duration.Input
   /**
    * Bound on the bytes of stdout and (separately) stderr that are kept. Exceeding it terminates
-   * the process group and raises `SubprocessOutputTooLargeError`. `run` defaults to 64 MiB;
+   * the process group and raises `SubprocessError` (`OutputTooLarge`). `run` defaults to 64 MiB;
    * `stream` does not buffer stdout and bounds it only when this is set.
    */
   readonly maxOutputBytes?: number
   /** Flags whose value is replaced by `<redacted>` in the debug log of argv (see `redactArgv`). */
   readonly secretFlags?: ReadonlyArray<string>
-  /** Return non-zero exit codes in the result instead of failing with `SubprocessExitError`. */
+  /** Return non-zero exit codes in the result instead of failing with `SubprocessError` (`Exited`). */
   readonly allowNonZeroExit?: boolean
 }
 
@@ -75,43 +75,49 @@ export interface RunResult {
 }
 
 /**
- * The program does not exist (not on `PATH`, or no file at that path).
+ * The program does not exist (not on `PATH`, or no file at that path). Not retryable.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export class SubprocessNotFoundError extends Schema.TaggedError<SubprocessNotFoundError>()(
-  "SubprocessNotFoundError",
-  {
-    /** The program that was looked for. */
-    command: Schema.String,
-    /** A human-readable summary. */
-    message: Schema.String
+export class NotFound extends Schema.TaggedError<NotFound>("effect-chat-bridge/SubprocessError/NotFound")("NotFound", {
+  /** A human-readable summary. */
+  message: Schema.String
+}) {
+  /** Never retryable: the program stays missing. */
+  get isRetryable(): boolean {
+    return false
   }
-) {}
+}
 
 /**
- * The program exists but could not be started (not executable, bad working directory, bad arguments).
+ * The program exists but could not be started (not executable, bad working directory, bad
+ * arguments, too many open files). Not retryable.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export class SubprocessSpawnError extends Schema.TaggedError<SubprocessSpawnError>()("SubprocessSpawnError", {
-  /** The program that could not be started. */
-  command: Schema.String,
-  /** The operating system's reason. */
-  message: Schema.String
-}) {}
+export class SpawnFailed extends Schema.TaggedError<SpawnFailed>("effect-chat-bridge/SubprocessError/SpawnFailed")(
+  "SpawnFailed",
+  {
+    /** The operating system's reason. */
+    message: Schema.String
+  }
+) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
 
 /**
  * The process exited with a non-zero code (or was killed by a signal it did not get from us).
+ * Not retryable: what the program said is in the tails.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export class SubprocessExitError extends Schema.TaggedError<SubprocessExitError>()("SubprocessExitError", {
-  /** The program that failed. */
-  command: Schema.String,
+export class Exited extends Schema.TaggedError<Exited>("effect-chat-bridge/SubprocessError/Exited")("Exited", {
   /** Its exit code (128 + N for a death by signal N). */
   exitCode: Schema.Number,
   /** The signal that ended the process, if one did. */
@@ -122,57 +128,103 @@ export class SubprocessExitError extends Schema.TaggedError<SubprocessExitError>
   stderrTail: Schema.String,
   /** A human-readable summary. */
   message: Schema.String
-}) {}
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
 
 /**
- * The process did not finish within `timeout`; it has been terminated.
+ * The process did not finish within `timeout`; it has been terminated. Retryable: a slow run may
+ * finish the next time.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export class SubprocessTimeoutError extends Schema.TaggedError<SubprocessTimeoutError>()("SubprocessTimeoutError", {
-  /** The program that timed out. */
-  command: Schema.String,
+export class TimedOut extends Schema.TaggedError<TimedOut>("effect-chat-bridge/SubprocessError/TimedOut")("TimedOut", {
   /** The `timeout` that expired, in milliseconds. */
   timeoutMillis: Schema.Number,
   /** The last few KiB of stderr. */
   stderrTail: Schema.String,
   /** A human-readable summary. */
   message: Schema.String
-}) {}
-
-/**
- * The process wrote more than `maxOutputBytes` to one stream; it has been terminated.
- *
- * @category errors
- * @since 1.0.0
- */
-export class SubprocessOutputTooLargeError extends Schema.TaggedError<SubprocessOutputTooLargeError>()(
-  "SubprocessOutputTooLargeError",
-  {
-    /** The program that was terminated. */
-    command: Schema.String,
-    /** The stream that went over the limit. */
-    stream: Schema.Literals(["stdout", "stderr"]),
-    /** The `maxOutputBytes` limit. */
-    maxBytes: Schema.Number,
-    /** A human-readable summary. */
-    message: Schema.String
+}) {
+  /** Always retryable. */
+  get isRetryable(): boolean {
+    return true
   }
-) {}
+}
 
 /**
- * Every way `run` and `stream` can fail.
+ * The process wrote more than `maxOutputBytes` to one stream; it has been terminated. Not
+ * retryable: the same run writes as much again.
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
  */
-export type SubprocessError =
-  | SubprocessNotFoundError
-  | SubprocessSpawnError
-  | SubprocessExitError
-  | SubprocessTimeoutError
-  | SubprocessOutputTooLargeError
+export class OutputTooLarge extends Schema.TaggedError<OutputTooLarge>(
+  "effect-chat-bridge/SubprocessError/OutputTooLarge"
+)("OutputTooLarge", {
+  /** The stream that went over the limit. */
+  stream: Schema.Literals(["stdout", "stderr"]),
+  /** The `maxOutputBytes` limit. */
+  maxBytes: Schema.Number,
+  /** A human-readable summary. */
+  message: Schema.String
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why a process failed.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const SubprocessErrorReason: Schema.Union<[
+  typeof NotFound,
+  typeof SpawnFailed,
+  typeof Exited,
+  typeof TimedOut,
+  typeof OutputTooLarge
+]> = Schema.Union([NotFound, SpawnFailed, Exited, TimedOut, OutputTooLarge])
+
+/**
+ * The type of {@link SubprocessErrorReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type SubprocessErrorReason = typeof SubprocessErrorReason.Type
+
+/**
+ * Every way `run` and `stream` can fail: the program is missing (`NotFound`), cannot start
+ * (`SpawnFailed`), exits non-zero (`Exited`), runs past its `timeout` (`TimedOut`) or writes too
+ * much (`OutputTooLarge`). Select a reason with `Effect.catchReason("SubprocessError", "Exited", …)`.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class SubprocessError extends Schema.TaggedError<SubprocessError>()("SubprocessError", {
+  /** The program that failed. */
+  command: Schema.String,
+  /** What happened. */
+  reason: SubprocessErrorReason
+}) {
+  /** The reason's message. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether running it again may succeed; only `TimedOut` is retryable. */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * The Subprocess service.
@@ -183,7 +235,7 @@ export type SubprocessError =
 export interface SubprocessService {
   /**
    * Runs a process to completion and returns its exit code and output. Fails with
-   * `SubprocessExitError` on a non-zero exit unless `allowNonZeroExit` is set. On interruption,
+   * `SubprocessError` (`Exited`) on a non-zero exit unless `allowNonZeroExit` is set. On interruption,
    * timeout or oversized output the process group gets SIGTERM, then SIGKILL after `killGrace`;
    * whatever is left of the group when the process exits is terminated the same way. The
    * returned effect completes only once the group is gone, and within a bounded time.
@@ -193,7 +245,7 @@ export interface SubprocessService {
    * Runs a process and emits its stdout line by line (without line terminators) as it arrives,
    * with the same termination guarantees as `run`; the process starts when the stream is run and
    * is terminated when the stream ends or is interrupted. After the last line the exit code is
-   * checked: a non-zero exit fails the stream with `SubprocessExitError` (carrying the stderr tail)
+   * checked: a non-zero exit fails the stream with `SubprocessError` (`Exited`, carrying the stderr tail)
    * unless `allowNonZeroExit` is set.
    */
   readonly stream: (options: RunOptions) => Stream.Stream<string, SubprocessError>
@@ -288,7 +340,7 @@ export const tail = (text: string, max: number = TAIL_CHARS): string =>
   text.length <= max ? text : text.slice(text.length - max)
 
 /**
- * Turns a finished process into the result, or into `SubprocessExitError` when it exited non-zero
+ * Turns a finished process into the result, or into `SubprocessError` (`Exited`) when it exited non-zero
  * and `allowNonZeroExit` is not set. Shared by every layer so they agree on what counts as failure.
  *
  * @category utils
@@ -298,20 +350,22 @@ export const checkExit = (
   options: Pick<RunOptions, "command" | "allowNonZeroExit">,
   result: RunResult,
   signal?: string
-): Effect.Effect<RunResult, SubprocessExitError> => {
+): Effect.Effect<RunResult, SubprocessError> => {
   if (result.exitCode === 0 || options.allowNonZeroExit === true) return Effect.succeed(result)
   const stderrTail = tail(result.stderr)
   const lastWords = tail(stderrTail.trim(), 500)
   return Effect.fail(
-    new SubprocessExitError({
+    new SubprocessError({
       command: options.command,
-      exitCode: result.exitCode,
-      ...(signal === undefined ? {} : { signal }),
-      stdoutTail: tail(result.stdout),
-      stderrTail,
-      message: `${options.command} exited with code ${result.exitCode}${signal === undefined ? "" : ` (${signal})`}${
-        lastWords === "" ? "" : `: ${lastWords}`
-      }`
+      reason: new Exited({
+        exitCode: result.exitCode,
+        ...(signal === undefined ? {} : { signal }),
+        stdoutTail: tail(result.stdout),
+        stderrTail,
+        message: `${options.command} exited with code ${result.exitCode}${signal === undefined ? "" : ` (${signal})`}${
+          lastWords === "" ? "" : `: ${lastWords}`
+        }`
+      })
     })
   )
 }

@@ -53,17 +53,106 @@ export const TypeId: unique symbol = Symbol.for("effect-chat-bridge/Tool")
 export type TypeId = typeof TypeId
 
 /**
- * Why a tool run did not produce a result; `executeTool` turns it into an error result.
+ * The arguments are not JSON or do not decode with the tool's parameters. Not retryable: the same
+ * arguments fail again (the model sees the message and may send others).
  *
+ * @since 2.0.0
  * @category errors
- * @since 1.0.0
+ */
+export class InvalidArguments
+  extends Schema.TaggedError<InvalidArguments>("effect-chat-bridge/ToolFailure/InvalidArguments")(
+    "InvalidArguments",
+    {
+      /** Names the tool and what is wrong with the arguments. */
+      message: Schema.String
+    }
+  )
+{
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The handler failed (its error's message is kept). Not retryable here: whether the handler's
+ * own failure is transient is the handler's business, and the model decides what to do next.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class HandlerFailed extends Schema.TaggedError<HandlerFailed>("effect-chat-bridge/ToolFailure/HandlerFailed")(
+  "HandlerFailed",
+  {
+    /** The handler error's message; the model sees `Error: <message>`. */
+    message: Schema.String
+  }
+) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * The handler's result cannot be sent: it is not JSON-encodable, does not match the tool's
+ * `success` schema, or there is none. Not retryable.
+ *
+ * @since 2.0.0
+ * @category errors
+ */
+export class UnencodableResult extends Schema.TaggedError<UnencodableResult>(
+  "effect-chat-bridge/ToolFailure/UnencodableResult"
+)("UnencodableResult", {
+  /** Names the tool and why its result cannot be encoded. */
+  message: Schema.String
+}) {
+  /** Never retryable. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
+ * Why a tool run did not produce a result.
+ *
+ * @since 2.0.0
+ * @category schemas
+ */
+export const ToolFailureReason: Schema.Union<
+  [typeof InvalidArguments, typeof HandlerFailed, typeof UnencodableResult]
+> = Schema.Union([InvalidArguments, HandlerFailed, UnencodableResult])
+
+/**
+ * The type of {@link ToolFailureReason}.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export type ToolFailureReason = typeof ToolFailureReason.Type
+
+/**
+ * Why a tool run did not produce a result; `executeTool` turns it into an error result whose text
+ * is the reason's message (`Error: <message>` for `HandlerFailed`). Select a reason with
+ * `Effect.catchReason("ToolFailure", "InvalidArguments", …)`.
+ *
+ * @since 2.0.0
+ * @category errors
  */
 export class ToolFailure extends Schema.TaggedError<ToolFailure>()("ToolFailure", {
   /** Arguments that are not JSON or do not decode, a failing handler, or a result that cannot be sent. */
-  reason: Schema.Literals(["InvalidArguments", "HandlerFailed", "UnencodableResult"]),
-  /** Sent to the model as the error result's text. */
-  message: Schema.String
-}) {}
+  reason: ToolFailureReason
+}) {
+  /** The reason's message: sent to the model as the error result's text. */
+  override get message(): string {
+    return this.reason.message
+  }
+
+  /** Whether running the call again may succeed; the reason decides (no reason is retryable today). */
+  get isRetryable(): boolean {
+    return this.reason.isRetryable
+  }
+}
 
 /**
  * A tool: a name, a description, the JSON Schema of its arguments and a handler. `R` is what the
@@ -157,8 +246,9 @@ const encodeJson = (toolName: string, value: unknown): Effect.Effect<string, Too
     try: () => JSON.stringify(value === undefined ? null : value),
     catch: (e) =>
       new ToolFailure({
-        reason: "UnencodableResult",
-        message: `Tool ${toolName} returned a result that cannot be encoded as JSON: ${describeUnknown(e)}`
+        reason: new UnencodableResult({
+          message: `Tool ${toolName} returned a result that cannot be encoded as JSON: ${describeUnknown(e)}`
+        })
       })
   })
 
@@ -169,13 +259,15 @@ const parseArguments = (toolName: string, input: unknown): Effect.Effect<unknown
     try: () => JSON.parse(input) as unknown,
     catch: (e) =>
       new ToolFailure({
-        reason: "InvalidArguments",
-        message: `Invalid arguments for tool ${toolName}: not JSON (${describeUnknown(e)})`
+        reason: new InvalidArguments({
+          message: `Invalid arguments for tool ${toolName}: not JSON (${describeUnknown(e)})`
+        })
       })
   })
 }
 
-const handlerFailed = (error: unknown) => new ToolFailure({ reason: "HandlerFailed", message: describeUnknown(error) })
+const handlerFailed = (error: unknown) =>
+  new ToolFailure({ reason: new HandlerFailed({ message: describeUnknown(error) }) })
 
 /**
  * Defines a tool whose arguments are an Effect Schema struct. The JSON Schema sent to the model is
@@ -231,12 +323,16 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
         Effect.flatMap((raw) =>
           Effect.mapError(decode(raw), (error) =>
             new ToolFailure({
-              reason: "InvalidArguments",
-              message: `Invalid arguments for tool ${name}: ${ParseErrorText.format(error)}`
+              reason: new InvalidArguments({
+                message: `Invalid arguments for tool ${name}: ${ParseErrorText.format(error)}`
+              })
             }))
         ),
         Effect.flatMap((params) =>
-          Effect.mapError(Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)), handlerFailed)
+          Effect.mapError(
+            Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)),
+            handlerFailed
+          )
         ),
         Effect.flatMap((result): Effect.Effect<string | ToolContent, ToolFailure> => {
           if (result instanceof ToolContent) return Effect.succeed(result)
@@ -244,10 +340,11 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
             return encodeSuccess(result).pipe(
               Effect.mapError((error) =>
                 new ToolFailure({
-                  reason: "UnencodableResult",
-                  message: `Tool ${name} returned a result that does not match its success schema: ${
-                    ParseErrorText.format(error)
-                  }`
+                  reason: new UnencodableResult({
+                    message: `Tool ${name} returned a result that does not match its success schema: ${
+                      ParseErrorText.format(error)
+                    }`
+                  })
                 })
               ),
               Effect.flatMap((encoded) => encodeJson(name, encoded))
@@ -433,7 +530,7 @@ export const executeTool = <R>(set: ToolSet<R>, call: ToolCall): Effect.Effect<T
         if (Option.isSome(failure)) {
           const f = failure.value
           return Effect.succeed(
-            typedError(call, f.reason === "HandlerFailed" ? `Error: ${f.message}` : f.message, f.reason)
+            typedError(call, f.reason._tag === "HandlerFailed" ? `Error: ${f.message}` : f.message, f.reason._tag)
           )
         }
         const defect = Cause.findDefect(cause)

@@ -156,8 +156,8 @@ describe("AiToolkit.toTools", () => {
       )
       expect(yield* tools[0]!.run("{\"text\":\"hi\"}")).toBe("\"HI\"")
       const bad = yield* Effect.flip(tools[0]!.run("{not json"))
-      expect(bad.reason).toBe("InvalidArguments")
-      expect(yield* Effect.flip(tools[0]!.run(""))).toMatchObject({ reason: "InvalidArguments" })
+      expect(bad.reason._tag).toBe("InvalidArguments")
+      expect(yield* Effect.flip(tools[0]!.run(""))).toMatchObject({ reason: { _tag: "InvalidArguments" } })
     }))
 
   it.effect("handler outcomes: defects of the result and failures of every shape become clear error texts", () =>
@@ -187,19 +187,19 @@ describe("AiToolkit.toTools", () => {
       })))
       const [wrong, big, nothing, fails] = tools
       expect(yield* Effect.flip(wrong!.run({}))).toMatchObject({
-        reason: "UnencodableResult",
+        reason: { _tag: "UnencodableResult" },
         message: expect.stringContaining("Tool wrong returned a result that does not match its success schema")
       })
       // effect 4.1.0 lets the toolkit pass a bigint and JSON.stringify refuses it; from 4.1.5 the
       // toolkit's own JSON encoding refuses it first. Both name the tool and say why.
       expect(yield* Effect.flip(big!.run({}))).toMatchObject({
-        reason: "UnencodableResult",
+        reason: { _tag: "UnencodableResult" },
         message: expect.stringMatching(
           /^Tool big returned a result that (?:cannot be encoded as JSON|does not match its success schema: Expected JSON value)/
         )
       })
       expect(yield* nothing!.run(undefined)).toBe("null")
-      const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason, f.message])
+      const failure = (kind: string) => Effect.map(Effect.flip(fails!.run({ kind })), (f) => [f.reason._tag, f.message])
       expect(yield* failure("error")).toEqual(["HandlerFailed", "plain error"])
       expect(yield* failure("object")).toEqual(["HandlerFailed", "{\"code\":7}"])
       expect(yield* failure("bigint")).toEqual(["HandlerFailed", "2"])
@@ -234,7 +234,7 @@ describe("AiToolkit.toTools", () => {
       expect(typed!.inputSchema).toMatchObject({ type: "object", properties: { n: { type: "string" } } })
       expect(yield* typed!.run({ n: "21" })).toBe("42")
       expect(yield* Effect.flip(typed!.run({ n: 21 }))).toMatchObject({
-        reason: "InvalidArguments",
+        reason: { _tag: "InvalidArguments" },
         message: "Invalid arguments for tool typed: Expected string, actual 21 at [\"n\"]"
       })
       expect(anything!.inputSchema).toEqual({ type: "object" })
@@ -328,7 +328,7 @@ describe("AiToolkit.toTools", () => {
         parse: () => Schema.decodeUnknownEffect(Schema.Number)("x")
       })))
       expect(yield* Effect.flip(parse!.run({}))).toMatchObject({
-        reason: "UnencodableResult",
+        reason: { _tag: "UnencodableResult" },
         message: expect.stringContaining("Tool parse returned a result that does not match its success schema")
       })
     }))

@@ -285,13 +285,19 @@ describe("ChatLanguageModel on Scripted", () => {
       { _tag: "ProviderError", provider: "p", reason: { _tag: "InvalidRequestError", status: 400, message: "m" } },
       { _tag: "ProviderError", provider: "p", reason: { _tag: "AuthenticationError", status: 401, message: "m" } },
       { _tag: "InvalidToolsError", message: "m" },
-      { _tag: "UnsupportedContentError", provider: "p", reason: "Url", message: "m" },
+      { _tag: "UnsupportedContentError", provider: "p", reason: { _tag: "Url", message: "m" } },
       { _tag: "MaxStepsError", maxSteps: 3, message: "m" },
       { _tag: "PermissionDeniedError", provider: "p", tools: ["Bash"], answer: "a", message: "m" },
       { _tag: "FallbackError", reason: { _tag: "NoProviders", message: "m" } },
       { _tag: "ProviderError", provider: "p", reason: { _tag: "StalledError", message: "m" } },
-      { _tag: "SessionStoreError", operation: "append", sessionId: "s", message: "m", retryable: true, answer: "a" },
-      { _tag: "SessionStoreError", operation: "load", message: "m", retryable: false }
+      {
+        _tag: "SessionStoreError",
+        operation: "append",
+        sessionId: "s",
+        reason: { _tag: "StoreUnavailable", message: "m" },
+        answer: "a"
+      },
+      { _tag: "SessionStoreError", operation: "load", reason: { _tag: "SessionNotFound", message: "m" } }
     ].map((e) => decode(e))
     const mapped = errors.map(map)
     expect(mapped.map((e) => e.reason._tag)).toEqual([

@@ -99,9 +99,9 @@ describe.each(claudeVersions)("ClaudeLocal media with the real claude $version",
     Effect.gen(function*() {
       const chat = yield* clientIn({ cwd: "/nonexistent", env: {}, secrets: "/nonexistent" })
       const url = yield* Effect.flip(chat.chat([Content.text("hi"), Content.imageUrl("https://example.com/a.png")]))
-      expect(url).toMatchObject({ _tag: "UnsupportedContentError", reason: "Url", provider: "claude-local" })
+      expect(url).toMatchObject({ _tag: "UnsupportedContentError", reason: { _tag: "Url" }, provider: "claude-local" })
       const big = yield* Effect.flip(chat.chat([Content.image(new Uint8Array(6 * 1024 * 1024), "image/png")]))
-      expect(big).toMatchObject({ _tag: "UnsupportedContentError", reason: "TooLarge" })
+      expect(big).toMatchObject({ _tag: "UnsupportedContentError", reason: { _tag: "TooLarge" } })
     }).pipe(Effect.scoped))
 })
 

@@ -44,6 +44,8 @@ describe("AgentSettingsSqlite storage errors", () => {
       }).pipe(Effect.provide(SqliteClient.layer({ filename: ":memory:" })), Effect.exit)
       const error = storageError(exit)
       assert.strictEqual(error.operation, "open")
+      assert.strictEqual(error.reason._tag, "StorageFailed")
+      assert.isFalse(error.isRetryable)
       assert.include(error.message, "needs a SQLite client")
     }))
 
@@ -56,6 +58,7 @@ describe("AgentSettingsSqlite storage errors", () => {
         yield* Effect.exit(Layer.build(AgentSettingsSqlite.layerSqlite({ filename: view })))
       )
       assert.strictEqual(failed.operation, "migrate")
+      assert.strictEqual(failed.reason._tag, "StorageFailed")
       assert.include(failed.message, "2_disabled_tools_replaces_allowed_tools")
 
       const table = path.join(folder, "table.sqlite")
@@ -93,7 +96,10 @@ describe("AgentSettingsSqlite storage errors", () => {
         )
       )
       assert.deepStrictEqual(errors.map((e) => e.operation), ["get", "list", "disable", "remove"])
-      for (const e of errors) assert.include(e.message, "no such table")
+      for (const e of errors) {
+        assert.include(e.message, "no such table")
+        assert.strictEqual(e.reason._tag, "StorageFailed")
+      }
     }))
 
   it.effect("the default file's directory that cannot be created is operation open", () =>

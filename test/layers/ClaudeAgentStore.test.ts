@@ -14,6 +14,7 @@ import {
   makeMemory,
   SessionStoreError,
   type StoreOperation,
+  StoreUnavailable,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
 import { type Sandbox, sandbox } from "../support/claudeCli.ts"
@@ -36,7 +37,7 @@ const faultyStore = Effect.gen(function*() {
   const inner = yield* makeMemory
   const faults: { append: Fault; load: Fault } = { append: "ok", load: "ok" }
   const broken = (operation: StoreOperation) =>
-    Effect.fail(new SessionStoreError({ operation, message: "the database is down", retryable: true }))
+    Effect.fail(new SessionStoreError({ operation, reason: new StoreUnavailable({ message: "the database is down" }) }))
   const store: ClaudeSessionStoreService = {
     ...inner,
     append: (key, entries) =>
@@ -138,7 +139,7 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
           faults.append = "fail"
           const { error, ms } = yield* timedFailure(c.chat.chat(two))
           expect(error).toBeInstanceOf(SessionStoreError)
-          expect(error).toMatchObject({ operation: "append", sessionId, answer: answer(two), retryable: true })
+          expect(error).toMatchObject({ operation: "append", sessionId, answer: answer(two), isRetryable: true })
           expect(ms).toBeLessThan(slackMs)
           console.log(`append fails (keepAlive ${keepAlive}): the turn failed after ${ms} ms`)
           expect(occurrences(JSON.stringify(yield* entries(sessionId)), two)).toBe(0)
@@ -170,7 +171,7 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
         const c = yield* client(box, scope, store)
         faults.append = "hang"
         const { error, ms } = yield* timedFailure(c.chat.chat("hello"))
-        expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", retryable: true })
+        expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", isRetryable: true })
         expect(error).toMatchObject({ answer: answer("hello") })
         expect(error.message).toContain("did not answer append within 1s")
         // The SDK alone would have held the result back 60 s.
@@ -258,14 +259,14 @@ describeWithClaude("ClaudeAgent on a failing ClaudeSessionStore (real SDK and bi
           expect(ms).toBeLessThan(slackMs)
           console.log(`load ${fault}: the turn failed after ${ms} ms: ${error.message}`)
           if (fault === "empty" || fault === "emptyList") {
-            expect(error).toMatchObject({ retryable: false })
+            expect(error).toMatchObject({ isRetryable: false })
             expect(error.message).toContain(`Session ${sessionId} is not in the session store (project key "default")`)
           } else if (fault === "die") {
-            expect(error).toMatchObject({ retryable: false })
+            expect(error).toMatchObject({ isRetryable: false })
             expect(error.message).toContain("the driver crashed")
             expect(error.message).toContain("Fix the store")
           } else {
-            expect(error).toMatchObject({ retryable: true })
+            expect(error).toMatchObject({ isRetryable: true })
             expect(error.message).toContain(fault === "fail" ? "the database is down" : "did not answer load within 1s")
           }
           // The model was never asked: the turn stopped at the store.
@@ -309,7 +310,7 @@ describe("the Agent SDK adapter of a ClaudeSessionStore", () => {
       faults.load = "hang"
       const refused = yield* Effect.promise(() => sdk.load(key).then(() => undefined, (error: unknown) => error))
       expect(refused).toBeInstanceOf(SessionStoreError)
-      expect(refused).toMatchObject({ operation: "load", sessionId: "s1", retryable: true })
+      expect(refused).toMatchObject({ operation: "load", sessionId: "s1", isRetryable: true })
     }).pipe(Effect.scoped))
 
   it.live("a batch that landed but answered late is not sent again; what did not land is", () =>

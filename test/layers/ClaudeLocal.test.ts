@@ -28,13 +28,14 @@ import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
-import { SecretFile, SecretFileError } from "../../src/services/SecretFile.ts"
+import { SecretFile, SecretFileError, Write } from "../../src/services/SecretFile.ts"
 import {
+  NotFound,
   type RunOptions,
   type RunResult,
-  SubprocessNotFoundError,
-  SubprocessSpawnError,
-  SubprocessTimeoutError
+  SpawnFailed,
+  SubprocessError,
+  TimedOut
 } from "../../src/services/Subprocess.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { stdinMessage, stdinPrompt } from "../support/stdinPrompt.ts"
@@ -286,7 +287,9 @@ describe("ClaudeLocal (scripted subprocess)", () => {
 
     it.live("binary not found → config error that says how to install and log in", () =>
       Effect.gen(function*() {
-        const e = yield* flipChat([new SubprocessNotFoundError({ command: "claude", message: "not found" })])
+        const e = yield* flipChat([
+          new SubprocessError({ command: "claude", reason: new NotFound({ message: "not found" }) })
+        ])
         expect(e).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" }, isRetryable: false })
         expect(e.message).toMatch(/Install Claude Code.*log in/)
       }))
@@ -294,7 +297,10 @@ describe("ClaudeLocal (scripted subprocess)", () => {
     it.live("timeout → retryable timeout error naming requestTimeout, as for a kept-alive turn", () =>
       Effect.gen(function*() {
         const e = yield* flipChat([
-          new SubprocessTimeoutError({ command: "claude", timeoutMillis: 5, stderrTail: "", message: "timed out" })
+          new SubprocessError({
+            command: "claude",
+            reason: new TimedOut({ timeoutMillis: 5, stderrTail: "", message: "timed out" })
+          })
         ], { requestTimeout: "90 seconds" })
         expect(e).toMatchObject({ _tag: "ProviderError", reason: { _tag: "TimeoutError" }, isRetryable: true })
         expect(e.message).toBe(
@@ -435,7 +441,12 @@ describe("ClaudeLocal: more failure paths", () => {
   it.live("any other subprocess failure (here a spawn error) is a process error with its message", () =>
     Effect.gen(function*() {
       const e = yield* withClient(
-        [new SubprocessSpawnError({ command: "claude", message: "Cannot run claude: EMFILE: too many open files" })],
+        [
+          new SubprocessError({
+            command: "claude",
+            reason: new SpawnFailed({ message: "Cannot run claude: EMFILE: too many open files" })
+          })
+        ],
         {},
         (chat) => Effect.flip(chat.chat("hi"))
       )
@@ -476,7 +487,8 @@ describe("ClaudeLocal: more failure paths", () => {
       const failingSecrets = Layer.succeed(
         SecretFile,
         SecretFile.of({
-          writeScoped: () => Effect.fail(new SecretFileError({ reason: "Write", message: "disk full" }))
+          writeScoped: () =>
+            Effect.fail(new SecretFileError({ reason: new Write({ path: "/tmp/secret", message: "disk full" }) }))
         })
       )
       const e = yield* Effect.gen(function*() {

@@ -87,7 +87,11 @@ describe("ClaudeLocal media (scripted subprocess)", () => {
     withClient([], "2.1.332", (chat, test) =>
       Effect.gen(function*() {
         const error = yield* Effect.flip(chat.chat([Content.documentUrl("https://example.com/a.pdf")]))
-        expect(error).toMatchObject({ _tag: "UnsupportedContentError", reason: "Url", provider: "claude-local" })
+        expect(error).toMatchObject({
+          _tag: "UnsupportedContentError",
+          reason: { _tag: "Url" },
+          provider: "claude-local"
+        })
         expect(yield* test.calls).toEqual([])
       })))
 })

@@ -26,6 +26,7 @@ import {
   type ClaudeSessionStoreService,
   makeMemory,
   SessionStoreError,
+  StoreFailed,
   type TranscriptEntry
 } from "../../src/services/ClaudeSessionStore.ts"
 
@@ -83,7 +84,11 @@ const faultyStore = Effect.gen(function*() {
   const faults: Faults = { append: "ok", load: "ok" }
   const calls = { append: 0, load: 0 }
   const refused = (operation: "append" | "load", sessionId: string) =>
-    new SessionStoreError({ operation, sessionId, message: `the store refused ${operation}`, retryable: false })
+    new SessionStoreError({
+      operation,
+      sessionId,
+      reason: new StoreFailed({ message: `the store refused ${operation}` })
+    })
   const store: ClaudeSessionStoreService = {
     ...inner,
     append: (key, entries) =>
@@ -223,7 +228,7 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
             operation: "append",
             sessionId: id,
             answer: "answer 2 to two",
-            retryable: fault !== "fail"
+            isRetryable: fault !== "fail"
           })
           if (fault !== "fail") expect(error.message).toContain("storeTimeout")
           expect(ms).toBeLessThan(withinBound)
@@ -273,7 +278,12 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
         const id = Option.getOrThrow(yield* client.session.sessionId)
         faults.append = "die"
         const error = storeError((yield* timed(client.chat.chat("two"))).outcome)
-        expect(error).toMatchObject({ operation: "append", sessionId: id, answer: "answer 2 to two", retryable: false })
+        expect(error).toMatchObject({
+          operation: "append",
+          sessionId: id,
+          answer: "answer 2 to two",
+          isRetryable: false
+        })
         expect(error.cause).toBe(defect)
         expect(error.message).toContain("the driver crashed")
         faults.append = "ok"
@@ -302,7 +312,7 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
           const second = yield* clientOn(b, path, store, { resume: id })
           const { ms, outcome } = yield* timed(second.chat.chat("two"))
           const error = storeError(outcome)
-          expect(error).toMatchObject({ operation: "load", sessionId: id, retryable: fault === "hang" })
+          expect(error).toMatchObject({ operation: "load", sessionId: id, isRetryable: fault === "hang" })
           expect(error.message).not.toBe("")
           if (fault === "die") expect(error.cause).toBe(defect)
           if (fault === "empty") expect(error.message).toContain("returned no entries")
@@ -329,7 +339,7 @@ describe("ClaudeLocal with a faulty session store (stub claude, real processes)"
           faults.load = load
           const client = yield* clientOn(at, path, store, { resume: "6f1c3c58-0000-4000-8000-000000000000" })
           const error = storeError((yield* timed(client.chat.chat("hi"))).outcome)
-          expect(error).toMatchObject({ operation: "load", retryable: false })
+          expect(error).toMatchObject({ operation: "load", isRetryable: false, reason: { _tag: "SessionNotFound" } })
           expect(error.message).toContain("neither")
           expect(error.answer).toBeUndefined()
         }

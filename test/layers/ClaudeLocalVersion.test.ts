@@ -14,7 +14,7 @@ import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import * as TestSubprocess from "../../src/layers/TestSubprocess.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
-import { type RunOptions, SubprocessNotFoundError } from "../../src/services/Subprocess.ts"
+import { NotFound, type RunOptions, SubprocessError } from "../../src/services/Subprocess.ts"
 import { stdinPrompt } from "../support/stdinPrompt.ts"
 
 const ok = (answer = "ok"): TestSubprocess.Scripted => ({
@@ -201,7 +201,7 @@ describe("claude CLI versions", () => {
 
   it.live("a missing binary is found out by --version: the install hint", () =>
     withClient(
-      [new SubprocessNotFoundError({ command: "claude", message: "not found" })],
+      [new SubprocessError({ command: "claude", reason: new NotFound({ message: "not found" }) })],
       {},
       (chat) =>
         Effect.gen(function*() {

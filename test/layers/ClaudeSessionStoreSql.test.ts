@@ -114,6 +114,8 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       )
       assert.strictEqual(error._tag, "SessionStoreSetupError")
       assert.strictEqual(error.stage, "open")
+      // effect's SqlError classifies any failure to open as a (retryable) ConnectionError.
+      assert.strictEqual(error.reason._tag, "StoreUnavailable")
       assert.include(error.message, filename)
       assert.include(error.message, "check that its directory exists and is writable")
     }))
@@ -147,7 +149,8 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       for (const error of errors) {
         assert.include(error.message, "no such table: claude_session_entries")
         assert.include(error.message, "that its tables (migrated in effect_chat_bridge_session_migrations) are intact")
-        assert.isFalse(error.retryable)
+        assert.isFalse(error.isRetryable)
+        assert.strictEqual(error.reason._tag, "StoreFailed")
         assert.isDefined(error.cause)
       }
     }))
@@ -169,7 +172,12 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
       const error = failure(yield* Effect.exit(withSqliteStore(filename, Effect.flatMap(store, (s) => s.load(key)))))
       assert.strictEqual(error._tag, "SessionStoreError")
       if (error._tag !== "SessionStoreError") return
-      assert.deepStrictEqual([error.operation, error.sessionId, error.retryable], ["load", "session-1", false])
+      assert.deepStrictEqual([error.operation, error.sessionId, error.reason._tag, error.isRetryable], [
+        "load",
+        "session-1",
+        "CorruptTranscript",
+        false
+      ])
       assert.include(error.message, "session session-1 holds an entry that is not JSON")
     }))
 
@@ -400,7 +408,8 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
       const error = failure(exit)
       if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
       assert.include(error.message, "check the user name and password")
-      assert.isFalse(error.retryable)
+      assert.isFalse(error.isRetryable)
+      assert.strictEqual(error.reason._tag, "StoreFailed")
       for (const secret of [wrong, Redacted.value(server.password)]) {
         assert.notInclude(error.message, secret)
         assert.notInclude(String(error.cause), secret)
@@ -417,7 +426,8 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
       )
       if (error._tag !== "SessionStoreSetupError") return assert.fail(`expected a SessionStoreSetupError: ${error}`)
       assert.include(error.message, "check that the database server is running and reachable")
-      assert.isTrue(error.retryable)
+      assert.isTrue(error.isRetryable)
+      assert.strictEqual(error.reason._tag, "StoreUnavailable")
       assert.notInclude(error.message, Redacted.value(server.password))
     }))
 })
@@ -444,7 +454,8 @@ describe("ClaudeSessionStoreSql on a PostgreSQL server that stops", () => {
           assert.strictEqual(error._tag, "SessionStoreError")
           assert.strictEqual(error.sessionId, "session-1")
           assert.include(error.message, "check that the database server is running and reachable")
-          assert.isTrue(error.retryable, error.message)
+          assert.isTrue(error._tag === "SessionStoreError" && error.isRetryable, error.message)
+          assert.strictEqual(error._tag === "SessionStoreError" && error.reason._tag, "StoreUnavailable")
           assert.notInclude(error.message, Redacted.value(server.password))
         }
       }).pipe(Effect.scoped),

@@ -34,7 +34,7 @@ import {
   UnknownError,
   Usage
 } from "../../src/services/ChatClient.ts"
-import { SessionStoreError } from "../../src/services/ClaudeSessionStore.ts"
+import { SessionStoreError, StoreUnavailable } from "../../src/services/ClaudeSessionStore.ts"
 import type { TurnRequest } from "../../src/services/ModelTurn.ts"
 import * as Tool from "../../src/services/Tool.ts"
 
@@ -365,7 +365,7 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
     expect(Fallback.defaultPolicy(kind(new InvalidResponseError({ message })))).toBe("fatal")
     expect(Fallback.defaultPolicy(new MaxStepsError({ maxSteps: 3, message: "too many" }))).toBe("fatal")
     // The store holds the conversation, not the provider: another provider would not fix it.
-    const store = new SessionStoreError({ operation: "append", message: "m", retryable: true })
+    const store = new SessionStoreError({ operation: "append", reason: new StoreUnavailable({ message: "m" }) })
     expect(Fallback.defaultPolicy(store)).toBe("fatal")
   })
 

@@ -497,7 +497,10 @@ describe("NodeMcpBridge: more edges", () => {
       const error = yield* Effect.flip(
         Effect.scoped(NodeMcpBridge.make({ implementation: { name: " ", version: "1.0.0" } }))
       )
-      expect(error).toMatchObject({ _tag: "McpBridgeError", reason: "InvalidOptions" })
+      expect(error).toMatchObject({
+        _tag: "McpBridgeError",
+        reason: { _tag: "InvalidOptions", option: "implementation" }
+      })
       expect(error.message).toContain("must not be empty")
     }))
 

@@ -112,7 +112,8 @@ describe("NodeSecretFile", () => {
       const folder = yield* testFolder
       const error = yield* Effect.flip(Effect.scoped(writeIn(path.join(folder, "does-not-exist"), "x")))
       assert.strictEqual(error._tag, "SecretFileError")
-      assert.strictEqual(error.reason, "CreateDirectory")
+      assert.strictEqual(error.reason._tag, "CreateDirectory")
+      assert.strictEqual(error.isRetryable, false)
       assert.include(error.message, "does-not-exist")
     }))
 
@@ -190,8 +191,10 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* writeWith(folder, reporting((p) => p.endsWith("/secret"), 0o100644))
-      assert.strictEqual(error.reason, "InsecureMode")
+      assert.strictEqual(error.reason._tag, "InsecureMode")
       assert.strictEqual(error.message, "Secret file has mode 644, expected 600")
+      assert.deepInclude(error.reason, { mode: 0o644, expected: 0o600 })
+      assert.match(error.reason._tag === "InsecureMode" ? error.reason.path : "", /p-[^/]+\/secret$/)
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
 
@@ -199,7 +202,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const error = yield* writeWith(folder, reporting((p) => !p.endsWith("/secret"), 0o40755))
-      assert.strictEqual(error.reason, "InsecureMode")
+      assert.strictEqual(error.reason._tag, "InsecureMode")
       assert.include(error.message, "directory has mode 755")
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))
@@ -223,7 +226,7 @@ describe("NodeSecretFile on a file system that does not honour the modes", () =>
               : fs.chmod(p, mode)
         }))
       )
-      assert.strictEqual(error.reason, "Write")
+      assert.strictEqual(error.reason._tag, "Write")
       assert.match(error.message, /^Could not write secret file .*p-[^/]+\/secret: /)
       assert.deepStrictEqual(nodeFs.readdirSync(folder), [])
     }))

@@ -110,11 +110,11 @@ describe("NodeSubprocess.run", () => {
       const error = yield* Effect.flip(
         run(node("process.stderr.write('x'.repeat(100000) + 'THE END'); process.exit(3)"))
       )
-      assert.strictEqual(error._tag, "SubprocessExitError")
-      if (error._tag !== "SubprocessExitError") return
-      assert.strictEqual(error.exitCode, 3)
-      assert.isAtMost(error.stderrTail.length, 4096)
-      assert.isTrue(error.stderrTail.endsWith("THE END"))
+      assert.strictEqual(error.reason._tag, "Exited")
+      if (error.reason._tag !== "Exited") return
+      assert.strictEqual(error.reason.exitCode, 3)
+      assert.isAtMost(error.reason.stderrTail.length, 4096)
+      assert.isTrue(error.reason.stderrTail.endsWith("THE END"))
       assert.include(error.message, "exited with code 3")
     }))
 
@@ -129,18 +129,18 @@ describe("NodeSubprocess.run", () => {
       const result = yield* run({ command: "sh", args: ["-c", "kill -9 $$"], allowNonZeroExit: true })
       assert.strictEqual(result.exitCode, 137)
       const error = yield* Effect.flip(run({ command: "sh", args: ["-c", "kill -9 $$"] }))
-      assert.strictEqual(error._tag, "SubprocessExitError")
-      if (error._tag === "SubprocessExitError") assert.strictEqual(error.signal, "SIGKILL")
+      assert.strictEqual(error.reason._tag, "Exited")
+      if (error.reason._tag === "Exited") assert.strictEqual(error.reason.signal, "SIGKILL")
     }))
 
   it.live("a missing binary is SubprocessNotFoundError naming it", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(run({ command: "no-such-binary-ecb-3", args: ["--version"] }))
-      assert.strictEqual(error._tag, "SubprocessNotFoundError")
+      assert.strictEqual(error.reason._tag, "NotFound")
       assert.strictEqual(error.command, "no-such-binary-ecb-3")
       assert.include(error.message, "no-such-binary-ecb-3")
       const byPath = yield* Effect.flip(run({ command: "/nonexistent/dir/claude", args: [] }))
-      assert.strictEqual(byPath._tag, "SubprocessNotFoundError")
+      assert.strictEqual(byPath.reason._tag, "NotFound")
       assert.include(byPath.message, "/nonexistent/dir/claude")
     }))
 
@@ -150,7 +150,7 @@ describe("NodeSubprocess.run", () => {
       const result = yield* run(node("process.stdout.write(process.cwd())", { cwd: folder }))
       assert.strictEqual(nodeFs.realpathSync(result.stdout), nodeFs.realpathSync(folder))
       const error = yield* Effect.flip(run(node("1", { cwd: path.join(folder, "missing") })))
-      assert.strictEqual(error._tag, "SubprocessSpawnError")
+      assert.strictEqual(error.reason._tag, "SpawnFailed")
       assert.include(error.message, "missing")
     }))
 
@@ -160,7 +160,7 @@ describe("NodeSubprocess.run", () => {
       const file = path.join(folder, "not-executable")
       nodeFs.writeFileSync(file, "#!/bin/sh\necho hi\n", { mode: 0o600 })
       const error = yield* Effect.flip(run({ command: file, args: [] }))
-      assert.strictEqual(error._tag, "SubprocessSpawnError")
+      assert.strictEqual(error.reason._tag, "SpawnFailed")
     }))
 
   it.live("env adds, overrides and removes inherited variables", () =>
@@ -198,8 +198,8 @@ describe("NodeSubprocess.run", () => {
       const error = yield* Effect.flip(
         run(node(stubbornFamily(pidFile), { timeout: "700 millis", killGrace: "300 millis" }))
       )
-      assert.strictEqual(error._tag, "SubprocessTimeoutError")
-      if (error._tag === "SubprocessTimeoutError") assert.strictEqual(error.timeoutMillis, 700)
+      assert.strictEqual(error.reason._tag, "TimedOut")
+      if (error.reason._tag === "TimedOut") assert.strictEqual(error.reason.timeoutMillis, 700)
       const pids = yield* waitForPids(pidFile, 2)
       for (const pid of pids) assert.isTrue(isGone(pid), `pid ${pid} still running`)
     }))
@@ -258,14 +258,14 @@ describe("NodeSubprocess.run", () => {
           })
         )
       )
-      assert.strictEqual(error._tag, "SubprocessOutputTooLargeError")
-      if (error._tag === "SubprocessOutputTooLargeError") {
-        assert.strictEqual(error.stream, "stdout")
-        assert.strictEqual(error.maxBytes, 100_000)
+      assert.strictEqual(error.reason._tag, "OutputTooLarge")
+      if (error.reason._tag === "OutputTooLarge") {
+        assert.strictEqual(error.reason.stream, "stdout")
+        assert.strictEqual(error.reason.maxBytes, 100_000)
       }
       const onStderr = yield* Effect.flip(run(node("process.stderr.write('z'.repeat(5000))", { maxOutputBytes: 1000 })))
-      assert.strictEqual(onStderr._tag, "SubprocessOutputTooLargeError")
-      if (onStderr._tag === "SubprocessOutputTooLargeError") assert.strictEqual(onStderr.stream, "stderr")
+      assert.strictEqual(onStderr.reason._tag, "OutputTooLarge")
+      if (onStderr.reason._tag === "OutputTooLarge") assert.strictEqual(onStderr.reason.stream, "stderr")
     }))
 
   it.live("logs argv at debug level through redactArgv", () =>
@@ -303,8 +303,8 @@ describe("NodeSubprocess.stream", () => {
         )
       )
       assert.deepStrictEqual(seen, ["a", "b"])
-      assert.strictEqual(error._tag, "SubprocessExitError")
-      if (error._tag === "SubprocessExitError") assert.include(error.stderrTail, "went wrong")
+      assert.strictEqual(error.reason._tag, "Exited")
+      if (error.reason._tag === "Exited") assert.include(error.reason.stderrTail, "went wrong")
     }))
 
   it.live("stopping early terminates a SIGTERM-trapping child and its grandchild", () =>
@@ -321,11 +321,11 @@ describe("NodeSubprocess.stream", () => {
   it.live("a missing binary and a timeout fail the stream with their typed errors", () =>
     Effect.gen(function*() {
       const notFound = yield* Effect.flip(Stream.runDrain(stream({ command: "no-such-binary-ecb-3", args: [] })))
-      assert.strictEqual(notFound._tag, "SubprocessNotFoundError")
+      assert.strictEqual(notFound.reason._tag, "NotFound")
       const timedOut = yield* Effect.flip(
         Stream.runDrain(stream(node("console.log('hi'); setInterval(() => {}, 1000)", { timeout: "300 millis" })))
       )
-      assert.strictEqual(timedOut._tag, "SubprocessTimeoutError")
+      assert.strictEqual(timedOut.reason._tag, "TimedOut")
     }))
 })
 
@@ -348,10 +348,10 @@ describe("NodeSubprocess edge cases", () => {
     Effect.gen(function*() {
       const options = { command: "echo", args: ["a\u0000b"] }
       const error = yield* Effect.flip(run(options))
-      assert.strictEqual(error._tag, "SubprocessSpawnError")
+      assert.strictEqual(error.reason._tag, "SpawnFailed")
       assert.match(error.message, /^Cannot run echo: /)
       const streamed = yield* Effect.flip(Stream.runDrain(stream(options)))
-      assert.strictEqual(streamed._tag, "SubprocessSpawnError")
+      assert.strictEqual(streamed.reason._tag, "SpawnFailed")
     }))
 
   it.live("a streamed stdout over maxOutputBytes fails the stream after the lines within the bound", () =>
@@ -371,10 +371,10 @@ describe("NodeSubprocess edge cases", () => {
           (line) => Effect.sync(() => seen.push(line))
         )
       )
-      assert.strictEqual(error._tag, "SubprocessOutputTooLargeError")
-      if (error._tag === "SubprocessOutputTooLargeError") {
-        assert.strictEqual(error.stream, "stdout")
-        assert.strictEqual(error.maxBytes, 1000)
+      assert.strictEqual(error.reason._tag, "OutputTooLarge")
+      if (error.reason._tag === "OutputTooLarge") {
+        assert.strictEqual(error.reason.stream, "stdout")
+        assert.strictEqual(error.reason.maxBytes, 1000)
       }
       // Nothing past the bound is ever emitted (the first line may or may not have been read first).
       assert.isTrue(seen.every((line) => line === "first"), seen.join(","))

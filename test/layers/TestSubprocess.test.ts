@@ -10,17 +10,17 @@ describe("TestSubprocess", () => {
       const first = yield* Subprocess.run({ command: "claude", args: ["-p", "hi"], stdin: "prompt" })
       assert.deepStrictEqual(first, { exitCode: 0, stdout: "hello\n", stderr: "" })
       const second = yield* Effect.flip(Subprocess.run({ command: "claude", args: ["--version"] }))
-      assert.strictEqual(second._tag, "SubprocessNotFoundError")
+      assert.strictEqual(second.reason._tag, "NotFound")
       const third = yield* Effect.flip(Subprocess.run({ command: "claude", args: [] }))
-      assert.strictEqual(third._tag, "SubprocessExitError")
-      if (third._tag === "SubprocessExitError") {
-        assert.strictEqual(third.exitCode, 2)
-        assert.strictEqual(third.stderrTail, "bad flag")
+      assert.strictEqual(third.reason._tag, "Exited")
+      if (third.reason._tag === "Exited") {
+        assert.strictEqual(third.reason.exitCode, 2)
+        assert.strictEqual(third.reason.stderrTail, "bad flag")
       }
       const fourth = yield* Subprocess.run({ command: "claude", args: [], allowNonZeroExit: true })
       assert.strictEqual(fourth.exitCode, 2)
       const exhausted = yield* Effect.flip(Subprocess.run({ command: "claude", args: ["again"] }))
-      assert.strictEqual(exhausted._tag, "SubprocessSpawnError")
+      assert.strictEqual(exhausted.reason._tag, "SpawnFailed")
       assert.include(exhausted.message, "#5")
       const calls = yield* Effect.flatMap(TestSubprocess.TestSubprocess, (t) => t.calls)
       assert.deepStrictEqual(calls.map((c) => c.args), [["-p", "hi"], ["--version"], [], [], ["again"]])
@@ -29,7 +29,10 @@ describe("TestSubprocess", () => {
       Effect.provide(
         TestSubprocess.layer([
           { stdout: "hello\n" },
-          new Subprocess.SubprocessNotFoundError({ command: "claude", message: "Command not found: claude" }),
+          new Subprocess.SubprocessError({
+            command: "claude",
+            reason: new Subprocess.NotFound({ message: "Command not found: claude" })
+          }),
           { exitCode: 2, stderr: "bad flag" },
           { exitCode: 2, stderr: "bad flag" }
         ])
@@ -41,7 +44,7 @@ describe("TestSubprocess", () => {
       const lines = yield* Stream.runCollect(Subprocess.stream({ command: "echo", args: ["a", "b"] }))
       assert.deepStrictEqual(lines, ["a", "b"])
       const failing = yield* Effect.flip(Stream.runCollect(Subprocess.stream({ command: "fail", args: [] })))
-      assert.strictEqual(failing._tag, "SubprocessExitError")
+      assert.strictEqual(failing.reason._tag, "Exited")
       const calls = yield* Effect.flatMap(TestSubprocess.TestSubprocess, (t) => t.calls)
       assert.deepStrictEqual(calls.map((c) => c.command), ["echo", "fail"])
     }).pipe(

@@ -37,8 +37,11 @@ describe("Content", () => {
   })
 
   it("UnsupportedContentError carries the provider, the reason and the message", () => {
-    const error = new Content.UnsupportedContentError({ provider: "openai", reason: "Document", message: "no PDFs" })
-    expect(error).toMatchObject({ _tag: "UnsupportedContentError", provider: "openai", reason: "Document" })
+    const error = new Content.UnsupportedContentError({
+      provider: "openai",
+      reason: new Content.Document({ message: "no PDFs" })
+    })
+    expect(error).toMatchObject({ _tag: "UnsupportedContentError", provider: "openai", reason: { _tag: "Document" } })
     expect(error.message).toBe("no PDFs")
   })
 
@@ -53,13 +56,13 @@ describe("Content", () => {
     Effect.gen(function*() {
       const text = Media.textOnly("custom")
       const image = yield* Effect.flip(Media.checkPrompt(text, [Content.image(pngBytes, "image/png")]))
-      expect(image).toMatchObject({ reason: "MediaType", provider: "custom" })
+      expect(image).toMatchObject({ reason: { _tag: "MediaType" }, provider: "custom" })
       const doc = yield* Effect.flip(
         Media.checkPrompt(Media.gemini, [Content.document(pngBytes)]).pipe(
           Effect.andThen(Media.checkPrompt(text, [Content.document(pngBytes)]))
         )
       )
-      expect(doc).toMatchObject({ reason: "Document" })
+      expect(doc).toMatchObject({ reason: { _tag: "Document" } })
       const empty = yield* Effect.flip(Media.requirePrompt("prompt", [], Media.anthropic))
       expect(empty._tag).toBe("EmptyPromptError")
       // Media alone is a prompt.

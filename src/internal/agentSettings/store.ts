@@ -58,7 +58,7 @@ export const decodeStored = (
   raw: unknown
 ): Result.Result<ReadonlyArray<string>, CorruptedSettingsError> =>
   Result.mapBoth(decodeStoredResult(raw), {
-    onFailure: (error) => new CorruptedSettingsError({ agentId, reason: format(error) }),
+    onFailure: (error) => new CorruptedSettingsError({ agentId, detail: format(error) }),
     onSuccess: normalize
   })
 

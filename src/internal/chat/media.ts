@@ -5,15 +5,20 @@
 import * as Effect from "effect/Effect"
 import { EmptyPromptError } from "../../services/ChatClient.ts"
 import {
+  Document,
   DocumentMediaTypes,
   hasMedia,
   ImageMediaTypes,
   type ImagePart,
+  InvalidData,
+  MediaType,
   type Part,
   partsOf,
   type Prompt,
   textOf,
-  UnsupportedContentError
+  TooLarge,
+  UnsupportedContentError,
+  Url
 } from "../../services/Content.ts"
 import type { UserMessage } from "../../services/ModelTurn.ts"
 
@@ -107,8 +112,10 @@ export const decodedBytes = (base64: string): number => {
 
 const megabytes = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`
 
-const refuse = (support: MediaSupport, reason: UnsupportedContentError["reason"], message: string) =>
-  Effect.fail(new UnsupportedContentError({ provider: support.provider, reason, message }))
+const reasons = { MediaType, TooLarge, Url, Document, InvalidData } as const
+
+const refuse = (support: MediaSupport, reason: keyof typeof reasons, message: string) =>
+  Effect.fail(new UnsupportedContentError({ provider: support.provider, reason: new reasons[reason]({ message }) }))
 
 const checkPart = (support: MediaSupport, part: Part, where: string): Effect.Effect<void, UnsupportedContentError> => {
   if (part.type === "text") return Effect.void

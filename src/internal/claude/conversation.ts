@@ -17,7 +17,7 @@ import { ChatClient, type ChatClientService, type ChatError, Usage } from "../..
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../../services/ChatEvent.ts"
 import { Attributes } from "../../services/ChatTelemetry.ts"
 import { ClaudeSession, type ClaudeSessionService, ClaudeSnapshot } from "../../services/ClaudeCodeOptions.ts"
-import { SessionStoreError } from "../../services/ClaudeSessionStore.ts"
+import { NoSession, SessionStoreError } from "../../services/ClaudeSessionStore.ts"
 import type { Prompt } from "../../services/Content.ts"
 import type { ResponseFormat } from "../../services/ModelTurn.ts"
 import * as Tool from "../../services/Tool.ts"
@@ -101,8 +101,7 @@ const storeFailed = (answer: string) => (error: SessionStoreError) =>
   new SessionStoreError({
     operation: error.operation,
     ...(error.sessionId === undefined ? {} : { sessionId: error.sessionId }),
-    message: error.message,
-    retryable: error.retryable,
+    reason: error.reason,
     answer,
     cause: error.cause
   })
@@ -234,8 +233,9 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
       if (Option.isNone(current)) {
         return yield* new SessionStoreError({
           operation: "load",
-          message: "The conversation has no session yet, so there is nothing to snapshot; snapshot after a turn",
-          retryable: false
+          reason: new NoSession({
+            message: "The conversation has no session yet, so there is nothing to snapshot; snapshot after a turn"
+          })
         })
       }
       const transcript = yield* params.transcripts.load(current.value)

@@ -10,7 +10,14 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { SessionStoreError, type StoreOperation, type TranscriptEntry } from "../../services/ClaudeSessionStore.ts"
+import {
+  CorruptTranscript,
+  InvalidSessionId,
+  SessionFileFailed,
+  SessionStoreError,
+  type StoreOperation,
+  type TranscriptEntry
+} from "../../services/ClaudeSessionStore.ts"
 
 /** The CLI's config dir under an environment given as changes to this process's. */
 export const configDir = (changes: Readonly<Record<string, string | undefined>>): string => {
@@ -45,10 +52,11 @@ export const requireSessionId = (operation: StoreOperation, sessionId: string) =
     new SessionStoreError({
       operation,
       sessionId: sessionId.slice(0, 200),
-      message: `${
-        JSON.stringify(sessionId.slice(0, 80))
-      } is not a session id (letters, digits, "-" and "_" only, as the claude CLI's UUIDs); pass the id ClaudeSession.sessionId gave`,
-      retryable: false
+      reason: new InvalidSessionId({
+        message: `${
+          JSON.stringify(sessionId.slice(0, 80))
+        } is not a session id (letters, digits, "-" and "_" only, as the claude CLI's UUIDs); pass the id ClaudeSession.sessionId gave`
+      })
     })
   )
 
@@ -57,7 +65,11 @@ export const sessionPath = (dir: string, cwd: string | undefined, sessionId: str
   path.join(dir, "projects", projectDirName(realCwd(cwd)), `${sessionId}.jsonl`)
 
 const failure = (operation: StoreOperation, sessionId: string, message: string, cause: unknown) =>
-  new SessionStoreError({ operation, sessionId, message, retryable: false, cause })
+  new SessionStoreError({ operation, sessionId, reason: new SessionFileFailed({ message }), cause })
+
+/** A session file with a line that cannot be an entry. */
+const corrupt = (sessionId: string, message: string, cause: unknown) =>
+  new SessionStoreError({ operation: "load", sessionId, reason: new CorruptTranscript({ message }), cause })
 
 /** The session's file under any project folder of `dir` (a session id is unique); none when absent. */
 export const findSessionFile = (dir: string, sessionId: string) =>
@@ -139,10 +151,10 @@ const parseLines = (complete: string, file: string, sessionId: string) => {
     try {
       entry = JSON.parse(line)
     } catch (cause) {
-      return Effect.fail(failure("load", sessionId, `The session file ${file} has a line that is not JSON`, cause))
+      return Effect.fail(corrupt(sessionId, `The session file ${file} has a line that is not JSON`, cause))
     }
     if (typeof entry !== "object" || entry === null || typeof (entry as { type?: unknown }).type !== "string") {
-      return Effect.fail(failure("load", sessionId, `The session file ${file} has a line without a "type"`, undefined))
+      return Effect.fail(corrupt(sessionId, `The session file ${file} has a line without a "type"`, undefined))
     }
     entries.push(entry as TranscriptEntry)
   }

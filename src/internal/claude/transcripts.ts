@@ -30,9 +30,14 @@ import * as fs from "node:fs"
 import type { ClaudeSnapshot } from "../../services/ClaudeCodeOptions.ts"
 import {
   type ClaudeSessionStoreService,
+  EmptyTranscript,
+  SessionFileFailed,
   type SessionKey,
+  SessionNotFound,
   SessionStoreError,
+  StoreFailed,
   type StoreOperation,
+  StoreUnavailable,
   type TranscriptEntry
 } from "../../services/ClaudeSessionStore.ts"
 import * as SessionFile from "./sessionFile.ts"
@@ -81,10 +86,11 @@ export const boundedCall = (
         new SessionStoreError({
           operation,
           ...(sessionId === undefined ? {} : { sessionId }),
-          message: `The session store did not answer ${operation} within ${
-            Duration.format(Duration.fromInputUnsafe(bound))
-          }; check the store's database, or raise the storeTimeout option`,
-          retryable: true
+          reason: new StoreUnavailable({
+            message: `The session store did not answer ${operation} within ${
+              Duration.format(Duration.fromInputUnsafe(bound))
+            }; check the store's database, or raise the storeTimeout option`
+          })
         })
       )
   })
@@ -108,8 +114,7 @@ export const storeFailure =
           new SessionStoreError({
             operation: error.operation,
             sessionId,
-            message: error.message,
-            retryable: error.retryable,
+            reason: error.reason,
             ...(error.cause === undefined ? {} : { cause: error.cause })
           })
         )
@@ -119,12 +124,13 @@ export const storeFailure =
         new SessionStoreError({
           operation,
           ...(sessionId === "" ? {} : { sessionId }),
-          message:
-            `The session store died on ${operation} (${
-              defect instanceof Error ? defect.message : String(defect)
-            }) instead of answering or failing: a bug in the store or its database driver; the cause holds the defect. ` +
-            "Fix the store; the turn may be retried once it answers",
-          retryable: false,
+          reason: new StoreFailed({
+            message:
+              `The session store died on ${operation} (${
+                defect instanceof Error ? defect.message : String(defect)
+              }) instead of answering or failing: a bug in the store or its database driver; the cause holds the defect. ` +
+              "Fix the store; the turn may be retried once it answers"
+          }),
           cause: defect
         })
       )
@@ -134,10 +140,11 @@ const notFound = (sessionId: string, projectKey: string, where: string) =>
   new SessionStoreError({
     operation: "load",
     sessionId,
-    message: `Session ${sessionId} is in neither ${where} nor the session store (project key ${
-      JSON.stringify(projectKey)
-    }); resume a session that exists there, check projectKey, or start a new conversation`,
-    retryable: false
+    reason: new SessionNotFound({
+      message: `Session ${sessionId} is in neither ${where} nor the session store (project key ${
+        JSON.stringify(projectKey)
+      }); resume a session that exists there, check projectKey, or start a new conversation`
+    })
   })
 
 /** A load that found the session but no entry in it: nothing to resume from. */
@@ -145,12 +152,13 @@ const emptyLoad = (sessionId: string, projectKey: string, where: string) =>
   new SessionStoreError({
     operation: "load",
     sessionId,
-    message:
-      `The session store returned no entries for session ${sessionId} (project key ${
-        JSON.stringify(projectKey)
-      }), and it is not in ${where}, so there is nothing to resume; check the store's data for this session ` +
-      "(a store must answer None for a session it never held), or start a new conversation",
-    retryable: false
+    reason: new EmptyTranscript({
+      message:
+        `The session store returned no entries for session ${sessionId} (project key ${
+          JSON.stringify(projectKey)
+        }), and it is not in ${where}, so there is nothing to resume; check the store's data for this session ` +
+        "(a store must answer None for a session it never held), or start a new conversation"
+    })
   })
 
 /** Whether two entries are the same JSON, whatever the order of their keys (a store may reorder them). */
@@ -323,10 +331,11 @@ const makeFileStep = (ctx: StepContext) => {
           new SessionStoreError({
             operation: "load",
             sessionId,
-            message: `Could not cut a failed run's entries from the session file ${here}: ${
-              String(cause)
-            }; check that the config dir is writable`,
-            retryable: false,
+            reason: new SessionFileFailed({
+              message: `Could not cut a failed run's entries from the session file ${here}: ${
+                String(cause)
+              }; check that the config dir is writable`
+            }),
             cause
           })
       })
@@ -381,9 +390,10 @@ const makeFileStep = (ctx: StepContext) => {
         return yield* new SessionStoreError({
           operation: "append",
           sessionId,
-          message:
-            `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`,
-          retryable: false
+          reason: new SessionFileFailed({
+            message:
+              `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`
+          })
         })
       }
       // The run succeeded: what its CLI wrote is a turn, to be stored even if this call fails.

@@ -27,7 +27,9 @@ import type { ChatError } from "../../services/ChatClient.ts"
 import {
   type ClaudeSessionStoreService,
   type SessionKey,
+  SessionNotFound,
   SessionStoreError,
+  type SessionStoreErrorReason,
   type StoreOperation,
   type TranscriptEntry
 } from "../../services/ClaudeSessionStore.ts"
@@ -202,20 +204,27 @@ const notFound = (sessionId: string, projectKey: string) =>
   new SessionStoreError({
     operation: "load",
     sessionId,
-    message: `Session ${sessionId} is not in the session store (project key ${
-      JSON.stringify(projectKey)
-    }); resume a session stored under this project key, check projectKey, or start a new conversation`,
-    retryable: false
+    reason: new SessionNotFound({
+      message: `Session ${sessionId} is not in the session store (project key ${
+        JSON.stringify(projectKey)
+      }); resume a session stored under this project key, check projectKey, or start a new conversation`
+    })
   })
+
+/** The same kind of reason with another message (every reason's only field is its message). */
+const reworded = (reason: SessionStoreErrorReason, message: string): SessionStoreErrorReason =>
+  new (reason.constructor as new(props: { readonly message: string }) => SessionStoreErrorReason)({ message })
 
 /** A failed resume, saying which session of which project could not be read. */
 const loadFailed = (sessionId: string, projectKey: string) => (error: SessionStoreError) =>
   error.message.startsWith(`Session ${sessionId} `) ? error : new SessionStoreError({
     operation: error.operation,
     sessionId,
-    message: `Session ${sessionId} (project key ${JSON.stringify(projectKey)}) could not be read from the ` +
-      `session store to resume it: ${error.message}`,
-    retryable: error.retryable,
+    reason: reworded(
+      error.reason,
+      `Session ${sessionId} (project key ${JSON.stringify(projectKey)}) could not be read from the ` +
+        `session store to resume it: ${error.message}`
+    ),
     cause: error
   })
 

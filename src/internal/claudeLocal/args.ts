@@ -107,12 +107,12 @@ const notExecutableHint = (binary: string, said: string) =>
 
 /** A subprocess failure as the client reports it: a missing binary says how to install it. */
 export const fromSubprocess = (binary: string) => (error: SubprocessError): ProviderError => {
-  switch (error._tag) {
-    case "SubprocessNotFoundError":
+  switch (error.reason._tag) {
+    case "NotFound":
       return new ProviderError({ provider, reason: new ConfigurationError({ message: installHint(binary) }) })
-    case "SubprocessTimeoutError":
+    case "TimedOut":
       return new ProviderError({ provider, reason: new TimeoutError({ message: error.message }) })
-    case "SubprocessSpawnError":
+    case "SpawnFailed":
       return /EACCES|EISDIR|ENOEXEC|ENOTDIR/.test(error.message)
         ? new ProviderError({
           provider,

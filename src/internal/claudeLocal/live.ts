@@ -25,7 +25,7 @@ import { interpretLocalRun, requireVerbatim, userMessage } from "./run.ts"
 
 /** A kept-alive CLI that ended before the turn's result: why, and that the next turn starts anew. */
 const endedEarly = (binary: string, ended: LiveCli.Ended | undefined) => {
-  if (ended?.error !== undefined && ended.error._tag !== "SubprocessExitError") {
+  if (ended?.error !== undefined && ended.error.reason._tag !== "Exited") {
     return fromSubprocess(binary)(ended.error)
   }
   const stderr = bounded((ended?.stderr ?? "").trim(), 1_000)

@@ -141,8 +141,8 @@ export const start = <E>(params: {
           const error = Option.getOrUndefined(Cause.findErrorOption(cause))
           return end({
             _tag: "Ended",
-            exitCode: error?._tag === "SubprocessExitError" ? error.exitCode : undefined,
-            stderr: error !== undefined && "stderrTail" in error ? error.stderrTail : "",
+            exitCode: error?.reason._tag === "Exited" ? error.reason.exitCode : undefined,
+            stderr: error !== undefined && "stderrTail" in error.reason ? error.reason.stderrTail : "",
             error
           })
         }

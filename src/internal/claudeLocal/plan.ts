@@ -92,7 +92,7 @@ const readVersion = (options: Options, subprocess: SubprocessService, binary: st
     }).pipe(
       // A `--version` that fails says nothing about the version: the run itself reports why the
       // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
-      Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
+      Effect.catchReason("SubprocessError", "Exited", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
       Effect.mapError(fromSubprocess(binary))
     )
     const parsed = CliVersion.parse(printed.stdout)
@@ -174,7 +174,7 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
       cliVersion: yield* makeCliVersion(options, subprocess, binary),
       runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
       fromTurnSubprocess: (error) =>
-        error._tag === "SubprocessTimeoutError" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
+        error.reason._tag === "TimedOut" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
     }
     return env
   })

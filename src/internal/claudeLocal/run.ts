@@ -64,7 +64,11 @@ const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined
         })
       ),
       Effect.as({ exitCode: 0, stderr: "" }),
-      Effect.catchTag("SubprocessExitError", (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })),
+      Effect.catchReason(
+        "SubprocessError",
+        "Exited",
+        (e) => Effect.succeed({ exitCode: e.exitCode, stderr: e.stderrTail })
+      ),
       Effect.mapError((e) => (e._tag === "ProviderError" ? e : env.fromTurnSubprocess(e))),
       // Interrupting the stream stops the process group before the error is returned.
       (run) => Stall.watched(watchdog, run)

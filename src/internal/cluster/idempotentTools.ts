@@ -78,8 +78,7 @@ export const makeIdempotent = (
       const key = callKey({ conversationId, turnId, tool: tool.name, input, occurrence })
       const failure = (error: { readonly message: string }) =>
         new Tool.ToolFailure({
-          reason: "HandlerFailed",
-          message: `The idempotent tool's result store failed: ${error.message}`
+          reason: new Tool.HandlerFailed({ message: `The idempotent tool's result store failed: ${error.message}` })
         })
       const stored = yield* Effect.mapError(results.find(key), failure)
       const replay = Option.flatMap(stored, decodeOutput)

@@ -62,7 +62,7 @@ export const toAiError = (method: string) => (error: ChatError): AiError.AiError
       case "ProviderError":
         return providerReason(error.reason, description, metadata)
       case "SessionStoreError":
-        return error.retryable
+        return error.isRetryable
           ? new AiError.InternalProviderError({ description, metadata })
           : new AiError.UnknownError({ description, metadata })
       default:

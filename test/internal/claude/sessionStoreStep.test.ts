@@ -7,7 +7,7 @@ import { ResultLine } from "../../../src/internal/claude/streamJson.ts"
 import type { Transcripts } from "../../../src/internal/claude/transcripts.ts"
 import { Usage } from "../../../src/services/ChatClient.ts"
 import { ClaudeSnapshot } from "../../../src/services/ClaudeCodeOptions.ts"
-import { SessionStoreError } from "../../../src/services/ClaudeSessionStore.ts"
+import { SessionStoreError, StoreUnavailable } from "../../../src/services/ClaudeSessionStore.ts"
 
 const result = (fields: Record<string, unknown>) => Schema.decodeUnknownSync(ResultLine)({ type: "result", ...fields })
 
@@ -23,7 +23,11 @@ const recording = (failAfterRun: (turn: number) => boolean, initial?: { resume: 
           calls.push(`after ${id}`)
           return failAfterRun(turn)
             ? Effect.fail(
-              new SessionStoreError({ operation: "append", sessionId: id, message: "down", retryable: true })
+              new SessionStoreError({
+                operation: "append",
+                sessionId: id,
+                reason: new StoreUnavailable({ message: "down" })
+              })
             )
             : Effect.void
         }),
@@ -61,7 +65,7 @@ describe("the store step of a Claude Code turn (makeSessionClient)", () => {
       yield* client.chat("one")
       const error = yield* Effect.flip(client.chat("two"))
       expect(error).toBeInstanceOf(SessionStoreError)
-      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", answer: "a2", retryable: true })
+      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", answer: "a2", isRetryable: true })
       expect(yield* client.chat("three")).toBe("a3")
       expect(calls.filter((c) => c.startsWith("after"))).toHaveLength(3)
       // The answer is kept, and so is the session the failed turn ran in.
@@ -72,7 +76,8 @@ describe("the store step of a Claude Code turn (makeSessionClient)", () => {
     Effect.gen(function*() {
       const { client } = yield* recording(() => false)
       const none = yield* Effect.flip(client.snapshot)
-      expect(none).toMatchObject({ _tag: "SessionStoreError", operation: "load", retryable: false })
+      expect(none).toMatchObject({ _tag: "SessionStoreError", operation: "load", reason: { _tag: "NoSession" } })
+      expect(none.isRetryable).toBe(false)
       expect(none.message).toContain("snapshot after a turn")
       yield* client.chat("one")
       const snapshot = yield* client.snapshot

@@ -16,6 +16,8 @@ import {
   type ClaudeSessionStoreService,
   makeMemory,
   SessionStoreError,
+  StoreFailed,
+  StoreUnavailable,
   type TranscriptEntry
 } from "../../../src/services/ClaudeSessionStore.ts"
 
@@ -76,10 +78,11 @@ describe("claudeTranscripts", () => {
   it.live("boundedCall: a call that does not answer in time is a retryable error naming the operation", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(boundedCall("append", id, "50 millis")(Effect.never))
-      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", sessionId: id, retryable: true })
+      expect(error).toMatchObject({ _tag: "SessionStoreError", operation: "append", sessionId: id, isRetryable: true })
+      expect(error.reason._tag).toBe("StoreUnavailable")
       expect(error.message).toContain("50ms")
       expect(yield* boundedCall("load", undefined, "1 second")(Effect.succeed(7))).toBe(7)
-      const own = new SessionStoreError({ operation: "load", message: "down", retryable: false })
+      const own = new SessionStoreError({ operation: "load", reason: new StoreFailed({ message: "down" }) })
       expect(yield* Effect.flip(boundedCall("load", id, "1 second")(Effect.fail(own)))).toBe(own)
     }))
 
@@ -92,7 +95,11 @@ describe("claudeTranscripts", () => {
       const transcripts = makeTranscripts(setupOn(at, store, { snapshot }))
       for (const attempt of [transcripts.beforeRun(evil), transcripts.afterRun(evil), transcripts.load(evil)]) {
         const error = yield* Effect.flip(attempt)
-        expect(error).toMatchObject({ _tag: "SessionStoreError", retryable: false })
+        expect(error).toMatchObject({
+          _tag: "SessionStoreError",
+          isRetryable: false,
+          reason: { _tag: "InvalidSessionId" }
+        })
         expect(error.message).toContain("is not a session id")
       }
       for (const bad of ["", "-x", "a/b", "a\\b", "a.jsonl", "x".repeat(129)]) {
@@ -149,7 +156,8 @@ describe("claudeTranscripts", () => {
     Effect.gen(function*() {
       const at = yield* machine
       const error = yield* Effect.flip(makeTranscripts(setupOn(at, yield* makeMemory)).afterRun(id))
-      expect(error).toMatchObject({ operation: "append", sessionId: id, retryable: false })
+      expect(error).toMatchObject({ operation: "append", sessionId: id, isRetryable: false })
+      expect(error.reason._tag).toBe("SessionFileFailed")
       expect(error.message).toContain(at.config)
     }))
 
@@ -181,7 +189,8 @@ describe("claudeTranscripts", () => {
     Effect.gen(function*() {
       const at = yield* machine
       const error = yield* Effect.flip(makeTranscripts(setupOn(at, yield* makeMemory)).beforeRun(id))
-      expect(error).toMatchObject({ operation: "load", sessionId: id, retryable: false })
+      expect(error).toMatchObject({ operation: "load", sessionId: id, isRetryable: false })
+      expect(error.reason._tag).toBe("SessionNotFound")
       expect(error.message).toContain("neither")
       expect(existsSync(fileOf(at))).toBe(false)
     }))
@@ -312,7 +321,9 @@ describe("claudeTranscripts", () => {
         ...inner,
         append: (key, entries) =>
           down
-            ? Effect.fail(new SessionStoreError({ operation: "append", message: "down", retryable: true }))
+            ? Effect.fail(
+              new SessionStoreError({ operation: "append", reason: new StoreUnavailable({ message: "down" }) })
+            )
             : inner.append(key, entries)
       }
       const transcripts = makeTranscripts(setupOn(at, store))
@@ -363,7 +374,8 @@ describe("claudeTranscripts", () => {
         }
         const error = yield* Effect.flip(makeTranscripts(setupOn(at, store)).beforeRun(id))
         expect(error).toBeInstanceOf(SessionStoreError)
-        expect(error).toMatchObject({ operation: "load", sessionId: id, retryable: false })
+        expect(error).toMatchObject({ operation: "load", sessionId: id, isRetryable: false })
+        expect(error.reason._tag).toBe(broken === "dies" ? "StoreFailed" : "EmptyTranscript")
         if (broken === "dies") {
           expect(error.cause).toBe(defect)
           expect(error.message).toContain("driver crashed")

@@ -127,6 +127,6 @@ describe("claudeLiveCli", () => {
       const slot = LiveCli.makeSlot(NodeSubprocess.make, yield* Effect.scope)
       const cli = yield* slot.use("k", Option.none(), () => Effect.succeed({ command: "/no/such/claude", args: [] }))
       const output = yield* cli.turn(say("hi"), noLines)
-      assert.strictEqual(output.ended?.error?._tag, "SubprocessNotFoundError")
+      assert.strictEqual(output.ended?.error?.reason._tag, "NotFound")
     }))
 })

@@ -9,7 +9,7 @@ import {
   type TurnCalls
 } from "../../../src/internal/cluster/idempotentTools.ts"
 import * as ConversationLog from "../../../src/internal/cluster/log.ts"
-import { makeMemory, SessionStoreError } from "../../../src/services/ClaudeSessionStore.ts"
+import { makeMemory, SessionStoreError, StoreUnavailable } from "../../../src/services/ClaudeSessionStore.ts"
 import { text, toolContent } from "../../../src/services/Content.ts"
 import * as Tool from "../../../src/services/Tool.ts"
 
@@ -106,7 +106,10 @@ describe("idempotentTools", () => {
       const store = yield* makeMemory
       const broken = {
         ...store,
-        load: () => Effect.fail(new SessionStoreError({ operation: "load", message: "store down", retryable: true }))
+        load: () =>
+          Effect.fail(
+            new SessionStoreError({ operation: "load", reason: new StoreUnavailable({ message: "store down" }) })
+          )
       }
       const turn = yield* Ref.make<TurnCalls>({ turnId: "t1", seen: new Map() })
       const { calls, tool } = counting()

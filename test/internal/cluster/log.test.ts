@@ -3,7 +3,7 @@ import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as ConversationLog from "../../../src/internal/cluster/log.ts"
 import { Usage } from "../../../src/services/ChatClient.ts"
-import { makeMemory, SessionStoreError } from "../../../src/services/ClaudeSessionStore.ts"
+import { makeMemory, SessionStoreError, StoreUnavailable } from "../../../src/services/ClaudeSessionStore.ts"
 
 describe("conversationLog", () => {
   it.effect("a clean passivation is no failover; finished turns name the session, usage and reply", () =>
@@ -71,7 +71,9 @@ describe("conversationLog", () => {
             loads++
             if (failNext) {
               failNext = false
-              return Effect.fail(new SessionStoreError({ operation: "load", message: "store down", retryable: true }))
+              return Effect.fail(
+                new SessionStoreError({ operation: "load", reason: new StoreUnavailable({ message: "store down" }) })
+              )
             }
             return memory.load(key)
           })
