@@ -11,7 +11,6 @@ import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as SchemaTransformation from "effect/SchemaTransformation"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.ts"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
@@ -414,82 +413,6 @@ export class ProviderError extends Schema.TaggedError<ProviderError>()("Provider
   }
 }
 
-/** The 1.x kinds, by the reason that replaced each (`http` is decided by its status). */
-const reasonOfKind = {
-  auth: AuthenticationError,
-  network: NetworkError,
-  timeout: TimeoutError,
-  decode: InvalidResponseError,
-  process: ProcessError,
-  config: ConfigurationError,
-  stalled: StalledError,
-  unknown: UnknownError
-} as const
-
-/** A 1.x `ProviderError` as it was encoded (`kind`, `retryable`), as the cluster may have stored it. */
-const ProviderErrorV1Encoded = Schema.Struct({
-  _tag: Schema.Literal("ProviderError"),
-  provider: Schema.String,
-  kind: Schema.Literals(["auth", "http", "network", "timeout", "decode", "process", "config", "stalled", "unknown"]),
-  message: Schema.String,
-  status: Schema.optional(Schema.Number),
-  retryable: Schema.Boolean
-})
-
-/** The reason a 1.x error stands for, keeping its retryability where the reason allows either. */
-const reasonOfV1 = (old: typeof ProviderErrorV1Encoded.Type): ProviderErrorReason => {
-  const { message, retryable, status } = old
-  const withStatus = status === undefined ? {} : { status }
-  switch (old.kind) {
-    case "http":
-      return status !== undefined
-        ? reasonFromHttpStatus({ status, message })
-        : retryable
-        ? new InternalProviderError({ message })
-        : new UnknownError({ message })
-    case "network":
-      return new NetworkError({ message, ...(retryable ? {} : { transient: false }) })
-    case "process":
-      return new ProcessError({ message, ...(retryable ? { transient: true } : {}) })
-    case "auth":
-    case "timeout":
-    case "unknown":
-      return new reasonOfKind[old.kind]({ message, ...withStatus })
-    default:
-      return new reasonOfKind[old.kind]({ message })
-  }
-}
-
-/** The 1.x kind nearest to a reason (for encoding into the old shape, which nothing does by default). */
-const kindOfReason = (reason: ProviderErrorReason): typeof ProviderErrorV1Encoded.Type["kind"] => {
-  for (const [kind, reasonClass] of Object.entries(reasonOfKind)) {
-    if (reason instanceof reasonClass) return kind as keyof typeof reasonOfKind
-  }
-  return "http"
-}
-
-/**
- * Decodes a `ProviderError` stored by 1.x (`kind`, `retryable`, `status`) into its reason, so a
- * cluster's stored replies from before the upgrade still decode. It follows `ProviderError` in
- * the unions: the current shape is tried first, and encoding always writes the current shape.
- */
-const ProviderErrorV1 = ProviderErrorV1Encoded.pipe(
-  Schema.decodeTo(
-    Schema.toType(ProviderError),
-    SchemaTransformation.transform({
-      decode: (old) => new ProviderError({ provider: old.provider, reason: reasonOfV1(old) }),
-      encode: (error) => ({
-        _tag: "ProviderError" as const,
-        provider: error.provider,
-        kind: kindOfReason(error.reason),
-        message: error.message,
-        ...(error.status === undefined ? {} : { status: error.status }),
-        retryable: error.isRetryable
-      })
-    })
-  )
-)
-
 /**
  * An agent runtime (the `claude` CLI) refused some tool calls for lack of permission. The model's
  * answer is kept in `answer`, so nothing is lost; providers may offer to return it instead.
@@ -539,7 +462,6 @@ export const ProviderFailure = Schema.Union([
   MaxStepsError,
   StructuredOutputError,
   ProviderError,
-  ProviderErrorV1,
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,
@@ -730,7 +652,6 @@ export const ChatError = Schema.Union([
   MaxStepsError,
   StructuredOutputError,
   ProviderError,
-  ProviderErrorV1,
   PermissionDeniedError,
   RunLimitError,
   InvalidToolsError,

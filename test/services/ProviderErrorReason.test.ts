@@ -244,64 +244,9 @@ describe("ProviderError reasons", () => {
     }
   })
 
-  it("a 1.x ProviderError (kind, retryable), as a cluster stored it, decodes into its reason and retryability", () => {
-    const v1 = (kind: string, retryable: boolean, status?: number) => ({
-      _tag: "ProviderError",
-      provider: "claude-cluster",
-      kind,
-      message: `old ${kind}`,
-      retryable,
-      ...(status === undefined ? {} : { status })
-    })
-    const old = [
-      v1("auth", false, 401),
-      v1("http", true, 429),
-      v1("http", true, 503),
-      v1("http", false, 400),
-      v1("http", true),
-      v1("http", false),
-      v1("network", true),
-      v1("network", false),
-      v1("timeout", true),
-      v1("decode", false),
-      v1("process", false),
-      v1("process", true),
-      v1("config", false),
-      v1("stalled", true),
-      v1("unknown", false)
-    ]
-    const decoded = old.map((o) => Schema.decodeUnknownSync(TurnErrorJson)(o))
-    expect(decoded.map((e) => e._tag === "ProviderError" && [e.reason._tag, e.isRetryable, e.status])).toEqual([
-      ["AuthenticationError", false, 401],
-      ["RateLimitError", true, 429],
-      ["InternalProviderError", true, 503],
-      ["InvalidRequestError", false, 400],
-      ["InternalProviderError", true, undefined],
-      ["UnknownError", false, undefined],
-      ["NetworkError", true, undefined],
-      ["NetworkError", false, undefined],
-      ["TimeoutError", true, undefined],
-      ["InvalidResponseError", false, undefined],
-      ["ProcessError", false, undefined],
-      ["ProcessError", true, undefined],
-      ["ConfigurationError", false, undefined],
-      ["StalledError", true, undefined],
-      ["UnknownError", false, undefined]
-    ])
-    for (const e of decoded) expect(e).toBeInstanceOf(ProviderError)
-    expect(decoded[0]!.message).toBe("old auth")
-    // What is written is always the current shape.
-    expect(Schema.encodeSync(TurnErrorJson)(decoded[1]!)).toEqual({
-      _tag: "ProviderError",
-      provider: "claude-cluster",
-      reason: { _tag: "RateLimitError", message: "old http", status: 429 }
-    })
-    // A nested 1.x error in a FallbackError's errors decodes too.
-    const chain = Schema.decodeUnknownSync(ChatErrorJson)({
-      _tag: "FallbackError",
-      reason: { _tag: "Exhausted", message, errors: [v1("timeout", true)] }
-    })
-    expect(chain._tag === "FallbackError" && chain.errors[0]).toMatchObject({ reason: { _tag: "TimeoutError" } })
+  it("the old shape (kind, retryable) no longer decodes: a 1.x reply is reported, not misread", () => {
+    const old = { _tag: "ProviderError", provider: "p", kind: "http", status: 429, message, retryable: true }
+    expect(() => Schema.decodeUnknownSync(ChatErrorJson)(old)).toThrow()
   })
 })
 
