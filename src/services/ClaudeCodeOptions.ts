@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import type * as ToolPolicy from "../registry/ToolPolicy.ts"
 import { type ProviderError, Usage } from "./ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.ts"
+import type * as ClaudeHooks from "./ClaudeHooks.ts"
 import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
 /**
@@ -205,6 +206,14 @@ export interface ClaudeCodeOptions {
   readonly agents?: Readonly<Record<string, AgentDefinition>> | undefined
   /** Decides, in the application, tool calls that would otherwise be refused. */
   readonly canUseTool?: CanUseTool | undefined
+  /**
+   * Claude Code hooks as Effects (see `ClaudeHooks`), beside the tool policy's own: a `deny`
+   * from either blocks a call. On `ClaudeLocal` they are served from a loopback bridge as HTTP
+   * hooks in every run's settings, so they also fire on a resumed session.
+   *
+   * @since 2.0.0
+   */
+  readonly hooks?: ClaudeHooks.Hooks | undefined
   /**
    * The application's MCP servers by name, mounted next to the tool bridge; the registry policy
    * applies to them (an agent's `mcp__<name>__*` opt-out leaves a server unmounted).

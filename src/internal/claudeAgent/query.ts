@@ -63,6 +63,8 @@ export interface QuerySetup {
   readonly runSlot: Telemetry.RunSlot
   /** The SDK callback for `options.canUseTool`, bound to the running fiber's context. */
   readonly canUseTool: Effect.Effect<AgentSdk.CanUseTool | undefined>
+  /** The application's hooks (`options.hooks`) as SDK callbacks, bound to the running fiber's context. */
+  readonly hooks: Effect.Effect<AgentSdk.Options["hooks"]>
   /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
   readonly store?: AgentStore | undefined
 }
@@ -163,6 +165,8 @@ interface PerQuery {
   readonly bounded: ToolPolicy.BoundedPolicy
   readonly settingsPath: string | undefined
   readonly canUseTool: AgentSdk.CanUseTool | undefined
+  /** The application's hooks as SDK callbacks. */
+  readonly hooks?: AgentSdk.Options["hooks"]
   readonly controller: AbortController
   readonly onSpawn: (cli: SpawnedCli) => void
   /** The environment the SDK spawns the CLI with (after its own changes). */
@@ -215,7 +219,7 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
     }),
     ...sdkOptions(options, params.budgetUsd),
     ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
-    ...withHooks(mergeHooks(q.fromPolicy.hooks, options.extraOptions?.hooks)),
+    ...withHooks(mergeHooks(q.fromPolicy.hooks, q.hooks, options.extraOptions?.hooks)),
     ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
     strictMcpConfig: true,
     abortController: q.controller,
@@ -321,6 +325,7 @@ export const startQuery = (
         bounded,
         settingsPath,
         canUseTool: yield* setup.canUseTool,
+        hooks: yield* setup.hooks,
         controller,
         store: setup.store,
         onSpawnEnv: (env) => {
