@@ -1,13 +1,23 @@
 import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
+import type { ChatClientService } from "../../src/services/ChatClient.ts"
+import type * as ClaudeHooks from "../../src/services/ClaudeHooks.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { sandbox } from "../support/claudeCli.ts"
-import { agentClient } from "../support/claudeClients.ts"
+import { agentClient, localClient } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
+
+const sub = (ran: { count: number }) =>
+  Tool.make("sub", {
+    description: "Subtracts b from a",
+    parameters: { a: Schema.Number, b: Schema.Number },
+    handler: ({ a, b }) => Effect.sync(() => (ran.count++, a - b))
+  })
 
 const add = Tool.make("add", {
   description: "Adds two numbers",
@@ -87,3 +97,89 @@ describeWithClaude("hooks on ClaudeAgent with the real claude binary", () => {
     { timeout: 120_000 }
   )
 })
+
+type MakeClient = (
+  box: Effect.Success<ReturnType<typeof sandbox>>,
+  options: { readonly hooks: ClaudeHooks.Hooks; readonly allowPermissionDenials: true }
+) => Effect.Effect<ChatClientService, never, Scope.Scope>
+
+const providers: ReadonlyArray<readonly [string, MakeClient]> = [
+  ["ClaudeAgent", (box, options) => agentClient(box, options)],
+  ["ClaudeLocal", (box, options) => localClient(box, options)]
+]
+
+for (const [name, makeClient] of providers) {
+  describeWithClaude(`typed hooks on ${name} with the real claude binary`, () => {
+    it.live(
+      "a hook's deny blocks, the policy's still holds against a hook's allow, a failing hook does not block, PostToolUse sees the result",
+      () =>
+        Effect.gen(function*() {
+          const api = yield* inTurn(
+            { name: "mcp__gtb__add", input: { a: 2, b: 3 } },
+            { name: "mcp__gtb__sub", input: { a: 5, b: 1 } },
+            { name: "Bash", input: { command: "echo hi" } }
+          )
+          const box = yield* sandbox(api.url)
+          const seen: Array<string> = []
+          const responses: Array<readonly [string, unknown]> = []
+          const ran = { count: 0 }
+          const chat = yield* makeClient(box, {
+            allowPermissionDenials: true,
+            hooks: {
+              PreToolUse: [
+                {
+                  run: (input) =>
+                    Effect.sync(() => {
+                      seen.push(input.tool_name)
+                      return { permissionDecision: "allow" as const }
+                    })
+                },
+                {
+                  matcher: "mcp__gtb__sub",
+                  run: () =>
+                    Effect.succeed({ permissionDecision: "deny", permissionDecisionReason: "no subtraction today" })
+                },
+                { matcher: "mcp__gtb__add", run: () => Effect.fail("the hook is broken") }
+              ],
+              PostToolUse: [{
+                run: (input) => Effect.sync(() => (responses.push([input.tool_name, input.tool_response]), {}))
+              }]
+            }
+          })
+          yield* chat.setTools([add, sub(ran)])
+          expect(yield* chat.chat("add, subtract, then run a command")).toBe("done")
+          const [added, subtracted, bashed] = resultsSeen(api)
+          // The failing hook is a non-blocking error: the call ran.
+          expect(added).toMatchObject({ content: "5", is_error: false })
+          expect(subtracted!.is_error).toBe(true)
+          expect(subtracted!.content).toContain("no subtraction today")
+          expect(ran.count).toBe(0)
+          // The policy withholds Bash on a headless run; the hook's allow does not bring it back.
+          expect(bashed!.is_error).toBe(true)
+          expect(seen).toContain("mcp__gtb__add")
+          expect(seen).toContain("mcp__gtb__sub")
+          expect(responses.map(([tool]) => tool)).toEqual(["mcp__gtb__add"])
+          expect(JSON.stringify(responses[0])).toContain("5")
+        }),
+      { timeout: 180_000 }
+    )
+
+    it.live("hooks fire on the resumed session of the next turn", () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(() => ({ text: "ok" }))
+        const box = yield* sandbox(api.url)
+        const prompts: Array<string> = []
+        const chat = yield* makeClient(box, {
+          allowPermissionDenials: true,
+          hooks: {
+            UserPromptSubmit: [{ run: (input) => Effect.sync(() => (prompts.push(input.prompt), {})) }]
+          }
+        })
+        expect(yield* chat.chat("first")).toBe("ok")
+        expect(yield* chat.chat("second")).toBe("ok")
+        expect(prompts.map((p) => p.split("\n").at(-1))).toEqual(["first", "second"])
+        // The second turn is a new CLI resuming the first one's session.
+        expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("first")
+      }), { timeout: 180_000 })
+  })
+}
