@@ -2,13 +2,14 @@ import { expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import { readFileSync } from "node:fs"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
 import type { ChatClientService } from "../../src/services/ChatClient.ts"
 import type * as ClaudeHooks from "../../src/services/ClaudeHooks.ts"
 import * as Tool from "../../src/services/Tool.ts"
-import { sandbox } from "../support/claudeCli.ts"
-import { agentClient, localClient } from "../support/claudeClients.ts"
+import { claudeProcessesIn, sandbox } from "../support/claudeCli.ts"
+import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
 
@@ -183,3 +184,56 @@ for (const [name, makeClient] of providers) {
       }), { timeout: 180_000 })
   })
 }
+
+/** What `ClaudeLocal` writes into its settings file for the hooks. */
+interface Settings {
+  readonly hooks?: {
+    readonly PreToolUse: ReadonlyArray<{
+      readonly matcher?: string
+      readonly hooks: ReadonlyArray<{ readonly url: string; readonly headers: { readonly Authorization: string } }>
+    }>
+  }
+}
+
+describeWithClaude("ClaudeLocal's HTTP hooks with the real claude binary", () => {
+  it.live(
+    "the hooks reach the CLI in the 0600 settings file with the hooks bridge's token, never in argv",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* inTurn({ name: "mcp__gtb__probe", input: {} })
+        const box = yield* sandbox(api.url)
+        const { layer: secretFile, written } = recordingSecretFile(box)
+        let argv: Array<string> = []
+        const probe = Tool.make("probe", {
+          description: "Reads the running CLI's argv",
+          parameters: {},
+          handler: () =>
+            Effect.sync(() => {
+              argv = claudeProcessesIn(box.cwd).map((pid) => readFileSync(`/proc/${pid}/cmdline`, "utf8"))
+              return "ok"
+            })
+        })
+        let fired = 0
+        const chat = yield* localClient(box, {
+          hooks: {
+            PreToolUse: [{ matcher: "mcp__gtb__probe", timeout: 30, run: () => Effect.sync(() => (fired++, {})) }]
+          }
+        }, { secretFile })
+        yield* chat.setTools([probe])
+        expect(yield* chat.chat("probe")).toBe("done")
+        expect(fired).toBe(1)
+        const settings = written.map((w) => JSON.parse(w) as Settings).find((w) => w.hooks !== undefined)
+        const [matcher] = settings!.hooks!.PreToolUse
+        expect(matcher!.matcher).toBe("mcp__gtb__probe")
+        const [hook] = matcher!.hooks
+        expect(hook).toMatchObject({ type: "http", timeout: 30 })
+        expect(hook!.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/hooks\/0$/)
+        const token = hook!.headers.Authorization.replace(/^Bearer /, "")
+        expect(token.length).toBeGreaterThan(40)
+        expect(argv.length).toBeGreaterThan(0)
+        for (const line of argv) expect(line).not.toContain(token)
+        expect(argv.some((line) => line.includes("--settings"))).toBe(true)
+      }),
+    { timeout: 120_000 }
+  )
+})
