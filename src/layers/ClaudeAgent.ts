@@ -181,7 +181,7 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
     appServers,
     runSlot,
     canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
-    hooks: sdkHooks(options.hooks),
+    hooks: sdkHooks(options.hooks, permissionWaits),
     store
   }
   const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)

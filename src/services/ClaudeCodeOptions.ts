@@ -241,7 +241,8 @@ export interface ClaudeCodeOptions {
   /**
    * A run that prints nothing for this long while the model is answering fails with a retryable
    * `ProviderError` (`kind: "stalled"`), its CLI is stopped, and the next turn resumes the
-   * session. Time spent running a tool or waiting for a permission decision does not count.
+   * session. Time spent running a tool, waiting for a permission decision or in a `hooks` hook
+   * does not count.
    * Default 3 minutes; `requestTimeout` still bounds the whole run.
    */
   readonly stallTimeout?: Duration.Input | undefined

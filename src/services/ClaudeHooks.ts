@@ -20,7 +20,8 @@
  * - A hook's Effect runs in the context of the fiber that built the provider's layer. Its failure,
  *   its defect or an input that does not decode is a non-blocking hook error: it is logged as a
  *   warning, the CLI logs it too and carries on as if the hook had said nothing.
- * - `timeout` is in seconds, as Claude Code's; a hook that runs longer is interrupted.
+ * - `timeout` is in seconds, as Claude Code's; a hook that runs longer is interrupted. Time in a
+ *   hook does not count toward the provider's `stallTimeout`.
  *
  * @summary Claude Code hooks as Effects with Schema-typed input and output per event, on both Claude providers.
  * @group Chat providers

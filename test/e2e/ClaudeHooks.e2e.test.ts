@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
 import type { ChatClientService } from "../../src/services/ChatClient.ts"
-import type * as ClaudeHooks from "../../src/services/ClaudeHooks.ts"
+import type { ClaudeCodeOptions } from "../../src/services/ClaudeCodeOptions.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeProcessesIn, sandbox } from "../support/claudeCli.ts"
 import { agentClient, localClient, recordingSecretFile } from "../support/claudeClients.ts"
@@ -101,7 +101,7 @@ describeWithClaude("hooks on ClaudeAgent with the real claude binary", () => {
 
 type MakeClient = (
   box: Effect.Success<ReturnType<typeof sandbox>>,
-  options: { readonly hooks: ClaudeHooks.Hooks; readonly allowPermissionDenials: true }
+  options: ClaudeCodeOptions & { readonly allowPermissionDenials?: boolean }
 ) => Effect.Effect<ChatClientService, never, Scope.Scope>
 
 const providers: ReadonlyArray<readonly [string, MakeClient]> = [
@@ -163,6 +163,26 @@ for (const [name, makeClient] of providers) {
           expect(JSON.stringify(responses[0])).toContain("5")
         }),
       { timeout: 180_000 }
+    )
+
+    it.live(
+      "a hook at work is not a stalled run: a hook longer than stallTimeout lets the turn finish",
+      () =>
+        Effect.gen(function*() {
+          const api = yield* inTurn({ name: "mcp__gtb__add", input: { a: 1, b: 1 } })
+          const box = yield* sandbox(api.url)
+          const chat = yield* makeClient(box, {
+            stallTimeout: "2 seconds",
+            hooks: {
+            UserPromptSubmit: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }],
+            Stop: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }]
+          }
+          })
+          yield* chat.setTools([add])
+          expect(yield* chat.chat("add 1 and 1")).toBe("done")
+          expect(resultsSeen(api)).toEqual([expect.objectContaining({ content: "2", is_error: false })])
+        }),
+      { timeout: 120_000 }
     )
 
     it.live("hooks fire on the resumed session of the next turn", () =>

@@ -161,7 +161,11 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
     const hooksBridge = hooks.length === 0
       ? Effect.succeed(undefined)
       : yield* Effect.cached(
-        startBridge({ serverName: `${serverName}_hooks`, hooks: hookHandler(hooks) }).pipe(
+        // A hook at work is the application deciding, not the run going silent.
+        startBridge({
+          serverName: `${serverName}_hooks`,
+          hooks: (name, input) => permissionWaits.around(hookHandler(hooks)(name, input))
+        }).pipe(
           Scope.provide(scope),
           Effect.mapError(configError)
         )
