@@ -181,7 +181,8 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
     appServers,
     runSlot,
     canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
-    hooks: sdkHooks(options.hooks, permissionWaits),
+    // Bound here, once: the hooks run in the layer's context, whichever turn they fire in.
+    hooks: Effect.succeed(yield* sdkHooks(options.hooks, permissionWaits)),
     store
   }
   const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)

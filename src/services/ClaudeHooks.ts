@@ -17,7 +17,8 @@
  *
  * **Gotchas**
  *
- * - A hook's Effect runs in the context of the fiber that built the provider's layer. Its failure,
+ * - A hook's Effect runs in the context of the fiber that built the provider's layer (its
+ *   services and references: log annotations, tracer, log level), whichever turn it fires in. Its failure,
  *   its defect or an input that does not decode is a non-blocking hook error: it is logged as a
  *   warning, the CLI logs it too and carries on as if the hook had said nothing.
  * - `timeout` is in seconds, as Claude Code's; a hook that runs longer is interrupted. Time in a

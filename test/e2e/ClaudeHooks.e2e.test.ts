@@ -1,4 +1,5 @@
 import { expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
@@ -33,6 +34,9 @@ const inTurn = (...calls: ReadonlyArray<Fake.ToolUse>) =>
     const next = calls[answered.length]
     return next === undefined ? { text: "done" } : { toolUses: [next] }
   })
+
+/** Where a hook runs: set when the client is built, and otherwise when a turn runs. */
+const Where = Context.Reference<string>("test/ClaudeHooks/Where", { defaultValue: () => "nowhere" })
 
 /** Every tool result the model was sent, in order. */
 const resultsSeen = (api: Fake.FakeMessagesApi) => api.messageRequests().flatMap(Fake.toolResults)
@@ -174,9 +178,9 @@ for (const [name, makeClient] of providers) {
           const chat = yield* makeClient(box, {
             stallTimeout: "2 seconds",
             hooks: {
-            UserPromptSubmit: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }],
-            Stop: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }]
-          }
+              UserPromptSubmit: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }],
+              Stop: [{ run: () => Effect.as(Effect.sleep("4 seconds"), {}) }]
+            }
           })
           yield* chat.setTools([add])
           expect(yield* chat.chat("add 1 and 1")).toBe("done")
@@ -184,6 +188,23 @@ for (const [name, makeClient] of providers) {
         }),
       { timeout: 120_000 }
     )
+
+    it.live("a hook runs in the context that built the client, not the turn's", () =>
+      Effect.gen(function*() {
+        const api = yield* inTurn({ name: "mcp__gtb__add", input: { a: 1, b: 2 } })
+        const box = yield* sandbox(api.url)
+        const where: Array<string> = []
+        const record = Effect.gen(function*() {
+          where.push(yield* Where)
+          return {}
+        })
+        const chat = yield* makeClient(box, {
+          hooks: { PreToolUse: [{ run: () => record }], PostToolUse: [{ run: () => record }] }
+        }).pipe(Effect.provideService(Where, "layer"))
+        yield* chat.setTools([add])
+        expect(yield* chat.chat("add 1 and 2").pipe(Effect.provideService(Where, "turn"))).toBe("done")
+        expect(where).toEqual(["layer", "layer"])
+      }), { timeout: 120_000 })
 
     it.live("hooks fire on the resumed session of the next turn", () =>
       Effect.gen(function*() {

@@ -1,6 +1,6 @@
 /**
  * The application's hooks (`ClaudeHooks`) as Agent SDK hook callbacks, run in the context of
- * the fiber that starts the query.
+ * the fiber that makes them (the layer's).
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import * as Effect from "effect/Effect"

@@ -63,7 +63,7 @@ export interface QuerySetup {
   readonly runSlot: Telemetry.RunSlot
   /** The SDK callback for `options.canUseTool`, bound to the running fiber's context. */
   readonly canUseTool: Effect.Effect<AgentSdk.CanUseTool | undefined>
-  /** The application's hooks (`options.hooks`) as SDK callbacks, bound to the running fiber's context. */
+  /** The application's hooks (`options.hooks`) as SDK callbacks, bound to the layer's context. */
   readonly hooks: Effect.Effect<AgentSdk.Options["hooks"]>
   /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
   readonly store?: AgentStore | undefined

@@ -158,13 +158,16 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
       )
     // Its own bridge too: the hooks' URLs and token are the same for every run of the client.
     const hooks = ClaudeHooks.entries(options.hooks)
+    // The bridge starts at the first turn that needs it; the hooks run in the layer's context.
+    const layerContext = yield* Effect.context<never>()
     const hooksBridge = hooks.length === 0
       ? Effect.succeed(undefined)
       : yield* Effect.cached(
         // A hook at work is the application deciding, not the run going silent.
         startBridge({
           serverName: `${serverName}_hooks`,
-          hooks: (name, input) => permissionWaits.around(hookHandler(hooks)(name, input))
+          hooks: (name, input) =>
+            permissionWaits.around(hookHandler(hooks)(name, input)).pipe(Effect.provideContext(layerContext))
         }).pipe(
           Scope.provide(scope),
           Effect.mapError(configError)
