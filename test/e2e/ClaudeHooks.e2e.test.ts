@@ -105,7 +105,7 @@ describeWithClaude("hooks on ClaudeAgent with the real claude binary", () => {
 
 type MakeClient = (
   box: Effect.Success<ReturnType<typeof sandbox>>,
-  options: ClaudeCodeOptions & { readonly allowPermissionDenials?: boolean }
+  options: ClaudeCodeOptions & { readonly allowPermissionDenials?: boolean; readonly keepAlive?: boolean }
 ) => Effect.Effect<ChatClientService, never, Scope.Scope>
 
 const providers: ReadonlyArray<readonly [string, MakeClient]> = [
@@ -204,6 +204,20 @@ for (const [name, makeClient] of providers) {
         yield* chat.setTools([add])
         expect(yield* chat.chat("add 1 and 2").pipe(Effect.provideService(Where, "turn"))).toBe("done")
         expect(where).toEqual(["layer", "layer"])
+      }), { timeout: 120_000 })
+
+    it.live("hooks fire on every turn of a kept-alive CLI", () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(() => ({ text: "ok" }))
+        const box = yield* sandbox(api.url)
+        const prompts: Array<string> = []
+        const chat = yield* makeClient(box, {
+          keepAlive: true,
+          hooks: { UserPromptSubmit: [{ run: (input) => Effect.sync(() => (prompts.push(input.prompt), {})) }] }
+        })
+        expect(yield* chat.chat("one")).toBe("ok")
+        expect(yield* chat.chat("two")).toBe("ok")
+        expect(prompts.map((p) => p.split("\n").at(-1))).toEqual(["one", "two"])
       }), { timeout: 120_000 })
 
     it.live("hooks fire on the resumed session of the next turn", () =>
