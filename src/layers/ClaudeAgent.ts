@@ -65,6 +65,7 @@ import * as SessionFile from "../internal/claude/sessionFile.ts"
 import * as Stall from "../internal/claude/stall.ts"
 import { makeTranscripts, type Transcripts } from "../internal/claude/transcripts.ts"
 import * as UserMessage from "../internal/claude/userMessage.ts"
+import { sdkHooks } from "../internal/claudeAgent/hooks.ts"
 import * as KeepAlive from "../internal/claudeAgent/live.ts"
 import type { Options } from "../internal/claudeAgent/options.ts"
 import {
@@ -182,6 +183,8 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
     appServers,
     runSlot,
     canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
+    // Bound here, once: the hooks run in the layer's context, whichever turn they fire in.
+    hooks: Effect.succeed(yield* sdkHooks(options.hooks, permissionWaits)),
     store
   }
   const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)

@@ -145,6 +145,45 @@ const toolCallIds = (body: unknown): ReadonlyArray<string | number> => {
   return ids
 }
 
+const hookPrefix = "/hooks/"
+
+const plainAnswer = (res: Http.ServerResponse, status: number, body: string) => {
+  if (res.headersSent) return res.destroy()
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+  res.end(body)
+}
+
+/**
+ * Answers one HTTP hook request: the body (bounded) goes to `hooks`, run in the bridge's fibers;
+ * its answer is the response. A client that hangs up first interrupts it.
+ */
+const hookAnswerer = (
+  hooks: NonNullable<McpBridgeOptions["hooks"]>,
+  runFork: (effect: Effect.Effect<unknown, unknown>) => Fiber.Fiber<unknown, unknown>,
+  maxBodyBytes: number
+) =>
+(name: string, req: Http.IncomingMessage, res: Http.ServerResponse): void => {
+  void readBoundedBody(req, maxBodyBytes).then((read) => {
+    if (read._tag === "Aborted") return res.destroy()
+    if (read._tag === "TooLarge") return jsonRpcError(res, 413, -32000, "Payload Too Large")
+    let input: unknown
+    try {
+      input = JSON.parse(read.bytes.toString("utf8"))
+    } catch {
+      return jsonRpcError(res, 400, -32700, "Parse error: Invalid JSON")
+    }
+    const fiber = runFork(Effect.suspend(() => hooks(name, input)))
+    const onClose = () => {
+      if (!res.writableFinished) fiber.interruptUnsafe()
+    }
+    res.once("close", onClose)
+    fiber.addObserver((exit) => {
+      if (Exit.isSuccess(exit)) return plainAnswer(res, 200, JSON.stringify(exit.value ?? {}))
+      plainAnswer(res, 500, JSON.stringify({ error: `The ${name} hook did not answer` }))
+    })
+  })
+}
+
 const newToken = () => Redacted.make(randomBytes(32).toString("base64url"))
 
 // setTimeout's largest delay (about 24.8 days); a longer idle timeout means "never" in practice.
@@ -439,6 +478,10 @@ export const make: <R = never>(
     }).then(() => res.end())
   }
 
+  const answerHook = options.hooks === undefined
+    ? undefined
+    : hookAnswerer(options.hooks, yield* FiberSet.makeRuntime<never, unknown, unknown>(), maxBodyBytes)
+
   const onRequest: Http.RequestListener = (req, res) => {
     if (closing) return jsonRpcError(res, 503, -32000, "Server is shutting down")
     // Host/Origin first: a DNS-rebinding request is refused before the credential is looked at.
@@ -455,7 +498,10 @@ export const make: <R = never>(
       })
     }
     adopt(owner, req.socket)
-    const path = req.url === undefined ? "" : req.url.split("?", 1)[0]
+    const path = req.url === undefined ? "" : req.url.split("?", 1)[0]!
+    if (path.startsWith(hookPrefix) && req.method === "POST" && answerHook !== undefined) {
+      return answerHook(decodeURIComponent(path.slice(hookPrefix.length)), req, res)
+    }
     if (path !== "/mcp") return jsonRpcError(res, 404, -32000, "Not found")
     if (req.method !== "POST") return route(owner, req, res, undefined)
     readBoundedBody(req, maxBodyBytes).then((read) => {

@@ -17,6 +17,7 @@ import * as Schema from "effect/Schema"
 import type * as ToolPolicy from "../registry/ToolPolicy.ts"
 import { type ProviderError, Usage } from "./ChatClient.ts"
 import type { AgentToolEnd, AgentToolStart } from "./ChatEvent.ts"
+import type * as ClaudeHooks from "./ClaudeHooks.ts"
 import { type SessionStoreError, TranscriptEntry } from "./ClaudeSessionStore.ts"
 
 /**
@@ -206,6 +207,14 @@ export interface ClaudeCodeOptions {
   /** Decides, in the application, tool calls that would otherwise be refused. */
   readonly canUseTool?: CanUseTool | undefined
   /**
+   * Claude Code hooks as Effects (see `ClaudeHooks`), beside the tool policy's own: a `deny`
+   * from either blocks a call. On `ClaudeLocal` they are served from a loopback bridge as HTTP
+   * hooks in every run's settings, so they also fire on a resumed session.
+   *
+   * @since 2.0.0
+   */
+  readonly hooks?: ClaudeHooks.Hooks | undefined
+  /**
    * The application's MCP servers by name, mounted next to the tool bridge; the registry policy
    * applies to them (an agent's `mcp__<name>__*` opt-out leaves a server unmounted).
    */
@@ -232,7 +241,8 @@ export interface ClaudeCodeOptions {
   /**
    * A run that prints nothing for this long while the model is answering fails with a retryable
    * `ProviderError` (reason `StalledError`), its CLI is stopped, and the next turn resumes the
-   * session. Time spent running a tool or waiting for a permission decision does not count.
+   * session. Time spent running a tool, waiting for a permission decision or in a `hooks` hook
+   * does not count.
    * Default 3 minutes; `requestTimeout` still bounds the whole run.
    */
   readonly stallTimeout?: Duration.Input | undefined

@@ -233,6 +233,16 @@ export interface McpBridgeOptions<R = never> {
    * naming the bound; open sessions are untouched. Default {@link defaultMaxSessions} (100).
    */
   readonly maxSessions?: number | undefined
+  /**
+   * Answers Claude Code HTTP hooks at `POST /hooks/<name>`, behind the same checks as `/mcp`
+   * (loopback Host and Origin, a bearer token of the bridge or of a live run, the body limit):
+   * the JSON body goes to it with `<name>`, its answer is the JSON response. A failure or defect
+   * answers 500, which the CLI treats as a non-blocking hook error; a client that hangs up
+   * interrupts it. It runs in the context that built the bridge. Default: none (404).
+   *
+   * @since 2.0.0
+   */
+  readonly hooks?: ((name: string, input: unknown) => Effect.Effect<unknown, unknown>) | undefined
 }
 
 /**

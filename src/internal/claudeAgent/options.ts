@@ -76,8 +76,9 @@ export interface Options extends ClaudeCodeOptions {
   readonly prewarm?: boolean | undefined
   /**
    * Agent SDK options the library does not model, passed to `query` as given. The library's own
-   * (abort controller, spawner, environment, tool servers, hooks) are set after them and win; its
-   * default `mcpServersDelivery: "initialize"` is set before them.
+   * (abort controller, spawner, environment, tool servers) are set after them and win; its
+   * default `mcpServersDelivery: "initialize"` is set before them. Their `hooks` are merged with the
+   * tool policy's own `PreToolUse` hook: both run, and the policy's deny always wins.
    */
   readonly extraOptions?: Partial<AgentSdk.Options> | undefined
   /** Module specifier of the Agent SDK; for tests of the missing-SDK error. */

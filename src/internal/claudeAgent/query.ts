@@ -63,6 +63,8 @@ export interface QuerySetup {
   readonly runSlot: Telemetry.RunSlot
   /** The SDK callback for `options.canUseTool`, bound to the running fiber's context. */
   readonly canUseTool: Effect.Effect<AgentSdk.CanUseTool | undefined>
+  /** The application's hooks (`options.hooks`) as SDK callbacks, bound to the layer's context. */
+  readonly hooks: Effect.Effect<AgentSdk.Options["hooks"]>
   /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
   readonly store?: AgentStore | undefined
 }
@@ -163,6 +165,8 @@ interface PerQuery {
   readonly bounded: ToolPolicy.BoundedPolicy
   readonly settingsPath: string | undefined
   readonly canUseTool: AgentSdk.CanUseTool | undefined
+  /** The application's hooks as SDK callbacks. */
+  readonly hooks?: AgentSdk.Options["hooks"]
   readonly controller: AbortController
   readonly onSpawn: (cli: SpawnedCli) => void
   /** The environment the SDK spawns the CLI with (after its own changes). */
@@ -170,9 +174,33 @@ interface PerQuery {
   readonly store?: AgentStore | undefined
 }
 
+const withHooks = (hooks: SdkHooks | undefined) => (hooks === undefined ? {} : { hooks })
+
+/** Hook matchers as the SDK's `hooks` option takes them. */
+type SdkHooks = Partial<Record<AgentSdk.HookEvent, Array<AgentSdk.HookCallbackMatcher>>>
+
+/**
+ * Every source's hook matchers, event by event, the policy's first. None replaces another: the
+ * CLI runs every matching hook of an event, and a `deny` from any of them blocks the call, so a
+ * user's hook can add a denial but never lift the policy's.
+ */
+export const mergeHooks = (...sources: ReadonlyArray<AgentSdk.Options["hooks"]>): SdkHooks | undefined => {
+  const merged: SdkHooks = {}
+  for (const source of sources) {
+    const entries = Object.entries(source ?? {}) as Array<
+      [AgentSdk.HookEvent, ReadonlyArray<AgentSdk.HookCallbackMatcher> | undefined]
+    >
+    for (const [event, matchers] of entries) {
+      if (matchers !== undefined && matchers.length > 0) (merged[event] ??= []).push(...matchers)
+    }
+  }
+  return Object.keys(merged).length === 0 ? undefined : merged
+}
+
 /**
  * The SDK options of one query. The caller's `extraOptions` come first but for the MCP delivery
- * default, so the library's own (abort controller, spawner, environment, tool servers, hooks) win.
+ * default, so the library's own (abort controller, spawner, environment, tool servers) win; hooks
+ * are merged (see {@link mergeHooks}).
  */
 export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options => {
   const { params } = q
@@ -191,6 +219,7 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
     }),
     ...sdkOptions(options, params.budgetUsd),
     ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
+    ...withHooks(mergeHooks(q.fromPolicy.hooks, q.hooks, options.extraOptions?.hooks)),
     ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
     strictMcpConfig: true,
     abortController: q.controller,
@@ -296,6 +325,7 @@ export const startQuery = (
         bounded,
         settingsPath,
         canUseTool: yield* setup.canUseTool,
+        hooks: yield* setup.hooks,
         controller,
         store: setup.store,
         onSpawnEnv: (env) => {

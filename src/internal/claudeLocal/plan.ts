@@ -6,12 +6,14 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
 import * as Result from "effect/Result"
 import * as Scope from "effect/Scope"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
 import type { CanUseTool } from "../../services/ClaudeCodeOptions.ts"
+import * as ClaudeHooks from "../../services/ClaudeHooks.ts"
 import type { McpBridgeError, McpBridgeOptions, McpBridgeService } from "../../services/McpBridge.ts"
 import { SecretFile, type SecretFileService } from "../../services/SecretFile.ts"
 import { type RunOptions, Subprocess, type SubprocessError, type SubprocessService } from "../../services/Subprocess.ts"
@@ -56,6 +58,8 @@ export interface LocalEnv {
   readonly permissionServer: string
   /** The permission prompt's own bridge, started once when first needed; none without `canUseTool`. */
   readonly permissionBridge: Effect.Effect<McpBridgeService | undefined, ProviderError>
+  /** The application's hooks' own bridge, started once when first needed; none without `hooks`. */
+  readonly hooksBridge: Effect.Effect<McpBridgeService | undefined, ProviderError>
   /** `canUseTool` decisions in progress: the run's `stallTimeout` does not count while one is pending. */
   readonly permissionWaits: Stall.PermissionWaits
   /** The installed CLI's version, read once (only a supported one is kept). */
@@ -152,6 +156,23 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
           tools: [permissionTool(canUseTool, (id) => decidedDenials.add(id))]
         }).pipe(Scope.provide(scope), Effect.mapError(configError))
       )
+    // Its own bridge too: the hooks' URLs and token are the same for every run of the client.
+    const hooks = ClaudeHooks.entries(options.hooks)
+    // The bridge starts at the first turn that needs it; the hooks run in the layer's context.
+    const layerContext = yield* Effect.context<never>()
+    const hooksBridge = hooks.length === 0
+      ? Effect.succeed(undefined)
+      : yield* Effect.cached(
+        // A hook at work is the application deciding, not the run going silent.
+        startBridge({
+          serverName: `${serverName}_hooks`,
+          hooks: (name, input) =>
+            permissionWaits.around(hookHandler(hooks)(name, input)).pipe(Effect.provideContext(layerContext))
+        }).pipe(
+          Scope.provide(scope),
+          Effect.mapError(configError)
+        )
+      )
     const env: LocalEnv = {
       options,
       subprocess,
@@ -170,6 +191,7 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
       decidedDenials,
       permissionServer,
       permissionBridge,
+      hooksBridge,
       permissionWaits,
       cliVersion: yield* makeCliVersion(options, subprocess, binary),
       runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
@@ -179,12 +201,49 @@ export const makeEnv = (options: Options, startBridge: StartBridge) =>
     return env
   })
 
-/** Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG). */
+/** Answers the hooks bridge's `/hooks/<index>`: the index-th hook of the client. */
+const hookHandler =
+  (hooks: ReadonlyArray<readonly [ClaudeHooks.HookEvent, ClaudeHooks.Hook<ClaudeHooks.HookEvent>]>) =>
+  (name: string, input: unknown): Effect.Effect<unknown, unknown> => {
+    const entry = hooks[Number(name)]
+    return entry === undefined
+      ? Effect.fail(`No hook ${name}`)
+      : ClaudeHooks.answer(entry[0], entry[1], input)
+  }
+
+/**
+ * The `hooks` settings pointing the CLI at the hooks bridge: one HTTP hook per application hook,
+ * carrying the bridge's token (so the settings go in a 0600 file, never argv).
+ */
+const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeService) => {
+  const settings: Record<string, Array<unknown>> = {}
+  const base = bridge.url.replace(/\/mcp$/, "/hooks/")
+  ClaudeHooks.entries(hooks).forEach(([event, hook], index) => {
+    ;(settings[event] ??= []).push({
+      ...(hook.matcher === undefined ? {} : { matcher: hook.matcher }),
+      hooks: [{
+        type: "http",
+        url: `${base}${index}`,
+        headers: { Authorization: `Bearer ${Redacted.value(bridge.token)}` },
+        ...(hook.timeout === undefined ? {} : { timeout: hook.timeout })
+      }]
+    })
+  })
+  return settings
+}
+
+/**
+ * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
+ * application's hooks go in the same file.
+ */
 const policyArguments = (env: LocalEnv, policy: ToolPolicy.ToolPolicy) =>
   Effect.gen(function*() {
     const fitted = ToolPolicy.boundPolicy(policy)
     if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
-    const settings = fitted.success.settings
+    const hooksBridge = yield* env.hooksBridge
+    const settings = hooksBridge === undefined
+      ? fitted.success.settings
+      : { ...fitted.success.settings, hooks: hookSettings(env.options.hooks, hooksBridge) }
     const settingsPath = settings === undefined
       ? undefined
       : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
