@@ -38,10 +38,11 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
 import * as Args from "../internal/claudeLocal/args.ts"
+import * as Controls from "../internal/claudeLocal/controls.ts"
 import { makeLive } from "../internal/claudeLocal/live.ts"
 import * as LiveCli from "../internal/claudeLocal/liveCli.ts"
 import type { Options } from "../internal/claudeLocal/options.ts"
@@ -49,6 +50,7 @@ import * as Plan from "../internal/claudeLocal/plan.ts"
 import { freshRun } from "../internal/claudeLocal/run.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import type { ClaudeLive } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 import type { SecretFile } from "../services/SecretFile.ts"
@@ -101,11 +103,14 @@ export const make: (
       })
 
     const keepAlive = options.keepAlive === true || options.prewarm === true
+    // Settings changed through ClaudeLive: the next fresh run's flags, or told to each live CLI.
+    const overrides: Controls.Overrides = {}
     const live = keepAlive
       ? makeLive(
         env,
         LiveCli.makeSlot(env.subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool)),
-        setTools
+        setTools,
+        overrides
       )
       : undefined
     const resume = options.snapshot?.sessionId ?? options.resume
@@ -136,7 +141,7 @@ export const make: (
     return yield* makeSessionClient({
       provider: Args.provider,
       model: options.model,
-      run: live?.run ?? freshRun(env),
+      run: live?.run ?? ((input) => Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
       resume,
@@ -144,7 +149,8 @@ export const make: (
       maxBudgetUsd: options.maxBudgetUsd,
       transcripts,
       initialUsage: options.snapshot?.usage,
-      toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy)
+      toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy),
+      live: live?.controls ?? Controls.freshControls(overrides)
     })
   }
 )
@@ -175,12 +181,12 @@ export const make: (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, ProviderError, Subprocess | SecretFile> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError, Subprocess | SecretFile> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
 
 /** {@link layer} with the Node implementations of Subprocess and SecretFile. */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -190,7 +196,7 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | Claud
  */
 export const layerConfig = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.String(name)).pipe(Effect.map(Option.getOrUndefined))

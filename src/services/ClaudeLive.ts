@@ -51,7 +51,6 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import type { PermissionMode } from "../internal/claudeLocal/options.ts"
 
 /**
  * When a steered message reaches the model: folded into the running turn at its next tool
@@ -240,7 +239,14 @@ export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted"
  * @since 2.0.0
  * @category schemas
  */
-export const ClaudeLiveErrorReason = Schema.Union([NotKeptAlive, NoRunningTurn, NoProcess, Rejected, NoAnswer, Interrupted])
+export const ClaudeLiveErrorReason = Schema.Union([
+  NotKeptAlive,
+  NoRunningTurn,
+  NoProcess,
+  Rejected,
+  NoAnswer,
+  Interrupted
+])
 
 /**
  * @since 2.0.0
@@ -289,8 +295,11 @@ export interface ClaudeLiveService {
   >
   /** The model of the next request (`undefined`: the CLI's default); kept for later turns and new processes. */
   readonly setModel: (model: string | undefined) => Effect.Effect<void, ClaudeLiveError>
-  /** The permission mode of the next tool call; kept for later turns and new processes. */
-  readonly setPermissionMode: (mode: PermissionMode) => Effect.Effect<void, ClaudeLiveError>
+  /**
+   * The permission mode of the next tool call (`default`, `acceptEdits`, `plan`, `dontAsk`, …: the
+   * option `permissionMode`'s values); kept for later turns and new processes.
+   */
+  readonly setPermissionMode: (mode: string) => Effect.Effect<void, ClaudeLiveError>
   /** The thinking budget of the next request (`undefined`: the default); kept for new processes. */
   readonly setMaxThinkingTokens: (tokens: number | undefined) => Effect.Effect<void, ClaudeLiveError>
   /** How full the context window is (answered after the running turn, if any). */

@@ -41,14 +41,17 @@ export interface UserMessage {
    * A kept-alive CLI reports the message's progress by this id (`command_lifecycle` lines:
    * queued, started, completed, cancelled), so a reader knows when every message it wrote is done.
    */
-  readonly uuid?: string
+  readonly uuid?: Uuid
   /** Written while a turn runs: fold it into that turn (`next`), queue it (`later`) or replace the turn (`now`). */
   readonly priority?: "next" | "later" | "now"
 }
 
+/** A message id, as the CLI and the Agent SDK type it (`crypto.randomUUID()` gives one). */
+export type Uuid = `${string}-${string}-${string}-${string}-${string}`
+
 /** What a kept-alive CLI's user message carries besides its content. */
 export interface Delivery {
-  readonly uuid?: string | undefined
+  readonly uuid?: Uuid | undefined
   readonly priority?: "next" | "later" | "now" | undefined
 }
 
