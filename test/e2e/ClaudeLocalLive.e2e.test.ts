@@ -7,6 +7,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { ClaudeLive, ClaudeLiveError, type Interrupted } from "../../src/services/ClaudeLive.ts"
@@ -28,6 +30,8 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (last.includes("story")) return { text: "Once upon a time, in a land far away", breakMidway: "hang" }
   if (last.includes("slow")) return { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
   if (last.includes("wait")) return { toolUses: [{ name: "mcp__gtb__wait", input: {} }] }
+  const write = /write (\S+)/.exec(Fake.lastUserLine(req))
+  if (write !== null) return { toolUses: [{ name: "Write", input: { file_path: write[1], content: "hello" } }] }
   return { text: `You said: ${Fake.lastUserLine(req)}` }
 }
 
@@ -238,6 +242,24 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
       }),
     180_000
   )
+
+  it.live("setPermissionMode changes whether a tool is allowed on the running CLI", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(model)
+      const box = yield* sandbox(api.url)
+      const { chat, live } = yield* liveIn(box, { permissionMode: "acceptEdits" })
+      const first = join(box.cwd, "first.txt")
+      yield* chat.chat(`Please write ${first}`)
+      expect(readFileSync(first, "utf8")).toBe("hello")
+      const [pid] = claudeProcessesIn(box.cwd)
+      // Plan mode edits nothing: the same tool call is now refused.
+      yield* live.setPermissionMode("plan")
+      const second = join(box.cwd, "second.txt")
+      expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+      const refused = yield* Effect.flip(chat.chat(`Please write ${second}`))
+      expect(refused._tag).toBe("PermissionDeniedError")
+      expect(existsSync(second)).toBe(false)
+    }), 180_000)
 
   it.live(
     "interrupting the turn's fiber stops the CLI's turn politely and keeps the process",
