@@ -54,7 +54,7 @@ import * as Media from "../internal/chat/media.ts"
 import * as Telemetry from "../internal/chat/telemetry.ts"
 import type * as CliVersion from "../internal/claude/cliVersion.ts"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claude/codeRun.ts"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
 import { agentEnvironment } from "../internal/claude/environment.ts"
 import * as ProviderPolicy from "../internal/claude/providerPolicy.ts"
 import { remainingBudget, type RunInput, type RunOutcome } from "../internal/claude/session.ts"
@@ -62,6 +62,7 @@ import * as SessionFile from "../internal/claude/sessionFile.ts"
 import * as Stall from "../internal/claude/stall.ts"
 import { makeTranscripts, type Transcripts } from "../internal/claude/transcripts.ts"
 import * as UserMessage from "../internal/claude/userMessage.ts"
+import * as AgentControls from "../internal/claudeAgent/controls.ts"
 import * as KeepAlive from "../internal/claudeAgent/live.ts"
 import type { Options } from "../internal/claudeAgent/options.ts"
 import {
@@ -77,6 +78,7 @@ import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent/turn.ts"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import { type ClaudeLive, isInterrupted } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import * as Tool from "../services/Tool.ts"
@@ -266,7 +268,11 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     last: Option.fromNullishOr(resume),
     fork: resume !== undefined && options.forkSession === true
   }
+  const keepAlive = options.keepAlive === true || options.prewarm === true
+  const controls = AgentControls.makeControls(keepAlive)
   const live = KeepAlive.make({
+    applySettings: controls.applySettings,
+    interrupted: AgentControls.interruptedError(serverName),
     clientScope: yield* Effect.scope,
     pool: yield* Effect.serviceOption(Pool.ClaudeProcessPool),
     session,
@@ -275,7 +281,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     interpret: (input, started, transcript) => interpret(reading, input, started, transcript),
     userMessage
   })
-  const keepAlive = options.keepAlive === true || options.prewarm === true
+  controls.attach(live)
 
   const turnOf = (input: RunInput) =>
     !keepAlive
@@ -293,6 +299,14 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       Effect.tap((outcome) =>
         Effect.sync(() => {
           if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
+          session.fork = false
+        })
+      ),
+      // An interrupted turn ran in the session too: the kept query continues it.
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          if (!isInterrupted(error) || error.reason.sessionId === undefined) return
+          session.last = Option.some(error.reason.sessionId)
           session.fork = false
         })
       )
@@ -330,7 +344,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     maxBudgetUsd: options.maxBudgetUsd,
     transcripts,
     initialUsage: options.snapshot?.usage,
-    toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet)))
+    toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet))),
+    live: controls.service
   })
 })
 
@@ -354,9 +369,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
  * }).pipe(Effect.provide(ClaudeAgent.layer({ cwd: process.cwd() })))
  * ```
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
 
 const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", "plan", "default"] as const
 
@@ -367,7 +382,7 @@ const PermissionModes = ["acceptEdits", "auto", "bypassPermissions", "dontAsk", 
  */
 export const layerConfig = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
   Layer.unwrap(
     Effect.gen(function*() {
       const opt = (name: string) => Config.option(Config.String(name)).pipe(Config.map(Option.getOrUndefined))
