@@ -197,6 +197,10 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
           expect(Fake.lastUserLine(last!)).toBe(steered)
           expect(answer).toBe(`You said: ${steered}`)
           expect(requests.some((r) => Fake.toolResults(r).some((t) => t.content.includes("released")))).toBe(true)
+          // Both turns' results count (the first: two model calls, 20 in / 10 out as the CLI
+          // reports the fake's; the steered one: 10 / 5), not only the last one's.
+          const usage = yield* chat.usage
+          expect([usage.inputTokens, usage.outputTokens]).toEqual([30, 15])
         } else {
           // Replaces the running turn: the next request has it right after the tool's result.
           expect(allText(last)).toContain(steered)

@@ -123,10 +123,18 @@ export const makeLive = (
       // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
       // The uuid lets the CLI report when this message (and any steered into the turn) is done.
       const message = userMessage(env, input, plan.schemaText, { uuid: crypto.randomUUID() })
+      // A steered `later`/`now` message makes a turn of its own, with a result of its own: each
+      // result but the last (which the turn's reading records) is counted when the next arrives.
+      let lastResult = reader.result()
       const turn = cli.turn(message, (line) =>
         Effect.gen(function*() {
           watchdog.output()
           const events = reader.line(line)
+          const result = reader.result()
+          if (result !== lastResult) {
+            if (lastResult !== undefined) yield* input.recordResult(lastResult)
+            lastResult = result
+          }
           if (!checked) {
             // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
             const init = reader.init()
