@@ -305,9 +305,16 @@ export const sessionContext = (client: SessionClient): Context.Context<ChatClien
     })
   )
 
+/**
+ * The live controls of a client built by {@link makeSessionClient} with `live`. The cluster runner
+ * would reach them here for `ClaudeConversation` control RPCs (as it reaches `askRawOf`).
+ */
+export const liveOf = (client: SessionClient): ClaudeLiveService | undefined =>
+  (client as SessionClient & { readonly [Live]?: ClaudeLiveService | undefined })[Live]
+
 /** {@link sessionContext} with the conversation's live controls as `ClaudeLive`. */
 export const liveSessionContext = (client: SessionClient): Context.Context<ChatClient | ClaudeSession | ClaudeLive> => {
-  const live = (client as SessionClient & { readonly [Live]?: ClaudeLiveService | undefined })[Live]
+  const live = liveOf(client)
   // Only a client built with `live` is given to this (a defect at layer build otherwise).
   if (live === undefined) throw new Error("the Claude Code client has no live controls")
   return Context.add(sessionContext(client), ClaudeLive, live)

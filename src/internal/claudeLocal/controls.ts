@@ -4,8 +4,12 @@
  * also remembered and replayed on a CLI started later, so a replaced process keeps them. On a fresh
  * CLI per turn, settings become the next run's flags and the rest is `NotKeptAlive`.
  *
- * The cluster (`ClaudeConversation`) can reach these the same way it reaches `chat`: an RPC per
- * control, sent to the entity that hosts the conversation, whose runner calls this service.
+ * Not yet through the cluster. How it would plug in: `ClaudeConversation` gets an RPC per control
+ * (`Interrupt`, `Steer`, `SetModel`, …; error `ClaudeLiveError | ConversationSetupError`, not
+ * persisted: a control is for the turn running now), whose handler on the hosting runner calls
+ * `liveOf(client)` (`internal/claude/conversation.ts`) of the hosted client. The entity runs with
+ * `concurrency: 1`, so a control would queue behind the very turn it should stop: turns must stay
+ * serialised (the session client's own lock already does) while control RPCs run beside them.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
