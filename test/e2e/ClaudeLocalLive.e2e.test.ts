@@ -7,6 +7,7 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
@@ -115,6 +116,28 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
       }),
     180_000
   )
+
+  it.live("chatStream: the deltas so far, then the stream fails with Interrupted", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(model)
+      const box = yield* sandbox(api.url)
+      const { chat, live } = yield* liveIn(box)
+      yield* chat.chat("Hello")
+      const texts = yield* Ref.make("")
+      const stream = yield* Effect.forkChild(
+        chat.chatStream("Tell me a story").pipe(
+          Stream.runForEach((event) =>
+            event._tag === "TextDelta" ? Ref.update(texts, (t) => t + event.text) : Effect.void
+          )
+        )
+      )
+      yield* until(() => allText(api.messageRequests().at(-1)).includes("Tell me a story"))
+      yield* Effect.sleep("500 millis")
+      yield* live.interrupt
+      const reason = interruptedOf(yield* Fiber.await(stream))
+      expect(yield* Ref.get(texts)).toBe(reason.answer)
+      expect(reason.answer.length).toBeGreaterThan(0)
+    }), 180_000)
 
   it.live(
     "interrupt while a bridge tool runs: the handler is interrupted, the model is told on the next turn",
