@@ -224,7 +224,10 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
 )(function*(options: Options = {}) {
   const { decidedDenials, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
     yield* makeQuerySetup(options)
-  const start = (params: QueryParams) => startQuery(setup, params)
+  const keepAlive = options.keepAlive === true || options.prewarm === true
+  const controls = AgentControls.makeControls(keepAlive)
+  // Settings changed through ClaudeLive: every query started from now on is given them.
+  const start = (params: QueryParams) => Effect.suspend(() => startQuery(controls.withOverrides(setup), params))
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
   // turn's finalizers end its CLI before the scope is closed.
   const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -268,8 +271,6 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     last: Option.fromNullishOr(resume),
     fork: resume !== undefined && options.forkSession === true
   }
-  const keepAlive = options.keepAlive === true || options.prewarm === true
-  const controls = AgentControls.makeControls(keepAlive)
   const live = KeepAlive.make({
     applySettings: controls.applySettings,
     interrupted: AgentControls.interruptedError(serverName),

@@ -148,12 +148,23 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
       expect(claudeProcessesIn(box.cwd)).toEqual([pid])
     }), 180_000)
 
-  it.live("a fresh query per turn: every control says to use keepAlive", () =>
-    Effect.gen(function*() {
-      const { live } = yield* liveIn({ cwd: "/nonexistent", env: {}, dir: "", secrets: "" }, { keepAlive: false })
-      for (const control of [live.interrupt, live.steer("hi"), live.contextUsage, live.setModel("x")]) {
-        const error = yield* Effect.flip(control)
-        expect(error.reason._tag).toBe("NotKeptAlive")
-      }
-    }), 60_000)
+  it.live(
+    "a fresh query per turn: setModel applies to the next query, process controls say to use keepAlive",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat, live } = yield* liveIn(box, { keepAlive: false, model: "claude-opus-4-5" })
+        for (const control of [live.interrupt, live.steer("hi"), live.contextUsage, live.mcpStatus]) {
+          const error = yield* Effect.flip(control)
+          expect(error.reason._tag).toBe("NotKeptAlive")
+        }
+        yield* chat.chat("One")
+        expect(api.messageRequests().at(-1)?.body.model).toBe("claude-opus-4-5")
+        yield* live.setModel("claude-sonnet-4-5")
+        yield* chat.chat("Two")
+        expect(api.messageRequests().at(-1)?.body.model).toBe("claude-sonnet-4-5")
+      }),
+    180_000
+  )
 })

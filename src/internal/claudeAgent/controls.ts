@@ -4,7 +4,8 @@
  * `mcpServerStatus`). Settings are remembered and told to a query started later. Not yet here:
  * `steer` (the turn reader stops at the first result, so a message that becomes a turn of its own
  * would be left unread) and the polite stop of an interrupted turn fiber (the query is dropped, as
- * before); a fresh query per turn has no controls (`NotKeptAlive`).
+ * before). On a fresh query per turn the settings become the next query's options; the rest is
+ * `NotKeptAlive`.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
@@ -22,7 +23,7 @@ import {
   Rejected
 } from "../../services/ClaudeLive.ts"
 import type { KeepAlive, LiveQuery } from "./live.ts"
-import type { Started } from "./query.ts"
+import type { QuerySetup, Started } from "./query.ts"
 import { provider } from "./sdk.ts"
 import type { Transcript } from "./turn.ts"
 
@@ -97,10 +98,31 @@ export const makeControls = (keepAlive: boolean) => {
 
   const needsLive = (control: string) => fail(new NotKeptAlive({ control }))
 
+  /** `setup` with the settings changed so far: what a query started now is given. */
+  const withOverrides = (setup: QuerySetup): QuerySetup => {
+    const { maxThinkingTokens, model, permissionMode } = overrides
+    if (model === undefined && permissionMode === undefined && maxThinkingTokens === undefined) return setup
+    return {
+      ...setup,
+      ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
+      options: {
+        ...setup.options,
+        ...(model === undefined ? {} : { model }),
+        ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
+        ...(maxThinkingTokens === undefined ? {} : {
+          env: {
+            ...setup.options.env,
+            MAX_THINKING_TOKENS: maxThinkingTokens === null ? undefined : String(maxThinkingTokens)
+          }
+        })
+      }
+    }
+  }
+
   const setting = (control: string, change: Overrides) =>
     Effect.suspend(() => {
-      if (!keepAlive) return needsLive(control)
       Object.assign(overrides, change)
+      if (!keepAlive) return Effect.void
       const q = running()
       return q === undefined ? Effect.void : tell(q, change)
     }).pipe(Effect.withSpan(`ClaudeLive.${control}`))
@@ -145,6 +167,7 @@ export const makeControls = (keepAlive: boolean) => {
   return {
     service,
     applySettings,
+    withOverrides,
     /** The kept-alive query the controls act on (set once it is built). */
     attach: (keptAlive: KeepAlive) => {
       live = keptAlive
