@@ -11,9 +11,9 @@
  * what can wait for the next turn applies (`setModel`, `setPermissionMode`); the rest fails with the
  * `NotKeptAlive` reason, which says to use `keepAlive`.
  *
- * An interrupted turn (`interrupt`, or a `steer` with `when: "now"` that replaces it) ends the
- * `chat` call with a `ClaudeLiveError` whose reason is `Interrupted`: the partial answer and the
- * tools that ran. The process and the session stay; the next turn continues with the interrupted
+ * A turn stopped by `interrupt` ends the `chat` call with a `ClaudeLiveError` whose reason is
+ * `Interrupted`: the partial answer and the tools that ran. (A `steer` with `when: "now"` replaces
+ * the running turn instead: the same `chat` call goes on and returns the steered turn's answer.) The process and the session stay; the next turn continues with the interrupted
  * one in its history, the model told "[Request interrupted by user]" (for a tool: "… for tool use",
  * and the tool's result marked rejected even when it ran — the CLI does not roll side effects back).
  * A tool handler of yours running at that moment is interrupted (unless it is uninterruptible, then
@@ -209,8 +209,7 @@ export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
 }
 
 /**
- * The turn was interrupted (by `interrupt`, or replaced by a `steer` with `when: "now"`): what the
- * model had written so far and the tools it called. The process and the session stay, and the next
+ * The turn was stopped by `interrupt`: what the model had written so far and the tools it called. The process and the session stay, and the next
  * turn has this one in its history.
  *
  * @since 2.0.0

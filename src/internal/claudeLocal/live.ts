@@ -1,7 +1,8 @@
 /**
  * `ClaudeLocal` with `keepAlive` (or `prewarm`): one CLI per conversation reads its turns as
  * stream-json user messages (`claudeLiveCli.ts`), replaced when a turn needs another plan (its
- * key), after a failed or interrupted turn, and when it died.
+ * key), after a failed turn (or an interrupted one the CLI did not stop in time), and when it
+ * died. `ClaudeLive`'s controls act on it (`controls.ts`).
  */
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -101,7 +102,10 @@ export const makeLive = (
       return { cli, plan }
     })
 
-  /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
+  /**
+   * A turn on the live CLI. A failure stops it (no half-read turn survives); an interrupted fiber
+   * first asks the CLI to stop the turn and keeps it when it does (`afterFailure`).
+   */
   const liveTurn = (input: RunInput) =>
     Effect.gen(function*() {
       const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
