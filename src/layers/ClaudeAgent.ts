@@ -56,7 +56,7 @@ import * as Media from "../internal/chat/media.ts"
 import * as Telemetry from "../internal/chat/telemetry.ts"
 import type * as CliVersion from "../internal/claude/cliVersion.ts"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claude/codeRun.ts"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import { agentEnvironment } from "../internal/claude/environment.ts"
 import * as ProviderPolicy from "../internal/claude/providerPolicy.ts"
@@ -65,6 +65,7 @@ import * as SessionFile from "../internal/claude/sessionFile.ts"
 import * as Stall from "../internal/claude/stall.ts"
 import { makeTranscripts, type Transcripts } from "../internal/claude/transcripts.ts"
 import * as UserMessage from "../internal/claude/userMessage.ts"
+import * as AgentControls from "../internal/claudeAgent/controls.ts"
 import { sdkHooks } from "../internal/claudeAgent/hooks.ts"
 import * as KeepAlive from "../internal/claudeAgent/live.ts"
 import type { Options } from "../internal/claudeAgent/options.ts"
@@ -82,6 +83,7 @@ import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import { type ClaudeLive, isInterrupted } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import * as Tool from "../services/Tool.ts"
@@ -237,7 +239,10 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
 )(function*(options: Options = {}) {
   const { decidedDenials, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
     yield* makeQuerySetup(options)
-  const start = (params: QueryParams) => startQuery(setup, params)
+  const keepAlive = options.keepAlive === true || options.prewarm === true
+  const controls = AgentControls.makeControls(keepAlive)
+  // Settings changed through ClaudeLive: every query started from now on is given them.
+  const start = (params: QueryParams) => Effect.suspend(() => startQuery(controls.withOverrides(setup), params))
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
   // turn's finalizers end its CLI before the scope is closed.
   const turns = yield* FiberSet.make<RunOutcome, ChatError>()
@@ -282,6 +287,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     fork: resume !== undefined && options.forkSession === true
   }
   const live = KeepAlive.make({
+    applySettings: controls.applySettings,
+    interrupted: AgentControls.interruptedError(serverName),
     clientScope: yield* Effect.scope,
     pool: yield* Effect.serviceOption(Pool.ClaudeProcessPool),
     session,
@@ -290,7 +297,7 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     interpret: (input, started, transcript) => interpret(reading, input, started, transcript),
     userMessage
   })
-  const keepAlive = options.keepAlive === true || options.prewarm === true
+  controls.attach(live)
 
   const turnOf = (input: RunInput) =>
     !keepAlive
@@ -308,6 +315,14 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       Effect.tap((outcome) =>
         Effect.sync(() => {
           if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
+          session.fork = false
+        })
+      ),
+      // An interrupted turn ran in the session too: the kept query continues it.
+      Effect.tapError((error) =>
+        Effect.sync(() => {
+          if (!isInterrupted(error) || error.reason.sessionId === undefined) return
+          session.last = Option.some(error.reason.sessionId)
           session.fork = false
         })
       )
@@ -345,7 +360,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     maxBudgetUsd: options.maxBudgetUsd,
     transcripts,
     initialUsage: options.snapshot?.usage,
-    toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet)))
+    toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet))),
+    live: controls.service
   })
 })
 
@@ -372,9 +388,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
  * @category layers
  * @since 1.0.0
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
+export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
 
 /**
  * The options read from the library's environment variables, all optional: `CLAUDE_BINARY` (the
@@ -428,7 +444,7 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
  */
 export const layerConfig = (
   config: Config.Wrap<Options>
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
   Layer.unwrap(Effect.map(Config.unwrap(config), layer))
 
 /**
@@ -440,4 +456,5 @@ export const layerConfig = (
  */
 export const layerFromEnv = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> => layerConfig(configFromEnv(overrides))
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+  layerConfig(configFromEnv(overrides))

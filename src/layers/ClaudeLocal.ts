@@ -40,11 +40,12 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
-import { makeSessionClient, type SessionClient, sessionContext } from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
 import * as Args from "../internal/claudeLocal/args.ts"
+import * as Controls from "../internal/claudeLocal/controls.ts"
 import { makeLive } from "../internal/claudeLocal/live.ts"
 import * as LiveCli from "../internal/claudeLocal/liveCli.ts"
 import type { Options } from "../internal/claudeLocal/options.ts"
@@ -53,6 +54,7 @@ import { freshRun } from "../internal/claudeLocal/run.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
+import type { ClaudeLive } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore } from "../services/ClaudeSessionStore.ts"
 import type { SecretFile } from "../services/SecretFile.ts"
@@ -128,11 +130,14 @@ export const make: (
       })
 
     const keepAlive = options.keepAlive === true || options.prewarm === true
+    // Settings changed through ClaudeLive: the next fresh run's flags, or told to each live CLI.
+    const overrides: Controls.Overrides = {}
     const live = keepAlive
       ? makeLive(
         env,
         LiveCli.makeSlot(env.subprocess, scope, yield* Effect.serviceOption(Pool.ClaudeProcessPool)),
-        setTools
+        setTools,
+        overrides
       )
       : undefined
     const resume = options.snapshot?.sessionId ?? options.resume
@@ -163,7 +168,7 @@ export const make: (
     return yield* makeSessionClient({
       provider: Args.provider,
       model: options.model,
-      run: live?.run ?? freshRun(env),
+      run: live?.run ?? ((input) => Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
       resume,
@@ -171,7 +176,8 @@ export const make: (
       maxBudgetUsd: options.maxBudgetUsd,
       transcripts,
       initialUsage: options.snapshot?.usage,
-      toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy)
+      toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy),
+      live: live?.controls ?? Controls.freshControls(overrides)
     })
   }
 )
@@ -206,9 +212,9 @@ export const make: (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, ProviderError, Subprocess | SecretFile> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError, Subprocess | SecretFile> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), sessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
 
 /**
  * {@link layer} with the Node implementations of Subprocess and SecretFile.
@@ -216,7 +222,7 @@ export const layer = (
  * @category layers
  * @since 1.0.0
  */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession, ProviderError> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -271,7 +277,7 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
  */
 export const layerConfig = (
   config: Config.Wrap<Options>
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
   Layer.unwrap(Effect.map(Config.unwrap(config), layerNode))
 
 /**
@@ -283,4 +289,5 @@ export const layerConfig = (
  */
 export const layerFromEnv = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession, Config.ConfigError | ProviderError> => layerConfig(configFromEnv(overrides))
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+  layerConfig(configFromEnv(overrides))

@@ -13,6 +13,7 @@ import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Stream from "effect/Stream"
 import type { ChatEvent } from "./ChatEvent.ts"
+import { ClaudeLiveError } from "./ClaudeLive.ts"
 import { SessionStoreError } from "./ClaudeSessionStore.ts"
 import { type Prompt, UnsupportedContentError } from "./Content.ts"
 import { InvalidToolsError, type Tool } from "./Tool.ts"
@@ -466,7 +467,8 @@ export const ProviderFailure = Schema.Union([
   RunLimitError,
   InvalidToolsError,
   UnsupportedContentError,
-  SessionStoreError
+  SessionStoreError,
+  ClaudeLiveError
 ])
 /**
  * The type of {@link ProviderFailure}.
@@ -640,6 +642,7 @@ export type ChatError =
   | UnsupportedContentError
   | SessionStoreError
   | FallbackError
+  | ClaudeLiveError
 
 /**
  * The schema of `ChatError`, for callers that serialise errors.
@@ -657,7 +660,8 @@ export const ChatError = Schema.Union([
   InvalidToolsError,
   UnsupportedContentError,
   SessionStoreError,
-  FallbackError
+  FallbackError,
+  ClaudeLiveError
 ])
 
 /**

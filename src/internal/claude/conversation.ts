@@ -17,6 +17,7 @@ import { ChatClient, type ChatClientService, type ChatError, Usage } from "../..
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../../services/ChatEvent.ts"
 import { Attributes } from "../../services/ChatTelemetry.ts"
 import { ClaudeSession, type ClaudeSessionService, ClaudeSnapshot } from "../../services/ClaudeCodeOptions.ts"
+import { ClaudeLive, type ClaudeLiveService, isInterrupted } from "../../services/ClaudeLive.ts"
 import { NoSession, SessionStoreError } from "../../services/ClaudeSessionStore.ts"
 import type { Prompt } from "../../services/Content.ts"
 import type { ResponseFormat } from "../../services/ModelTurn.ts"
@@ -57,6 +58,8 @@ export interface ConversationParams {
   readonly initialUsage?: Usage | undefined
   /** The tool policy of a turn started now (`ClaudeSession.toolPolicy`); both providers give it. */
   readonly toolPolicy?: ClaudeSessionService["toolPolicy"] | undefined
+  /** The conversation's live controls (`ClaudeLive`), when the provider has them. */
+  readonly live?: ClaudeLiveService | undefined
 }
 
 /**
@@ -141,6 +144,16 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
         const resumed = yield* Ref.get(sessionId)
         if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
         // One CLI run is one turn span; the run's own model turns are inside the CLI.
+        // An interrupted turn ran in the session: the next turn continues it (and stores it).
+        const interrupted = (error: ChatError) =>
+          isInterrupted(error) && error.reason.sessionId !== undefined
+            ? Effect.all([
+              params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
+              Ref.set(sessionId, Option.some(error.reason.sessionId)),
+              Ref.set(fork, false),
+              Ref.set(pending, [])
+            ])
+            : Effect.void
         const outcome = yield* Telemetry.turnSpan(
           info,
           params.run({
@@ -153,7 +166,7 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
             budgetUsd,
             recordResult: recordResult(emit)
           })
-        )
+        ).pipe(Effect.tapError(interrupted))
         const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
         // Stored before anything else can fail: a store step that fails keeps the answer, and the
         // entries it could not store are sent again after the next turn.
@@ -253,9 +266,13 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
       lastActivity: Ref.get(activity),
       snapshot,
       toolPolicy: params.toolPolicy ?? Effect.die(new Error(`${params.provider} gave no tool policy`)),
-      [AskRaw]: askRaw
+      [AskRaw]: askRaw,
+      [Live]: params.live
     } as SessionClient
   })
+
+/** Where a session client keeps its live controls, for {@link sessionContext}. */
+const Live: unique symbol = Symbol.for("effect-chat-bridge/internal/live")
 
 /** Where a session client keeps its schema-less `ask` (the cluster runner's; not public API). */
 export const AskRaw: unique symbol = Symbol.for("effect-chat-bridge/internal/askRaw")
@@ -287,3 +304,18 @@ export const sessionContext = (client: SessionClient): Context.Context<ChatClien
       toolPolicy: client.toolPolicy
     })
   )
+
+/**
+ * The live controls of a client built by {@link makeSessionClient} with `live`. The cluster runner
+ * would reach them here for `ClaudeConversation` control RPCs (as it reaches `askRawOf`).
+ */
+export const liveOf = (client: SessionClient): ClaudeLiveService | undefined =>
+  (client as SessionClient & { readonly [Live]?: ClaudeLiveService | undefined })[Live]
+
+/** {@link sessionContext} with the conversation's live controls as `ClaudeLive`. */
+export const liveSessionContext = (client: SessionClient): Context.Context<ChatClient | ClaudeSession | ClaudeLive> => {
+  const live = liveOf(client)
+  // Only a client built with `live` is given to this (a defect at layer build otherwise).
+  if (live === undefined) throw new Error("the Claude Code client has no live controls")
+  return Context.add(sessionContext(client), ClaudeLive, live)
+}

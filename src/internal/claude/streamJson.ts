@@ -52,6 +52,8 @@ export const ResultLine = Schema.Struct({
   total_cost_usd: Schema.optional(Schema.NullOr(Schema.Number)),
   num_turns: Schema.optional(Schema.Number),
   stop_reason: Schema.optional(Schema.NullOr(Schema.String)),
+  /** Why the turn ended early, e.g. `aborted_streaming` / `aborted_tools` after an interrupt. */
+  terminal_reason: Schema.optional(Schema.NullOr(Schema.String)),
   usage: Schema.optional(ResultUsage),
   permission_denials: Schema.Array(PermissionDenial).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   structured_output: Schema.optional(Schema.Unknown)

@@ -37,6 +37,22 @@ export interface UserMessage {
   readonly parent_tool_use_id: null
   /** The CLI delivers the text as written: no file mentions, no slash commands (claude ≥ 2.1.248). */
   readonly client_composed?: true
+  /**
+   * A kept-alive CLI reports the message's progress by this id (`command_lifecycle` lines:
+   * queued, started, completed, cancelled), so a reader knows when every message it wrote is done.
+   */
+  readonly uuid?: Uuid
+  /** Written while a turn runs: fold it into that turn (`next`), queue it (`later`) or replace the turn (`now`). */
+  readonly priority?: "next" | "later" | "now"
+}
+
+/** A message id, as the CLI and the Agent SDK type it (`crypto.randomUUID()` gives one). */
+export type Uuid = `${string}-${string}-${string}-${string}-${string}`
+
+/** What a kept-alive CLI's user message carries besides its content. */
+export interface Delivery {
+  readonly uuid?: Uuid | undefined
+  readonly priority?: "next" | "later" | "now" | undefined
 }
 
 const content = (input: Input): UserMessage["message"]["content"] => {
@@ -47,12 +63,17 @@ const content = (input: Input): UserMessage["message"]["content"] => {
   return [...input.parts.flatMap(contentBlock), ...extra]
 }
 
-/** The user message of a turn; `verbatim` marks it so the CLI interprets none of its text. */
-export const make = (input: Input, verbatim: boolean): UserMessage => ({
+/**
+ * The user message of a turn (or of a steer: `delivery`); `verbatim` marks it so the CLI interprets
+ * none of its text.
+ */
+export const make = (input: Input, verbatim: boolean, delivery: Delivery = {}): UserMessage => ({
   type: "user",
   message: { role: "user", content: content(input) },
   parent_tool_use_id: null,
-  ...(verbatim ? { client_composed: true as const } : {})
+  ...(verbatim ? { client_composed: true as const } : {}),
+  ...(delivery.uuid === undefined ? {} : { uuid: delivery.uuid }),
+  ...(delivery.priority === undefined ? {} : { priority: delivery.priority })
 })
 
 /** {@link make} as one stdin line. */

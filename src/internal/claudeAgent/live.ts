@@ -4,12 +4,14 @@
  * interrupted turn, `setTools`, an `ask`, a pool eviction or a session change ends it, and the
  * next turn starts a new one resuming the session.
  */
+import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import type { ChatError, ProviderError } from "../../services/ChatClient.ts"
+import { isInterrupted } from "../../services/ClaudeLive.ts"
 import * as Pool from "../../services/ClaudeProcessPool.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import type { RunInput, RunOutcome } from "../claude/session.ts"
@@ -20,13 +22,15 @@ import { provider } from "./sdk.ts"
 import type { Transcript } from "./turn.ts"
 
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
-interface LiveQuery extends Started {
+export interface LiveQuery extends Started {
   readonly scope: Scope.Closeable
   readonly send: (message: UserMessage.UserMessage) => void
   /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
   readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
+  /** The turn being read, and whether `ClaudeLive.interrupt` asked to stop it. */
+  running: { interrupted: boolean } | undefined
 }
 
 /** The session the next turn continues: at first the one to resume, then the last successful turn's. */
@@ -51,6 +55,10 @@ export interface LiveSetup {
     ChatError
   >
   readonly userMessage: (input: RunInput) => UserMessage.UserMessage
+  /** Tells a query started now the settings changed through `ClaudeLive` (before its first turn). */
+  readonly applySettings?: ((started: Started) => Effect.Effect<void>) | undefined
+  /** The `Interrupted` failure of a turn ended by our own interrupt. */
+  readonly interrupted: (transcript: Transcript) => ChatError
 }
 
 /** The kept-alive query of one client. Turns (and `setTools`) are serialised by the session shell. */
@@ -61,6 +69,8 @@ export interface KeepAlive {
   readonly drop: Effect.Effect<void>
   /** Starts the kept-alive query now, on the session the next turn would continue (prewarm). */
   readonly warm: (budgetUsd: number | undefined) => Effect.Effect<void>
+  /** The kept-alive query, if one runs: `ClaudeLive` controls it. */
+  readonly current: () => LiveQuery | undefined
 }
 
 const sameSession = Option.makeEquivalence<string>(Equal.equals)
@@ -107,7 +117,9 @@ export const make = (setup: LiveSetup): KeepAlive => {
       yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
       // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
       yield* permit.touch
-      return { ...started, scope, send: inbox.push, permit, init: undefined } satisfies LiveQuery
+      const query: LiveQuery = { ...started, scope, send: inbox.push, permit, init: undefined, running: undefined }
+      if (setup.applySettings !== undefined) yield* setup.applySettings(query)
+      return query
     })
 
   const turn = (input: RunInput) =>
@@ -119,14 +131,23 @@ export const make = (setup: LiveSetup): KeepAlive => {
       ) yield* drop
       const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
       live = query
+      const running = { interrupted: false }
       const transcript = yield* query.permit.busy(Effect.suspend(() => {
+        query.running = running
         query.send(setup.userMessage(input))
         return setup.consume(query, input.emit, true)
-      }))
+      })).pipe(Effect.ensuring(Effect.sync(() => (query.running = undefined))))
       if (transcript.init !== undefined) query.init = transcript.init
+      // Only a result that follows our own interrupt is an interruption; the query stays.
+      if (running.interrupted && transcript.result?.subtype === "error_during_execution") {
+        yield* input.recordResult(transcript.result)
+        return yield* Effect.fail(setup.interrupted(transcript))
+      }
       // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
       return yield* setup.interpret(input, query, { ...transcript, init: query.init })
-    }).pipe(Effect.onError(() => drop))
+    }).pipe(
+      Effect.onError((cause) => isInterrupted(Option.getOrUndefined(Cause.findErrorOption(cause))) ? Effect.void : drop)
+    )
 
   // With the budget spent the next turn fails without a CLI, so none is started.
   const warm = (budgetUsd: number | undefined) =>
@@ -144,5 +165,5 @@ export const make = (setup: LiveSetup): KeepAlive => {
       )
     )
 
-  return { turn, drop, warm }
+  return { turn, drop, warm, current: () => live }
 }

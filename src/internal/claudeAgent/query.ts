@@ -32,6 +32,8 @@ export interface Started {
   readonly cli: () => SpawnedCli | undefined
   /** Whether the query serves the client's tools (so its init line must show the server connected). */
   readonly mounted: boolean
+  /** The SDK's query: its live controls (`interrupt`, `setModel`, …) for `ClaudeLive`. */
+  readonly controls: AgentSdk.Query
 }
 
 /** What one query is started with. */
@@ -343,5 +345,5 @@ export const startQuery = (
       ? Effect.void
       : readToEnd(() => iterator.next(), setup.grace)
     yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
-    return { next: () => iterator.next(), controller, cli: () => cli, mounted } satisfies Started
+    return { next: () => iterator.next(), controller, cli: () => cli, mounted, controls: query } satisfies Started
   })

@@ -1,11 +1,15 @@
 /**
  * `ClaudeLocal` with `keepAlive` (or `prewarm`): one CLI per conversation reads its turns as
  * stream-json user messages (`claudeLiveCli.ts`), replaced when a turn needs another plan (its
- * key), after a failed or interrupted turn, and when it died.
+ * key), after a failed turn (or an interrupted one the CLI did not stop in time), and when it
+ * died. `ClaudeLive`'s controls act on it (`controls.ts`).
  */
+import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import { ProcessError, ProviderError } from "../../services/ChatClient.ts"
+import { isInterrupted } from "../../services/ClaudeLive.ts"
 import * as Pool from "../../services/ClaudeProcessPool.ts"
 import type * as Tool from "../../services/Tool.ts"
 import {
@@ -19,6 +23,7 @@ import {
 import * as Stall from "../claude/stall.ts"
 import { makeRunReader, toChatEvent } from "../claude/streamJson.ts"
 import { fromSubprocess, provider } from "./args.ts"
+import { interruptedError, liveControls, type Overrides } from "./controls.ts"
 import type * as LiveCli from "./liveCli.ts"
 import { liveKey, type LocalEnv, planRun, prepareRun } from "./plan.ts"
 import { interpretLocalRun, requireVerbatim, userMessage } from "./run.ts"
@@ -44,12 +49,36 @@ const warmFailed = (error: ProviderError) =>
     Effect.annotateLogs({ error: error.message })
   )
 
-/** The kept-alive client's run and setTools, on `slot`. */
+/**
+ * How long a turn whose fiber was interrupted may take to stop politely (the CLI's interrupt, then
+ * its result line) before its process is stopped instead.
+ */
+const PoliteStop = Duration.seconds(3)
+
+/** The kept-alive client's run, setTools and live controls, on `slot`. */
 export const makeLive = (
   env: LocalEnv,
   slot: LiveCli.LiveSlot,
-  setTools: (set: Tool.ToolSet) => Effect.Effect<void, Tool.InvalidToolsError | ProviderError>
+  setTools: (set: Tool.ToolSet) => Effect.Effect<void, Tool.InvalidToolsError | ProviderError>,
+  overrides: Overrides
 ) => {
+  const controls = liveControls(env, slot, overrides)
+
+  /**
+   * After a failed turn: an interrupted fiber stops the CLI's turn politely and keeps the process
+   * when it can; our own `Interrupted` keeps it; anything else stops it (no half-read turn survives).
+   */
+  const afterFailure = <E>(cause: Cause.Cause<E>) =>
+    Effect.gen(function*() {
+      const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+      if (isInterrupted(error)) return
+      const cli = slot.current()
+      if (error === undefined && Cause.hasInterrupts(cause) && cli !== undefined && (yield* cli.settle(PoliteStop))) {
+        return
+      }
+      yield* slot.drop
+    })
+
   /** The live CLI for a turn, started (in a scope of its own) if need be; a new one may spend `budgetUsd`. */
   const liveCli = (
     sessionId: Option.Option<string>,
@@ -73,10 +102,18 @@ export const makeLive = (
       return { cli, plan }
     })
 
-  /** A turn on the live CLI; any failure or interruption stops it (no half-read turn survives). */
+  /**
+   * A turn on the live CLI. A failure stops it (no half-read turn survives); an interrupted fiber
+   * first asks the CLI to stop the turn and keeps it when it does (`afterFailure`).
+   */
   const liveTurn = (input: RunInput) =>
     Effect.gen(function*() {
       const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
+      yield* controls.applySettings(cli).pipe(
+        Effect.catch((e) =>
+          Effect.logWarning("claude CLI refused a live setting").pipe(Effect.annotateLogs({ error: e.message }))
+        )
+      )
       const { mounted } = plan
       const reader = makeRunReader(env.toolPrefix)
       // The CLI runs with partial messages on: only a stalled turn is silent outside its tools.
@@ -88,10 +125,20 @@ export const makeLive = (
       yield* env.permissionWaits.attach(watchdog)
       let checked = !mounted
       // The bridge's tool calls during this turn are children of the turn's span (`aroundTurn`).
-      const turn = cli.turn(userMessage(env, input, plan.schemaText), (line) =>
+      // The uuid lets the CLI report when this message (and any steered into the turn) is done.
+      const message = userMessage(env, input, plan.schemaText, { uuid: crypto.randomUUID() })
+      // A steered `later`/`now` message makes a turn of its own, with a result of its own: each
+      // result but the last (which the turn's reading records) is counted when the next arrives.
+      let lastResult = reader.result()
+      const turn = cli.turn(message, (line) =>
         Effect.gen(function*() {
           watchdog.output()
           const events = reader.line(line)
+          const result = reader.result()
+          if (result !== lastResult) {
+            if (lastResult !== undefined) yield* input.recordResult(lastResult)
+            lastResult = result
+          }
           if (!checked) {
             // The CLI prints an init line per turn: a bridge it could not reach stops the turn.
             const init = reader.init()
@@ -111,6 +158,11 @@ export const makeLive = (
       const output = yield* Stall.watched(watchdog, turn).pipe(withTurnTimeout(provider, env.timeout))
       const parsed = reader.done()
       const ended = output.ended
+      // Only a result that follows our own interrupt is an interruption; any other stays a failure.
+      if (output.interrupted && parsed.result?.subtype === "error_during_execution") {
+        yield* input.recordResult(parsed.result)
+        return yield* interruptedError(env, parsed)
+      }
       return yield* interpretLocalRun(
         env,
         input,
@@ -119,7 +171,7 @@ export const makeLive = (
         { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
         () => endedEarly(env.binary, ended)
       )
-    }).pipe(Effect.scoped, Effect.onError(() => slot.drop))
+    }).pipe(Effect.scoped, Effect.onError(afterFailure))
 
   const run = (input: RunInput) =>
     // Refused before a CLI is started, and without dropping a warm one.
@@ -148,5 +200,5 @@ export const makeLive = (
     )
   })
 
-  return { run, setTools: liveSetTools, prewarm }
+  return { run, setTools: liveSetTools, prewarm, controls: controls.service }
 }

@@ -8,6 +8,8 @@
  * no longer matches the turn, when its session is not the conversation's, or when it died.
  */
 import * as Cause from "effect/Cause"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import { identity } from "effect/Function"
@@ -33,7 +35,15 @@ export interface TurnOutput {
   readonly lines: ReadonlyArray<string>
   /** Set when the process's output ended before the turn's result line. */
   readonly ended: Ended | undefined
+  /** Whether `interrupt` was asked during the turn: only then is an `error_during_execution` result ours. */
+  readonly interrupted: boolean
 }
+
+/** The CLI's answer to a control request: its `response` payload, its refusal, or none (it ended). */
+export type ControlAnswer =
+  | { readonly _tag: "Success"; readonly response: unknown }
+  | { readonly _tag: "Error"; readonly error: string }
+  | { readonly _tag: "Ended" }
 
 /** One live CLI process. */
 export interface LiveCli {
@@ -54,6 +64,29 @@ export interface LiveCli {
     message: UserMessage.UserMessage,
     onLine: (line: string) => Effect.Effect<void, E>
   ) => Effect.Effect<TurnOutput, E>
+  /**
+   * Sends a `control_request` (`{subtype, …}`) and waits for its `control_response`, matched by
+   * request id (the answers never reach a turn's lines).
+   */
+  readonly control: (
+    request: { readonly subtype: string; readonly [k: string]: unknown }
+  ) => Effect.Effect<ControlAnswer>
+  /**
+   * Asks the CLI to stop the running turn (dropping queued messages); the turn then reads to the
+   * CLI's result and reports `interrupted`. None when no turn runs.
+   */
+  readonly interrupt: Effect.Effect<Option.Option<ControlAnswer>>
+  /**
+   * Writes `message` (with a `uuid` and a `priority`) into the running turn, which then also reads
+   * what it causes; false when no turn runs.
+   */
+  readonly steer: (message: UserMessage.UserMessage) => Effect.Effect<boolean>
+  /**
+   * After a turn's fiber was interrupted: asks the CLI to stop that turn and reads its remaining
+   * lines, up to `within`. True when the process is ready for the next turn (nothing was running,
+   * or the turn ended in time); false means it must be closed.
+   */
+  readonly settle: (within: Duration.Input) => Effect.Effect<boolean>
   /** Stops the process (SIGTERM, then SIGKILL after the grace) and releases what its scope holds. */
   readonly close: Effect.Effect<void>
   /** Restarts its idle clock in the process pool (if any) before it is handed out for a turn. */
@@ -78,6 +111,53 @@ const isResult = (line: string) => {
   } catch {
     return false
   }
+}
+
+/** A `control_response` line: its request id and answer. */
+const controlResponseOf = (line: string): { readonly id: string; readonly answer: ControlAnswer } | undefined => {
+  if (!line.includes("\"control_response\"")) return undefined
+  try {
+    const json = JSON.parse(line) as {
+      type?: unknown
+      response?: { subtype?: unknown; request_id?: unknown; response?: unknown; error?: unknown }
+    }
+    const r = json.response
+    if (json.type !== "control_response" || typeof r?.request_id !== "string") return undefined
+    return {
+      id: r.request_id,
+      answer: r.subtype === "success"
+        ? { _tag: "Success", response: r.response }
+        : { _tag: "Error", error: typeof r.error === "string" ? r.error : JSON.stringify(r.error ?? r) }
+    }
+  } catch {
+    return undefined
+  }
+}
+
+/** A `command_lifecycle` line (claude 2.1.x reports the progress of each user message with a `uuid`). */
+const lifecycleOf = (line: string): { readonly uuid: string; readonly state: string } | undefined => {
+  if (!line.includes("\"command_lifecycle\"")) return undefined
+  try {
+    const json = JSON.parse(line) as { type?: unknown; command_uuid?: unknown; state?: unknown }
+    return json.type === "command_lifecycle" && typeof json.command_uuid === "string" &&
+        typeof json.state === "string"
+      ? { uuid: json.command_uuid, state: json.state }
+      : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The turn being read: the user messages written into it (by uuid) that the CLI has not finished,
+ * whether the CLI reports their progress at all (older CLIs do not: the first result ends the
+ * turn), whether a result was read, and whether we asked to interrupt it.
+ */
+interface OpenTurn {
+  readonly pending: Set<string>
+  tracked: boolean
+  resulted: boolean
+  interrupted: boolean
 }
 
 const sessionOf = (line: string): string | undefined => {
@@ -128,13 +208,28 @@ export const start = <E>(params: {
       Effect.suspend(() => {
         if (ended !== undefined) return Effect.void
         ended = e
-        return Queue.offer(output, e)
+        const unanswered = [...asked.values()]
+        asked.clear()
+        return Effect.andThen(
+          Effect.forEach(unanswered, (d) => Deferred.succeed(d, { _tag: "Ended" } as const), { discard: true }),
+          Queue.offer(output, e)
+        )
       })
     const stopped = end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })
     // Runs after the reader is interrupted (finalizers run in reverse): also when it never started.
     yield* Scope.addFinalizer(scope, stopped)
+    // Control answers go to whoever asked (by request id); every other line to the turn.
+    const asked = new Map<string, Deferred.Deferred<ControlAnswer>>()
+    let nextRequest = 0
+    const route = (line: string) => {
+      const answer = controlResponseOf(line)
+      if (answer === undefined) return Queue.offer(output, line)
+      const waiting = asked.get(answer.id)
+      asked.delete(answer.id)
+      return waiting === undefined ? Effect.void : Deferred.succeed(waiting, answer.answer)
+    }
     yield* params.subprocess.stream({ ...runOptions, input: Stream.fromQueue(input) }).pipe(
-      Stream.runForEach((line) => Queue.offer(output, line)),
+      Stream.runForEach(route),
       Effect.matchCauseEffect({
         onSuccess: () => end({ _tag: "Ended", exitCode: 0, stderr: "", error: undefined }),
         onFailure: (cause) => {
@@ -154,24 +249,94 @@ export const start = <E>(params: {
     )
     yield* Scope.addFinalizer(scope, Queue.end(input))
 
-    const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      permit.busy(aroundTurn(Effect.gen(function*() {
+    let open: OpenTurn | undefined
+
+    const control = (request: { readonly subtype: string; readonly [k: string]: unknown }) =>
+      Effect.gen(function*() {
+        if (ended !== undefined) return { _tag: "Ended" } as const
+        const id = `ecb-${++nextRequest}`
+        const answer = yield* Deferred.make<ControlAnswer>()
+        asked.set(id, answer)
+        yield* Queue.offer(input, `${JSON.stringify({ type: "control_request", request_id: id, request })}\n`)
+        return yield* Deferred.await(answer)
+      })
+
+    /** Reads one line of the open turn; true once the turn is over. */
+    const step = (turn: OpenTurn, line: string) => {
+      const lifecycle = lifecycleOf(line)
+      if (lifecycle !== undefined && turn.pending.has(lifecycle.uuid)) {
+        turn.tracked = true
+        if (lifecycle.state === "completed" || lifecycle.state === "cancelled") turn.pending.delete(lifecycle.uuid)
+      } else if (isResult(line)) {
+        const id = sessionOf(line)
+        if (id !== undefined) session = Option.some(id)
+        forking = false
+        turn.resulted = true
+        // After our interrupt the first result ends the turn (queued messages were dropped).
+        if (turn.interrupted || !turn.tracked) return true
+      }
+      return turn.resulted && turn.pending.size === 0
+    }
+
+    /** Reads the open turn's lines to its end; `Ended` when the output ended first. */
+    const readTurn = <E2>(turn: OpenTurn, onLine: (line: string) => Effect.Effect<void, E2>) =>
+      Effect.gen(function*() {
         const lines: Array<string> = []
-        if (ended !== undefined) return { lines, ended } satisfies TurnOutput
-        yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
         for (;;) {
           const next = yield* Queue.take(output)
-          if (typeof next !== "string") return { lines, ended: next } satisfies TurnOutput
+          if (typeof next !== "string") {
+            open = undefined
+            return { lines, ended: next, interrupted: turn.interrupted } satisfies TurnOutput
+          }
           lines.push(next)
           yield* onLine(next)
-          if (isResult(next)) {
-            const id = sessionOf(next)
-            if (id !== undefined) session = Option.some(id)
-            forking = false
-            return { lines, ended: undefined } satisfies TurnOutput
+          if (step(turn, next)) {
+            open = undefined
+            return { lines, ended: undefined, interrupted: turn.interrupted } satisfies TurnOutput
           }
         }
+      })
+
+    const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
+      permit.busy(aroundTurn(Effect.gen(function*() {
+        if (ended !== undefined) return { lines: [], ended, interrupted: false } satisfies TurnOutput
+        const current: OpenTurn = {
+          pending: new Set(message.uuid === undefined ? [] : [message.uuid]),
+          tracked: false,
+          resulted: false,
+          interrupted: false
+        }
+        open = current
+        yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
+        return yield* readTurn(current, onLine)
       })))
+
+    const interrupt = Effect.suspend(() => {
+      const current = open
+      if (current === undefined) return Effect.succeedNone
+      current.interrupted = true
+      return Effect.asSome(control({ subtype: "interrupt", cancel_queued: true }))
+    })
+
+    const steer = (message: UserMessage.UserMessage) =>
+      Effect.suspend(() => {
+        const current = open
+        if (current === undefined || ended !== undefined) return Effect.succeed(false)
+        if (message.uuid !== undefined) current.pending.add(message.uuid)
+        return Effect.as(Queue.offer(input, `${JSON.stringify(message)}\n`), true)
+      })
+
+    const settle = (within: Duration.Input) =>
+      Effect.suspend(() => {
+        const current = open
+        if (current === undefined) return Effect.succeed(ended === undefined)
+        return Effect.andThen(interrupt, readTurn(current, () => Effect.void)).pipe(
+          Effect.map((read) => read.ended === undefined),
+          // Run from a finalizer (uninterruptible): the bound must still be able to stop the wait.
+          Effect.interruptible,
+          Effect.timeoutOrElse({ duration: within, orElse: () => Effect.succeed(false) })
+        )
+      })
 
     return {
       key: params.key,
@@ -179,6 +344,10 @@ export const start = <E>(params: {
       forks: () => forking,
       alive: () => ended === undefined && !permit.evicted(),
       turn,
+      control,
+      interrupt,
+      steer,
+      settle,
       close,
       touch: permit.touch
     } satisfies LiveCli

@@ -20,10 +20,16 @@ export const requireVerbatim = (env: LocalEnv, cli: CliVersion.CliVersion, input
   UserMessage.requireVerbatim(provider, cli, input, env.options.trustedPrompts === true)
 
 /** The turn's one stream-json user message, verbatim unless `trustedPrompts`. */
-export const userMessage = (env: LocalEnv, input: RunInput, schemaText: string | undefined) =>
+export const userMessage = (
+  env: LocalEnv,
+  input: RunInput,
+  schemaText: string | undefined,
+  delivery?: UserMessage.Delivery
+) =>
   UserMessage.make(
     { prompt: input.prompt, parts: input.parts, extraText: schemaText },
-    env.options.trustedPrompts !== true
+    env.options.trustedPrompts !== true,
+    delivery
   )
 
 /**

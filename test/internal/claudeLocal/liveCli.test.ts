@@ -1,6 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import * as Scope from "effect/Scope"
 import * as nodeFs from "node:fs"
@@ -44,6 +45,36 @@ const prepare = (extra: ReadonlyArray<string>) => (resume: Option.Option<string>
       ...(fork ? ["--fork-session"] : [])
     ]
   })
+
+/**
+ * A stand-in that speaks the control protocol: each control_request is echoed back (\`slow\` after
+ * the others, \`bogus\` refused); "hang" starts a turn that only an interrupt ends, with an
+ * error_during_execution result; "ede" prints such a result unasked.
+ */
+const controlStub = `
+let hanging = false
+const out = (o) => console.log(JSON.stringify(o))
+require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+  const msg = JSON.parse(line)
+  if (msg.type === "control_request") {
+    const { request, request_id } = msg
+    if (request.subtype === "interrupt") {
+      out({ type: "control_response", response: { subtype: "success", request_id, response: { still_queued: [] } } })
+      if (hanging) { hanging = false; out({ type: "result", subtype: "error_during_execution", is_error: true, session_id: "s" }) }
+      return
+    }
+    if (request.subtype === "bogus") {
+      return out({ type: "control_response", response: { subtype: "error", request_id, error: "Unsupported control request subtype: bogus" } })
+    }
+    const answer = () => out({ type: "control_response", response: { subtype: "success", request_id, response: { echo: request.subtype } } })
+    return request.subtype === "slow" ? setTimeout(answer, 100) : answer()
+  }
+  const text = msg.message.content
+  if (text === "hang") { hanging = true; return out({ type: "assistant", message: { content: [{ type: "text", text: "par" }] } }) }
+  if (text === "ede") return out({ type: "result", subtype: "error_during_execution", is_error: true, session_id: "s" })
+  out({ type: "result", result: "echo " + text, session_id: "s" })
+})
+`
 
 const answer = (output: LiveCli.TurnOutput) => JSON.parse(output.lines.at(-1)!).result as string
 const noLines = () => Effect.void
@@ -128,5 +159,48 @@ describe("claudeLiveCli", () => {
       const cli = yield* slot.use("k", Option.none(), () => Effect.succeed({ command: "/no/such/claude", args: [] }))
       const output = yield* cli.turn(say("hi"), noLines)
       assert.strictEqual(output.ended?.error?.reason._tag, "NotFound")
+    }))
+
+  it.live("control requests are answered by request id, outside the turn's lines; only our interrupt marks a turn", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const slot = LiveCli.makeSlot(NodeSubprocess.make, scope)
+      const cli = yield* slot.use(
+        "k",
+        Option.none(),
+        () => Effect.succeed({ command: process.execPath, args: ["-e", controlStub] })
+      )
+      // Answers come back in the order the stub chooses; each reaches its own asker.
+      const [slow, quick, refused] = yield* Effect.all([
+        cli.control({ subtype: "slow" }),
+        cli.control({ subtype: "quick" }),
+        cli.control({ subtype: "bogus" })
+      ], { concurrency: "unbounded" })
+      assert.deepStrictEqual(slow, { _tag: "Success", response: { echo: "slow" } })
+      assert.deepStrictEqual(quick, { _tag: "Success", response: { echo: "quick" } })
+      assert.deepStrictEqual(refused, { _tag: "Error", error: "Unsupported control request subtype: bogus" })
+      // No turn runs: nothing to interrupt.
+      assert.isTrue(Option.isNone(yield* cli.interrupt))
+      // An error_during_execution result we did not ask for is not an interruption.
+      const failed = yield* cli.turn(say("ede"), noLines)
+      assert.isFalse(failed.interrupted)
+      assert.strictEqual(failed.lines.length, 1)
+      // A turn we interrupt ends at its result and says so; the process answers the next turn.
+      const fiber = yield* Effect.forkChild(cli.turn(say("hang"), noLines))
+      yield* Effect.sleep("200 millis")
+      const receipt = yield* cli.interrupt
+      assert.deepStrictEqual(receipt, Option.some({ _tag: "Success", response: { still_queued: [] } }))
+      const stopped = yield* Fiber.join(fiber)
+      assert.isTrue(stopped.interrupted)
+      assert.include(stopped.lines.at(-1)!, "error_during_execution")
+      assert.strictEqual(answer(yield* cli.turn(say("next"), noLines)), "echo next")
+      // A turn whose fiber is interrupted is settled: interrupted at the CLI and read to its end.
+      const abandoned = yield* Effect.forkChild(cli.turn(say("hang"), noLines))
+      yield* Effect.sleep("200 millis")
+      yield* Fiber.interrupt(abandoned)
+      assert.isTrue(yield* cli.settle("5 seconds"))
+      assert.strictEqual(answer(yield* cli.turn(say("after"), noLines)), "echo after")
+      assert.isTrue(cli.alive())
+      yield* Scope.close(scope, Exit.void)
     }))
 })

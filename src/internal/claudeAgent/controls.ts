@@ -1,0 +1,176 @@
+/**
+ * `ClaudeLive` for `ClaudeAgent` with `keepAlive`: each control is the kept-alive SDK `Query`'s own
+ * method (`interrupt`, `setModel`, `setPermissionMode`, `setMaxThinkingTokens`, `getContextUsage`,
+ * `mcpServerStatus`). Settings are remembered and told to a query started later. Not yet here:
+ * `steer` (the turn reader stops at the first result, so a message that becomes a turn of its own
+ * would be left unread) and the polite stop of an interrupted turn fiber (the query is dropped, as
+ * before). On a fresh query per turn the settings become the next query's options; the rest is
+ * `NotKeptAlive`.
+ */
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import {
+  ClaudeLiveError,
+  type ClaudeLiveErrorReason,
+  type ClaudeLiveService,
+  ContextUsage,
+  Interrupted,
+  InterruptedTool,
+  McpServerStatus,
+  NoProcess,
+  NoRunningTurn,
+  NotKeptAlive,
+  Rejected
+} from "../../services/ClaudeLive.ts"
+import type { KeepAlive, LiveQuery } from "./live.ts"
+import type { QuerySetup, Started } from "./query.ts"
+import { provider } from "./sdk.ts"
+import type { Transcript } from "./turn.ts"
+
+const fail = (reason: ClaudeLiveErrorReason) => Effect.fail(new ClaudeLiveError({ provider, reason }))
+
+/** The settings changed through `ClaudeLive`, for every query started from now on. */
+interface Overrides {
+  model?: string | undefined
+  permissionMode?: string
+  maxThinkingTokens?: number | null
+}
+
+/** The turn ended by our own interrupt: its partial answer and the tools it called. */
+export const interruptedError = (serverName: string) => (transcript: Transcript) => {
+  const prefix = `mcp__${serverName}__`
+  return new ClaudeLiveError({
+    provider,
+    reason: new Interrupted({
+      answer: transcript.lastText ?? "",
+      tools: (transcript.toolUses ?? []).map((use) =>
+        new InterruptedTool({
+          id: use.id,
+          name: use.name.startsWith(prefix) ? use.name.slice(prefix.length) : use.name,
+          ...(use.isError === undefined ? {} : { isError: use.isError })
+        })
+      ),
+      ...(transcript.result?.terminal_reason == null ? {} : { terminalReason: transcript.result.terminal_reason }),
+      ...(transcript.result?.session_id === undefined ? {} : { sessionId: transcript.result.session_id })
+    })
+  })
+}
+
+/** A `Query` method's promise as an effect; a rejection is the CLI refusing the control. */
+const call = <A>(control: string, run: () => Promise<A>) =>
+  Effect.tryPromise({
+    try: run,
+    catch: (e) => new ClaudeLiveError({ provider, reason: new Rejected({ control, error: String(e) }) })
+  })
+
+const decoded = <S extends Schema.Top>(control: string, schema: S) => (answer: unknown) =>
+  Schema.decodeUnknownEffect(schema)(answer).pipe(
+    Effect.mapError((e) => new ClaudeLiveError({ provider, reason: new Rejected({ control, error: e.message }) }))
+  ) as Effect.Effect<S["Type"], ClaudeLiveError>
+
+/** Tells `started` every setting in `overrides`. */
+const tell = (started: Started, overrides: Overrides) =>
+  Effect.gen(function*() {
+    const q = started.controls
+    if (overrides.model !== undefined) yield* call("setModel", () => q.setModel(overrides.model))
+    if (overrides.permissionMode !== undefined) {
+      const mode = overrides.permissionMode
+      yield* call("setPermissionMode", () => q.setPermissionMode(mode as Parameters<typeof q.setPermissionMode>[0]))
+    }
+    if (overrides.maxThinkingTokens !== undefined) {
+      const tokens = overrides.maxThinkingTokens
+      yield* call("setMaxThinkingTokens", () => q.setMaxThinkingTokens(tokens))
+    }
+  })
+
+/** The controls of a ClaudeAgent client; `applySettings` goes into the kept-alive query's setup. */
+export const makeControls = (keepAlive: boolean) => {
+  const overrides: Overrides = {}
+  let live: KeepAlive | undefined
+  const running = (): LiveQuery | undefined => live?.current()
+
+  const applySettings = (started: Started) =>
+    tell(started, overrides).pipe(
+      Effect.catch((e) =>
+        Effect.logWarning("claude CLI refused a live setting").pipe(Effect.annotateLogs({ error: e.message }))
+      )
+    )
+
+  const needsLive = (control: string) => fail(new NotKeptAlive({ control }))
+
+  /** `setup` with the settings changed so far: what a query started now is given. */
+  const withOverrides = (setup: QuerySetup): QuerySetup => {
+    const { maxThinkingTokens, model, permissionMode } = overrides
+    if (model === undefined && permissionMode === undefined && maxThinkingTokens === undefined) return setup
+    return {
+      ...setup,
+      ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
+      options: {
+        ...setup.options,
+        ...(model === undefined ? {} : { model }),
+        ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
+        ...(maxThinkingTokens === undefined ? {} : {
+          env: {
+            ...setup.options.env,
+            MAX_THINKING_TOKENS: maxThinkingTokens === null ? undefined : String(maxThinkingTokens)
+          }
+        })
+      }
+    }
+  }
+
+  const setting = (control: string, change: Overrides) =>
+    Effect.suspend(() => {
+      Object.assign(overrides, change)
+      if (!keepAlive) return Effect.void
+      const q = running()
+      return q === undefined ? Effect.void : tell(q, change)
+    }).pipe(Effect.withSpan(`ClaudeLive.${control}`))
+
+  const query = <A>(control: string, run: (q: LiveQuery) => Effect.Effect<A, ClaudeLiveError>) =>
+    Effect.suspend(() => {
+      if (!keepAlive) return needsLive(control)
+      const q = running()
+      return q === undefined ? fail(new NoProcess({ control })) : run(q)
+    }).pipe(Effect.withSpan(`ClaudeLive.${control}`))
+
+  const service: ClaudeLiveService = {
+    interrupt: query("interrupt", (q) => {
+      if (q.running === undefined) return fail(new NoRunningTurn({ control: "interrupt" }))
+      q.running.interrupted = true
+      return call("interrupt", () => q.controls.interrupt())
+    }),
+    steer: () =>
+      keepAlive
+        ? fail(
+          new Rejected({ control: "steer", error: "ClaudeAgent does not steer yet; use ClaudeLocal with keepAlive" })
+        )
+        : needsLive("steer"),
+    setModel: (model) => setting("setModel", { model }),
+    setPermissionMode: (mode) => setting("setPermissionMode", { permissionMode: mode }),
+    setMaxThinkingTokens: (tokens) => setting("setMaxThinkingTokens", { maxThinkingTokens: tokens ?? null }),
+    contextUsage: query(
+      "contextUsage",
+      (q) =>
+        call("contextUsage", () => q.controls.getContextUsage({ detail: "summary" })).pipe(
+          Effect.flatMap(decoded("contextUsage", ContextUsage))
+        )
+    ),
+    mcpStatus: query(
+      "mcpStatus",
+      (q) =>
+        call("mcpStatus", () => q.controls.mcpServerStatus()).pipe(
+          Effect.flatMap(decoded("mcpStatus", Schema.Array(McpServerStatus)))
+        )
+    )
+  }
+  return {
+    service,
+    applySettings,
+    withOverrides,
+    /** The kept-alive query the controls act on (set once it is built). */
+    attach: (keptAlive: KeepAlive) => {
+      live = keptAlive
+    }
+  }
+}
