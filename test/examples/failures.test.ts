@@ -68,7 +68,7 @@ describe("examples print a failure as one line", () => {
     async () => {
       expectOneLine(
         await run("claude-local.ts", { CLAUDE_PERMISSION_MODE: "yolo" }),
-        /^error: ConfigError: CLAUDE_PERMISSION_MODE="yolo" is not valid: Expected "acceptEdits" \| .*"default"$/
+        /^error: ConfigError: CLAUDE_PERMISSION_MODE="yolo" is not valid: Expected "default" \| "acceptEdits" \| .*"manual"$/
       )
     },
     120_000
