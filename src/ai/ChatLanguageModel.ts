@@ -100,26 +100,25 @@ export interface ClientOptions {
  */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
-const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
-  Effect.gen(function*() {
-    if (options.toolChoice === "none" || options.tools.length === 0) return []
-    const rejected = AiToolkit.rejectedTools(options.tools)
-    if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
-    const context = yield* Effect.context<never>()
-    const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
-    if (missing.length > 0) {
-      return yield* invalidRequest(
-        method,
-        "toolkit",
-        `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
-          "layer (MyToolkit.toLayer(...)) to the effect that calls the LanguageModel."
-      )
-    }
-    const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
-      Toolkit.WithHandler<Record<string, AiTool.Any>>
-    >)
-    return yield* Effect.mapError(AiToolkit.toTools(toolkit), toAiError(method))
-  })
+const toolsFor = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions, method: Method) {
+  if (options.toolChoice === "none" || options.tools.length === 0) return []
+  const rejected = AiToolkit.rejectedTools(options.tools)
+  if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
+  const context = yield* Effect.context<never>()
+  const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
+  if (missing.length > 0) {
+    return yield* invalidRequest(
+      method,
+      "toolkit",
+      `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
+        "layer (MyToolkit.toLayer(...)) to the effect that calls the LanguageModel."
+    )
+  }
+  const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
+    Toolkit.WithHandler<Record<string, AiTool.Any>>
+  >)
+  return yield* Effect.mapError(AiToolkit.toTools(toolkit), toAiError(method))
+})
 
 /**
  * `tool` reporting its calls to `observe` as ToolCallStart / ToolCallEnd, with the texts the
@@ -203,12 +202,8 @@ export const make: <R>(
 )(function*<R>(makeClient: MakeClient<R>) {
   const captured = yield* Effect.context<Exclude<R, Scope.Scope>>()
 
-  const clientFor = (
-    options: LanguageModel.ProviderOptions,
-    method: Method,
-    observe?: (event: ChatEvent) => void
-  ) =>
-    Effect.gen(function*() {
+  const clientFor = Effect.fnUntraced(
+    function*(options: LanguageModel.ProviderOptions, method: Method, observe?: (event: ChatEvent) => void) {
       const rendered = yield* renderPrompt(options.prompt, method)
       const found = yield* toolsFor(options, method)
       const tools = observe === undefined
@@ -224,7 +219,8 @@ export const make: <R>(
         yield* Effect.mapError(client.setTools(tools as unknown as ReadonlyArray<Tool.Tool>), toAiError(method))
       }
       return { client, text: rendered.text }
-    })
+    }
+  )
 
   const streamParts = (options: LanguageModel.ProviderOptions, method: Method) =>
     Stream.unwrap(Effect.map(clientFor(options, method), ({ client, text }) => {

@@ -164,11 +164,14 @@ const renderTranscript = (exchanges: ReadonlyArray<Exchange>): Content.Prompt =>
  * @category constructors
  * @since 1.0.0
  */
-export const make = (
+export const make: (
   providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
-  options: Options = {}
-): Effect.Effect<ChatClientService, FallbackError> =>
-  Effect.gen(function*() {
+  options?: Options
+) => Effect.Effect<ChatClientService, FallbackError> = Effect.fnUntraced(
+  function*(
+    providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
+    options: Options = {}
+  ) {
     if (providers.length === 0) {
       return yield* new FallbackError({
         reason: new NoProviders({ message: "A fallback chain needs at least one provider" })
@@ -191,16 +194,15 @@ export const make = (
       set.tools.map((tool) => ({ ...tool, run: (input) => Effect.andThen(Ref.set(toolRan, true), tool.run(input)) }))
 
     /** Brings provider `i` up to date before its first call: tools, transcript, buffered text. */
-    const sync = (i: number) =>
-      Effect.gen(function*() {
-        if ((yield* Ref.get(synced)).has(i)) return
-        const client = providers[i]!.client
-        yield* client.setTools(observed(yield* Ref.get(tools)))
-        const history = yield* Ref.get(exchanges)
-        if (history.length > 0) yield* client.add(renderTranscript(history))
-        for (const text of yield* Ref.get(pending)) yield* client.add(text)
-        yield* Ref.update(synced, (s) => new Set([...s, i]))
-      })
+    const sync = Effect.fnUntraced(function*(i: number) {
+      if ((yield* Ref.get(synced)).has(i)) return
+      const client = providers[i]!.client
+      yield* client.setTools(observed(yield* Ref.get(tools)))
+      const history = yield* Ref.get(exchanges)
+      if (history.length > 0) yield* client.add(renderTranscript(history))
+      for (const text of yield* Ref.get(pending)) yield* client.add(text)
+      yield* Ref.update(synced, (s) => new Set([...s, i]))
+    })
 
     /** Runs `call` on the active provider, moving forward through the chain while the policy allows. */
     const withFailover = <A>(
@@ -320,7 +322,8 @@ export const make = (
     )
 
     return { add, chat, chatStream, ask, setTools, usage } satisfies ChatClientService
-  })
+  }
+)
 
 const describeBuildError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)

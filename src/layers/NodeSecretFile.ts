@@ -69,11 +69,14 @@ const checkMode = (actual: number, expected: number, what: string, path: string)
  * @category constructors
  * @since 1.0.0
  */
-export const make = (
-  options: Options = {},
-  removeOnExit = false
-): Effect.Effect<SecretFileService, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const make: (
+  options?: Options,
+  removeOnExit?: boolean
+) => Effect.Effect<SecretFileService, never, FileSystem.FileSystem> = Effect.fnUntraced(
+  function*(
+    options: Options = {},
+    removeOnExit = false
+  ) {
     const fs = yield* FileSystem.FileSystem
     const parent = options.directory ?? os.tmpdir()
     const prefix = options.prefix ?? "effect-chat-bridge-secret-"
@@ -121,7 +124,8 @@ export const make = (
       }).pipe(Effect.withSpan("NodeSecretFile.writeScoped"))
 
     return SecretFile.of({ writeScoped })
-  })
+  }
+)
 
 /**
  * The service over a `FileSystem` from context (for non-Node platforms or a custom file system).

@@ -383,10 +383,10 @@ export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
  * @category constructors
  * @since 1.0.0
  */
-export const chatClient = (
+export const chatClient: (
   conversationId: string
-): Effect.Effect<ChatClientService, ConversationSetupError, Sharding.Sharding> =>
-  Effect.gen(function*() {
+) => Effect.Effect<ChatClientService, ConversationSetupError, Sharding.Sharding> = Effect.fnUntraced(
+  function*(conversationId: string) {
     const conversation = yield* Effect.flatMap(client, (make) => make(conversationId))
     return ChatClient.of({
       add: conversation.add,
@@ -405,7 +405,8 @@ export const chatClient = (
         ),
       usage: conversation.usage.pipe(Effect.orElseSucceed(() => Usage.empty))
     })
-  })
+  }
+)
 
 /**
  * {@link chatClient} as a layer: `ChatClient` for one conversation of the cluster.

@@ -89,8 +89,8 @@ export const make = (setup: LiveSetup): KeepAlive => {
    * Its CLI counts its own spend from its start, so it gets what the conversation has left then,
    * and stops when the conversation's total reaches the bound.
    */
-  const startLive = (resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) =>
-    Effect.gen(function*() {
+  const startLive = Effect.fnUntraced(
+    function*(resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) {
       const scope = yield* Scope.fork(setup.clientScope, "sequential")
       // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
       const permit = yield* Pool.acquireFrom(
@@ -120,7 +120,8 @@ export const make = (setup: LiveSetup): KeepAlive => {
       const query: LiveQuery = { ...started, scope, send: inbox.push, permit, init: undefined, running: undefined }
       if (setup.applySettings !== undefined) yield* setup.applySettings(query)
       return query
-    })
+    }
+  )
 
   const turn = (input: RunInput) =>
     Effect.gen(function*() {

@@ -251,15 +251,14 @@ export const start = <E>(params: {
 
     let open: OpenTurn | undefined
 
-    const control = (request: { readonly subtype: string; readonly [k: string]: unknown }) =>
-      Effect.gen(function*() {
-        if (ended !== undefined) return { _tag: "Ended" } as const
-        const id = `ecb-${++nextRequest}`
-        const answer = yield* Deferred.make<ControlAnswer>()
-        asked.set(id, answer)
-        yield* Queue.offer(input, `${JSON.stringify({ type: "control_request", request_id: id, request })}\n`)
-        return yield* Deferred.await(answer)
-      })
+    const control = Effect.fnUntraced(function*(request: { readonly subtype: string; readonly [k: string]: unknown }) {
+      if (ended !== undefined) return { _tag: "Ended" } as const
+      const id = `ecb-${++nextRequest}`
+      const answer = yield* Deferred.make<ControlAnswer>()
+      asked.set(id, answer)
+      yield* Queue.offer(input, `${JSON.stringify({ type: "control_request", request_id: id, request })}\n`)
+      return yield* Deferred.await(answer)
+    })
 
     /** Reads one line of the open turn; true once the turn is over. */
     const step = (turn: OpenTurn, line: string) => {
@@ -279,8 +278,8 @@ export const start = <E>(params: {
     }
 
     /** Reads the open turn's lines to its end; `Ended` when the output ended first. */
-    const readTurn = <E2>(turn: OpenTurn, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      Effect.gen(function*() {
+    const readTurn = Effect.fnUntraced(
+      function*<E2>(turn: OpenTurn, onLine: (line: string) => Effect.Effect<void, E2>) {
         const lines: Array<string> = []
         for (;;) {
           const next = yield* Queue.take(output)
@@ -295,7 +294,8 @@ export const start = <E>(params: {
             return { lines, ended: undefined, interrupted: turn.interrupted } satisfies TurnOutput
           }
         }
-      })
+      }
+    )
 
     const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
       permit.busy(aroundTurn(Effect.gen(function*() {
@@ -386,13 +386,13 @@ export const makeSlot = (
     current = undefined
     return ending === undefined ? Effect.void : ending.close
   })
-  const use = <E>(
-    key: string,
-    sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
-    fork = false
-  ) =>
-    Effect.gen(function*() {
+  const use = Effect.fnUntraced(
+    function*<E>(
+      key: string,
+      sessionId: Option.Option<string>,
+      prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
+      fork = false
+    ) {
       const cli = current
       const forking = fork && Option.isSome(sessionId)
       if (
@@ -413,6 +413,7 @@ export const makeSlot = (
       // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
       yield* started.touch
       return started
-    })
+    }
+  )
   return { use, current: () => current, drop }
 }
