@@ -232,33 +232,32 @@ export const make: <R>(
       )
     }))
 
-  const generateObject = (options: LanguageModel.ProviderOptions, schema: Schema.Top) =>
-    Effect.scoped(Effect.gen(function*() {
-      const events: Array<ChatEvent> = []
-      const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
-      const typed = schema as AnyCodec
-      const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
-      const encoded = yield* Schema.encodeEffect(Schema.toCodecJson(typed))(value).pipe(
-        Effect.mapError((error) =>
-          AiError.make({
-            module,
-            method: "generateObject",
-            reason: new AiError.InvalidOutputError({
-              description: `The structured answer could not be encoded back with the schema: ${error.message}`
-            })
+  const generateObject = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions, schema: Schema.Top) {
+    const events: Array<ChatEvent> = []
+    const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
+    const typed = schema as AnyCodec
+    const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
+    const encoded = yield* Schema.encodeEffect(Schema.toCodecJson(typed))(value).pipe(
+      Effect.mapError((error) =>
+        AiError.make({
+          module,
+          method: "generateObject",
+          reason: new AiError.InvalidOutputError({
+            description: `The structured answer could not be encoded back with the schema: ${error.message}`
           })
-        )
+        })
       )
-      const translate = makeTranslator(options.tools)
-      const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
-      const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
-      const parts: Array<Response.PartEncoded> = [
-        ...toolParts,
-        { type: "text", text: JSON.stringify(encoded) },
-        ...(finish as Array<Response.PartEncoded>)
-      ]
-      return parts
-    }))
+    )
+    const translate = makeTranslator(options.tools)
+    const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
+    const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
+    const parts: Array<Response.PartEncoded> = [
+      ...toolParts,
+      { type: "text", text: JSON.stringify(encoded) },
+      ...(finish as Array<Response.PartEncoded>)
+    ]
+    return parts
+  }, Effect.scoped)
 
   return yield* LanguageModel.make({
     generateText: (options) =>

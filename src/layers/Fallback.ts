@@ -205,51 +205,48 @@ export const make: (
     })
 
     /** Runs `call` on the active provider, moving forward through the chain while the policy allows. */
-    const withFailover = <A>(
+    const withFailover = Effect.fnUntraced(function*<A>(
       call: (client: ChatClientService) => Effect.Effect<A, ChatError>,
       /** Set once output reached the caller: from then on a failure is final. */
       committed?: Ref.Ref<boolean>
-    ) =>
-      Effect.gen(function*() {
-        yield* Ref.set(toolRan, false)
-        const errors: Array<ProviderFailure> = []
-        const tried: Array<string> = []
-        let i = yield* Ref.get(active)
-        while (true) {
-          const provider = providers[i]!
-          const attempt = yield* Effect.result(Effect.andThen(sync(i), call(provider.client)))
-          if (Result.isSuccess(attempt)) return attempt.success
-          const failure = attempt.failure
-          const failures = flatten(failure)
-          errors.push(...failures)
-          tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
-          const last = failures[failures.length - 1]!
-          if (failure._tag === "FallbackError" || policy(last) === "fatal") return yield* failure
-          if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
-          if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
-            return yield* new FallbackError({
-              reason: new RefusedAfterToolRun({
-                errors,
-                message: `${provider.name} failed (${
-                  category(last)
-                }) after a tool ran; not replaying on another provider`
-              })
+    ) {
+      yield* Ref.set(toolRan, false)
+      const errors: Array<ProviderFailure> = []
+      const tried: Array<string> = []
+      let i = yield* Ref.get(active)
+      while (true) {
+        const provider = providers[i]!
+        const attempt = yield* Effect.result(Effect.andThen(sync(i), call(provider.client)))
+        if (Result.isSuccess(attempt)) return attempt.success
+        const failure = attempt.failure
+        const failures = flatten(failure)
+        errors.push(...failures)
+        tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
+        const last = failures[failures.length - 1]!
+        if (failure._tag === "FallbackError" || policy(last) === "fatal") return yield* failure
+        if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
+        if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
+          return yield* new FallbackError({
+            reason: new RefusedAfterToolRun({
+              errors,
+              message: `${provider.name} failed (${category(last)}) after a tool ran; not replaying on another provider`
             })
-          }
-          if (i + 1 >= providers.length) {
-            return yield* new FallbackError({
-              reason: new Exhausted({ errors, message: `Every provider failed: ${tried.join("; ")}` })
-            })
-          }
-          const next = providers[i + 1]!
-          yield* Effect.logWarning("Fallback: switching provider").pipe(
-            Effect.annotateLogs({ from: provider.name, to: next.name, reason: category(last) })
-          )
-          if (options.onFailover) yield* options.onFailover(provider.name, next.name, last)
-          i += 1
-          yield* Ref.set(active, i)
+          })
         }
-      })
+        if (i + 1 >= providers.length) {
+          return yield* new FallbackError({
+            reason: new Exhausted({ errors, message: `Every provider failed: ${tried.join("; ")}` })
+          })
+        }
+        const next = providers[i + 1]!
+        yield* Effect.logWarning("Fallback: switching provider").pipe(
+          Effect.annotateLogs({ from: provider.name, to: next.name, reason: category(last) })
+        )
+        if (options.onFailover) yield* options.onFailover(provider.name, next.name, last)
+        i += 1
+        yield* Ref.set(active, i)
+      }
+    })
 
     const finish = (prompt: Content.Prompt, answer: string) =>
       Effect.andThen(

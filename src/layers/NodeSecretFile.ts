@@ -103,25 +103,24 @@ export const make: (
       ({ directory, untrack }) => Effect.ensuring(removeDirectory(directory), Effect.sync(untrack))
     )
 
-    const writeScoped = (contents: string) =>
-      Effect.gen(function*() {
-        const { directory } = yield* acquireDirectory
-        const file = path.join(directory, FILE_NAME)
-        const writeFailed = (error: unknown) =>
-          new SecretFileError({
-            reason: new Write({ path: file, message: `Could not write secret file ${file}: ${describe(error)}` })
-          })
-        yield* fs.chmod(directory, DIR_MODE).pipe(Effect.mapError(writeFailed))
-        // `wx`: never follow or reuse something that appeared at this path.
-        yield* fs.writeFileString(file, contents, { flag: "wx", mode: FILE_MODE }).pipe(Effect.mapError(writeFailed))
-        yield* fs.chmod(file, FILE_MODE).pipe(Effect.mapError(writeFailed))
-        const [directoryInfo, fileInfo] = yield* Effect.all([fs.stat(directory), fs.stat(file)]).pipe(
-          Effect.mapError(writeFailed)
-        )
-        yield* checkMode(directoryInfo.mode, DIR_MODE, "directory", directory)
-        yield* checkMode(fileInfo.mode, FILE_MODE, "file", file)
-        return file
-      }).pipe(Effect.withSpan("NodeSecretFile.writeScoped"))
+    const writeScoped = Effect.fn("NodeSecretFile.writeScoped")(function*(contents: string) {
+      const { directory } = yield* acquireDirectory
+      const file = path.join(directory, FILE_NAME)
+      const writeFailed = (error: unknown) =>
+        new SecretFileError({
+          reason: new Write({ path: file, message: `Could not write secret file ${file}: ${describe(error)}` })
+        })
+      yield* fs.chmod(directory, DIR_MODE).pipe(Effect.mapError(writeFailed))
+      // `wx`: never follow or reuse something that appeared at this path.
+      yield* fs.writeFileString(file, contents, { flag: "wx", mode: FILE_MODE }).pipe(Effect.mapError(writeFailed))
+      yield* fs.chmod(file, FILE_MODE).pipe(Effect.mapError(writeFailed))
+      const [directoryInfo, fileInfo] = yield* Effect.all([fs.stat(directory), fs.stat(file)]).pipe(
+        Effect.mapError(writeFailed)
+      )
+      yield* checkMode(directoryInfo.mode, DIR_MODE, "directory", directory)
+      yield* checkMode(fileInfo.mode, FILE_MODE, "file", file)
+      return file
+    })
 
     return SecretFile.of({ writeScoped })
   }

@@ -347,15 +347,16 @@ const resultOf = (handle: Handle, closed: Closed): RunResult => ({
   stderr: handle.stderr()
 })
 
-const run = (options: RunOptions): Effect.Effect<RunResult, SubprocessError> =>
-  Effect.scoped(
-    Effect.gen(function*() {
-      yield* logStart(options)
-      const handle = yield* Effect.acquireRelease(acquire(options, "collect"), release(options))
-      const closed = yield* Deferred.await(handle.outcome)
-      return yield* checkExit(options, resultOf(handle, closed), closed.signal ?? undefined)
-    })
-  ).pipe(Effect.withSpan("NodeSubprocess.run", { attributes: { command: options.command } }))
+const run: (options: RunOptions) => Effect.Effect<RunResult, SubprocessError> = Effect.fnUntraced(
+  function*(options: RunOptions) {
+    yield* logStart(options)
+    const handle = yield* Effect.acquireRelease(acquire(options, "collect"), release(options))
+    const closed = yield* Deferred.await(handle.outcome)
+    return yield* checkExit(options, resultOf(handle, closed), closed.signal ?? undefined)
+  },
+  Effect.scoped,
+  Effect.withSpan("NodeSubprocess.run", (options: RunOptions) => ({ attributes: { command: options.command } }))
+)
 
 /**
  * Writes `input` to the child's stdin in the stream's scope, one string after the previous one was

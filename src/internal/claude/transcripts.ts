@@ -266,8 +266,8 @@ const makeFileStep = (ctx: StepContext) => {
    * folder of the config dir, or the store; with a store, never with entries no successful turn
    * produced (see the module's description).
    */
-  const restoreFile = (sessionId: string) =>
-    Effect.gen(function*() {
+  const restoreFile = Effect.fnUntraced(
+    function*(sessionId: string) {
       if (Option.isNone(setup.store) && !ctx.snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
       const present = fs.existsSync(here)
@@ -305,10 +305,10 @@ const makeFileStep = (ctx: StepContext) => {
       }
       unsure.add(sessionId)
       if (Option.isSome(setup.store)) yield* reconcile(here, sessionId, setup.store.value)
-    }).pipe(
-      // A run starts now: until its store step, what the CLI appends is not known to be a turn.
-      Effect.tap(() => Effect.sync(() => attempts.add(sessionId)))
-    )
+    },
+    // A run starts now: until its store step, what the CLI appends is not known to be a turn.
+    (effect, sessionId) => Effect.tap(effect, () => Effect.sync(() => attempts.add(sessionId)))
+  )
 
   /**
    * Cuts what a failed run appended to the file (its prompt, a partial answer): back to the bytes

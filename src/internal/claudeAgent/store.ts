@@ -279,19 +279,18 @@ export const make = Effect.fnUntraced(
       )
 
     /** A resume reads the store: the session's backlog goes first, so what it reads has no gap. */
-    const load = (key: AgentSdk.SessionKey) =>
-      Effect.gen(function*() {
-        loadFailures.delete(key.sessionId)
-        yield* backlogs.flush(key.sessionId)
-        const entries = yield* guarded(bound, "load", key.sessionId, store.load(ours(key)))
-        if (Option.isNone(entries) || entries.value.length === 0) {
-          // The SDK then lets the CLI look in its own config dir, which may hold the session.
-          if (key.subpath === undefined) loadFailures.set(key.sessionId, notFound(key.sessionId, projectKey))
-          return null
-        }
-        // JSON values: an absent `uuid` is absent, never `undefined`.
-        return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
-      }).pipe(recordingLoad(key.sessionId))
+    const load = Effect.fnUntraced(function*(key: AgentSdk.SessionKey) {
+      loadFailures.delete(key.sessionId)
+      yield* backlogs.flush(key.sessionId)
+      const entries = yield* guarded(bound, "load", key.sessionId, store.load(ours(key)))
+      if (Option.isNone(entries) || entries.value.length === 0) {
+        // The SDK then lets the CLI look in its own config dir, which may hold the session.
+        if (key.subpath === undefined) loadFailures.set(key.sessionId, notFound(key.sessionId, projectKey))
+        return null
+      }
+      // JSON values: an absent `uuid` is absent, never `undefined`.
+      return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
+    }, (effect, key) => recordingLoad(key.sessionId)(effect))
 
     const sdkStore: AgentSdk.SessionStore = {
       append: (key, entries) => settle(backlogs.append(ours(key), entries)),

@@ -106,8 +106,8 @@ export const makeLive = (
    * A turn on the live CLI. A failure stops it (no half-read turn survives); an interrupted fiber
    * first asks the CLI to stop the turn and keeps it when it does (`afterFailure`).
    */
-  const liveTurn = (input: RunInput) =>
-    Effect.gen(function*() {
+  const liveTurn = Effect.fnUntraced(
+    function*(input: RunInput) {
       const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
       yield* controls.applySettings(cli).pipe(
         Effect.catch((e) =>
@@ -171,7 +171,10 @@ export const makeLive = (
         { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
         () => endedEarly(env.binary, ended)
       )
-    }).pipe(Effect.scoped, Effect.onError(afterFailure))
+    },
+    Effect.scoped,
+    Effect.onError(afterFailure)
+  )
 
   const run = (input: RunInput) =>
     // Refused before a CLI is started, and without dropping a warm one.

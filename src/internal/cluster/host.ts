@@ -200,12 +200,12 @@ export const make = Effect.fnUntraced(
             : Effect.failCause(cause)))
 
     /** Runs one turn, or answers it from the records when it already finished here before. */
-    const runTurn = <A>(
-      turnId: string,
-      body: (client: SessionClient) => Effect.Effect<A, ChatError>,
-      decodeReply: (reply: unknown) => Option.Option<A>
-    ): Effect.Effect<A, TurnError> =>
-      Effect.gen(function*() {
+    const runTurn = Effect.fnUntraced(
+      function*<A>(
+        turnId: string,
+        body: (client: SessionClient) => Effect.Effect<A, ChatError>,
+        decodeReply: (reply: unknown) => Option.Option<A>
+      ): Effect.fn.Return<A, TurnError> {
         const h = yield* ensure
         const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
@@ -214,11 +214,11 @@ export const make = Effect.fnUntraced(
         const value = yield* handBackOnShutdown(turnId, body(h.client))
         yield* finish(value)
         return value
-      }).pipe(
-        Effect.withSpan("ClaudeConversation.turn", {
-          attributes: { "conversation.id": conversationId, "conversation.turn_id": turnId, "cluster.runner": runner }
-        })
-      )
+      },
+      Effect.withSpan("ClaudeConversation.turn", (turnId: string) => ({
+        attributes: { "conversation.id": conversationId, "conversation.turn_id": turnId, "cluster.runner": runner }
+      }))
+    )
 
     const streamTurn = (
       turnId: string,
