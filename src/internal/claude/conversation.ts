@@ -77,8 +77,8 @@ const makeUsageBook = Effect.fnUntraced(function*(info: Telemetry.TurnInfo, init
       return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
     })
 
-  const recordResult = (emit: Emit | undefined) => (line: ResultLine) =>
-    Effect.gen(function*() {
+  const recordResult = (emit: Emit | undefined) =>
+    Effect.fnUntraced(function*(line: ResultLine) {
       if (line.usage === undefined && line.total_cost_usd == null) return Usage.empty
       const u = line.usage
       const cacheRead = u?.cache_read_input_tokens ?? 0
@@ -127,65 +127,64 @@ export const makeSessionClient = Effect.fnUntraced(
     // fresh CLIs (each counting only itself) stop at the same total.
     const budgetLeft = Effect.map(spentUsd, (spent) => remainingBudget(params.maxBudgetUsd, spent))
 
-    const converse = <A>(
+    const converse = Effect.fnUntraced(function*<A>(
       prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
       finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
       emit?: Emit
-    ) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const spent = yield* spentUsd
-        const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
-        if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
-        const buffered = yield* Ref.get(pending)
-        const user = userMessage([...buffered, prompt])
-        yield* Telemetry.recordPrompt(user.content)
-        const resumed = yield* Ref.get(sessionId)
-        if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
-        // One CLI run is one turn span; the run's own model turns are inside the CLI.
-        // An interrupted turn ran in the session: the next turn continues it (and stores it).
-        const interrupted = (error: ChatError) =>
-          isInterrupted(error) && error.reason.sessionId !== undefined
-            ? Effect.all([
-              params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
-              Ref.set(sessionId, Option.some(error.reason.sessionId)),
-              Ref.set(fork, false),
-              Ref.set(pending, [])
-            ])
-            : Effect.void
-        const outcome = yield* Telemetry.turnSpan(
-          info,
-          params.run({
-            prompt: user.content,
-            ...(user.parts === undefined ? {} : { parts: user.parts }),
-            responseFormat,
-            sessionId: resumed,
-            fork: yield* Ref.get(fork),
-            emit,
-            budgetUsd,
-            recordResult: recordResult(emit)
-          })
-        ).pipe(Effect.tapError(interrupted))
-        const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
-        // Stored before anything else can fail: a store step that fails keeps the answer, and the
-        // entries it could not store are sent again after the next turn.
-        if (ran !== undefined) {
-          yield* params.transcripts.afterRun(ran).pipe(
-            // The turn ran: the next one continues its session (and stores what this one could not).
-            Effect.tapError(() =>
-              Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])])
-            ),
-            Effect.mapError(storeFailed(outcome.text))
-          )
-        }
-        const value = yield* finish(outcome)
-        yield* Telemetry.recordAnswer(outcome.text)
-        if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
-        yield* Ref.set(fork, false)
-        yield* Ref.set(activity, outcome.activity ?? [])
-        yield* Ref.set(pending, [])
-        return value
-      }))
+    ) {
+      const spent = yield* spentUsd
+      const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
+      if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
+      const buffered = yield* Ref.get(pending)
+      const user = userMessage([...buffered, prompt])
+      yield* Telemetry.recordPrompt(user.content)
+      const resumed = yield* Ref.get(sessionId)
+      if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
+      // One CLI run is one turn span; the run's own model turns are inside the CLI.
+      // An interrupted turn ran in the session: the next turn continues it (and stores it).
+      const interrupted = (error: ChatError) =>
+        isInterrupted(error) && error.reason.sessionId !== undefined
+          ? Effect.all([
+            params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
+            Ref.set(sessionId, Option.some(error.reason.sessionId)),
+            Ref.set(fork, false),
+            Ref.set(pending, [])
+          ])
+          : Effect.void
+      const outcome = yield* Telemetry.turnSpan(
+        info,
+        params.run({
+          prompt: user.content,
+          ...(user.parts === undefined ? {} : { parts: user.parts }),
+          responseFormat,
+          sessionId: resumed,
+          fork: yield* Ref.get(fork),
+          emit,
+          budgetUsd,
+          recordResult: recordResult(emit)
+        })
+      ).pipe(Effect.tapError(interrupted))
+      const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
+      // Stored before anything else can fail: a store step that fails keeps the answer, and the
+      // entries it could not store are sent again after the next turn.
+      if (ran !== undefined) {
+        yield* params.transcripts.afterRun(ran).pipe(
+          // The turn ran: the next one continues its session (and stores what this one could not).
+          Effect.tapError(() =>
+            Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])])
+          ),
+          Effect.mapError(storeFailed(outcome.text))
+        )
+      }
+      const value = yield* finish(outcome)
+      yield* Telemetry.recordAnswer(outcome.text)
+      if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
+      yield* Ref.set(fork, false)
+      yield* Ref.set(activity, outcome.activity ?? [])
+      yield* Ref.set(pending, [])
+      return value
+    }, lock.withPermits(1))
 
     const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
       yield* requirePrompt("added message", prompt, media)

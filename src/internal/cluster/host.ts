@@ -176,13 +176,12 @@ export const make = Effect.fnUntraced(
         ),
         scope
       )
-      return (reply: unknown) =>
-        Effect.gen(function*() {
-          yield* Fiber.join(started)
-          const usage = Usage.add(h.base, yield* h.client.usage)
-          yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
-          h.replies.set(turnId, reply)
-        })
+      return Effect.fnUntraced(function*(reply: unknown) {
+        yield* Fiber.join(started)
+        const usage = Usage.add(h.base, yield* h.client.usage)
+        yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
+        h.replies.set(turnId, reply)
+      })
     })
 
     /**
