@@ -101,17 +101,17 @@ export const make = Effect.fnUntraced(function*(input: PolicyInput): Effect.fn.R
   const agent = { disabledTools: input.disabledTools }
   return {
     refused,
-    resolve: (mcpServers) =>
-      Effect.gen(function*() {
-        if (refused !== undefined) return yield* refused
-        const policy = ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers))
-        if (policy.ignored.length > 0) {
-          if (input.strict) return yield* strictError(provider, policy.ignored)
-          yield* report(policy.ignored)
-          yield* Effect.annotateCurrentSpan("tool_policy.ignored", policy.ignored.map((i) => i.entry))
-        }
-        return policy
-      })
+    resolve: Effect.fnUntraced(function*(mcpServers: ReadonlyArray<string>) {
+      if (refused !== undefined) return yield* refused
+
+      const policy = ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers))
+      if (policy.ignored.length > 0) {
+        if (input.strict) return yield* strictError(provider, policy.ignored)
+        yield* report(policy.ignored)
+        yield* Effect.annotateCurrentSpan("tool_policy.ignored", policy.ignored.map((i) => i.entry))
+      }
+      return policy
+    })
   }
 })
 
