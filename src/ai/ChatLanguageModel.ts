@@ -100,26 +100,25 @@ export interface ClientOptions {
  */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
-const toolsFor = (options: LanguageModel.ProviderOptions, method: Method) =>
-  Effect.gen(function*() {
-    if (options.toolChoice === "none" || options.tools.length === 0) return []
-    const rejected = AiToolkit.rejectedTools(options.tools)
-    if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
-    const context = yield* Effect.context<never>()
-    const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
-    if (missing.length > 0) {
-      return yield* invalidRequest(
-        method,
-        "toolkit",
-        `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
-          "layer (MyToolkit.toLayer(...)) to the effect that calls the LanguageModel."
-      )
-    }
-    const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
-      Toolkit.WithHandler<Record<string, AiTool.Any>>
-    >)
-    return yield* Effect.mapError(AiToolkit.toTools(toolkit), toAiError(method))
-  })
+const toolsFor = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions, method: Method) {
+  if (options.toolChoice === "none" || options.tools.length === 0) return []
+  const rejected = AiToolkit.rejectedTools(options.tools)
+  if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
+  const context = yield* Effect.context<never>()
+  const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
+  if (missing.length > 0) {
+    return yield* invalidRequest(
+      method,
+      "toolkit",
+      `No handler in context for tool(s) ${missing.join(", ")}: provide the toolkit's handler ` +
+        "layer (MyToolkit.toLayer(...)) to the effect that calls the LanguageModel."
+    )
+  }
+  const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
+    Toolkit.WithHandler<Record<string, AiTool.Any>>
+  >)
+  return yield* Effect.mapError(AiToolkit.toTools(toolkit), toAiError(method))
+})
 
 /**
  * `tool` reporting its calls to `observe` as ToolCallStart / ToolCallEnd, with the texts the
@@ -203,12 +202,8 @@ export const make: <R>(
 )(function*<R>(makeClient: MakeClient<R>) {
   const captured = yield* Effect.context<Exclude<R, Scope.Scope>>()
 
-  const clientFor = (
-    options: LanguageModel.ProviderOptions,
-    method: Method,
-    observe?: (event: ChatEvent) => void
-  ) =>
-    Effect.gen(function*() {
+  const clientFor = Effect.fnUntraced(
+    function*(options: LanguageModel.ProviderOptions, method: Method, observe?: (event: ChatEvent) => void) {
       const rendered = yield* renderPrompt(options.prompt, method)
       const found = yield* toolsFor(options, method)
       const tools = observe === undefined
@@ -224,7 +219,8 @@ export const make: <R>(
         yield* Effect.mapError(client.setTools(tools as unknown as ReadonlyArray<Tool.Tool>), toAiError(method))
       }
       return { client, text: rendered.text }
-    })
+    }
+  )
 
   const streamParts = (options: LanguageModel.ProviderOptions, method: Method) =>
     Stream.unwrap(Effect.map(clientFor(options, method), ({ client, text }) => {
@@ -236,33 +232,32 @@ export const make: <R>(
       )
     }))
 
-  const generateObject = (options: LanguageModel.ProviderOptions, schema: Schema.Top) =>
-    Effect.scoped(Effect.gen(function*() {
-      const events: Array<ChatEvent> = []
-      const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
-      const typed = schema as AnyCodec
-      const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
-      const encoded = yield* Schema.encodeEffect(Schema.toCodecJson(typed))(value).pipe(
-        Effect.mapError((error) =>
-          AiError.make({
-            module,
-            method: "generateObject",
-            reason: new AiError.InvalidOutputError({
-              description: `The structured answer could not be encoded back with the schema: ${error.message}`
-            })
+  const generateObject = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions, schema: Schema.Top) {
+    const events: Array<ChatEvent> = []
+    const { client, text } = yield* clientFor(options, "generateObject", (event) => events.push(event))
+    const typed = schema as AnyCodec
+    const value = yield* Effect.mapError(client.ask(text, typed), toAiError("generateObject"))
+    const encoded = yield* Schema.encodeEffect(Schema.toCodecJson(typed))(value).pipe(
+      Effect.mapError((error) =>
+        AiError.make({
+          module,
+          method: "generateObject",
+          reason: new AiError.InvalidOutputError({
+            description: `The structured answer could not be encoded back with the schema: ${error.message}`
           })
-        )
+        })
       )
-      const translate = makeTranslator(options.tools)
-      const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
-      const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
-      const parts: Array<Response.PartEncoded> = [
-        ...toolParts,
-        { type: "text", text: JSON.stringify(encoded) },
-        ...(finish as Array<Response.PartEncoded>)
-      ]
-      return parts
-    }))
+    )
+    const translate = makeTranslator(options.tools)
+    const toolParts = events.flatMap(translate) as Array<Response.PartEncoded>
+    const finish = [new UsageEvent({ usage: yield* client.usage }), new Complete({ text: "" })].flatMap(translate)
+    const parts: Array<Response.PartEncoded> = [
+      ...toolParts,
+      { type: "text", text: JSON.stringify(encoded) },
+      ...(finish as Array<Response.PartEncoded>)
+    ]
+    return parts
+  }, Effect.scoped)
 
   return yield* LanguageModel.make({
     generateText: (options) =>

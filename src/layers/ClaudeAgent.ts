@@ -266,20 +266,19 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     })
 
   /** A turn on a query (and CLI) of its own, resuming the session. */
-  const freshTurn = (input: RunInput) =>
-    Effect.scoped(Effect.gen(function*() {
-      const started = yield* start({
-        // A prompt with media is one SDK user message carrying image/document blocks.
-        prompt: input.parts === undefined ? input.prompt : singleMessage(userMessage(input)),
-        resume: input.sessionId,
-        fork: input.fork,
-        responseFormat: input.responseFormat,
-        // Partial messages let the stall watchdog tell a long answer from a silent run.
-        partialMessages: true,
-        budgetUsd: input.budgetUsd
-      })
-      return yield* interpret(reading, input, started, yield* read(started, input.emit, false))
-    }))
+  const freshTurn = Effect.fnUntraced(function*(input: RunInput) {
+    const started = yield* start({
+      // A prompt with media is one SDK user message carrying image/document blocks.
+      prompt: input.parts === undefined ? input.prompt : singleMessage(userMessage(input)),
+      resume: input.sessionId,
+      fork: input.fork,
+      responseFormat: input.responseFormat,
+      // Partial messages let the stall watchdog tell a long answer from a silent run.
+      partialMessages: true,
+      budgetUsd: input.budgetUsd
+    })
+    return yield* interpret(reading, input, started, yield* read(started, input.emit, false))
+  }, Effect.scoped)
 
   const resume = options.snapshot?.sessionId ?? options.resume
   const session: KeepAlive.SessionState = {

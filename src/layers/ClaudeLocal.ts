@@ -113,21 +113,20 @@ export const make: (
     const env = yield* Plan.makeEnv(options, NodeMcpBridge.make)
     const { scope, serverName } = env
 
-    const setTools = (set: Tool.ToolSet) =>
-      Effect.gen(function*() {
-        const running = yield* Ref.get(env.bridge)
-        if (Option.isSome(running)) {
-          yield* running.value.setTools(set.tools)
-        } else if (set.tools.length > 0) {
-          // Started once, in the client's scope: port and token stay stable across turns.
-          const started = yield* NodeMcpBridge.make({ serverName, tools: set.tools }).pipe(
-            Scope.provide(scope),
-            Effect.mapError((e) => e._tag === "InvalidToolsError" ? e : Args.configError(e))
-          )
-          yield* Ref.set(env.bridge, Option.some(started))
-        }
-        yield* Ref.set(env.tools, set)
-      })
+    const setTools = Effect.fnUntraced(function*(set: Tool.ToolSet) {
+      const running = yield* Ref.get(env.bridge)
+      if (Option.isSome(running)) {
+        yield* running.value.setTools(set.tools)
+      } else if (set.tools.length > 0) {
+        // Started once, in the client's scope: port and token stay stable across turns.
+        const started = yield* NodeMcpBridge.make({ serverName, tools: set.tools }).pipe(
+          Scope.provide(scope),
+          Effect.mapError((e) => e._tag === "InvalidToolsError" ? e : Args.configError(e))
+        )
+        yield* Ref.set(env.bridge, Option.some(started))
+      }
+      yield* Ref.set(env.tools, set)
+    })
 
     const keepAlive = options.keepAlive === true || options.prewarm === true
     // Settings changed through ClaudeLive: the next fresh run's flags, or told to each live CLI.

@@ -164,11 +164,14 @@ const renderTranscript = (exchanges: ReadonlyArray<Exchange>): Content.Prompt =>
  * @category constructors
  * @since 1.0.0
  */
-export const make = (
+export const make: (
   providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
-  options: Options = {}
-): Effect.Effect<ChatClientService, FallbackError> =>
-  Effect.gen(function*() {
+  options?: Options
+) => Effect.Effect<ChatClientService, FallbackError> = Effect.fnUntraced(
+  function*(
+    providers: ReadonlyArray<{ readonly name: string; readonly client: ChatClientService }>,
+    options: Options = {}
+  ) {
     if (providers.length === 0) {
       return yield* new FallbackError({
         reason: new NoProviders({ message: "A fallback chain needs at least one provider" })
@@ -191,63 +194,59 @@ export const make = (
       set.tools.map((tool) => ({ ...tool, run: (input) => Effect.andThen(Ref.set(toolRan, true), tool.run(input)) }))
 
     /** Brings provider `i` up to date before its first call: tools, transcript, buffered text. */
-    const sync = (i: number) =>
-      Effect.gen(function*() {
-        if ((yield* Ref.get(synced)).has(i)) return
-        const client = providers[i]!.client
-        yield* client.setTools(observed(yield* Ref.get(tools)))
-        const history = yield* Ref.get(exchanges)
-        if (history.length > 0) yield* client.add(renderTranscript(history))
-        for (const text of yield* Ref.get(pending)) yield* client.add(text)
-        yield* Ref.update(synced, (s) => new Set([...s, i]))
-      })
+    const sync = Effect.fnUntraced(function*(i: number) {
+      if ((yield* Ref.get(synced)).has(i)) return
+      const client = providers[i]!.client
+      yield* client.setTools(observed(yield* Ref.get(tools)))
+      const history = yield* Ref.get(exchanges)
+      if (history.length > 0) yield* client.add(renderTranscript(history))
+      for (const text of yield* Ref.get(pending)) yield* client.add(text)
+      yield* Ref.update(synced, (s) => new Set([...s, i]))
+    })
 
     /** Runs `call` on the active provider, moving forward through the chain while the policy allows. */
-    const withFailover = <A>(
+    const withFailover = Effect.fnUntraced(function*<A>(
       call: (client: ChatClientService) => Effect.Effect<A, ChatError>,
       /** Set once output reached the caller: from then on a failure is final. */
       committed?: Ref.Ref<boolean>
-    ) =>
-      Effect.gen(function*() {
-        yield* Ref.set(toolRan, false)
-        const errors: Array<ProviderFailure> = []
-        const tried: Array<string> = []
-        let i = yield* Ref.get(active)
-        while (true) {
-          const provider = providers[i]!
-          const attempt = yield* Effect.result(Effect.andThen(sync(i), call(provider.client)))
-          if (Result.isSuccess(attempt)) return attempt.success
-          const failure = attempt.failure
-          const failures = flatten(failure)
-          errors.push(...failures)
-          tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
-          const last = failures[failures.length - 1]!
-          if (failure._tag === "FallbackError" || policy(last) === "fatal") return yield* failure
-          if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
-          if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
-            return yield* new FallbackError({
-              reason: new RefusedAfterToolRun({
-                errors,
-                message: `${provider.name} failed (${
-                  category(last)
-                }) after a tool ran; not replaying on another provider`
-              })
+    ) {
+      yield* Ref.set(toolRan, false)
+      const errors: Array<ProviderFailure> = []
+      const tried: Array<string> = []
+      let i = yield* Ref.get(active)
+      while (true) {
+        const provider = providers[i]!
+        const attempt = yield* Effect.result(Effect.andThen(sync(i), call(provider.client)))
+        if (Result.isSuccess(attempt)) return attempt.success
+        const failure = attempt.failure
+        const failures = flatten(failure)
+        errors.push(...failures)
+        tried.push(`${provider.name} (${failures.map(category).join(", ")})`)
+        const last = failures[failures.length - 1]!
+        if (failure._tag === "FallbackError" || policy(last) === "fatal") return yield* failure
+        if (committed !== undefined && (yield* Ref.get(committed))) return yield* failure
+        if (options.strictToolContext === true && (yield* Ref.get(toolRan))) {
+          return yield* new FallbackError({
+            reason: new RefusedAfterToolRun({
+              errors,
+              message: `${provider.name} failed (${category(last)}) after a tool ran; not replaying on another provider`
             })
-          }
-          if (i + 1 >= providers.length) {
-            return yield* new FallbackError({
-              reason: new Exhausted({ errors, message: `Every provider failed: ${tried.join("; ")}` })
-            })
-          }
-          const next = providers[i + 1]!
-          yield* Effect.logWarning("Fallback: switching provider").pipe(
-            Effect.annotateLogs({ from: provider.name, to: next.name, reason: category(last) })
-          )
-          if (options.onFailover) yield* options.onFailover(provider.name, next.name, last)
-          i += 1
-          yield* Ref.set(active, i)
+          })
         }
-      })
+        if (i + 1 >= providers.length) {
+          return yield* new FallbackError({
+            reason: new Exhausted({ errors, message: `Every provider failed: ${tried.join("; ")}` })
+          })
+        }
+        const next = providers[i + 1]!
+        yield* Effect.logWarning("Fallback: switching provider").pipe(
+          Effect.annotateLogs({ from: provider.name, to: next.name, reason: category(last) })
+        )
+        if (options.onFailover) yield* options.onFailover(provider.name, next.name, last)
+        i += 1
+        yield* Ref.set(active, i)
+      }
+    })
 
     const finish = (prompt: Content.Prompt, answer: string) =>
       Effect.andThen(
@@ -320,7 +319,8 @@ export const make = (
     )
 
     return { add, chat, chatStream, ask, setTools, usage } satisfies ChatClientService
-  })
+  }
+)
 
 const describeBuildError = (error: unknown): string =>
   typeof error === "object" && error !== null && "message" in error ? String(error.message) : String(error)

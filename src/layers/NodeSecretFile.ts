@@ -69,11 +69,14 @@ const checkMode = (actual: number, expected: number, what: string, path: string)
  * @category constructors
  * @since 1.0.0
  */
-export const make = (
-  options: Options = {},
-  removeOnExit = false
-): Effect.Effect<SecretFileService, never, FileSystem.FileSystem> =>
-  Effect.gen(function*() {
+export const make: (
+  options?: Options,
+  removeOnExit?: boolean
+) => Effect.Effect<SecretFileService, never, FileSystem.FileSystem> = Effect.fnUntraced(
+  function*(
+    options: Options = {},
+    removeOnExit = false
+  ) {
     const fs = yield* FileSystem.FileSystem
     const parent = options.directory ?? os.tmpdir()
     const prefix = options.prefix ?? "effect-chat-bridge-secret-"
@@ -100,28 +103,28 @@ export const make = (
       ({ directory, untrack }) => Effect.ensuring(removeDirectory(directory), Effect.sync(untrack))
     )
 
-    const writeScoped = (contents: string) =>
-      Effect.gen(function*() {
-        const { directory } = yield* acquireDirectory
-        const file = path.join(directory, FILE_NAME)
-        const writeFailed = (error: unknown) =>
-          new SecretFileError({
-            reason: new Write({ path: file, message: `Could not write secret file ${file}: ${describe(error)}` })
-          })
-        yield* fs.chmod(directory, DIR_MODE).pipe(Effect.mapError(writeFailed))
-        // `wx`: never follow or reuse something that appeared at this path.
-        yield* fs.writeFileString(file, contents, { flag: "wx", mode: FILE_MODE }).pipe(Effect.mapError(writeFailed))
-        yield* fs.chmod(file, FILE_MODE).pipe(Effect.mapError(writeFailed))
-        const [directoryInfo, fileInfo] = yield* Effect.all([fs.stat(directory), fs.stat(file)]).pipe(
-          Effect.mapError(writeFailed)
-        )
-        yield* checkMode(directoryInfo.mode, DIR_MODE, "directory", directory)
-        yield* checkMode(fileInfo.mode, FILE_MODE, "file", file)
-        return file
-      }).pipe(Effect.withSpan("NodeSecretFile.writeScoped"))
+    const writeScoped = Effect.fn("NodeSecretFile.writeScoped")(function*(contents: string) {
+      const { directory } = yield* acquireDirectory
+      const file = path.join(directory, FILE_NAME)
+      const writeFailed = (error: unknown) =>
+        new SecretFileError({
+          reason: new Write({ path: file, message: `Could not write secret file ${file}: ${describe(error)}` })
+        })
+      yield* fs.chmod(directory, DIR_MODE).pipe(Effect.mapError(writeFailed))
+      // `wx`: never follow or reuse something that appeared at this path.
+      yield* fs.writeFileString(file, contents, { flag: "wx", mode: FILE_MODE }).pipe(Effect.mapError(writeFailed))
+      yield* fs.chmod(file, FILE_MODE).pipe(Effect.mapError(writeFailed))
+      const [directoryInfo, fileInfo] = yield* Effect.all([fs.stat(directory), fs.stat(file)]).pipe(
+        Effect.mapError(writeFailed)
+      )
+      yield* checkMode(directoryInfo.mode, DIR_MODE, "directory", directory)
+      yield* checkMode(fileInfo.mode, FILE_MODE, "file", file)
+      return file
+    })
 
     return SecretFile.of({ writeScoped })
-  })
+  }
+)
 
 /**
  * The service over a `FileSystem` from context (for non-Node platforms or a custom file system).

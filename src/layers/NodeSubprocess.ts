@@ -219,93 +219,92 @@ const collector = (max: number, onOverflow: () => void) => {
 }
 
 /** Spawns the child with every listener attached before Node can emit anything. */
-const acquire = (options: RunOptions, mode: OutputMode): Effect.Effect<Handle> =>
-  Effect.gen(function*() {
-    const outcome = yield* Deferred.make<Closed, SubprocessError>()
-    const fail = (error: SubprocessError) => Deferred.doneUnsafe(outcome, Exit.fail(error))
-    const graceMs = Duration.toMillis(options.killGrace ?? DEFAULT_KILL_GRACE)
-    const maxBytes = options.maxOutputBytes ?? (mode === "collect" ? DEFAULT_MAX_OUTPUT_BYTES : Infinity)
-    const tooLarge = (stream: "stdout" | "stderr") => () =>
+const acquire = Effect.fnUntraced(function*(options: RunOptions, mode: OutputMode): Effect.fn.Return<Handle> {
+  const outcome = yield* Deferred.make<Closed, SubprocessError>()
+  const fail = (error: SubprocessError) => Deferred.doneUnsafe(outcome, Exit.fail(error))
+  const graceMs = Duration.toMillis(options.killGrace ?? DEFAULT_KILL_GRACE)
+  const maxBytes = options.maxOutputBytes ?? (mode === "collect" ? DEFAULT_MAX_OUTPUT_BYTES : Infinity)
+  const tooLarge = (stream: "stdout" | "stderr") => () =>
+    fail(
+      new SubprocessError({
+        command: options.command,
+        reason: new OutputTooLarge({
+          stream,
+          maxBytes,
+          message: `${options.command} wrote more than ${maxBytes} bytes to ${stream}`
+        })
+      })
+    )
+  const stdoutCollector = collector(maxBytes, tooLarge("stdout"))
+  // In stream mode stderr is only kept for error messages: bound it to a tail.
+  const stderrCollector = mode === "collect"
+    ? collector(maxBytes, tooLarge("stderr"))
+    : collector(64 * 1024, () => {})
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const dispose = () => {
+    if (timer !== undefined) clearTimeout(timer)
+  }
+
+  let child: ChildProcess
+  try {
+    child = spawn(options.command, [...options.args], {
+      cwd: options.cwd,
+      env: childEnv(options.env),
+      detached: true,
+      stdio: [options.stdin === undefined && options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
+      windowsHide: true
+    })
+  } catch (error) {
+    fail(spawnError(options, error))
+    return { child: undefined, outcome, stdout: () => "", stderr: () => "", graceMs, dispose, untrack: () => {} }
+  }
+  // Killed and removed when this process goes without running finalizers (Ctrl-C, SIGTERM, exit).
+  const untrack = child.pid === undefined ? () => {} : trackGroup(child.pid)
+
+  child.on("error", (error) => {
+    // After a successful spawn, errors come from kill() and are covered by the group logic.
+    if (child.pid === undefined) fail(spawnError(options, error))
+  })
+  let closed = false
+  child.on("exit", () => {
+    // Whatever the child left running in its group (and holding our pipes) goes with it. A
+    // process that left the group (setsid) may still hold the pipes: stop waiting for it.
+    const pid = child.pid
+    if (pid === undefined) return
+    terminateGroup(pid, graceMs, (gone) => {
+      if (gone) untrack()
+      setTimeout(() => {
+        if (!closed) destroyStdio(child)
+      }, AFTER_KILL_WAIT_MS)
+    })
+  })
+  child.on("close", (code, signal) => {
+    closed = true
+    dispose()
+    Deferred.doneUnsafe(outcome, Exit.succeed({ code, signal }))
+  })
+  if (mode === "collect") child.stdout!.on("data", stdoutCollector.push)
+  child.stderr!.on("data", stderrCollector.push)
+  if (options.stdin !== undefined && child.stdin) {
+    child.stdin.on("error", () => {}) // EPIPE when the child does not read its input
+    child.stdin.end(options.stdin)
+  }
+  if (options.timeout !== undefined && child.pid !== undefined) {
+    const timeoutMillis = Duration.toMillis(options.timeout)
+    timer = setTimeout(() =>
       fail(
         new SubprocessError({
           command: options.command,
-          reason: new OutputTooLarge({
-            stream,
-            maxBytes,
-            message: `${options.command} wrote more than ${maxBytes} bytes to ${stream}`
+          reason: new TimedOut({
+            timeoutMillis,
+            stderrTail: tail(stderrCollector.text()),
+            message: `${options.command} did not finish within ${Duration.format(Duration.millis(timeoutMillis))}`
           })
         })
-      )
-    const stdoutCollector = collector(maxBytes, tooLarge("stdout"))
-    // In stream mode stderr is only kept for error messages: bound it to a tail.
-    const stderrCollector = mode === "collect"
-      ? collector(maxBytes, tooLarge("stderr"))
-      : collector(64 * 1024, () => {})
-    let timer: ReturnType<typeof setTimeout> | undefined
-    const dispose = () => {
-      if (timer !== undefined) clearTimeout(timer)
-    }
-
-    let child: ChildProcess
-    try {
-      child = spawn(options.command, [...options.args], {
-        cwd: options.cwd,
-        env: childEnv(options.env),
-        detached: true,
-        stdio: [options.stdin === undefined && options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"],
-        windowsHide: true
-      })
-    } catch (error) {
-      fail(spawnError(options, error))
-      return { child: undefined, outcome, stdout: () => "", stderr: () => "", graceMs, dispose, untrack: () => {} }
-    }
-    // Killed and removed when this process goes without running finalizers (Ctrl-C, SIGTERM, exit).
-    const untrack = child.pid === undefined ? () => {} : trackGroup(child.pid)
-
-    child.on("error", (error) => {
-      // After a successful spawn, errors come from kill() and are covered by the group logic.
-      if (child.pid === undefined) fail(spawnError(options, error))
-    })
-    let closed = false
-    child.on("exit", () => {
-      // Whatever the child left running in its group (and holding our pipes) goes with it. A
-      // process that left the group (setsid) may still hold the pipes: stop waiting for it.
-      const pid = child.pid
-      if (pid === undefined) return
-      terminateGroup(pid, graceMs, (gone) => {
-        if (gone) untrack()
-        setTimeout(() => {
-          if (!closed) destroyStdio(child)
-        }, AFTER_KILL_WAIT_MS)
-      })
-    })
-    child.on("close", (code, signal) => {
-      closed = true
-      dispose()
-      Deferred.doneUnsafe(outcome, Exit.succeed({ code, signal }))
-    })
-    if (mode === "collect") child.stdout!.on("data", stdoutCollector.push)
-    child.stderr!.on("data", stderrCollector.push)
-    if (options.stdin !== undefined && child.stdin) {
-      child.stdin.on("error", () => {}) // EPIPE when the child does not read its input
-      child.stdin.end(options.stdin)
-    }
-    if (options.timeout !== undefined && child.pid !== undefined) {
-      const timeoutMillis = Duration.toMillis(options.timeout)
-      timer = setTimeout(() =>
-        fail(
-          new SubprocessError({
-            command: options.command,
-            reason: new TimedOut({
-              timeoutMillis,
-              stderrTail: tail(stderrCollector.text()),
-              message: `${options.command} did not finish within ${Duration.format(Duration.millis(timeoutMillis))}`
-            })
-          })
-        ), timeoutMillis)
-    }
-    return { child, outcome, stdout: stdoutCollector.text, stderr: stderrCollector.text, graceMs, dispose, untrack }
-  })
+      ), timeoutMillis)
+  }
+  return { child, outcome, stdout: stdoutCollector.text, stderr: stderrCollector.text, graceMs, dispose, untrack }
+})
 
 /**
  * Terminates the group and waits — boundedly — for the group to be gone and the pipes to close.
@@ -348,15 +347,16 @@ const resultOf = (handle: Handle, closed: Closed): RunResult => ({
   stderr: handle.stderr()
 })
 
-const run = (options: RunOptions): Effect.Effect<RunResult, SubprocessError> =>
-  Effect.scoped(
-    Effect.gen(function*() {
-      yield* logStart(options)
-      const handle = yield* Effect.acquireRelease(acquire(options, "collect"), release(options))
-      const closed = yield* Deferred.await(handle.outcome)
-      return yield* checkExit(options, resultOf(handle, closed), closed.signal ?? undefined)
-    })
-  ).pipe(Effect.withSpan("NodeSubprocess.run", { attributes: { command: options.command } }))
+const run: (options: RunOptions) => Effect.Effect<RunResult, SubprocessError> = Effect.fnUntraced(
+  function*(options: RunOptions) {
+    yield* logStart(options)
+    const handle = yield* Effect.acquireRelease(acquire(options, "collect"), release(options))
+    const closed = yield* Deferred.await(handle.outcome)
+    return yield* checkExit(options, resultOf(handle, closed), closed.signal ?? undefined)
+  },
+  Effect.scoped,
+  Effect.withSpan("NodeSubprocess.run", (options: RunOptions) => ({ attributes: { command: options.command } }))
+)
 
 /**
  * Writes `input` to the child's stdin in the stream's scope, one string after the previous one was

@@ -177,64 +177,64 @@ const estimate = (
  * @category testing
  * @since 1.0.0
  */
-export const make = (options: Options): Effect.Effect<ChatClientService> =>
-  Effect.gen(function*() {
-    const provider = options.name ?? "scripted"
-    const cursor = yield* Ref.make(0)
-    const callCounter = yield* Ref.make(0)
-    const next = (request: TurnRequest): Effect.Effect<ScriptedTurn, ProviderError> => {
-      if ("respond" in options) return options.respond(request)
-      const script = options.script
-      return Ref.getAndUpdate(cursor, (n) => n + 1).pipe(
-        Effect.flatMap((n) =>
-          n < script.length
-            ? Effect.succeed(script[n]!)
-            : Effect.fail(
-              new ProviderError({
-                provider,
-                reason: new UnknownError({
-                  message: `The scripted model has no turn ${n + 1} (script has ${script.length})`
-                })
+export const make: (options: Options) => Effect.Effect<ChatClientService> = Effect.fnUntraced(function*(
+  options: Options
+) {
+  const provider = options.name ?? "scripted"
+  const cursor = yield* Ref.make(0)
+  const callCounter = yield* Ref.make(0)
+  const next = (request: TurnRequest): Effect.Effect<ScriptedTurn, ProviderError> => {
+    if ("respond" in options) return options.respond(request)
+    const script = options.script
+    return Ref.getAndUpdate(cursor, (n) => n + 1).pipe(
+      Effect.flatMap((n) =>
+        n < script.length
+          ? Effect.succeed(script[n]!)
+          : Effect.fail(
+            new ProviderError({
+              provider,
+              reason: new UnknownError({
+                message: `The scripted model has no turn ${n + 1} (script has ${script.length})`
               })
-            )
-        )
+            })
+          )
       )
+    )
+  }
+  const turn = Effect.fnUntraced(function*(request: TurnRequest): Effect.fn.Return<TurnResponse, ProviderError> {
+    const scripted = yield* next(request)
+    if (scripted._tag === "Fail") return yield* scripted.error
+    const calls: Array<ToolCall> = []
+    for (const call of scripted.toolCalls) {
+      const n = yield* Ref.updateAndGet(callCounter, (c) => c + 1)
+      calls.push(new ToolCall({ id: call.id ?? `call_${n}`, name: call.name, arguments: call.arguments ?? {} }))
     }
-    const turn = (request: TurnRequest): Effect.Effect<TurnResponse, ProviderError> =>
-      Effect.gen(function*() {
-        const scripted = yield* next(request)
-        if (scripted._tag === "Fail") return yield* scripted.error
-        const calls: Array<ToolCall> = []
-        for (const call of scripted.toolCalls) {
-          const n = yield* Ref.updateAndGet(callCounter, (c) => c + 1)
-          calls.push(new ToolCall({ id: call.id ?? `call_${n}`, name: call.name, arguments: call.arguments ?? {} }))
-        }
-        return {
-          text: scripted.text,
-          toolCalls: calls,
-          usage: scripted.usage ?? estimate(request, scripted),
-          ...(scripted.structured === undefined ? {} : { structured: scripted.structured })
-        }
-      })
-    // Deterministic chunking: one delta per word (with its trailing space), as a model would stream.
-    const streamTurn = (request: TurnRequest) =>
-      Stream.unwrap(Effect.map(turn(request), (response) =>
-        Stream.concat(
-          Stream.fromIterable(response.text.match(/\s*\S+\s*/g) ?? []).pipe(
-            Stream.map((text): TurnStreamEvent => ({ _tag: "TextDelta", text }))
-          ),
-          Stream.succeed<TurnStreamEvent>({ _tag: "Done", response })
-        )))
-    return yield* makeLoopClient({
-      provider,
-      turn,
-      media: anything(provider),
-      streamTurn,
-      maxSteps: options.maxSteps,
-      toolConcurrency: options.toolConcurrency,
-      requestTimeout: options.requestTimeout
-    })
+    return {
+      text: scripted.text,
+      toolCalls: calls,
+      usage: scripted.usage ?? estimate(request, scripted),
+      ...(scripted.structured === undefined ? {} : { structured: scripted.structured })
+    }
   })
+  // Deterministic chunking: one delta per word (with its trailing space), as a model would stream.
+  const streamTurn = (request: TurnRequest) =>
+    Stream.unwrap(Effect.map(turn(request), (response) =>
+      Stream.concat(
+        Stream.fromIterable(response.text.match(/\s*\S+\s*/g) ?? []).pipe(
+          Stream.map((text): TurnStreamEvent => ({ _tag: "TextDelta", text }))
+        ),
+        Stream.succeed<TurnStreamEvent>({ _tag: "Done", response })
+      )))
+  return yield* makeLoopClient({
+    provider,
+    turn,
+    media: anything(provider),
+    streamTurn,
+    maxSteps: options.maxSteps,
+    toolConcurrency: options.toolConcurrency,
+    requestTimeout: options.requestTimeout
+  })
+})
 
 /**
  * A ChatClient layer on a scripted model. Calls fail as a real provider's would: with the

@@ -60,25 +60,28 @@ const outcome = (script: Scripted, options: RunOptions, index: number): Effect.E
  * @category testing
  * @since 1.0.0
  */
-export const make = (
+export const make: (
   script: ReadonlyArray<Scripted> | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
-): Effect.Effect<Context.Context<Subprocess | TestSubprocess>> =>
-  Effect.gen(function*() {
+) => Effect.Effect<Context.Context<Subprocess | TestSubprocess>> = Effect.fnUntraced(
+  function*(
+    script:
+      | ReadonlyArray<Scripted>
+      | ((options: RunOptions, index: number) => Effect.Effect<RunResult, SubprocessError>)
+  ) {
     const calls = yield* Ref.make<ReadonlyArray<RunOptions>>([])
-    const next = (options: RunOptions) =>
-      Effect.gen(function*() {
-        const index = (yield* Ref.getAndUpdate(calls, (all) => [...all, options])).length
-        const entry: Scripted | undefined = typeof script === "function" ? script : script[index]
-        if (entry === undefined) {
-          return yield* new SubprocessError({
-            command: options.command,
-            reason: new SpawnFailed({
-              message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
-            })
+    const next = Effect.fnUntraced(function*(options: RunOptions) {
+      const index = (yield* Ref.getAndUpdate(calls, (all) => [...all, options])).length
+      const entry: Scripted | undefined = typeof script === "function" ? script : script[index]
+      if (entry === undefined) {
+        return yield* new SubprocessError({
+          command: options.command,
+          reason: new SpawnFailed({
+            message: `TestSubprocess: no scripted result for call #${index + 1} (${options.command})`
           })
-        }
-        return yield* outcome(entry, options, index)
-      })
+        })
+      }
+      return yield* outcome(entry, options, index)
+    })
     const run = (options: RunOptions) => Effect.flatMap(next(options), (result) => checkExit(options, result))
     const stream = (options: RunOptions) =>
       Stream.unwrap(
@@ -91,7 +94,8 @@ export const make = (
     return Context.make(Subprocess, Subprocess.of({ run, stream })).pipe(
       Context.add(TestSubprocess, { calls: Ref.get(calls) })
     )
-  })
+  }
+)
 
 /**
  * A scripted `Subprocess` plus `TestSubprocess` to inspect the calls.

@@ -279,71 +279,71 @@ export const client: Effect.Effect<
   Sharding.Sharding
 > = Effect.gen(function*() {
   const make = yield* ClaudeConversation.client
-  return (conversationId: string) =>
-    Effect.gen(function*() {
-      yield* Schema.decodeUnknownEffect(ConversationId)(conversationId).pipe(
-        Effect.mapError((issue) =>
-          new ConversationSetupError({ conversationId, message: `Invalid conversation id: ${issue.message}` })
-        )
+  return Effect.fnUntraced(function*(conversationId: string) {
+    yield* Schema.decodeUnknownEffect(ConversationId)(conversationId).pipe(
+      Effect.mapError((issue) =>
+        new ConversationSetupError({ conversationId, message: `Invalid conversation id: ${issue.message}` })
       )
-      const rpc = make(conversationId)
-      const pending = yield* Ref.make<ReadonlyArray<Content.Prompt>>([])
-      // The buffered prompts go with the next turn and are dropped only once it succeeded.
-      const withPending = <A, E>(prompt: Content.Prompt, send: (joined: Content.Prompt) => Effect.Effect<A, E>) =>
-        Effect.flatMap(Ref.get(pending), (buffered) =>
-          Effect.tap(send(joinPrompts([...buffered, prompt])), () => Ref.set(pending, [])))
-      const turnIdOf = (options?: TurnOptions) =>
-        options?.turnId === undefined ? freshTurnId : Effect.succeed(options.turnId)
+    )
+    const rpc = make(conversationId)
+    const pending = yield* Ref.make<ReadonlyArray<Content.Prompt>>([])
+    // The buffered prompts go with the next turn and are dropped only once it succeeded.
+    const withPending = <A, E>(prompt: Content.Prompt, send: (joined: Content.Prompt) => Effect.Effect<A, E>) =>
+      Effect.flatMap(
+        Ref.get(pending),
+        (buffered) => Effect.tap(send(joinPrompts([...buffered, prompt])), () => Ref.set(pending, []))
+      )
+    const turnIdOf = (options?: TurnOptions) =>
+      options?.turnId === undefined ? freshTurnId : Effect.succeed(options.turnId)
 
-      return {
-        add: (prompt) =>
-          Effect.andThen(requireText("added message", prompt), Ref.update(pending, (p) => [...p, prompt])),
-        chat: Effect.fn("ClaudeConversation.chat")(function*(prompt: Content.Prompt, options?: TurnOptions) {
+    return {
+      add: (prompt) => Effect.andThen(requireText("added message", prompt), Ref.update(pending, (p) => [...p, prompt])),
+      chat: Effect.fn("ClaudeConversation.chat")(function*(prompt: Content.Prompt, options?: TurnOptions) {
+        yield* requireText("prompt", prompt)
+        const turnId = yield* turnIdOf(options)
+        yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
+        return yield* withPending(prompt, (joined) => rpc.Chat({ turnId, prompt: joined }))
+      }),
+      chatStream: (prompt, options) =>
+        Stream.unwrap(Effect.gen(function*() {
           yield* requireText("prompt", prompt)
           const turnId = yield* turnIdOf(options)
-          yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
-          return yield* withPending(prompt, (joined) => rpc.Chat({ turnId, prompt: joined }))
-        }),
-        chatStream: (prompt, options) =>
-          Stream.unwrap(Effect.gen(function*() {
-            yield* requireText("prompt", prompt)
-            const turnId = yield* turnIdOf(options)
-            const buffered = yield* Ref.get(pending)
-            return rpc.ChatStream({ turnId, prompt: joinPrompts([...buffered, prompt]) }).pipe(
-              Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void),
-              // The runner interrupted the turn (it stopped, or the conversation moved): say so.
-              Stream.catchCause((cause) =>
-                Cause.hasInterruptsOnly(cause)
-                  ? Stream.fail(turnCutShort(conversationId, turnId))
-                  : Stream.failCause(cause)
-              )
+          const buffered = yield* Ref.get(pending)
+          return rpc.ChatStream({ turnId, prompt: joinPrompts([...buffered, prompt]) }).pipe(
+            Stream.tap((event) => event._tag === "Complete" ? Ref.set(pending, []) : Effect.void),
+            // The runner interrupted the turn (it stopped, or the conversation moved): say so.
+            Stream.catchCause((cause) =>
+              Cause.hasInterruptsOnly(cause)
+                ? Stream.fail(turnCutShort(conversationId, turnId))
+                : Stream.failCause(cause)
             )
-          })).pipe(
-            Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })
-          ),
-        ask: Effect.fn("ClaudeConversation.ask")(function*<A, I>(
-          question: Content.Prompt,
-          schema: Schema.Codec<A, I>,
-          options?: TurnOptions
-        ) {
-          yield* requireText("question", question)
-          const { format, wrapped } = yield* responseFormatFor(schema)
-          const turnId = yield* turnIdOf(options)
-          yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
-          const raw = yield* withPending(
-            question,
-            (joined) =>
-              rpc.Ask({
-                turnId,
-                prompt: joined,
-                format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
-              })
           )
-          return yield* decodeAnswer(schema, raw, wrapped)
-        }),
-        usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage"))
-      } satisfies ConversationClient
-    })
+        })).pipe(
+          Stream.withSpan("ClaudeConversation.chatStream", { attributes: { "conversation.id": conversationId } })
+        ),
+      ask: Effect.fn("ClaudeConversation.ask")(function*<A, I>(
+        question: Content.Prompt,
+        schema: Schema.Codec<A, I>,
+        options?: TurnOptions
+      ) {
+        yield* requireText("question", question)
+        const { format, wrapped } = yield* responseFormatFor(schema)
+        const turnId = yield* turnIdOf(options)
+        yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
+        const raw = yield* withPending(
+          question,
+          (joined) =>
+            rpc.Ask({
+              turnId,
+              prompt: joined,
+              format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
+            })
+        )
+        return yield* decodeAnswer(schema, raw, wrapped)
+      }),
+      usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage"))
+    } satisfies ConversationClient
+  })
 })
 
 const provider = "claude-cluster"
@@ -383,10 +383,10 @@ export const toChatError = (error: TurnError | ClusterFailure): ChatError => {
  * @category constructors
  * @since 1.0.0
  */
-export const chatClient = (
+export const chatClient: (
   conversationId: string
-): Effect.Effect<ChatClientService, ConversationSetupError, Sharding.Sharding> =>
-  Effect.gen(function*() {
+) => Effect.Effect<ChatClientService, ConversationSetupError, Sharding.Sharding> = Effect.fnUntraced(
+  function*(conversationId: string) {
     const conversation = yield* Effect.flatMap(client, (make) => make(conversationId))
     return ChatClient.of({
       add: conversation.add,
@@ -405,7 +405,8 @@ export const chatClient = (
         ),
       usage: conversation.usage.pipe(Effect.orElseSucceed(() => Usage.empty))
     })
-  })
+  }
+)
 
 /**
  * {@link chatClient} as a layer: `ChatClient` for one conversation of the cluster.

@@ -218,22 +218,20 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
   })
 
   /** From idle: after `reclaimAfter` it gives way to a waiting turn, after `idleTimeout` it is stopped. */
-  const watch = (entry: Entry) =>
-    Effect.gen(function*() {
-      yield* Effect.sleep(Duration.millis(reclaimMillis))
-      yield* reclaim
-      yield* Effect.sleep(Duration.millis(idleMillis - reclaimMillis))
-      yield* evict(entry)
-    })
+  const watch = Effect.fnUntraced(function*(entry: Entry) {
+    yield* Effect.sleep(Duration.millis(reclaimMillis))
+    yield* reclaim
+    yield* Effect.sleep(Duration.millis(idleMillis - reclaimMillis))
+    yield* evict(entry)
+  })
 
-  const rearm = (entry: Entry) =>
-    Effect.gen(function*() {
-      entry.lastUsed = yield* Clock.currentTimeMillis
-      if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
-      entry.timer = entry.busy || entry.evicted
-        ? undefined
-        : yield* FiberSet.run(fibers, Effect.interruptible(watch(entry)))
-    })
+  const rearm = Effect.fnUntraced(function*(entry: Entry) {
+    entry.lastUsed = yield* Clock.currentTimeMillis
+    if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
+    entry.timer = entry.busy || entry.evicted
+      ? undefined
+      : yield* FiberSet.run(fibers, Effect.interruptible(watch(entry)))
+  })
 
   const acquire = (stop: Effect.Effect<void>) =>
     Effect.uninterruptibleMask((restore) =>

@@ -234,13 +234,13 @@ const runTools = (
     )
 
 /** Runs turns until the model stops calling tools; returns the new messages and the last turn. */
-const runLoop = (
-  loop: Loop,
-  start: ReadonlyArray<Message>,
-  responseFormat: ResponseFormat | undefined,
-  emit: Emit | undefined
-) =>
-  Effect.gen(function*() {
+const runLoop = Effect.fnUntraced(
+  function*(
+    loop: Loop,
+    start: ReadonlyArray<Message>,
+    responseFormat: ResponseFormat | undefined,
+    emit: Emit | undefined
+  ) {
     const { maxSteps, state } = loop
     const toolSet = yield* Ref.get(state.tools)
     const messages: Array<Message> = [...start]
@@ -265,7 +265,8 @@ const runLoop = (
         })
       }
     }
-  })
+  }
+)
 
 /** One user turn, all or nothing: history and the `add` buffer change only on success. */
 const converse = <A>(

@@ -113,18 +113,18 @@ export const permissionTool = (canUseTool: CanUseTool, onDeny: (toolUseId: strin
       properties: { tool_name: { type: "string" }, input: { type: "object" }, tool_use_id: { type: "string" } },
       required: ["tool_name", "input"]
     },
-    handler: (raw) =>
-      Effect.gen(function*() {
-        const body = asRecord(raw)
-        const request: PermissionRequest = {
-          toolName: String(body["tool_name"]),
-          input: asRecord(body["input"]),
-          toolUseId: typeof body["tool_use_id"] === "string" ? body["tool_use_id"] : undefined
-        }
-        const decision = yield* decide(canUseTool, request)
-        if (decision._tag === "Deny" && request.toolUseId !== undefined) onDeny(request.toolUseId)
-        return JSON.stringify(permissionAnswer(request, decision))
-      })
+    handler: Effect.fnUntraced(function*(raw: unknown) {
+      const body = asRecord(raw)
+
+      const request: PermissionRequest = {
+        toolName: String(body["tool_name"]),
+        input: asRecord(body["input"]),
+        toolUseId: typeof body["tool_use_id"] === "string" ? body["tool_use_id"] : undefined
+      }
+      const decision = yield* decide(canUseTool, request)
+      if (decision._tag === "Deny" && request.toolUseId !== undefined) onDeny(request.toolUseId)
+      return JSON.stringify(permissionAnswer(request, decision))
+    })
   })
 
 /**

@@ -67,37 +67,36 @@ export interface ConversationParams {
  * `total_cost_usd` cumulatively over a resumed session (usage tokens are per run), so a run's cost
  * is the difference from the last total seen for that session.
  */
-const makeUsageBook = (info: Telemetry.TurnInfo, initial: Usage | undefined) =>
-  Effect.gen(function*() {
-    const usage = yield* Ref.make(initial ?? Usage.empty)
-    const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
-    const costOfRun = (session: string | undefined, total: number) =>
-      Ref.modify(sessionCosts, (seen) => {
-        if (session === undefined) return [total, seen] as const
-        const before = seen.get(session) ?? 0
-        return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
-      })
+const makeUsageBook = Effect.fnUntraced(function*(info: Telemetry.TurnInfo, initial: Usage | undefined) {
+  const usage = yield* Ref.make(initial ?? Usage.empty)
+  const sessionCosts = yield* Ref.make<ReadonlyMap<string, number>>(new Map())
+  const costOfRun = (session: string | undefined, total: number) =>
+    Ref.modify(sessionCosts, (seen) => {
+      if (session === undefined) return [total, seen] as const
+      const before = seen.get(session) ?? 0
+      return [Math.max(0, total - before), new Map(seen).set(session, Math.max(before, total))] as const
+    })
 
-    const recordResult = (emit: Emit | undefined) => (line: ResultLine) =>
-      Effect.gen(function*() {
-        if (line.usage === undefined && line.total_cost_usd == null) return Usage.empty
-        const u = line.usage
-        const cacheRead = u?.cache_read_input_tokens ?? 0
-        const runUsage = Usage.of({
-          inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
-          outputTokens: u?.output_tokens ?? 0,
-          cachedTokens: cacheRead,
-          costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
-        })
-        yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
-        yield* Telemetry.recordUsage(info, runUsage)
-        yield* Telemetry.recordFinishReason(line.stop_reason ?? line.subtype)
-        if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
-        return runUsage
+  const recordResult = (emit: Emit | undefined) =>
+    Effect.fnUntraced(function*(line: ResultLine) {
+      if (line.usage === undefined && line.total_cost_usd == null) return Usage.empty
+      const u = line.usage
+      const cacheRead = u?.cache_read_input_tokens ?? 0
+      const runUsage = Usage.of({
+        inputTokens: (u?.input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0) + cacheRead,
+        outputTokens: u?.output_tokens ?? 0,
+        cachedTokens: cacheRead,
+        costUsd: line.total_cost_usd == null ? undefined : yield* costOfRun(line.session_id, line.total_cost_usd)
       })
+      yield* Ref.update(usage, (total) => Usage.add(total, runUsage))
+      yield* Telemetry.recordUsage(info, runUsage)
+      yield* Telemetry.recordFinishReason(line.stop_reason ?? line.subtype)
+      if (emit !== undefined) yield* emit(new UsageEvent({ usage: runUsage }))
+      return runUsage
+    })
 
-    return { usage, recordResult, spentUsd: Effect.map(Ref.get(usage), (spent) => spent.costUsd) }
-  })
+  return { usage, recordResult, spentUsd: Effect.map(Ref.get(usage), (spent) => spent.costUsd) }
+})
 
 /** The store step failed after the run: the answer is kept in the error. */
 const storeFailed = (answer: string) => (error: SessionStoreError) =>
@@ -113,8 +112,8 @@ const storeFailed = (answer: string) => (error: SessionStoreError) =>
  * Builds the ChatClient around `run`. Turns are serialised; the `add` buffer and the session move
  * only when a turn succeeds (for `ask`: when its answer decodes).
  */
-export const makeSessionClient = (params: ConversationParams): Effect.Effect<SessionClient> =>
-  Effect.gen(function*() {
+export const makeSessionClient = Effect.fnUntraced(
+  function*(params: ConversationParams): Effect.fn.Return<SessionClient> {
     const { provider } = params
     const info: Telemetry.TurnInfo = { provider, model: params.model }
     const sessionId = yield* Ref.make(Option.fromUndefinedOr(params.resume))
@@ -128,65 +127,64 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
     // fresh CLIs (each counting only itself) stop at the same total.
     const budgetLeft = Effect.map(spentUsd, (spent) => remainingBudget(params.maxBudgetUsd, spent))
 
-    const converse = <A>(
+    const converse = Effect.fnUntraced(function*<A>(
       prompt: Prompt,
       responseFormat: ResponseFormat | undefined,
       finish: (outcome: RunOutcome) => Effect.Effect<A, ChatError>,
       emit?: Emit
-    ) =>
-      lock.withPermits(1)(Effect.gen(function*() {
-        const spent = yield* spentUsd
-        const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
-        if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
-        const buffered = yield* Ref.get(pending)
-        const user = userMessage([...buffered, prompt])
-        yield* Telemetry.recordPrompt(user.content)
-        const resumed = yield* Ref.get(sessionId)
-        if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
-        // One CLI run is one turn span; the run's own model turns are inside the CLI.
-        // An interrupted turn ran in the session: the next turn continues it (and stores it).
-        const interrupted = (error: ChatError) =>
-          isInterrupted(error) && error.reason.sessionId !== undefined
-            ? Effect.all([
-              params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
-              Ref.set(sessionId, Option.some(error.reason.sessionId)),
-              Ref.set(fork, false),
-              Ref.set(pending, [])
-            ])
-            : Effect.void
-        const outcome = yield* Telemetry.turnSpan(
-          info,
-          params.run({
-            prompt: user.content,
-            ...(user.parts === undefined ? {} : { parts: user.parts }),
-            responseFormat,
-            sessionId: resumed,
-            fork: yield* Ref.get(fork),
-            emit,
-            budgetUsd,
-            recordResult: recordResult(emit)
-          })
-        ).pipe(Effect.tapError(interrupted))
-        const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
-        // Stored before anything else can fail: a store step that fails keeps the answer, and the
-        // entries it could not store are sent again after the next turn.
-        if (ran !== undefined) {
-          yield* params.transcripts.afterRun(ran).pipe(
-            // The turn ran: the next one continues its session (and stores what this one could not).
-            Effect.tapError(() =>
-              Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])])
-            ),
-            Effect.mapError(storeFailed(outcome.text))
-          )
-        }
-        const value = yield* finish(outcome)
-        yield* Telemetry.recordAnswer(outcome.text)
-        if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
-        yield* Ref.set(fork, false)
-        yield* Ref.set(activity, outcome.activity ?? [])
-        yield* Ref.set(pending, [])
-        return value
-      }))
+    ) {
+      const spent = yield* spentUsd
+      const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
+      if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
+      const buffered = yield* Ref.get(pending)
+      const user = userMessage([...buffered, prompt])
+      yield* Telemetry.recordPrompt(user.content)
+      const resumed = yield* Ref.get(sessionId)
+      if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
+      // One CLI run is one turn span; the run's own model turns are inside the CLI.
+      // An interrupted turn ran in the session: the next turn continues it (and stores it).
+      const interrupted = (error: ChatError) =>
+        isInterrupted(error) && error.reason.sessionId !== undefined
+          ? Effect.all([
+            params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
+            Ref.set(sessionId, Option.some(error.reason.sessionId)),
+            Ref.set(fork, false),
+            Ref.set(pending, [])
+          ])
+          : Effect.void
+      const outcome = yield* Telemetry.turnSpan(
+        info,
+        params.run({
+          prompt: user.content,
+          ...(user.parts === undefined ? {} : { parts: user.parts }),
+          responseFormat,
+          sessionId: resumed,
+          fork: yield* Ref.get(fork),
+          emit,
+          budgetUsd,
+          recordResult: recordResult(emit)
+        })
+      ).pipe(Effect.tapError(interrupted))
+      const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
+      // Stored before anything else can fail: a store step that fails keeps the answer, and the
+      // entries it could not store are sent again after the next turn.
+      if (ran !== undefined) {
+        yield* params.transcripts.afterRun(ran).pipe(
+          // The turn ran: the next one continues its session (and stores what this one could not).
+          Effect.tapError(() =>
+            Effect.all([Ref.set(sessionId, Option.some(ran)), Ref.set(fork, false), Ref.set(pending, [])])
+          ),
+          Effect.mapError(storeFailed(outcome.text))
+        )
+      }
+      const value = yield* finish(outcome)
+      yield* Telemetry.recordAnswer(outcome.text)
+      if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
+      yield* Ref.set(fork, false)
+      yield* Ref.set(activity, outcome.activity ?? [])
+      yield* Ref.set(pending, [])
+      return value
+    }, lock.withPermits(1))
 
     const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
       yield* requirePrompt("added message", prompt, media)
@@ -269,7 +267,8 @@ export const makeSessionClient = (params: ConversationParams): Effect.Effect<Ses
       [AskRaw]: askRaw,
       [Live]: params.live
     } as SessionClient
-  })
+  }
+)
 
 /** Where a session client keeps its live controls, for {@link sessionContext}. */
 const Live: unique symbol = Symbol.for("effect-chat-bridge/internal/live")

@@ -77,44 +77,43 @@ const logIgnored = (provider: string, ignored: ReadonlyArray<ToolPolicy.IgnoredO
  * policy) and logs what was ignored. Never fails: a refusal is kept in `refused`, for the layer
  * to fail its build with and for every turn of a client built with `make`.
  */
-export const make = (input: PolicyInput): Effect.Effect<ProviderPolicy> =>
-  Effect.gen(function*() {
-    const { provider } = input
-    const checked = ToolPolicy.resolveToolPolicy(
-      input.registry,
-      { disabledTools: input.disabledTools },
-      contextOf(input, input.servers)
-    )
-    const refused = Result.isFailure(checked)
-      ? configError(provider, `toolPolicy: ${checked.failure.message}`)
-      : input.strict && checked.success.ignored.length > 0
-      ? strictError(provider, checked.success.ignored)
-      : undefined
-    const logged = new Set<string>()
-    const report = (ignored: ReadonlyArray<ToolPolicy.IgnoredOptOut>) => {
-      if (ignored.length === 0) return Effect.void
-      const key = JSON.stringify(ignored)
-      if (logged.has(key)) return Effect.void
-      logged.add(key)
-      return logIgnored(provider, ignored)
-    }
-    if (refused === undefined && Result.isSuccess(checked)) yield* report(checked.success.ignored)
-    const agent = { disabledTools: input.disabledTools }
-    return {
-      refused,
-      resolve: (mcpServers) =>
-        Effect.gen(function*() {
-          if (refused !== undefined) return yield* refused
-          const policy = ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers))
-          if (policy.ignored.length > 0) {
-            if (input.strict) return yield* strictError(provider, policy.ignored)
-            yield* report(policy.ignored)
-            yield* Effect.annotateCurrentSpan("tool_policy.ignored", policy.ignored.map((i) => i.entry))
-          }
-          return policy
-        })
-    }
-  })
+export const make = Effect.fnUntraced(function*(input: PolicyInput): Effect.fn.Return<ProviderPolicy> {
+  const { provider } = input
+  const checked = ToolPolicy.resolveToolPolicy(
+    input.registry,
+    { disabledTools: input.disabledTools },
+    contextOf(input, input.servers)
+  )
+  const refused = Result.isFailure(checked)
+    ? configError(provider, `toolPolicy: ${checked.failure.message}`)
+    : input.strict && checked.success.ignored.length > 0
+    ? strictError(provider, checked.success.ignored)
+    : undefined
+  const logged = new Set<string>()
+  const report = (ignored: ReadonlyArray<ToolPolicy.IgnoredOptOut>) => {
+    if (ignored.length === 0) return Effect.void
+    const key = JSON.stringify(ignored)
+    if (logged.has(key)) return Effect.void
+    logged.add(key)
+    return logIgnored(provider, ignored)
+  }
+  if (refused === undefined && Result.isSuccess(checked)) yield* report(checked.success.ignored)
+  const agent = { disabledTools: input.disabledTools }
+  return {
+    refused,
+    resolve: Effect.fnUntraced(function*(mcpServers: ReadonlyArray<string>) {
+      if (refused !== undefined) return yield* refused
+
+      const policy = ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers))
+      if (policy.ignored.length > 0) {
+        if (input.strict) return yield* strictError(provider, policy.ignored)
+        yield* report(policy.ignored)
+        yield* Effect.annotateCurrentSpan("tool_policy.ignored", policy.ignored.map((i) => i.entry))
+      }
+      return policy
+    })
+  }
+})
 
 /** What both Claude providers' options say about their tool policy. */
 export interface ProviderOptions {

@@ -260,7 +260,7 @@ const structuredRetriesExhausted = (attempt: StructuredAttempt | undefined, text
  * ProviderError, counted as `BridgeTransportError` in the tool-error metric), and permission
  * denials fail with `PermissionDeniedError` unless allowed.
  */
-export const interpretRun = (params: {
+export const interpretRun = Effect.fnUntraced(function*(params: {
   readonly provider: string
   readonly serverName: string
   readonly mounted: boolean
@@ -282,82 +282,82 @@ export const interpretRun = (params: {
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
   /** `ask`: the model's last structured answer attempt, for the error when none was accepted. */
   readonly structuredAttempt?: StructuredAttempt | undefined
-}): Effect.Effect<RunOutcome, ChatError> =>
-  Effect.gen(function*() {
-    const { exitCode = 0, provider, result: line } = params
-    if (params.init?.model !== undefined) yield* Effect.annotateCurrentSpan(Attributes.responseModel, params.init.model)
-    if (params.toolUses !== undefined) {
-      // The bridge's tools have spans of their own (the bridge parents them to this run).
-      const bridged = `mcp__${params.serverName}__`
-      yield* Telemetry.recordToolUses(params.toolUses.filter((use) => !use.name.startsWith(bridged)))
+}): Effect.fn.Return<RunOutcome, ChatError> {
+  const { exitCode = 0, provider, result: line } = params
+
+  if (params.init?.model !== undefined) yield* Effect.annotateCurrentSpan(Attributes.responseModel, params.init.model)
+  if (params.toolUses !== undefined) {
+    // The bridge's tools have spans of their own (the bridge parents them to this run).
+    const bridged = `mcp__${params.serverName}__`
+    yield* Telemetry.recordToolUses(params.toolUses.filter((use) => !use.name.startsWith(bridged)))
+  }
+  // How the process ended comes first: a CLI that died before its init line never got as far
+  // as the tool server, so blaming the server would hide the real cause.
+  if (params.init === undefined && line === undefined && exitCode !== 0) {
+    return yield* earlyExit(provider, exitCode, params.stderr ?? "")
+  }
+  if (params.mounted) {
+    const status = serverStatus(params.init, params.serverName)
+    if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, params.init)
+  }
+  if (line === undefined) return yield* params.noResult()
+  const runUsage = yield* params.recordResult(line)
+  const limit = LimitSubtypes[line.subtype ?? ""]
+  if (limit !== undefined) {
+    const answer = line.result !== "" ? line.result : params.lastText ?? ""
+    return yield* new RunLimitError({
+      provider,
+      limit,
+      answer,
+      usage: runUsage,
+      message: `The claude CLI stopped at ${limit} (${line.subtype}); raise ${limit} or split the task`
+    })
+  }
+  if (line.subtype === StructuredRetriesSubtype) {
+    return yield* structuredRetriesExhausted(params.structuredAttempt, line.result || params.lastText || "")
+  }
+  if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
+    const status = line.api_error_status ?? undefined
+    if ((status !== undefined && (status === 401 || status === 403)) || isAuthFailure(line.result)) {
+      return yield* authError(provider, line.result, status)
     }
-    // How the process ended comes first: a CLI that died before its init line never got as far
-    // as the tool server, so blaming the server would hide the real cause.
-    if (params.init === undefined && line === undefined && exitCode !== 0) {
-      return yield* earlyExit(provider, exitCode, params.stderr ?? "")
-    }
-    if (params.mounted) {
-      const status = serverStatus(params.init, params.serverName)
-      if (status !== "connected") return yield* toolServerFailure(provider, params.serverName, params.init)
-    }
-    if (line === undefined) return yield* params.noResult()
-    const runUsage = yield* params.recordResult(line)
-    const limit = LimitSubtypes[line.subtype ?? ""]
-    if (limit !== undefined) {
-      const answer = line.result !== "" ? line.result : params.lastText ?? ""
-      return yield* new RunLimitError({
+    if (status === undefined && Unreachable.test(line.result)) return yield* unreachableError(provider, line.result)
+    // An `is_error` result may still have the subtype "success": name what failed instead.
+    const what = line.subtype !== undefined && line.subtype !== "success"
+      ? line.subtype
+      : exitCode !== 0
+      ? `exit ${exitCode}`
+      : "is_error"
+    const message = `The claude CLI reported an error (${what}): ${bounded(line.result)}`
+    return yield* new ProviderError({
+      provider,
+      reason: status === undefined
+        ? new ProcessError({ message, ...(exitCode === 0 ? {} : { exitCode }) })
+        : reasonFromHttpStatus({ status, message })
+    })
+  }
+  const lost = bridgeTransportFailures(params.serverName, params.toolUses ?? [])
+  if (lost.length > 0) {
+    return yield* Telemetry.recordLostToolResults(lost).pipe(Effect.andThen(lostResults(provider, lost)))
+  }
+  const denials = line.permission_denials.filter((d) =>
+    d.tool_use_id === undefined || params.decidedDenials?.has(d.tool_use_id) !== true
+  )
+  if (denials.length > 0) {
+    const denied = denials.map((d) => d.tool_name)
+    if (!params.allowPermissionDenials) {
+      return yield* new PermissionDeniedError({
         provider,
-        limit,
-        answer,
-        usage: runUsage,
-        message: `The claude CLI stopped at ${limit} (${line.subtype}); raise ${limit} or split the task`
+        tools: denied,
+        answer: line.result,
+        message: denialMessage(denied)
       })
     }
-    if (line.subtype === StructuredRetriesSubtype) {
-      return yield* structuredRetriesExhausted(params.structuredAttempt, line.result || params.lastText || "")
-    }
-    if (line.is_error || (line.subtype !== undefined && line.subtype !== "success") || exitCode !== 0) {
-      const status = line.api_error_status ?? undefined
-      if ((status !== undefined && (status === 401 || status === 403)) || isAuthFailure(line.result)) {
-        return yield* authError(provider, line.result, status)
-      }
-      if (status === undefined && Unreachable.test(line.result)) return yield* unreachableError(provider, line.result)
-      // An `is_error` result may still have the subtype "success": name what failed instead.
-      const what = line.subtype !== undefined && line.subtype !== "success"
-        ? line.subtype
-        : exitCode !== 0
-        ? `exit ${exitCode}`
-        : "is_error"
-      const message = `The claude CLI reported an error (${what}): ${bounded(line.result)}`
-      return yield* new ProviderError({
-        provider,
-        reason: status === undefined
-          ? new ProcessError({ message, ...(exitCode === 0 ? {} : { exitCode }) })
-          : reasonFromHttpStatus({ status, message })
-      })
-    }
-    const lost = bridgeTransportFailures(params.serverName, params.toolUses ?? [])
-    if (lost.length > 0) {
-      return yield* Telemetry.recordLostToolResults(lost).pipe(Effect.andThen(lostResults(provider, lost)))
-    }
-    const denials = line.permission_denials.filter((d) =>
-      d.tool_use_id === undefined || params.decidedDenials?.has(d.tool_use_id) !== true
-    )
-    if (denials.length > 0) {
-      const denied = denials.map((d) => d.tool_name)
-      if (!params.allowPermissionDenials) {
-        return yield* new PermissionDeniedError({
-          provider,
-          tools: denied,
-          answer: line.result,
-          message: denialMessage(denied)
-        })
-      }
-      yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
-    }
-    return {
-      text: line.result,
-      structured: line.structured_output,
-      sessionId: line.session_id ?? params.init?.session_id
-    }
-  })
+    yield* Effect.logWarning("claude CLI denied tool calls").pipe(Effect.annotateLogs({ tools: denied.join(",") }))
+  }
+  return {
+    text: line.result,
+    structured: line.structured_output,
+    sessionId: line.session_id ?? params.init?.session_id
+  }
+})

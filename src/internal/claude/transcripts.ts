@@ -227,12 +227,11 @@ const fileStat = (file: string): { readonly size: number; readonly ino: number }
 }
 
 /** The session's file in the runtime's config dir: where it resumes it, or any project folder. */
-const localFile = (setup: TranscriptSetup, sessionId: string) =>
-  Effect.gen(function*() {
-    const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
-    if (fs.existsSync(here)) return Option.some(here)
-    return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
-  })
+const localFile = Effect.fnUntraced(function*(setup: TranscriptSetup, sessionId: string) {
+  const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
+  if (fs.existsSync(here)) return Option.some(here)
+  return yield* SessionFile.findSessionFile(setup.configDir(), sessionId)
+})
 
 /**
  * `file` mode (ClaudeLocal): the CLI's session file is the source of each turn's new entries; the
@@ -267,8 +266,8 @@ const makeFileStep = (ctx: StepContext) => {
    * folder of the config dir, or the store; with a store, never with entries no successful turn
    * produced (see the module's description).
    */
-  const restoreFile = (sessionId: string) =>
-    Effect.gen(function*() {
+  const restoreFile = Effect.fnUntraced(
+    function*(sessionId: string) {
       if (Option.isNone(setup.store) && !ctx.snapshotPending) return
       const here = SessionFile.sessionPath(setup.configDir(), setup.cwd, sessionId)
       const present = fs.existsSync(here)
@@ -306,10 +305,10 @@ const makeFileStep = (ctx: StepContext) => {
       }
       unsure.add(sessionId)
       if (Option.isSome(setup.store)) yield* reconcile(here, sessionId, setup.store.value)
-    }).pipe(
-      // A run starts now: until its store step, what the CLI appends is not known to be a turn.
-      Effect.tap(() => Effect.sync(() => attempts.add(sessionId)))
-    )
+    },
+    // A run starts now: until its store step, what the CLI appends is not known to be a turn.
+    (effect, sessionId) => Effect.tap(effect, () => Effect.sync(() => attempts.add(sessionId)))
+  )
 
   /**
    * Cuts what a failed run appended to the file (its prompt, a partial answer): back to the bytes
@@ -318,32 +317,31 @@ const makeFileStep = (ctx: StepContext) => {
    * (a failed turn stops a kept-alive one), so nothing appends meanwhile. `false` when the file
    * is not the one this client left (another writer replaced it): the caller treats it as unknown.
    */
-  const rewind = (here: string, sessionId: string) =>
-    Effect.gen(function*() {
-      const mark = settled.get(sessionId)
-      if (mark === undefined || mark.file !== here) return true
-      const { ino, size } = fileStat(here)
-      if (ino !== mark.ino || size < mark.size) return false
-      if (size === mark.size) return true
-      yield* Effect.try({
-        try: () => fs.truncateSync(here, mark.size),
-        catch: (cause) =>
-          new SessionStoreError({
-            operation: "load",
-            sessionId,
-            reason: new SessionFileFailed({
-              message: `Could not cut a failed run's entries from the session file ${here}: ${
-                String(cause)
-              }; check that the config dir is writable`
-            }),
-            cause
-          })
-      })
-      yield* Effect.logInfo("session file: dropped what a failed run appended").pipe(
-        Effect.annotateLogs({ sessionId, bytes: size - mark.size })
-      )
-      return true
+  const rewind = Effect.fnUntraced(function*(here: string, sessionId: string) {
+    const mark = settled.get(sessionId)
+    if (mark === undefined || mark.file !== here) return true
+    const { ino, size } = fileStat(here)
+    if (ino !== mark.ino || size < mark.size) return false
+    if (size === mark.size) return true
+    yield* Effect.try({
+      try: () => fs.truncateSync(here, mark.size),
+      catch: (cause) =>
+        new SessionStoreError({
+          operation: "load",
+          sessionId,
+          reason: new SessionFileFailed({
+            message: `Could not cut a failed run's entries from the session file ${here}: ${
+              String(cause)
+            }; check that the config dir is writable`
+          }),
+          cause
+        })
     })
+    yield* Effect.logInfo("session file: dropped what a failed run appended").pipe(
+      Effect.annotateLogs({ sessionId, bytes: size - mark.size })
+    )
+    return true
+  })
 
   /**
    * A file this client did not write may hold entries no successful turn produced (a run of an
@@ -351,29 +349,28 @@ const makeFileStep = (ctx: StepContext) => {
    * when the store holds the session, the file becomes exactly its transcript. A store that holds
    * nothing of it leaves the file as it is (the next store step sends it).
    */
-  const reconcile = (here: string, sessionId: string, store: ClaudeSessionStoreService) =>
-    Effect.gen(function*() {
-      const held = yield* call("load", sessionId)(store.load(key(sessionId)))
-      const known = Option.getOrElse(held, (): ReadonlyArray<TranscriptEntry> => [])
-      if (known.length > 0) {
-        const entries = yield* SessionFile.readSessionFile(here, sessionId)
-        const same = entries.length === known.length && entries.every((e, i) => sameEntry(e, known[i]!))
-        if (!same) {
-          const { extras } = notHeld(known, entries)
-          yield* SessionFile.writeSessionFile(here, sessionId, known)
-          if (extras.length > 0) {
-            yield* Effect.logInfo("session file: entries the store never accepted dropped").pipe(
-              Effect.annotateLogs({ sessionId, dropped: extras.length })
-            )
-          }
+  const reconcile = Effect.fnUntraced(function*(here: string, sessionId: string, store: ClaudeSessionStoreService) {
+    const held = yield* call("load", sessionId)(store.load(key(sessionId)))
+    const known = Option.getOrElse(held, (): ReadonlyArray<TranscriptEntry> => [])
+    if (known.length > 0) {
+      const entries = yield* SessionFile.readSessionFile(here, sessionId)
+      const same = entries.length === known.length && entries.every((e, i) => sameEntry(e, known[i]!))
+      if (!same) {
+        const { extras } = notHeld(known, entries)
+        yield* SessionFile.writeSessionFile(here, sessionId, known)
+        if (extras.length > 0) {
+          yield* Effect.logInfo("session file: entries the store never accepted dropped").pipe(
+            Effect.annotateLogs({ sessionId, dropped: extras.length })
+          )
         }
       }
-      // The file now starts with exactly what the store holds: the next store step sends the rest.
-      stored.set(sessionId, known.length)
-      cursors.delete(sessionId)
-      unsure.delete(sessionId)
-      yield* settle(sessionId, here)
-    })
+    }
+    // The file now starts with exactly what the store holds: the next store step sends the rest.
+    stored.set(sessionId, known.length)
+    cursors.delete(sessionId)
+    unsure.delete(sessionId)
+    yield* settle(sessionId, here)
+  })
 
   /** The file's entries the store lacks. */
   const unstored = (sessionId: string, store: ClaudeSessionStoreService, entries: ReadonlyArray<TranscriptEntry>) =>
@@ -383,34 +380,33 @@ const makeFileStep = (ctx: StepContext) => {
     )
 
   /** Sends the session file's entries that are not in the store yet. */
-  const storeFile = (sessionId: string, store: ClaudeSessionStoreService) =>
-    Effect.gen(function*() {
-      const file = yield* localFile(setup, sessionId)
-      if (Option.isNone(file)) {
-        return yield* new SessionStoreError({
-          operation: "append",
-          sessionId,
-          reason: new SessionFileFailed({
-            message:
-              `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`
-          })
+  const storeFile = Effect.fnUntraced(function*(sessionId: string, store: ClaudeSessionStoreService) {
+    const file = yield* localFile(setup, sessionId)
+    if (Option.isNone(file)) {
+      return yield* new SessionStoreError({
+        operation: "append",
+        sessionId,
+        reason: new SessionFileFailed({
+          message:
+            `The claude CLI left no session file for ${sessionId} under ${setup.configDir()}, so the turn could not be stored; check CLAUDE_CONFIG_DIR and that sessions are persisted`
         })
-      }
-      // The run succeeded: what its CLI wrote is a turn, to be stored even if this call fails.
-      attempts.delete(sessionId)
-      const { count, end, fresh, last } = yield* readNew(sessionId, file.value, store)
-      yield* settle(sessionId, file.value, end)
-      if (fresh.length > 0) {
-        yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
-          // A call that timed out may still have landed: ask the store next time.
-          Effect.tapError(() => Effect.sync(() => unsure.add(sessionId)))
-        )
-      }
-      stored.set(sessionId, count)
-      cursors.set(sessionId, { file: file.value, end, last })
-      unsure.delete(sessionId)
-      ctx.snapshotPending = false
-    })
+      })
+    }
+    // The run succeeded: what its CLI wrote is a turn, to be stored even if this call fails.
+    attempts.delete(sessionId)
+    const { count, end, fresh, last } = yield* readNew(sessionId, file.value, store)
+    yield* settle(sessionId, file.value, end)
+    if (fresh.length > 0) {
+      yield* call("append", sessionId)(store.append(key(sessionId), fresh)).pipe(
+        // A call that timed out may still have landed: ask the store next time.
+        Effect.tapError(() => Effect.sync(() => unsure.add(sessionId)))
+      )
+    }
+    stored.set(sessionId, count)
+    cursors.set(sessionId, { file: file.value, end, last })
+    unsure.delete(sessionId)
+    ctx.snapshotPending = false
+  })
 
   /**
    * The entries to store, the file's entry count and where its complete lines end. After the
@@ -418,35 +414,35 @@ const makeFileStep = (ctx: StepContext) => {
    * does not grow with the conversation); a file rewritten since (it no longer holds the last line
    * read where it was) is read whole and compared with the store.
    */
-  const readNew = (sessionId: string, file: string, store: ClaudeSessionStoreService) =>
-    Effect.gen(function*() {
-      const cursor = cursors.get(sessionId)
-      const known = stored.get(sessionId)
-      if (cursor !== undefined && cursor.file === file && known !== undefined && !unsure.has(sessionId)) {
-        const tail = yield* SessionFile.readSessionFileFrom(file, sessionId, cursor.end, cursor.last)
-        if (tail !== undefined) {
-          return { fresh: tail.entries, count: known + tail.entries.length, end: tail.end, last: tail.last }
-        }
+  const readNew = Effect.fnUntraced(function*(sessionId: string, file: string, store: ClaudeSessionStoreService) {
+    const cursor = cursors.get(sessionId)
+    const known = stored.get(sessionId)
+    if (cursor !== undefined && cursor.file === file && known !== undefined && !unsure.has(sessionId)) {
+      const tail = yield* SessionFile.readSessionFileFrom(file, sessionId, cursor.end, cursor.last)
+      if (tail !== undefined) {
+        return { fresh: tail.entries, count: known + tail.entries.length, end: tail.end, last: tail.last }
       }
-      const whole = (yield* SessionFile.readSessionFileFrom(file, sessionId, 0)) ??
-        { entries: [], end: 0, last: new Uint8Array() }
-      const fresh = unsure.has(sessionId) || cursor !== undefined
-        ? yield* unstored(sessionId, store, whole.entries)
-        : whole.entries.slice(known ?? 0)
-      return { fresh, count: whole.entries.length, end: whole.end, last: whole.last }
-    })
+    }
+    const whole = (yield* SessionFile.readSessionFileFrom(file, sessionId, 0)) ??
+      { entries: [], end: 0, last: new Uint8Array() }
+    const fresh = unsure.has(sessionId) || cursor !== undefined
+      ? yield* unstored(sessionId, store, whole.entries)
+      : whole.entries.slice(known ?? 0)
+    return { fresh, count: whole.entries.length, end: whole.end, last: whole.last }
+  })
 
   return { restoreFile, storeFile }
 }
 
 /** `mirror` mode (ClaudeAgent): a snapshot imported with a store goes to the store before the runtime loads it. */
-const restoreMirror = (ctx: StepContext, sessionId: string, store: ClaudeSessionStoreService) =>
-  Effect.gen(function*() {
+const restoreMirror = Effect.fnUntraced(
+  function*(ctx: StepContext, sessionId: string, store: ClaudeSessionStoreService) {
     const snapshot = ctx.setup.snapshot
     if (snapshot === undefined || snapshot.sessionId !== sessionId || !ctx.snapshotPending) return
     yield* ctx.call("append", sessionId)(store.append(ctx.key(sessionId), snapshot.transcript))
     ctx.snapshotPending = false
-  })
+  }
+)
 
 /** Builds the store step of a client (see the module's description). */
 export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
@@ -478,17 +474,16 @@ export const makeTranscripts = (setup: TranscriptSetup): Transcripts => {
     )
   }
 
-  const load = (sessionId: string) =>
-    Effect.gen(function*() {
-      yield* SessionFile.requireSessionId("load", sessionId)
-      if (Option.isSome(setup.store)) {
-        const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
-        if (Option.isSome(entries)) return entries.value
-      }
-      const file = yield* localFile(setup, sessionId)
-      if (Option.isNone(file)) return yield* notFound(sessionId, projectKey, setup.configDir())
-      return yield* SessionFile.readSessionFile(file.value, sessionId)
-    })
+  const load = Effect.fnUntraced(function*(sessionId: string) {
+    yield* SessionFile.requireSessionId("load", sessionId)
+    if (Option.isSome(setup.store)) {
+      const entries = yield* call("load", sessionId)(setup.store.value.load(key(sessionId)))
+      if (Option.isSome(entries)) return entries.value
+    }
+    const file = yield* localFile(setup, sessionId)
+    if (Option.isNone(file)) return yield* notFound(sessionId, projectKey, setup.configDir())
+    return yield* SessionFile.readSessionFile(file.value, sessionId)
+  })
 
   return { beforeRun, afterRun, load }
 }

@@ -69,19 +69,18 @@ const decoded = <S extends Schema.Top>(control: string, schema: S) => (answer: u
   ) as Effect.Effect<S["Type"], ClaudeLiveError>
 
 /** Tells `started` every setting in `overrides`. */
-const tell = (started: Started, overrides: Overrides) =>
-  Effect.gen(function*() {
-    const q = started.controls
-    if (overrides.model !== undefined) yield* call("setModel", () => q.setModel(overrides.model))
-    if (overrides.permissionMode !== undefined) {
-      const mode = overrides.permissionMode
-      yield* call("setPermissionMode", () => q.setPermissionMode(mode as Parameters<typeof q.setPermissionMode>[0]))
-    }
-    if (overrides.maxThinkingTokens !== undefined) {
-      const tokens = overrides.maxThinkingTokens
-      yield* call("setMaxThinkingTokens", () => q.setMaxThinkingTokens(tokens))
-    }
-  })
+const tell = Effect.fnUntraced(function*(started: Started, overrides: Overrides) {
+  const q = started.controls
+  if (overrides.model !== undefined) yield* call("setModel", () => q.setModel(overrides.model))
+  if (overrides.permissionMode !== undefined) {
+    const mode = overrides.permissionMode
+    yield* call("setPermissionMode", () => q.setPermissionMode(mode as Parameters<typeof q.setPermissionMode>[0]))
+  }
+  if (overrides.maxThinkingTokens !== undefined) {
+    const tokens = overrides.maxThinkingTokens
+    yield* call("setMaxThinkingTokens", () => q.setMaxThinkingTokens(tokens))
+  }
+})
 
 /** The controls of a ClaudeAgent client; `applySettings` goes into the kept-alive query's setup. */
 export const makeControls = (keepAlive: boolean) => {

@@ -89,8 +89,8 @@ export const make = (setup: LiveSetup): KeepAlive => {
    * Its CLI counts its own spend from its start, so it gets what the conversation has left then,
    * and stops when the conversation's total reaches the bound.
    */
-  const startLive = (resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) =>
-    Effect.gen(function*() {
+  const startLive = Effect.fnUntraced(
+    function*(resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) {
       const scope = yield* Scope.fork(setup.clientScope, "sequential")
       // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
       const permit = yield* Pool.acquireFrom(
@@ -120,34 +120,32 @@ export const make = (setup: LiveSetup): KeepAlive => {
       const query: LiveQuery = { ...started, scope, send: inbox.push, permit, init: undefined, running: undefined }
       if (setup.applySettings !== undefined) yield* setup.applySettings(query)
       return query
-    })
+    }
+  )
 
-  const turn = (input: RunInput) =>
-    Effect.gen(function*() {
-      // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
-      if (
-        live !== undefined &&
-        (live.permit.evicted() || !sameSession(session.last, input.sessionId) || session.fork !== input.fork)
-      ) yield* drop
-      const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
-      live = query
-      const running = { interrupted: false }
-      const transcript = yield* query.permit.busy(Effect.suspend(() => {
-        query.running = running
-        query.send(setup.userMessage(input))
-        return setup.consume(query, input.emit, true)
-      })).pipe(Effect.ensuring(Effect.sync(() => (query.running = undefined))))
-      if (transcript.init !== undefined) query.init = transcript.init
-      // Only a result that follows our own interrupt is an interruption; the query stays.
-      if (running.interrupted && transcript.result?.subtype === "error_during_execution") {
-        yield* input.recordResult(transcript.result)
-        return yield* Effect.fail(setup.interrupted(transcript))
-      }
-      // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
-      return yield* setup.interpret(input, query, { ...transcript, init: query.init })
-    }).pipe(
-      Effect.onError((cause) => isInterrupted(Option.getOrUndefined(Cause.findErrorOption(cause))) ? Effect.void : drop)
-    )
+  const turn = Effect.fnUntraced(function*(input: RunInput) {
+    // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
+    if (
+      live !== undefined &&
+      (live.permit.evicted() || !sameSession(session.last, input.sessionId) || session.fork !== input.fork)
+    ) yield* drop
+    const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
+    live = query
+    const running = { interrupted: false }
+    const transcript = yield* query.permit.busy(Effect.suspend(() => {
+      query.running = running
+      query.send(setup.userMessage(input))
+      return setup.consume(query, input.emit, true)
+    })).pipe(Effect.ensuring(Effect.sync(() => (query.running = undefined))))
+    if (transcript.init !== undefined) query.init = transcript.init
+    // Only a result that follows our own interrupt is an interruption; the query stays.
+    if (running.interrupted && transcript.result?.subtype === "error_during_execution") {
+      yield* input.recordResult(transcript.result)
+      return yield* Effect.fail(setup.interrupted(transcript))
+    }
+    // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
+    return yield* setup.interpret(input, query, { ...transcript, init: query.init })
+  }, Effect.onError((cause) => isInterrupted(Option.getOrUndefined(Cause.findErrorOption(cause))) ? Effect.void : drop))
 
   // With the budget spent the next turn fails without a CLI, so none is started.
   const warm = (budgetUsd: number | undefined) =>

@@ -281,11 +281,8 @@ const readToEnd = (next: Started["next"], grace: number) =>
  * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and
  * the SDK's query. Closing the scope ends all three, the CLI last.
  */
-export const startQuery = (
-  setup: QuerySetup,
-  params: QueryParams
-): Effect.Effect<Started, ProviderError, Scope.Scope> =>
-  Effect.gen(function*() {
+export const startQuery = Effect.fnUntraced(
+  function*(setup: QuerySetup, params: QueryParams): Effect.fn.Return<Started, ProviderError, Scope.Scope> {
     const { options, permissionMode, serverName } = setup
     const module = yield* setup.sdk
     if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
@@ -346,4 +343,5 @@ export const startQuery = (
       : readToEnd(() => iterator.next(), setup.grace)
     yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
     return { next: () => iterator.next(), controller, cli: () => cli, mounted, controls: query } satisfies Started
-  })
+  }
+)

@@ -64,13 +64,13 @@ export const AlwaysLoadMeta = "anthropic/alwaysLoad"
  * fiber of this scope; it is interrupted when the CLI cancels the call (the request's abort
  * signal), when `abort` fires, or when the scope closes.
  */
-export const makeToolServer = (
-  serverName: string,
-  set: Tool.ToolSet,
-  abort: AbortSignal,
-  runSlot?: Telemetry.RunSlot
-): Effect.Effect<AgentSdk.McpSdkServerConfigWithInstance, never, Scope.Scope> =>
-  Effect.gen(function*() {
+export const makeToolServer = Effect.fnUntraced(
+  function*(
+    serverName: string,
+    set: Tool.ToolSet,
+    abort: AbortSignal,
+    runSlot?: Telemetry.RunSlot
+  ): Effect.fn.Return<AgentSdk.McpSdkServerConfigWithInstance, never, Scope.Scope> {
     // Loaded on first use: the SDK (and the zod, ajv it pulls) stays out of the main entry's import.
     const [{ CallToolRequestSchema, ListToolsRequestSchema }, McpServer] = yield* Effect.all([
       McpServerSdk.load,
@@ -113,7 +113,8 @@ export const makeToolServer = (
     })
     yield* Effect.addFinalizer(() => Effect.promise(() => mcp.close().catch(() => undefined)))
     return { type: "sdk", name: serverName, instance: mcp }
-  })
+  }
+)
 
 const StderrTail = 4_000
 /** The grace a CLI gets once the process received a termination signal: it goes with us anyway. */
@@ -194,16 +195,15 @@ const exitWithin = (child: ChildProcessWithoutNullStreams, ms: number) =>
  * Ends the CLI: waits `grace` for it to exit on its own (the SDK closed its stdin), then SIGTERM,
  * then SIGKILL; finally SIGKILL to the group, for anything the CLI left behind.
  */
-export const reap = (cli: SpawnedCli, grace: number): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    const { child } = cli
+export const reap = Effect.fnUntraced(function*(cli: SpawnedCli, grace: number): Effect.fn.Return<void> {
+  const { child } = cli
+  if (!(yield* exitWithin(child, grace))) {
+    signalGroup(child, "SIGTERM")
     if (!(yield* exitWithin(child, grace))) {
-      signalGroup(child, "SIGTERM")
-      if (!(yield* exitWithin(child, grace))) {
-        signalGroup(child, "SIGKILL")
-        yield* exitWithin(child, 2_000)
-      }
+      signalGroup(child, "SIGKILL")
+      yield* exitWithin(child, 2_000)
     }
-    signalGroup(child, "SIGKILL")
-    cli.untrack()
-  })
+  }
+  signalGroup(child, "SIGKILL")
+  cli.untrack()
+})

@@ -117,14 +117,13 @@ const guarded = <A>(
 /** The sessions' backlogs: sends in order, one at a time per session; what failed is kept. */
 const makeBacklogs = (store: ClaudeSessionStoreService, bound: Bound) => {
   const sessions = new Map<string, SessionState>()
-  const stateOf = (sessionId: string) =>
-    Effect.gen(function*() {
-      const known = sessions.get(sessionId)
-      if (known !== undefined) return known
-      const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined, unsure: false }
-      sessions.set(sessionId, state)
-      return state
-    })
+  const stateOf = Effect.fnUntraced(function*(sessionId: string) {
+    const known = sessions.get(sessionId)
+    if (known !== undefined) return known
+    const state: SessionState = { lock: yield* Semaphore.make(1), backlog: [], failure: undefined, unsure: false }
+    sessions.set(sessionId, state)
+    return state
+  })
 
   /**
    * After a failed send, the backlog is checked against the store first: what landed all the
@@ -167,24 +166,23 @@ const makeBacklogs = (store: ClaudeSessionStoreService, bound: Bound) => {
       )
     )
 
-  const append = (key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) =>
-    Effect.gen(function*() {
-      const state = yield* stateOf(key.sessionId)
-      yield* state.lock.withPermits(1)(Effect.suspend(() => {
-        state.backlog.push({ key, entries })
-        // Once a send failed, the rest waits for the turn's flush: a store that hangs costs
-        // the turn two bounds (the failed send and the flush), not one per batch.
-        return state.failure === undefined ? send(key.sessionId, state) : Effect.void
-      })).pipe(
-        // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
-        // (holding the turn's result back) and then drop the batch.
-        Effect.catch((error) =>
-          Effect.logWarning("session store append failed; kept for the next flush").pipe(
-            Effect.annotateLogs({ sessionId: key.sessionId, error: error.message })
-          )
+  const append = Effect.fnUntraced(function*(key: SessionKey, entries: ReadonlyArray<TranscriptEntry>) {
+    const state = yield* stateOf(key.sessionId)
+    yield* state.lock.withPermits(1)(Effect.suspend(() => {
+      state.backlog.push({ key, entries })
+      // Once a send failed, the rest waits for the turn's flush: a store that hangs costs
+      // the turn two bounds (the failed send and the flush), not one per batch.
+      return state.failure === undefined ? send(key.sessionId, state) : Effect.void
+    })).pipe(
+      // Kept in the backlog and reported by `flush`: rejecting would only make the SDK retry
+      // (holding the turn's result back) and then drop the batch.
+      Effect.catch((error) =>
+        Effect.logWarning("session store append failed; kept for the next flush").pipe(
+          Effect.annotateLogs({ sessionId: key.sessionId, error: error.message })
         )
       )
-    })
+    )
+  })
 
   /** Sends what the session has not stored; an append in flight holds the lock (and is bounded itself). */
   const flush = (sessionId: string) =>
@@ -249,11 +247,11 @@ const explainWith =
   }
 
 /** Builds the adapter in the current scope (see the module's description). */
-export const make = (
-  store: ClaudeSessionStoreService,
-  options: AgentStoreOptions
-): Effect.Effect<AgentStore, never, Scope.Scope> =>
-  Effect.gen(function*() {
+export const make = Effect.fnUntraced(
+  function*(
+    store: ClaudeSessionStoreService,
+    options: AgentStoreOptions
+  ): Effect.fn.Return<AgentStore, never, Scope.Scope> {
     const projectKey = options.projectKey ?? DefaultProjectKey
     const timeout = options.storeTimeout ?? DefaultStoreTimeout
     const bound: Bound = (operation, sessionId) => boundedCall(operation, sessionId, timeout)
@@ -281,19 +279,18 @@ export const make = (
       )
 
     /** A resume reads the store: the session's backlog goes first, so what it reads has no gap. */
-    const load = (key: AgentSdk.SessionKey) =>
-      Effect.gen(function*() {
-        loadFailures.delete(key.sessionId)
-        yield* backlogs.flush(key.sessionId)
-        const entries = yield* guarded(bound, "load", key.sessionId, store.load(ours(key)))
-        if (Option.isNone(entries) || entries.value.length === 0) {
-          // The SDK then lets the CLI look in its own config dir, which may hold the session.
-          if (key.subpath === undefined) loadFailures.set(key.sessionId, notFound(key.sessionId, projectKey))
-          return null
-        }
-        // JSON values: an absent `uuid` is absent, never `undefined`.
-        return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
-      }).pipe(recordingLoad(key.sessionId))
+    const load = Effect.fnUntraced(function*(key: AgentSdk.SessionKey) {
+      loadFailures.delete(key.sessionId)
+      yield* backlogs.flush(key.sessionId)
+      const entries = yield* guarded(bound, "load", key.sessionId, store.load(ours(key)))
+      if (Option.isNone(entries) || entries.value.length === 0) {
+        // The SDK then lets the CLI look in its own config dir, which may hold the session.
+        if (key.subpath === undefined) loadFailures.set(key.sessionId, notFound(key.sessionId, projectKey))
+        return null
+      }
+      // JSON values: an absent `uuid` is absent, never `undefined`.
+      return [...entries.value] as Array<AgentSdk.SessionStoreEntry>
+    }, (effect, key) => recordingLoad(key.sessionId)(effect))
 
     const sdkStore: AgentSdk.SessionStore = {
       append: (key, entries) => settle(backlogs.append(ours(key), entries)),
@@ -335,4 +332,5 @@ export const make = (
       flush: backlogs.flush,
       explain: explainWith(loadFailures)
     } satisfies AgentStore
-  })
+  }
+)

@@ -153,26 +153,24 @@ export const liveControls = (env: LocalEnv, slot: LiveCli.LiveSlot, overrides: O
     return cli !== undefined && cli.alive() ? cli : undefined
   }
 
-  const applySettings = (cli: LiveCli.LiveCli) =>
-    Effect.gen(function*() {
-      const told = applied.get(cli) ?? {}
-      const missing: Overrides = {}
-      for (const key of ["model", "permissionMode", "maxThinkingTokens"] as const) {
-        if (overrides[key] !== undefined && told[key] !== overrides[key]) {
-          Object.assign(missing, { [key]: overrides[key] })
-        }
+  const applySettings = Effect.fnUntraced(function*(cli: LiveCli.LiveCli) {
+    const told = applied.get(cli) ?? {}
+    const missing: Overrides = {}
+    for (const key of ["model", "permissionMode", "maxThinkingTokens"] as const) {
+      if (overrides[key] !== undefined && told[key] !== overrides[key]) {
+        Object.assign(missing, { [key]: overrides[key] })
       }
-      for (const request of requestsFor(missing)) yield* ask(cli, request.subtype, request)
-      applied.set(cli, { ...told, ...missing })
-    })
+    }
+    for (const request of requestsFor(missing)) yield* ask(cli, request.subtype, request)
+    applied.set(cli, { ...told, ...missing })
+  })
 
   /** Remembers a setting and, when a CLI runs, tells it now. */
-  const setting = (change: Overrides) =>
-    Effect.gen(function*() {
-      Object.assign(overrides, change)
-      const cli = running()
-      if (cli !== undefined) yield* applySettings(cli)
-    })
+  const setting = Effect.fnUntraced(function*(change: Overrides) {
+    Object.assign(overrides, change)
+    const cli = running()
+    if (cli !== undefined) yield* applySettings(cli)
+  })
 
   const query = <S extends Schema.Top>(control: string, request: Request, schema: S) =>
     Effect.suspend(() => {

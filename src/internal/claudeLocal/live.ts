@@ -68,25 +68,24 @@ export const makeLive = (
    * After a failed turn: an interrupted fiber stops the CLI's turn politely and keeps the process
    * when it can; our own `Interrupted` keeps it; anything else stops it (no half-read turn survives).
    */
-  const afterFailure = <E>(cause: Cause.Cause<E>) =>
-    Effect.gen(function*() {
-      const error = Option.getOrUndefined(Cause.findErrorOption(cause))
-      if (isInterrupted(error)) return
-      const cli = slot.current()
-      if (error === undefined && Cause.hasInterrupts(cause) && cli !== undefined && (yield* cli.settle(PoliteStop))) {
-        return
-      }
-      yield* slot.drop
-    })
+  const afterFailure = Effect.fnUntraced(function*<E>(cause: Cause.Cause<E>) {
+    const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+    if (isInterrupted(error)) return
+    const cli = slot.current()
+    if (error === undefined && Cause.hasInterrupts(cause) && cli !== undefined && (yield* cli.settle(PoliteStop))) {
+      return
+    }
+    yield* slot.drop
+  })
 
   /** The live CLI for a turn, started (in a scope of its own) if need be; a new one may spend `budgetUsd`. */
-  const liveCli = (
-    sessionId: Option.Option<string>,
-    fork: boolean,
-    responseFormat: RunInput["responseFormat"],
-    budgetUsd: number | undefined
-  ) =>
-    Effect.gen(function*() {
+  const liveCli = Effect.fnUntraced(
+    function*(
+      sessionId: Option.Option<string>,
+      fork: boolean,
+      responseFormat: RunInput["responseFormat"],
+      budgetUsd: number | undefined
+    ) {
       const plan = yield* planRun(env, responseFormat)
       const cli = yield* slot.use(
         liveKey(env, plan),
@@ -100,14 +99,15 @@ export const makeLive = (
         fork
       ).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
       return { cli, plan }
-    })
+    }
+  )
 
   /**
    * A turn on the live CLI. A failure stops it (no half-read turn survives); an interrupted fiber
    * first asks the CLI to stop the turn and keeps it when it does (`afterFailure`).
    */
-  const liveTurn = (input: RunInput) =>
-    Effect.gen(function*() {
+  const liveTurn = Effect.fnUntraced(
+    function*(input: RunInput) {
       const { cli, plan } = yield* liveCli(input.sessionId, input.fork, input.responseFormat, input.budgetUsd)
       yield* controls.applySettings(cli).pipe(
         Effect.catch((e) =>
@@ -171,22 +171,24 @@ export const makeLive = (
         { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
         () => endedEarly(env.binary, ended)
       )
-    }).pipe(Effect.scoped, Effect.onError(afterFailure))
+    },
+    Effect.scoped,
+    Effect.onError(afterFailure)
+  )
 
   const run = (input: RunInput) =>
     // Refused before a CLI is started, and without dropping a warm one.
     Effect.andThen(Effect.flatMap(env.cliVersion, (cli) => requireVerbatim(env, cli, input)), liveTurn(input))
 
-  const liveSetTools = (set: Tool.ToolSet, budgetUsd: number | undefined) =>
-    Effect.gen(function*() {
-      yield* setTools(set)
-      const current = slot.current()
-      if (env.options.prewarm !== true || current === undefined) return
-      // A warm start stays warm: a process started with the old tools is replaced now (unless
-      // the budget is spent: the next turn fails without a CLI).
-      if (budgetUsd === 0) return yield* slot.drop
-      yield* liveCli(current.sessionId(), current.forks(), undefined, budgetUsd).pipe(Effect.catch(warmFailed))
-    })
+  const liveSetTools = Effect.fnUntraced(function*(set: Tool.ToolSet, budgetUsd: number | undefined) {
+    yield* setTools(set)
+    const current = slot.current()
+    if (env.options.prewarm !== true || current === undefined) return
+    // A warm start stays warm: a process started with the old tools is replaced now (unless
+    // the budget is spent: the next turn fails without a CLI).
+    if (budgetUsd === 0) return yield* slot.drop
+    yield* liveCli(current.sessionId(), current.forks(), undefined, budgetUsd).pipe(Effect.catch(warmFailed))
+  })
 
   /** `prewarm`: the first turn's CLI, started now (resuming, and forking, the first turn's session). */
   const prewarm = Effect.suspend(() => {

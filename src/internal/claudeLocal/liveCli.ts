@@ -176,7 +176,7 @@ const sessionOf = (line: string): string | undefined => {
  * spawned by a fiber of that scope, without waiting for it: its start-up overlaps whatever the
  * caller does next.
  */
-export const start = <E>(params: {
+export const start = Effect.fnUntraced(function*<E>(params: {
   readonly subprocess: SubprocessService
   readonly parent: Scope.Scope
   readonly key: string
@@ -185,173 +185,173 @@ export const start = <E>(params: {
   readonly fork?: boolean | undefined
   readonly prepare: Effect.Effect<LiveRunOptions, E, Scope.Scope>
   readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
-}): Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError> =>
-  Effect.gen(function*() {
-    const scope = yield* Scope.fork(params.parent, "sequential")
-    const close = Scope.close(scope, Exit.void)
-    // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
-    const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
-      Scope.provide(scope),
-      Effect.onError(() => close)
-    )
-    const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
-      Scope.provide(scope),
-      Effect.onError(() => close)
-    )
-    // `end` (not shutdown) on close: the stdin stream finishes, so the CLI reads EOF.
-    const input = yield* Queue.unbounded<string, Cause.Done>()
-    const output = yield* Queue.unbounded<string | Ended>()
-    let session = params.resume
-    let forking = params.fork === true
-    let ended: Ended | undefined
-    const end = (e: Ended) =>
-      Effect.suspend(() => {
-        if (ended !== undefined) return Effect.void
-        ended = e
-        const unanswered = [...asked.values()]
-        asked.clear()
-        return Effect.andThen(
-          Effect.forEach(unanswered, (d) => Deferred.succeed(d, { _tag: "Ended" } as const), { discard: true }),
-          Queue.offer(output, e)
-        )
-      })
-    const stopped = end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })
-    // Runs after the reader is interrupted (finalizers run in reverse): also when it never started.
-    yield* Scope.addFinalizer(scope, stopped)
-    // Control answers go to whoever asked (by request id); every other line to the turn.
-    const asked = new Map<string, Deferred.Deferred<ControlAnswer>>()
-    let nextRequest = 0
-    const route = (line: string) => {
-      const answer = controlResponseOf(line)
-      if (answer === undefined) return Queue.offer(output, line)
-      const waiting = asked.get(answer.id)
-      asked.delete(answer.id)
-      return waiting === undefined ? Effect.void : Deferred.succeed(waiting, answer.answer)
-    }
-    yield* params.subprocess.stream({ ...runOptions, input: Stream.fromQueue(input) }).pipe(
-      Stream.runForEach(route),
-      Effect.matchCauseEffect({
-        onSuccess: () => end({ _tag: "Ended", exitCode: 0, stderr: "", error: undefined }),
-        onFailure: (cause) => {
-          const error = Option.getOrUndefined(Cause.findErrorOption(cause))
-          return end({
-            _tag: "Ended",
-            exitCode: error?.reason._tag === "Exited" ? error.reason.exitCode : undefined,
-            stderr: error !== undefined && "stderrTail" in error.reason ? error.reason.stderrTail : "",
-            error
-          })
-        }
-      }),
-      // Closing the scope interrupts the reader, which terminates the process group; a turn
-      // still waiting then sees the end instead of waiting forever.
-      Effect.onInterrupt(() => stopped),
-      Effect.forkIn(scope)
-    )
-    yield* Scope.addFinalizer(scope, Queue.end(input))
+}): Effect.fn.Return<LiveCli, E | Pool.ProcessPoolTimeoutError> {
+  const scope = yield* Scope.fork(params.parent, "sequential")
 
-    let open: OpenTurn | undefined
-
-    const control = (request: { readonly subtype: string; readonly [k: string]: unknown }) =>
-      Effect.gen(function*() {
-        if (ended !== undefined) return { _tag: "Ended" } as const
-        const id = `ecb-${++nextRequest}`
-        const answer = yield* Deferred.make<ControlAnswer>()
-        asked.set(id, answer)
-        yield* Queue.offer(input, `${JSON.stringify({ type: "control_request", request_id: id, request })}\n`)
-        return yield* Deferred.await(answer)
-      })
-
-    /** Reads one line of the open turn; true once the turn is over. */
-    const step = (turn: OpenTurn, line: string) => {
-      const lifecycle = lifecycleOf(line)
-      if (lifecycle !== undefined && turn.pending.has(lifecycle.uuid)) {
-        turn.tracked = true
-        if (lifecycle.state === "completed" || lifecycle.state === "cancelled") turn.pending.delete(lifecycle.uuid)
-      } else if (isResult(line)) {
-        const id = sessionOf(line)
-        if (id !== undefined) session = Option.some(id)
-        forking = false
-        turn.resulted = true
-        // After our interrupt the first result ends the turn (queued messages were dropped).
-        if (turn.interrupted || !turn.tracked) return true
+  const close = Scope.close(scope, Exit.void)
+  // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
+  const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
+    Scope.provide(scope),
+    Effect.onError(() => close)
+  )
+  const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
+    Scope.provide(scope),
+    Effect.onError(() => close)
+  )
+  // `end` (not shutdown) on close: the stdin stream finishes, so the CLI reads EOF.
+  const input = yield* Queue.unbounded<string, Cause.Done>()
+  const output = yield* Queue.unbounded<string | Ended>()
+  let session = params.resume
+  let forking = params.fork === true
+  let ended: Ended | undefined
+  const end = (e: Ended) =>
+    Effect.suspend(() => {
+      if (ended !== undefined) return Effect.void
+      ended = e
+      const unanswered = [...asked.values()]
+      asked.clear()
+      return Effect.andThen(
+        Effect.forEach(unanswered, (d) => Deferred.succeed(d, { _tag: "Ended" } as const), { discard: true }),
+        Queue.offer(output, e)
+      )
+    })
+  const stopped = end({ _tag: "Ended", exitCode: undefined, stderr: "", error: undefined })
+  // Runs after the reader is interrupted (finalizers run in reverse): also when it never started.
+  yield* Scope.addFinalizer(scope, stopped)
+  // Control answers go to whoever asked (by request id); every other line to the turn.
+  const asked = new Map<string, Deferred.Deferred<ControlAnswer>>()
+  let nextRequest = 0
+  const route = (line: string) => {
+    const answer = controlResponseOf(line)
+    if (answer === undefined) return Queue.offer(output, line)
+    const waiting = asked.get(answer.id)
+    asked.delete(answer.id)
+    return waiting === undefined ? Effect.void : Deferred.succeed(waiting, answer.answer)
+  }
+  yield* params.subprocess.stream({ ...runOptions, input: Stream.fromQueue(input) }).pipe(
+    Stream.runForEach(route),
+    Effect.matchCauseEffect({
+      onSuccess: () => end({ _tag: "Ended", exitCode: 0, stderr: "", error: undefined }),
+      onFailure: (cause) => {
+        const error = Option.getOrUndefined(Cause.findErrorOption(cause))
+        return end({
+          _tag: "Ended",
+          exitCode: error?.reason._tag === "Exited" ? error.reason.exitCode : undefined,
+          stderr: error !== undefined && "stderrTail" in error.reason ? error.reason.stderrTail : "",
+          error
+        })
       }
-      return turn.resulted && turn.pending.size === 0
+    }),
+    // Closing the scope interrupts the reader, which terminates the process group; a turn
+    // still waiting then sees the end instead of waiting forever.
+    Effect.onInterrupt(() => stopped),
+    Effect.forkIn(scope)
+  )
+  yield* Scope.addFinalizer(scope, Queue.end(input))
+
+  let open: OpenTurn | undefined
+
+  const control = Effect.fnUntraced(function*(request: { readonly subtype: string; readonly [k: string]: unknown }) {
+    if (ended !== undefined) return { _tag: "Ended" } as const
+    const id = `ecb-${++nextRequest}`
+    const answer = yield* Deferred.make<ControlAnswer>()
+    asked.set(id, answer)
+    yield* Queue.offer(input, `${JSON.stringify({ type: "control_request", request_id: id, request })}\n`)
+    return yield* Deferred.await(answer)
+  })
+
+  /** Reads one line of the open turn; true once the turn is over. */
+  const step = (turn: OpenTurn, line: string) => {
+    const lifecycle = lifecycleOf(line)
+    if (lifecycle !== undefined && turn.pending.has(lifecycle.uuid)) {
+      turn.tracked = true
+      if (lifecycle.state === "completed" || lifecycle.state === "cancelled") turn.pending.delete(lifecycle.uuid)
+    } else if (isResult(line)) {
+      const id = sessionOf(line)
+      if (id !== undefined) session = Option.some(id)
+      forking = false
+      turn.resulted = true
+      // After our interrupt the first result ends the turn (queued messages were dropped).
+      if (turn.interrupted || !turn.tracked) return true
     }
+    return turn.resulted && turn.pending.size === 0
+  }
 
-    /** Reads the open turn's lines to its end; `Ended` when the output ended first. */
-    const readTurn = <E2>(turn: OpenTurn, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      Effect.gen(function*() {
-        const lines: Array<string> = []
-        for (;;) {
-          const next = yield* Queue.take(output)
-          if (typeof next !== "string") {
-            open = undefined
-            return { lines, ended: next, interrupted: turn.interrupted } satisfies TurnOutput
-          }
-          lines.push(next)
-          yield* onLine(next)
-          if (step(turn, next)) {
-            open = undefined
-            return { lines, ended: undefined, interrupted: turn.interrupted } satisfies TurnOutput
-          }
+  /** Reads the open turn's lines to its end; `Ended` when the output ended first. */
+  const readTurn = Effect.fnUntraced(
+    function*<E2>(turn: OpenTurn, onLine: (line: string) => Effect.Effect<void, E2>) {
+      const lines: Array<string> = []
+      for (;;) {
+        const next = yield* Queue.take(output)
+        if (typeof next !== "string") {
+          open = undefined
+          return { lines, ended: next, interrupted: turn.interrupted } satisfies TurnOutput
         }
-      })
-
-    const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
-      permit.busy(aroundTurn(Effect.gen(function*() {
-        if (ended !== undefined) return { lines: [], ended, interrupted: false } satisfies TurnOutput
-        const current: OpenTurn = {
-          pending: new Set(message.uuid === undefined ? [] : [message.uuid]),
-          tracked: false,
-          resulted: false,
-          interrupted: false
+        lines.push(next)
+        yield* onLine(next)
+        if (step(turn, next)) {
+          open = undefined
+          return { lines, ended: undefined, interrupted: turn.interrupted } satisfies TurnOutput
         }
-        open = current
-        yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
-        return yield* readTurn(current, onLine)
-      })))
+      }
+    }
+  )
 
-    const interrupt = Effect.suspend(() => {
+  const turn = <E2>(message: UserMessage.UserMessage, onLine: (line: string) => Effect.Effect<void, E2>) =>
+    permit.busy(aroundTurn(Effect.gen(function*() {
+      if (ended !== undefined) return { lines: [], ended, interrupted: false } satisfies TurnOutput
+      const current: OpenTurn = {
+        pending: new Set(message.uuid === undefined ? [] : [message.uuid]),
+        tracked: false,
+        resulted: false,
+        interrupted: false
+      }
+      open = current
+      yield* Queue.offer(input, `${JSON.stringify(message)}\n`)
+      return yield* readTurn(current, onLine)
+    })))
+
+  const interrupt = Effect.suspend(() => {
+    const current = open
+    if (current === undefined) return Effect.succeedNone
+    current.interrupted = true
+    return Effect.asSome(control({ subtype: "interrupt", cancel_queued: true }))
+  })
+
+  const steer = (message: UserMessage.UserMessage) =>
+    Effect.suspend(() => {
       const current = open
-      if (current === undefined) return Effect.succeedNone
-      current.interrupted = true
-      return Effect.asSome(control({ subtype: "interrupt", cancel_queued: true }))
+      if (current === undefined || ended !== undefined) return Effect.succeed(false)
+      if (message.uuid !== undefined) current.pending.add(message.uuid)
+      return Effect.as(Queue.offer(input, `${JSON.stringify(message)}\n`), true)
     })
 
-    const steer = (message: UserMessage.UserMessage) =>
-      Effect.suspend(() => {
-        const current = open
-        if (current === undefined || ended !== undefined) return Effect.succeed(false)
-        if (message.uuid !== undefined) current.pending.add(message.uuid)
-        return Effect.as(Queue.offer(input, `${JSON.stringify(message)}\n`), true)
-      })
+  const settle = (within: Duration.Input) =>
+    Effect.suspend(() => {
+      const current = open
+      if (current === undefined) return Effect.succeed(ended === undefined)
+      return Effect.andThen(interrupt, readTurn(current, () => Effect.void)).pipe(
+        Effect.map((read) => read.ended === undefined),
+        // Run from a finalizer (uninterruptible): the bound must still be able to stop the wait.
+        Effect.interruptible,
+        Effect.timeoutOrElse({ duration: within, orElse: () => Effect.succeed(false) })
+      )
+    })
 
-    const settle = (within: Duration.Input) =>
-      Effect.suspend(() => {
-        const current = open
-        if (current === undefined) return Effect.succeed(ended === undefined)
-        return Effect.andThen(interrupt, readTurn(current, () => Effect.void)).pipe(
-          Effect.map((read) => read.ended === undefined),
-          // Run from a finalizer (uninterruptible): the bound must still be able to stop the wait.
-          Effect.interruptible,
-          Effect.timeoutOrElse({ duration: within, orElse: () => Effect.succeed(false) })
-        )
-      })
-
-    return {
-      key: params.key,
-      sessionId: () => session,
-      forks: () => forking,
-      alive: () => ended === undefined && !permit.evicted(),
-      turn,
-      control,
-      interrupt,
-      steer,
-      settle,
-      close,
-      touch: permit.touch
-    } satisfies LiveCli
-  })
+  return {
+    key: params.key,
+    sessionId: () => session,
+    forks: () => forking,
+    alive: () => ended === undefined && !permit.evicted(),
+    turn,
+    control,
+    interrupt,
+    steer,
+    settle,
+    close,
+    touch: permit.touch
+  } satisfies LiveCli
+})
 
 /**
  * At most one live CLI for one conversation. `use` hands out the current one when it is alive,
@@ -386,13 +386,13 @@ export const makeSlot = (
     current = undefined
     return ending === undefined ? Effect.void : ending.close
   })
-  const use = <E>(
-    key: string,
-    sessionId: Option.Option<string>,
-    prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
-    fork = false
-  ) =>
-    Effect.gen(function*() {
+  const use = Effect.fnUntraced(
+    function*<E>(
+      key: string,
+      sessionId: Option.Option<string>,
+      prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
+      fork = false
+    ) {
       const cli = current
       const forking = fork && Option.isSome(sessionId)
       if (
@@ -413,6 +413,7 @@ export const makeSlot = (
       // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
       yield* started.touch
       return started
-    })
+    }
+  )
   return { use, current: () => current, drop }
 }

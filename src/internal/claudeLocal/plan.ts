@@ -80,34 +80,33 @@ const badCliVersion = (given: string) =>
   })
 
 /** `claude --version` (or the `cliVersion` option); none when it printed no version. */
-const readVersion = (options: Options, subprocess: SubprocessService, binary: string) =>
-  Effect.gen(function*() {
-    if (options.cliVersion !== undefined) {
-      const given = CliVersion.parse(options.cliVersion)
-      if (Option.isNone(given)) return yield* badCliVersion(options.cliVersion)
-      return given
-    }
-    const printed = yield* subprocess.run({
-      command: binary,
-      args: ["--version"],
-      timeout: Duration.seconds(30),
-      env: asChanges(process.env, cliEnvironment(process.env, options)),
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd })
-    }).pipe(
-      // A `--version` that fails says nothing about the version: the run itself reports why the
-      // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
-      Effect.catchReason("SubprocessError", "Exited", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
-      Effect.mapError(fromSubprocess(binary))
+const readVersion = Effect.fnUntraced(function*(options: Options, subprocess: SubprocessService, binary: string) {
+  if (options.cliVersion !== undefined) {
+    const given = CliVersion.parse(options.cliVersion)
+    if (Option.isNone(given)) return yield* badCliVersion(options.cliVersion)
+    return given
+  }
+  const printed = yield* subprocess.run({
+    command: binary,
+    args: ["--version"],
+    timeout: Duration.seconds(30),
+    env: asChanges(process.env, cliEnvironment(process.env, options)),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd })
+  }).pipe(
+    // A `--version` that fails says nothing about the version: the run itself reports why the
+    // CLI cannot start (not logged in, broken install) with its own exit code and stderr.
+    Effect.catchReason("SubprocessError", "Exited", (e) => Effect.succeed({ stdout: "", stderr: e.stderrTail })),
+    Effect.mapError(fromSubprocess(binary))
+  )
+  const parsed = CliVersion.parse(printed.stdout)
+  if (Option.isNone(parsed)) {
+    // A wrapper script may print something else: run it as the pinned version rather than refuse.
+    yield* Effect.logWarning("claude --version printed no version; assuming the newest features").pipe(
+      Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
     )
-    const parsed = CliVersion.parse(printed.stdout)
-    if (Option.isNone(parsed)) {
-      // A wrapper script may print something else: run it as the pinned version rather than refuse.
-      yield* Effect.logWarning("claude --version printed no version; assuming the newest features").pipe(
-        Effect.annotateLogs({ output: bounded(printed.stdout.trim(), 200) })
-      )
-    }
-    return parsed
-  })
+  }
+  return parsed
+})
 
 /** The version of the CLI, read at the first turn; after an upgrade past a refusal, read again. */
 const makeCliVersion = (options: Options, subprocess: SubprocessService, binary: string) =>
@@ -131,75 +130,74 @@ export type StartBridge = (
 ) => Effect.Effect<McpBridgeService, McpBridgeError | Tool.InvalidToolsError, Scope.Scope>
 
 /** Reads the options and the services once, for the client's lifetime. */
-export const makeEnv = (options: Options, startBridge: StartBridge) =>
-  Effect.gen(function*() {
-    const subprocess = yield* Subprocess
-    const secretFile = yield* SecretFile
-    const scope = yield* Effect.scope
-    const binary = options.binary ?? "claude"
-    const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
-    const timeout = options.requestTimeout ?? DefaultRequestTimeout
-    const decidedDenials = new Set<string>()
-    const permissionServer = `${serverName}_permission`
-    const permissionWaits = Stall.makePermissionWaits()
-    const given = options.canUseTool
-    const canUseTool: CanUseTool | undefined = given === undefined
-      ? undefined
-      : (request) => permissionWaits.around(given(request))
-    // Not the tools' bridge, so it never mixes with the caller's tools, and the policy never
-    // mounts or allows it for the model.
-    const permissionBridge = canUseTool === undefined
-      ? Effect.succeed(undefined)
-      : yield* Effect.cached(
-        startBridge({
-          serverName: permissionServer,
-          tools: [permissionTool(canUseTool, (id) => decidedDenials.add(id))]
-        }).pipe(Scope.provide(scope), Effect.mapError(configError))
+export const makeEnv = Effect.fnUntraced(function*(options: Options, startBridge: StartBridge) {
+  const subprocess = yield* Subprocess
+  const secretFile = yield* SecretFile
+  const scope = yield* Effect.scope
+  const binary = options.binary ?? "claude"
+  const serverName = options.bridge?.serverName ?? options.serverName ?? "gtb"
+  const timeout = options.requestTimeout ?? DefaultRequestTimeout
+  const decidedDenials = new Set<string>()
+  const permissionServer = `${serverName}_permission`
+  const permissionWaits = Stall.makePermissionWaits()
+  const given = options.canUseTool
+  const canUseTool: CanUseTool | undefined = given === undefined
+    ? undefined
+    : (request) => permissionWaits.around(given(request))
+  // Not the tools' bridge, so it never mixes with the caller's tools, and the policy never
+  // mounts or allows it for the model.
+  const permissionBridge = canUseTool === undefined
+    ? Effect.succeed(undefined)
+    : yield* Effect.cached(
+      startBridge({
+        serverName: permissionServer,
+        tools: [permissionTool(canUseTool, (id) => decidedDenials.add(id))]
+      }).pipe(Scope.provide(scope), Effect.mapError(configError))
+    )
+  // Its own bridge too: the hooks' URLs and token are the same for every run of the client.
+  const hooks = ClaudeHooks.entries(options.hooks)
+  // The bridge starts at the first turn that needs it; the hooks run in the layer's context.
+  const layerContext = yield* Effect.context<never>()
+  const hooksBridge = hooks.length === 0
+    ? Effect.succeed(undefined)
+    : yield* Effect.cached(
+      // A hook at work is the application deciding, not the run going silent.
+      startBridge({
+        serverName: `${serverName}_hooks`,
+        hooks: (name, input) =>
+          permissionWaits.around(hookHandler(hooks)(name, input)).pipe(Effect.provideContext(layerContext))
+      }).pipe(
+        Scope.provide(scope),
+        Effect.mapError(configError)
       )
-    // Its own bridge too: the hooks' URLs and token are the same for every run of the client.
-    const hooks = ClaudeHooks.entries(options.hooks)
-    // The bridge starts at the first turn that needs it; the hooks run in the layer's context.
-    const layerContext = yield* Effect.context<never>()
-    const hooksBridge = hooks.length === 0
-      ? Effect.succeed(undefined)
-      : yield* Effect.cached(
-        // A hook at work is the application deciding, not the run going silent.
-        startBridge({
-          serverName: `${serverName}_hooks`,
-          hooks: (name, input) =>
-            permissionWaits.around(hookHandler(hooks)(name, input)).pipe(Effect.provideContext(layerContext))
-        }).pipe(
-          Scope.provide(scope),
-          Effect.mapError(configError)
-        )
-      )
-    const env: LocalEnv = {
-      options,
-      subprocess,
-      secretFile,
-      scope,
-      binary,
-      serverName,
-      toolPrefix: `mcp__${serverName}__`,
-      timeout,
-      policy: yield* ProviderPolicy.fromOptions(provider, options, {
-        permissionMode: options.permissionMode,
-        servers: Object.keys(options.mcpServers ?? {})
-      }),
-      tools: yield* Ref.make<Tool.ToolSet>(Tool.empty),
-      bridge: yield* Ref.make(Option.fromUndefinedOr(options.bridge)),
-      decidedDenials,
-      permissionServer,
-      permissionBridge,
-      hooksBridge,
-      permissionWaits,
-      cliVersion: yield* makeCliVersion(options, subprocess, binary),
-      runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
-      fromTurnSubprocess: (error) =>
-        error.reason._tag === "TimedOut" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
-    }
-    return env
-  })
+    )
+  const env: LocalEnv = {
+    options,
+    subprocess,
+    secretFile,
+    scope,
+    binary,
+    serverName,
+    toolPrefix: `mcp__${serverName}__`,
+    timeout,
+    policy: yield* ProviderPolicy.fromOptions(provider, options, {
+      permissionMode: options.permissionMode,
+      servers: Object.keys(options.mcpServers ?? {})
+    }),
+    tools: yield* Ref.make<Tool.ToolSet>(Tool.empty),
+    bridge: yield* Ref.make(Option.fromUndefinedOr(options.bridge)),
+    decidedDenials,
+    permissionServer,
+    permissionBridge,
+    hooksBridge,
+    permissionWaits,
+    cliVersion: yield* makeCliVersion(options, subprocess, binary),
+    runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
+    fromTurnSubprocess: (error) =>
+      error.reason._tag === "TimedOut" ? turnTimeout(provider, timeout) : fromSubprocess(binary)(error)
+  }
+  return env
+})
 
 /** Answers the hooks bridge's `/hooks/<index>`: the index-th hook of the client. */
 const hookHandler =
@@ -236,19 +234,18 @@ const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeSer
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
  * application's hooks go in the same file.
  */
-const policyArguments = (env: LocalEnv, policy: ToolPolicy.ToolPolicy) =>
-  Effect.gen(function*() {
-    const fitted = ToolPolicy.boundPolicy(policy)
-    if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
-    const hooksBridge = yield* env.hooksBridge
-    const settings = hooksBridge === undefined
-      ? fitted.success.settings
-      : { ...fitted.success.settings, hooks: hookSettings(env.options.hooks, hooksBridge) }
-    const settingsPath = settings === undefined
-      ? undefined
-      : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
-    return ToolPolicy.toBoundedCliFlags(fitted.success, settingsPath)
-  })
+const policyArguments = Effect.fnUntraced(function*(env: LocalEnv, policy: ToolPolicy.ToolPolicy) {
+  const fitted = ToolPolicy.boundPolicy(policy)
+  if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
+  const hooksBridge = yield* env.hooksBridge
+  const settings = hooksBridge === undefined
+    ? fitted.success.settings
+    : { ...fitted.success.settings, hooks: hookSettings(env.options.hooks, hooksBridge) }
+  const settingsPath = settings === undefined
+    ? undefined
+    : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
+  return ToolPolicy.toBoundedCliFlags(fitted.success, settingsPath)
+})
 
 /** Fails with the upgrade advice when an option needs a feature the installed CLI lacks. */
 const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
@@ -268,45 +265,43 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
  * The policy a run started now gets: resolved for the servers it mounts (the bridge, when it
  * serves tools, and the application's). Fails with the `config` error of a refused policy.
  */
-export const currentPolicy = (env: LocalEnv) =>
-  Effect.gen(function*() {
-    const toolSet = yield* Ref.get(env.tools)
-    const running = yield* Ref.get(env.bridge)
-    const serving = toolSet.tools.length > 0 && Option.isSome(running)
-    const requested = [...(serving ? [env.serverName] : []), ...Object.keys(env.options.mcpServers ?? {})]
-    const policy = yield* env.policy.resolve(requested)
-    return { toolSet, running, serving, policy }
-  })
+export const currentPolicy = Effect.fnUntraced(function*(env: LocalEnv) {
+  const toolSet = yield* Ref.get(env.tools)
+  const running = yield* Ref.get(env.bridge)
+  const serving = toolSet.tools.length > 0 && Option.isSome(running)
+  const requested = [...(serving ? [env.serverName] : []), ...Object.keys(env.options.mcpServers ?? {})]
+  const policy = yield* env.policy.resolve(requested)
+  return { toolSet, running, serving, policy }
+})
 
 /**
  * What a run needs that holds no resource: the CLI's version (and the features an option needs
  * of it), the resolved policy, the tools, the permission bridge. A kept-alive CLI is reused while
  * this stays the same (see {@link liveKey}).
  */
-export const planRun = (env: LocalEnv, responseFormat: RunInput["responseFormat"]) =>
-  Effect.gen(function*() {
-    const { options, serverName } = env
-    const cli = yield* env.cliVersion
-    yield* requireFeatures(options, cli)
-    const { policy, running, serving, toolSet } = yield* currentPolicy(env)
-    const permissions = yield* env.permissionBridge
-    const schema = responseFormat === undefined ? undefined : JSON.stringify(responseFormat.schema)
-    const structured = CliVersion.supports(cli, "jsonSchema")
-    return {
-      cli,
-      toolSet,
-      running,
-      policy,
-      mounted: serving && policy.mountedServers.includes(serverName),
-      permissions,
-      permissionPromptTool: permissions === undefined
-        ? undefined
-        : `mcp__${env.permissionServer}__${PermissionToolName}`,
-      jsonSchema: structured ? schema : undefined,
-      // For a CLI without `--json-schema` the schema goes in the prompt.
-      schemaText: schema === undefined || structured ? undefined : schemaInstruction(schema)
-    }
-  })
+export const planRun = Effect.fnUntraced(function*(env: LocalEnv, responseFormat: RunInput["responseFormat"]) {
+  const { options, serverName } = env
+  const cli = yield* env.cliVersion
+  yield* requireFeatures(options, cli)
+  const { policy, running, serving, toolSet } = yield* currentPolicy(env)
+  const permissions = yield* env.permissionBridge
+  const schema = responseFormat === undefined ? undefined : JSON.stringify(responseFormat.schema)
+  const structured = CliVersion.supports(cli, "jsonSchema")
+  return {
+    cli,
+    toolSet,
+    running,
+    policy,
+    mounted: serving && policy.mountedServers.includes(serverName),
+    permissions,
+    permissionPromptTool: permissions === undefined
+      ? undefined
+      : `mcp__${env.permissionServer}__${PermissionToolName}`,
+    jsonSchema: structured ? schema : undefined,
+    // For a CLI without `--json-schema` the schema goes in the prompt.
+    schemaText: schema === undefined || structured ? undefined : schemaInstruction(schema)
+  }
+})
 
 /** A run's plan (see {@link planRun}). */
 export type RunPlan = Effect.Success<ReturnType<typeof planRun>>
@@ -343,41 +338,40 @@ export interface RunStart {
  * calls it started; until then they are traced under the span current here) and the 0600 MCP
  * config. The scope is one run's, or a kept-alive CLI's.
  */
-export const prepareRun = (env: LocalEnv, plan: RunPlan, turn: RunStart) =>
-  Effect.gen(function*() {
-    const { options } = env
-    const { permissionPromptTool, permissions, policy, running } = plan
-    const policyArgs = yield* policyArguments(env, serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
-    // The file goes first (finalizers run in reverse), then the run's token.
-    const runAccess = plan.mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
-    // One 0600 file for every server: the bridge's token and the application's headers and env
-    // stay out of argv.
-    const servers: Record<string, unknown> = {
-      ...(runAccess === undefined ? {} : runAccess.mcpConfig.mcpServers),
-      ...(permissions === undefined ? {} : permissions.mcpConfig.mcpServers)
-    }
-    for (const [name, server] of Object.entries(options.mcpServers ?? {})) {
-      if (policy.mountedServers.includes(name)) servers[name] = mcpConfigEntry(server)
-    }
-    const mcpConfigPath = Object.keys(servers).length > 0
-      ? yield* env.secretFile.writeScoped(`${JSON.stringify({ mcpServers: servers }, null, 2)}\n`).pipe(
-        Effect.mapError(configError)
-      )
-      : undefined
-    const runOptions: RunOptions = {
-      command: env.binary,
-      args: buildArgs(options, {
-        ...turn,
-        mcpConfigPath,
-        policy,
-        policyArgs,
-        jsonSchema: plan.jsonSchema,
-        permissionPromptTool
-      }),
-      // Read at each start: the allow-list of the environment of now.
-      env: env.runEnv(),
-      ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-      ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
-    }
-    return { runOptions, bridgeRun: runAccess }
-  })
+export const prepareRun = Effect.fnUntraced(function*(env: LocalEnv, plan: RunPlan, turn: RunStart) {
+  const { options } = env
+  const { permissionPromptTool, permissions, policy, running } = plan
+  const policyArgs = yield* policyArguments(env, serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
+  // The file goes first (finalizers run in reverse), then the run's token.
+  const runAccess = plan.mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
+  // One 0600 file for every server: the bridge's token and the application's headers and env
+  // stay out of argv.
+  const servers: Record<string, unknown> = {
+    ...(runAccess === undefined ? {} : runAccess.mcpConfig.mcpServers),
+    ...(permissions === undefined ? {} : permissions.mcpConfig.mcpServers)
+  }
+  for (const [name, server] of Object.entries(options.mcpServers ?? {})) {
+    if (policy.mountedServers.includes(name)) servers[name] = mcpConfigEntry(server)
+  }
+  const mcpConfigPath = Object.keys(servers).length > 0
+    ? yield* env.secretFile.writeScoped(`${JSON.stringify({ mcpServers: servers }, null, 2)}\n`).pipe(
+      Effect.mapError(configError)
+    )
+    : undefined
+  const runOptions: RunOptions = {
+    command: env.binary,
+    args: buildArgs(options, {
+      ...turn,
+      mcpConfigPath,
+      policy,
+      policyArgs,
+      jsonSchema: plan.jsonSchema,
+      permissionPromptTool
+    }),
+    // Read at each start: the allow-list of the environment of now.
+    env: env.runEnv(),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    ...(options.killGrace === undefined ? {} : { killGrace: options.killGrace })
+  }
+  return { runOptions, bridgeRun: runAccess }
+})

@@ -38,8 +38,8 @@ export const userMessage = (
  * prints its stream events, so only a stalled run is silent outside its tool calls. A bridge the
  * CLI could not connect to stops the run at the init line.
  */
-const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined, mounted: boolean) =>
-  Effect.scoped(Effect.gen(function*() {
+const streamRun = Effect.fnUntraced(
+  function*(env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined, mounted: boolean) {
     const reader = makeRunReader(env.toolPrefix)
     const watchdog = yield* Stall.make({
       provider,
@@ -80,7 +80,9 @@ const streamRun = (env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined
       (run) => Stall.watched(watchdog, run)
     )
     return { ...outcome, parsed: reader.done() }
-  }))
+  },
+  Effect.scoped
+)
 
 /** A finished run that printed no result line: what its exit and output tell. */
 const noResult = (result: { readonly exitCode: number; readonly stderr: string; readonly parsed: ParsedRun }) => {
@@ -134,8 +136,8 @@ export const interpretLocalRun = (
   )
 
 /** One turn on a fresh CLI; what the run acquired is released when it ends. */
-export const freshRun = (env: LocalEnv) => (input: RunInput) =>
-  Effect.scoped(Effect.gen(function*() {
+export const freshRun = (env: LocalEnv) =>
+  Effect.fnUntraced(function*(input: RunInput) {
     const plan = yield* planRun(env, input.responseFormat)
     yield* requireVerbatim(env, plan.cli, input)
     const { mounted } = plan
@@ -159,4 +161,4 @@ export const freshRun = (env: LocalEnv) => (input: RunInput) =>
     const result = yield* streamRun(env, runOptions, input.emit, mounted)
     const { parsed } = result
     return yield* interpretLocalRun(env, input, mounted, parsed, result, () => noResult(result))
-  }))
+  }, Effect.scoped)

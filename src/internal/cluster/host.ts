@@ -100,17 +100,19 @@ const setupFailed = (conversationId: string) => (cause: unknown) =>
 const abandoned: Cause.Cause<never> = Cause.annotate(Cause.interrupt(), ClusterSchema.Abandon.annotation)
 
 /** Builds the host of one conversation in the entity's scope. */
-export const make = <O extends HostedOptions, RM, E, R>(
-  params: HostParams<O, RM, E, R>,
-  address: { readonly conversationId: string; readonly runner: string; readonly store: ClaudeSessionStoreService }
-) =>
-  Effect.gen(function*() {
+export const make = Effect.fnUntraced(
+  function*<O extends HostedOptions, RM, E, R>(
+    params: HostParams<O, RM, E, R>,
+    address: { readonly conversationId: string; readonly runner: string; readonly store: ClaudeSessionStoreService }
+  ) {
     const { conversationId, runner } = address
     const store = Metrics.instrumented(address.store)
     const log = ConversationLog.make(store, params.projectKey, conversationId, runner)
     const labels = { runner }
-    yield* Effect.acquireRelease(Metrics.track(Metrics.conversations, labels, 1), () =>
-      Metrics.track(Metrics.conversations, labels, -1))
+    yield* Effect.acquireRelease(
+      Metrics.track(Metrics.conversations, labels, 1),
+      () => Metrics.track(Metrics.conversations, labels, -1)
+    )
     const turn = yield* Ref.make<TurnCalls>({ turnId: "", seen: new Map() })
     const results = ConversationLog.toolResults(store, params.projectKey, conversationId)
     const idempotent = makeIdempotent(conversationId, turn, results)
@@ -151,8 +153,7 @@ export const make = <O extends HostedOptions, RM, E, R>(
       (current) =>
         Option.isSome(current)
           ? Effect.succeed([current.value, current] as const)
-          : Effect.map(build, (h) =>
-            [h, Option.some(h)] as const)
+          : Effect.map(build, (h) => [h, Option.some(h)] as const)
     )
 
     /**
@@ -160,28 +161,28 @@ export const make = <O extends HostedOptions, RM, E, R>(
      * store round trip per turn is a cost every turn pays). The returned `finish` awaits that record,
      * so the records stay in order, then records the turn done with its reply.
      */
-    const startTurn = (h: Hosted, turnId: string) =>
-      Effect.gen(function*() {
-        if (h.state.unfinished.has(turnId)) yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
-        yield* Ref.set(turn, { turnId, seen: new Map() })
-        const started = yield* Effect.forkIn(
-          log.turnStarted(turnId).pipe(
-            Effect.catch((error) =>
-              Effect.logWarning("a cluster turn's start was not recorded").pipe(
-                Effect.annotateLogs({ turnId, error: error.message })
-              )
+    const startTurn = Effect.fnUntraced(function*(h: Hosted, turnId: string) {
+      if (h.state.unfinished.has(turnId)) {
+        yield* Metrics.track(Metrics.redeliveredTurns, labels, 1)
+      }
+      yield* Ref.set(turn, { turnId, seen: new Map() })
+      const started = yield* Effect.forkIn(
+        log.turnStarted(turnId).pipe(
+          Effect.catch((error) =>
+            Effect.logWarning("a cluster turn's start was not recorded").pipe(
+              Effect.annotateLogs({ turnId, error: error.message })
             )
-          ),
-          scope
-        )
-        return (reply: unknown) =>
-          Effect.gen(function*() {
-            yield* Fiber.join(started)
-            const usage = Usage.add(h.base, yield* h.client.usage)
-            yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
-            h.replies.set(turnId, reply)
-          })
+          )
+        ),
+        scope
+      )
+      return Effect.fnUntraced(function*(reply: unknown) {
+        yield* Fiber.join(started)
+        const usage = Usage.add(h.base, yield* h.client.usage)
+        yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
+        h.replies.set(turnId, reply)
       })
+    })
 
     /**
      * A turn that ends badly while this runner shuts down was cut short by the shutdown (its CLI
@@ -198,12 +199,12 @@ export const make = <O extends HostedOptions, RM, E, R>(
             : Effect.failCause(cause)))
 
     /** Runs one turn, or answers it from the records when it already finished here before. */
-    const runTurn = <A>(
-      turnId: string,
-      body: (client: SessionClient) => Effect.Effect<A, ChatError>,
-      decodeReply: (reply: unknown) => Option.Option<A>
-    ): Effect.Effect<A, TurnError> =>
-      Effect.gen(function*() {
+    const runTurn = Effect.fnUntraced(
+      function*<A>(
+        turnId: string,
+        body: (client: SessionClient) => Effect.Effect<A, ChatError>,
+        decodeReply: (reply: unknown) => Option.Option<A>
+      ): Effect.fn.Return<A, TurnError> {
         const h = yield* ensure
         const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
@@ -212,11 +213,11 @@ export const make = <O extends HostedOptions, RM, E, R>(
         const value = yield* handBackOnShutdown(turnId, body(h.client))
         yield* finish(value)
         return value
-      }).pipe(
-        Effect.withSpan("ClaudeConversation.turn", {
-          attributes: { "conversation.id": conversationId, "conversation.turn_id": turnId, "cluster.runner": runner }
-        })
-      )
+      },
+      Effect.withSpan("ClaudeConversation.turn", (turnId: string) => ({
+        attributes: { "conversation.id": conversationId, "conversation.turn_id": turnId, "cluster.runner": runner }
+      }))
+    )
 
     const streamTurn = (
       turnId: string,
@@ -247,4 +248,5 @@ export const make = <O extends HostedOptions, RM, E, R>(
     })
 
     return { ensure, runTurn, streamTurn, usage }
-  })
+  }
+)

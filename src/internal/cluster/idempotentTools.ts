@@ -64,30 +64,31 @@ export const makeIdempotent = (
 ) =>
 <R>(tool: Tool.Tool<R>): Tool.Tool<R> => ({
   ...tool,
-  run: (input: unknown) =>
-    Effect.gen(function*() {
-      const args = canonicalJson(input)
-      const { occurrence, turnId } = yield* Ref.modify(turn, (state) => {
-        const id = `${tool.name}\u0000${args}`
-        const occurrence = state.seen.get(id) ?? 0
-        return [
-          { occurrence, turnId: state.turnId },
-          { turnId: state.turnId, seen: new Map(state.seen).set(id, occurrence + 1) }
-        ]
+  run: Effect.fn("ClaudeConversation.idempotentTool", { attributes: { "tool.name": tool.name } })(function*(
+    input: unknown
+  ) {
+    const args = canonicalJson(input)
+    const { occurrence, turnId } = yield* Ref.modify(turn, (state) => {
+      const id = `${tool.name}\u0000${args}`
+      const occurrence = state.seen.get(id) ?? 0
+      return [
+        { occurrence, turnId: state.turnId },
+        { turnId: state.turnId, seen: new Map(state.seen).set(id, occurrence + 1) }
+      ]
+    })
+    const key = callKey({ conversationId, turnId, tool: tool.name, input, occurrence })
+    const failure = (error: { readonly message: string }) =>
+      new Tool.ToolFailure({
+        reason: new Tool.HandlerFailed({ message: `The idempotent tool's result store failed: ${error.message}` })
       })
-      const key = callKey({ conversationId, turnId, tool: tool.name, input, occurrence })
-      const failure = (error: { readonly message: string }) =>
-        new Tool.ToolFailure({
-          reason: new Tool.HandlerFailed({ message: `The idempotent tool's result store failed: ${error.message}` })
-        })
-      const stored = yield* Effect.mapError(results.find(key), failure)
-      const replay = Option.flatMap(stored, decodeOutput)
-      if (Option.isSome(replay)) {
-        yield* Effect.annotateCurrentSpan({ "tool.replayed": true })
-        return replay.value
-      }
-      const output = yield* tool.run(input)
-      yield* Effect.mapError(results.record(key, tool.name, encodeOutput(output)), failure)
-      return output
-    }).pipe(Effect.withSpan("ClaudeConversation.idempotentTool", { attributes: { "tool.name": tool.name } }))
+    const stored = yield* Effect.mapError(results.find(key), failure)
+    const replay = Option.flatMap(stored, decodeOutput)
+    if (Option.isSome(replay)) {
+      yield* Effect.annotateCurrentSpan({ "tool.replayed": true })
+      return replay.value
+    }
+    const output = yield* tool.run(input)
+    yield* Effect.mapError(results.record(key, tool.name, encodeOutput(output)), failure)
+    return output
+  })
 })
