@@ -129,9 +129,11 @@ export class InterruptedTool extends Schema.Class<InterruptedTool>("effect-chat-
 export class NotKeptAlive extends Schema.TaggedError<NotKeptAlive>()("NotKeptAlive", {
   control: Schema.String
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return false
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `${this.control} needs a kept-alive claude CLI; build the client with \`keepAlive: true\``
   }
@@ -146,9 +148,11 @@ export class NotKeptAlive extends Schema.TaggedError<NotKeptAlive>()("NotKeptAli
 export class NoRunningTurn extends Schema.TaggedError<NoRunningTurn>()("NoRunningTurn", {
   control: Schema.String
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return false
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `${this.control}: no turn is running; send the text with chat instead`
   }
@@ -164,9 +168,11 @@ export class NoRunningTurn extends Schema.TaggedError<NoRunningTurn>()("NoRunnin
 export class NoProcess extends Schema.TaggedError<NoProcess>()("NoProcess", {
   control: Schema.String
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return false
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `${this.control}: no claude CLI is running for this conversation yet; run a turn first (or use \`prewarm\`)`
   }
@@ -182,9 +188,11 @@ export class Rejected extends Schema.TaggedError<Rejected>()("Rejected", {
   control: Schema.String,
   error: Schema.String
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return false
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `The claude CLI refused ${this.control}: ${this.error}`
   }
@@ -200,9 +208,11 @@ export class NoAnswer extends Schema.TaggedError<NoAnswer>()("NoAnswer", {
   control: Schema.String,
   detail: Schema.String
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return true
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `The claude CLI did not answer ${this.control} (${this.detail})`
   }
@@ -224,9 +234,11 @@ export class Interrupted extends Schema.TaggedError<Interrupted>()("Interrupted"
   /** The session the next turn continues. */
   sessionId: Schema.optional(Schema.String)
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return false
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `The turn was interrupted${this.terminalReason === undefined ? "" : ` (${this.terminalReason})`}`
   }
@@ -264,9 +276,11 @@ export class ClaudeLiveError extends Schema.TaggedError<ClaudeLiveError>()("Clau
   provider: Schema.String,
   reason: ClaudeLiveErrorReason
 }) {
+  /** Whether the same control (or turn) may succeed if tried again. */
   get isRetryable(): boolean {
     return this.reason.isRetryable
   }
+  /** What happened and what to do about it. */
   override get message(): string {
     return `${this.provider}: ${this.reason.message}`
   }
