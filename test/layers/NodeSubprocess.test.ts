@@ -133,7 +133,7 @@ describe("NodeSubprocess.run", () => {
       if (error.reason._tag === "Exited") assert.strictEqual(error.reason.signal, "SIGKILL")
     }))
 
-  it.live("a missing binary is SubprocessNotFoundError naming it", () =>
+  it.live("a missing binary is SubprocessError NotFound naming it", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(run({ command: "no-such-binary-ecb-3", args: ["--version"] }))
       assert.strictEqual(error.reason._tag, "NotFound")
@@ -191,7 +191,7 @@ describe("NodeSubprocess.run", () => {
       assert.strictEqual(process.env["ECB_TEST_ADDED"], undefined)
     }))
 
-  it.live("a timeout fails with SubprocessTimeoutError and the child is gone", () =>
+  it.live("a timeout fails with SubprocessError TimedOut and the child is gone", () =>
     Effect.gen(function*() {
       const folder = yield* testFolder
       const pidFile = path.join(folder, "pids")
@@ -248,7 +248,7 @@ describe("NodeSubprocess.run", () => {
       assert.isBelow(Date.now() - started, 10_000)
     }).pipe(Effect.scoped))
 
-  it.live("output over maxOutputBytes fails with SubprocessOutputTooLargeError", () =>
+  it.live("output over maxOutputBytes fails with SubprocessError OutputTooLarge", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(
         run(
