@@ -49,9 +49,10 @@ export default {
       name: "registry-is-self-contained",
       severity: "error",
       comment: "The tool policy is pure data and functions: it depends on no service, layer or internal code "
-        + "except its own private helpers in internal/policy/.",
+        + "except its own private helpers in internal/policy/ and the permission modes it shares with the "
+        + "services (internal/core/permissionMode.ts, which imports nothing of src/).",
       from: { path: "^src/registry/" },
-      to: { path: "^src/(services|layers|internal|ai)/", pathNot: "^src/internal/policy/" }
+      to: { path: "^src/(services|layers|internal|ai)/", pathNot: "^src/internal/(policy/|core/permissionMode\\.ts$)" }
     },
     {
       name: "policy-helpers-stand-alone",

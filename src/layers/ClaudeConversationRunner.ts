@@ -27,6 +27,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Rpc from "effect/rpc/Rpc"
 import type * as Scope from "effect/Scope"
 import { askRawOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as Host from "../internal/cluster/host.ts"
@@ -146,7 +147,17 @@ export const layer = <O extends Host.HostedOptions, RM, E, R>(
             (reply) => isRawAnswer(reply) ? Option.some(reply) : Option.none()
           ),
         ChatStream: ({ payload }) => host.streamTurn(payload.turnId, (client) => client.chatStream(payload.prompt)),
-        Usage: () => host.usage
+        Usage: () => host.usage,
+        // Controls bypass the entity's one-at-a-time mailbox (`Rpc.fork`): an interrupt must not
+        // queue behind the turn it stops. Turns stay serialised (concurrency 1 applies to them).
+        Interrupt: () => Rpc.fork(host.control((live) => live.interrupt)),
+        Steer: ({ payload }) => Rpc.fork(host.control((live) => live.steer(payload.text, { when: payload.when }))),
+        SetModel: ({ payload }) => Rpc.fork(host.control((live) => live.setModel(payload.model))),
+        SetPermissionMode: ({ payload }) => Rpc.fork(host.control((live) => live.setPermissionMode(payload.mode))),
+        SetMaxThinkingTokens: ({ payload }) =>
+          Rpc.fork(host.control((live) => live.setMaxThinkingTokens(payload.tokens))),
+        ContextUsage: () => Rpc.fork(host.control((live) => live.contextUsage)),
+        McpStatus: () => Rpc.fork(host.control((live) => live.mcpStatus))
       })
     }),
     { maxIdleTime: options.maxIdleTime ?? DefaultMaxIdleTime, concurrency: 1 }

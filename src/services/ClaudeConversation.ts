@@ -25,6 +25,7 @@ import * as Ref from "effect/Ref"
 import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import { PermissionMode } from "../internal/core/permissionMode.ts"
 import { decodeAnswer, responseFormatFor } from "../internal/core/structuredAnswer.ts"
 import {
   ChatClient,
@@ -39,6 +40,15 @@ import {
   Usage
 } from "./ChatClient.ts"
 import { ChatEvent } from "./ChatEvent.ts"
+import {
+  ClaudeLive,
+  ClaudeLiveError,
+  type ClaudeLiveService,
+  ContextUsage,
+  McpServerStatus,
+  NoAnswer,
+  SteerWhen
+} from "./ClaudeLive.ts"
 import * as Content from "./Content.ts"
 
 /**
@@ -169,12 +179,110 @@ export const ChatStream = Rpc.make("ChatStream", {
 export const GetUsage = Rpc.make("Usage", { success: Usage, error: ConversationSetupError })
 
 /**
+ * Every error a live control can fail with: the control's own (`ClaudeLiveError`, as on a local
+ * client) or the runner's failure to set the conversation up.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const ControlError = Schema.Union([ClaudeLiveError, ConversationSetupError])
+/**
+ * The type of {@link ControlError}.
+ *
+ * @category errors
+ * @since 2.1.0
+ */
+export type ControlError = typeof ControlError.Type
+
+/**
+ * Stops the conversation's running turn (`ClaudeLive.interrupt`). Like every control RPC: not
+ * persisted (a control is for the turn running now, not one to run again after a failover), and
+ * run by the hosting runner beside the turn, not queued behind it.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Interrupt = Rpc.make("Interrupt", { error: ControlError })
+
+/**
+ * Adds a message to the running turn (`ClaudeLive.steer`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Steer = Rpc.make("Steer", {
+  payload: { text: Schema.String, when: Schema.optional(SteerWhen) },
+  error: ControlError
+})
+
+/**
+ * Sets the model of the next request (`ClaudeLive.setModel`; absent: the CLI's default).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const SetModel = Rpc.make("SetModel", {
+  payload: { model: Schema.optional(Schema.String) },
+  error: ControlError
+})
+
+/**
+ * Sets the permission mode of the next tool call (`ClaudeLive.setPermissionMode`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const SetPermissionMode = Rpc.make("SetPermissionMode", {
+  payload: { mode: PermissionMode },
+  error: ControlError
+})
+
+/**
+ * Sets the thinking budget of the next request (`ClaudeLive.setMaxThinkingTokens`; absent: the default).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const SetMaxThinkingTokens = Rpc.make("SetMaxThinkingTokens", {
+  payload: { tokens: Schema.optional(Schema.Number) },
+  error: ControlError
+})
+
+/**
+ * How full the conversation's context window is (`ClaudeLive.contextUsage`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const GetContextUsage = Rpc.make("ContextUsage", { success: ContextUsage, error: ControlError })
+
+/**
+ * The hosting runner's CLI's MCP servers (`ClaudeLive.mcpStatus`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const GetMcpStatus = Rpc.make("McpStatus", { success: Schema.Array(McpServerStatus), error: ControlError })
+
+/**
  * The entity: one per conversation id.
  *
  * @category services
  * @since 1.0.0
  */
-export const ClaudeConversation = Entity.make("ClaudeConversation", [Chat, Ask, ChatStream, GetUsage])
+export const ClaudeConversation = Entity.make("ClaudeConversation", [
+  Chat,
+  Ask,
+  ChatStream,
+  GetUsage,
+  Interrupt,
+  Steer,
+  SetModel,
+  SetPermissionMode,
+  SetMaxThinkingTokens,
+  GetContextUsage,
+  GetMcpStatus
+])
 
 /**
  * Options of one call: the turn id (default: a fresh random one, so a retry must pass it).
@@ -225,6 +333,41 @@ export interface ConversationClient {
   ) => Effect.Effect<A, TurnError | ClusterFailure>
   /** The conversation's usage over every runner that hosted it. */
   readonly usage: Effect.Effect<Usage, ConversationSetupError | ClusterFailure>
+  /**
+   * The conversation's live controls, run by the runner hosting it beside the running turn (see
+   * `ClaudeLive`); {@link live} gives them as a `ClaudeLiveService`.
+   */
+  readonly controls: ConversationControls
+}
+
+/**
+ * `ClaudeLive`'s controls of one cluster conversation, with the cluster's own failures typed.
+ * A control for a conversation no runner hosts sets it up first (so `interrupt` and `steer` then
+ * fail with `NoRunningTurn`, and a setting applies to its next turn). Settings last while a runner
+ * hosts the conversation: a conversation that went idle, or moved to another runner, starts again
+ * from its runner's options.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export interface ConversationControls {
+  /** `ClaudeLive.interrupt`: the running turn's call fails with the `Interrupted` reason. */
+  readonly interrupt: Effect.Effect<void, ControlError | ClusterFailure>
+  /** `ClaudeLive.steer`. */
+  readonly steer: (
+    text: string,
+    options?: { readonly when?: SteerWhen | undefined }
+  ) => Effect.Effect<void, ControlError | ClusterFailure>
+  /** `ClaudeLive.setModel`. */
+  readonly setModel: (model: string | undefined) => Effect.Effect<void, ControlError | ClusterFailure>
+  /** `ClaudeLive.setPermissionMode`. */
+  readonly setPermissionMode: (mode: PermissionMode) => Effect.Effect<void, ControlError | ClusterFailure>
+  /** `ClaudeLive.setMaxThinkingTokens`. */
+  readonly setMaxThinkingTokens: (tokens: number | undefined) => Effect.Effect<void, ControlError | ClusterFailure>
+  /** `ClaudeLive.contextUsage`. */
+  readonly contextUsage: Effect.Effect<ContextUsage, ControlError | ClusterFailure>
+  /** `ClaudeLive.mcpStatus`. */
+  readonly mcpStatus: Effect.Effect<ReadonlyArray<McpServerStatus>, ControlError | ClusterFailure>
 }
 
 /**
@@ -341,10 +484,31 @@ export const client: Effect.Effect<
         )
         return yield* decodeAnswer(schema, raw, wrapped)
       }),
-      usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage"))
+      usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage")),
+      controls: controlsOf(conversationId, rpc)
     } satisfies ConversationClient
   })
 })
+
+/** The control RPCs of one conversation's entity client, each in a span named after its `ClaudeLive` method. */
+const controlsOf = (
+  conversationId: string,
+  rpc: ReturnType<Effect.Success<typeof ClaudeConversation.client>>
+): ConversationControls => {
+  const span = (name: string) =>
+    Effect.withSpan(`ClaudeConversation.${name}`, { attributes: { "conversation.id": conversationId } })
+  return {
+    interrupt: rpc.Interrupt().pipe(span("interrupt")),
+    steer: (text, options) =>
+      rpc.Steer(options?.when === undefined ? { text } : { text, when: options.when }).pipe(span("steer")),
+    setModel: (model) => rpc.SetModel(model === undefined ? {} : { model }).pipe(span("setModel")),
+    setPermissionMode: (mode) => rpc.SetPermissionMode({ mode }).pipe(span("setPermissionMode")),
+    setMaxThinkingTokens: (tokens) =>
+      rpc.SetMaxThinkingTokens(tokens === undefined ? {} : { tokens }).pipe(span("setMaxThinkingTokens")),
+    contextUsage: rpc.ContextUsage().pipe(span("contextUsage")),
+    mcpStatus: rpc.McpStatus().pipe(span("mcpStatus"))
+  }
+}
 
 const provider = "claude-cluster"
 
@@ -418,6 +582,81 @@ export const layerChatClient = (
   conversationId: string
 ): Layer.Layer<ChatClient, ConversationSetupError, Sharding.Sharding> =>
   Layer.effect(ChatClient, chatClient(conversationId))
+
+/**
+ * A control's setup or cluster failure in `ClaudeLive`'s terms: the `NoAnswer` reason (retryable),
+ * its detail saying what failed.
+ *
+ * @category utils
+ * @since 2.1.0
+ */
+export const toLiveError = (control: string) => (error: ControlError | ClusterFailure): ClaudeLiveError => {
+  switch (error._tag) {
+    case "ClaudeLiveError":
+      return error
+    case "ConversationSetupError":
+      return new ClaudeLiveError({ provider, reason: new NoAnswer({ control, detail: error.message }) })
+    default:
+      return new ClaudeLiveError({
+        provider,
+        reason: new NoAnswer({
+          control,
+          detail: `the cluster could not deliver it (${error._tag}); try again shortly. If it keeps failing, check ` +
+            "that a runner is up and that every member uses the same ClaudeCluster options"
+        })
+      })
+  }
+}
+
+/**
+ * A cluster conversation's live controls as a `ClaudeLiveService`, for code written against
+ * `ClaudeLive`: each control reaches the runner hosting the conversation, and the cluster's and
+ * setup failures are the `NoAnswer` reason. See {@link ConversationControls} for what a control
+ * does to a conversation no runner hosts.
+ *
+ * **Example** (A stop button for a conversation hosted anywhere in the cluster)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ClaudeConversation } from "effect-chat-bridge/cluster"
+ *
+ * const stop = (conversationId: string) =>
+ *   Effect.gen(function*() {
+ *     const live = yield* ClaudeConversation.live(conversationId)
+ *     yield* live.interrupt
+ *   })
+ * ```
+ *
+ * @category constructors
+ * @since 2.1.0
+ */
+export const live: (
+  conversationId: string
+) => Effect.Effect<ClaudeLiveService, ConversationSetupError, Sharding.Sharding> = Effect.fnUntraced(
+  function*(conversationId: string) {
+    const { controls } = yield* Effect.flatMap(client, (make) => make(conversationId))
+    return ClaudeLive.of({
+      interrupt: Effect.mapError(controls.interrupt, toLiveError("interrupt")),
+      steer: (text, options) => Effect.mapError(controls.steer(text, options), toLiveError("steer")),
+      setModel: (model) => Effect.mapError(controls.setModel(model), toLiveError("setModel")),
+      setPermissionMode: (mode) => Effect.mapError(controls.setPermissionMode(mode), toLiveError("setPermissionMode")),
+      setMaxThinkingTokens: (tokens) =>
+        Effect.mapError(controls.setMaxThinkingTokens(tokens), toLiveError("setMaxThinkingTokens")),
+      contextUsage: Effect.mapError(controls.contextUsage, toLiveError("contextUsage")),
+      mcpStatus: Effect.mapError(controls.mcpStatus, toLiveError("mcpStatus"))
+    })
+  }
+)
+
+/**
+ * {@link live} as a layer: `ClaudeLive` for one conversation of the cluster (beside
+ * {@link layerChatClient} for the same id, code written for a local Claude Code client runs as is).
+ *
+ * @category layers
+ * @since 2.1.0
+ */
+export const layerLive = (conversationId: string): Layer.Layer<ClaudeLive, ConversationSetupError, Sharding.Sharding> =>
+  Layer.effect(ClaudeLive, live(conversationId))
 
 /** `StructuredOutputError` is re-exported: `ask` decodes on the caller's side and fails with it. */
 export { StructuredOutputError }

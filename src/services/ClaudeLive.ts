@@ -51,6 +51,7 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { PermissionMode } from "../internal/core/permissionMode.ts"
 
 /**
  * When a steered message reaches the model: folded into the running turn at its next tool
@@ -309,10 +310,10 @@ export interface ClaudeLiveService {
   /** The model of the next request (`undefined`: the CLI's default); kept for later turns and new processes. */
   readonly setModel: (model: string | undefined) => Effect.Effect<void, ClaudeLiveError>
   /**
-   * The permission mode of the next tool call (`default`, `acceptEdits`, `plan`, `dontAsk`, …: the
-   * option `permissionMode`'s values); kept for later turns and new processes.
+   * The permission mode of the next tool call (`ToolPolicy.PermissionMode`: the option
+   * `permissionMode`'s values); kept for later turns and new processes.
    */
-  readonly setPermissionMode: (mode: string) => Effect.Effect<void, ClaudeLiveError>
+  readonly setPermissionMode: (mode: PermissionMode) => Effect.Effect<void, ClaudeLiveError>
   /** The thinking budget of the next request (`undefined`: the default); kept for new processes. */
   readonly setMaxThinkingTokens: (tokens: number | undefined) => Effect.Effect<void, ClaudeLiveError>
   /** How full the context window is (answered after the running turn, if any). */

@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import type * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { ClaudeLive, ClaudeLiveError, type Interrupted } from "../../src/services/ClaudeLive.ts"
 import * as Tool from "../../src/services/Tool.ts"
@@ -262,7 +263,10 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
         const servers = yield* live.mcpStatus
         expect(servers.find((s) => s.name === "gtb")?.status).toBe("connected")
         yield* live.setPermissionMode("plan")
-        const refused = yield* Effect.flip(live.setPermissionMode("no-such-mode"))
+        // The type refuses an unknown mode; one that gets past it (untyped code) is refused by the CLI.
+        const refused = yield* Effect.flip(
+          live.setPermissionMode("no-such-mode" as ToolPolicy.PermissionMode)
+        )
         expect(refused.reason._tag).toBe("Rejected")
         expect(claudeProcessesIn(box.cwd)).toEqual([pid])
         console.log(`contextUsage: ${usage.totalTokens}/${usage.maxTokens} tokens (${usage.percentage}%)`)

@@ -24,10 +24,16 @@ import { type ChatError, Usage } from "../../services/ChatClient.ts"
 import type { ChatEvent } from "../../services/ChatEvent.ts"
 import { Complete } from "../../services/ChatEvent.ts"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
-import { ConversationSetupError, turnCutShort, type TurnError } from "../../services/ClaudeConversation.ts"
+import {
+  type ControlError,
+  ConversationSetupError,
+  turnCutShort,
+  type TurnError
+} from "../../services/ClaudeConversation.ts"
+import type { ClaudeLiveError, ClaudeLiveService } from "../../services/ClaudeLive.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../../services/ClaudeSessionStore.ts"
 import type * as Tool from "../../services/Tool.ts"
-import type { SessionClient } from "../claude/conversation.ts"
+import { liveOf, type SessionClient } from "../claude/conversation.ts"
 import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
 import * as ConversationLog from "./log.ts"
 import * as Metrics from "./metrics.ts"
@@ -94,6 +100,13 @@ const setupFailed = (conversationId: string) => (cause: unknown) =>
     message: `The runner could not set conversation ${conversationId} up (nothing ran; fix the cause and ` +
       `send the turn again with a new turn id): ${describe(cause)}`,
     cause
+  })
+
+const noLiveControls = (conversationId: string) =>
+  new ConversationSetupError({
+    conversationId,
+    message: `The runner's \`make\` built conversation ${conversationId} a client without live controls; ` +
+      "pass ClaudeLocal.make or ClaudeAgent.make"
   })
 
 /** The cause a cluster handler ends with to leave a persisted request for the shard's next owner. */
@@ -240,6 +253,23 @@ export const make = Effect.fnUntraced(
         )
       }))
 
+    /**
+     * Runs a live control on the hosted client, setting the conversation up first when no turn has
+     * (so `interrupt` then fails honestly with `NoRunningTurn`). It never takes the turn's place: the
+     * entity runs it beside the turn (`Rpc.fork`), and the client's controls are safe to call then.
+     */
+    const control = <A>(
+      run: (live: ClaudeLiveService) => Effect.Effect<A, ClaudeLiveError>
+    ): Effect.Effect<A, ControlError> =>
+      Effect.flatMap(
+        Effect.mapError(ensure, (error) =>
+          error._tag === "ConversationSetupError" ? error : setupFailed(conversationId)(error)),
+        (h): Effect.Effect<A, ControlError> => {
+          const live = liveOf(h.client)
+          return live === undefined ? Effect.fail(noLiveControls(conversationId)) : run(live)
+        }
+      )
+
     const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {
       const current = yield* SynchronizedRef.get(hosted)
       if (Option.isSome(current)) return Usage.add(current.value.base, yield* current.value.client.usage)
@@ -247,6 +277,6 @@ export const make = Effect.fnUntraced(
       return state.usage
     })
 
-    return { ensure, runTurn, streamTurn, usage }
+    return { ensure, runTurn, streamTurn, control, usage }
   }
 )

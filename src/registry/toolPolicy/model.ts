@@ -5,7 +5,11 @@
  * flags, Agent SDK options) can share it.
  */
 import * as Schema from "effect/Schema"
+import { PermissionMode } from "../../internal/core/permissionMode.ts"
 import { McpServerName, SdkToolNamePattern } from "../ToolDescriptor.ts"
+
+// Declared in internal/core so that services (`ClaudeLive.setPermissionMode`) can type with it too.
+export { PermissionMode } from "../../internal/core/permissionMode.ts"
 
 /**
  * The most opt-outs an agent may have. A registry has a few dozen tools and `mcp__<server>__*`
@@ -84,47 +88,6 @@ export const syntaxError = (s: string): string | undefined => {
   return undefined
 }
 const EntryChars = /^[A-Za-z0-9_.\/*-]+$/
-
-/**
- * A Claude Code permission mode: the values `claude --permission-mode` accepts (2.1.x: `acceptEdits`,
- * `auto`, `bypassPermissions`, `manual`, `dontAsk`, `plan`, and `default`, which it still takes;
- * `manual` is its newer name for `default`).
- *
- * **Details**
- *
- * The one definition of the modes: `ClaudeLocal`'s `permissionMode` option and `CLAUDE_PERMISSION_MODE`
- * take these; `ClaudeAgent` takes {@link AgentSdkPermissionMode}, the subset the Agent SDK types.
- * Decoding an unknown mode fails with a `SchemaError` listing the accepted ones.
- *
- * **Example** (Checking a mode from a settings file)
- *
- * ```ts
- * import { Schema } from "effect"
- * import { ToolPolicy } from "effect-chat-bridge"
- *
- * const mode = Schema.decodeUnknownSync(ToolPolicy.PermissionMode)("plan")
- * ```
- *
- * @since 2.0.0
- * @category schemas
- */
-export const PermissionMode = Schema.Literals([
-  "default",
-  "acceptEdits",
-  "auto",
-  "bypassPermissions",
-  "dontAsk",
-  "plan",
-  "manual"
-])
-
-/**
- * The type of {@link PermissionMode}.
- *
- * @since 2.0.0
- * @category models
- */
-export type PermissionMode = typeof PermissionMode.Type
 
 /**
  * The permission modes the Claude Agent SDK's `PermissionMode` type names: {@link PermissionMode}
