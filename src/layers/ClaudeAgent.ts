@@ -115,7 +115,7 @@ const permissionCallback = (
       const request = { toolName, input, toolUseId: toolUseID }
       // A pending decision is not the run going silent.
       const decision = await runPromise(waits.around(decide(canUseTool, request)))
-      if (decision._tag === "Deny") decidedDenials.add(toolUseID)
+      if (decision._tag !== "Allow") decidedDenials.add(toolUseID)
       return permissionAnswer(request, decision)
     }
   })

@@ -32,6 +32,7 @@
  * @module
  */
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -40,7 +41,13 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
-import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
+import * as Approvals from "../internal/claude/approvals.ts"
+import {
+  liveSessionContext,
+  makeSessionClient,
+  replayOf,
+  type SessionClient
+} from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
@@ -53,6 +60,12 @@ import * as Plan from "../internal/claudeLocal/plan.ts"
 import { freshRun } from "../internal/claudeLocal/run.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
+import {
+  ClaudeApprovals,
+  type ClaudeApprovalsService,
+  ClaudeApprovalStore,
+  makeMemory as approvalsInMemory
+} from "../services/ClaudeApprovals.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import type { ClaudeLive } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
@@ -164,10 +177,27 @@ export const make: (
       if (yield* restored) yield* live.prewarm
     }
 
-    return yield* makeSessionClient({
+    // The approvals resume a session in this client: its conversation, once built.
+    let client: SessionClient | undefined
+    const approvals = Approvals.makeApprovals({
+      provider: Args.provider,
+      gate: env.gate,
+      store: Option.getOrElse(yield* Effect.serviceOption(ClaudeApprovalStore), () => undefined) ??
+        (yield* approvalsInMemory),
+      projectKey: options.projectKey ?? "default",
+      toolPrefix: env.toolPrefix,
+      ttl: options.approvalTtl,
+      // A replay always runs on a fresh CLI: `--resume` with no user message.
+      replay: (sessionId) =>
+        client === undefined ? Effect.die(new Error("ClaudeLocal is not built yet")) : replayOf(client)(sessionId)
+    })
+    client = yield* makeSessionClient({
       provider: Args.provider,
       model: options.model,
-      run: live?.run ?? ((input) => Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))),
+      run: (input) =>
+        live === undefined || input.replay === true
+          ? Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))
+          : live.run(input),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
       resume,
@@ -176,10 +206,22 @@ export const make: (
       transcripts,
       initialUsage: options.snapshot?.usage,
       toolPolicy: Effect.map(Plan.currentPolicy(env), ({ policy }) => policy),
-      live: live?.controls ?? Controls.freshControls(overrides)
+      live: live?.controls ?? Controls.freshControls(overrides),
+      onDeferred: approvals.onDeferred
     })
+    return Object.assign(client, { [ApprovalsKey]: approvals.service })
   }
 )
+
+const ApprovalsKey: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
+
+/** The context the layer provides: the client, its session, live controls and approvals. */
+const clientContext = (client: SessionClient) =>
+  Context.add(
+    liveSessionContext(client),
+    ClaudeApprovals,
+    (client as SessionClient & { readonly [ApprovalsKey]: ClaudeApprovalsService })[ApprovalsKey]
+  )
 
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation
@@ -211,9 +253,9 @@ export const make: (
  */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError, Subprocess | SecretFile> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, ProviderError, Subprocess | SecretFile> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), clientContext))
 
 /**
  * {@link layer} with the Node implementations of Subprocess and SecretFile.
@@ -221,7 +263,7 @@ export const layer = (
  * @category layers
  * @since 1.0.0
  */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
+export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**
@@ -276,7 +318,7 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
  */
 export const layerConfig = (
   config: Config.Wrap<Options>
-): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, Config.ConfigError | ProviderError> =>
   Layer.unwrap(Effect.map(Config.unwrap(config), layerNode))
 
 /**
@@ -288,5 +330,5 @@ export const layerConfig = (
  */
 export const layerFromEnv = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, Config.ConfigError | ProviderError> =>
   layerConfig(configFromEnv(overrides))

@@ -27,6 +27,9 @@
  *   (NULLs are distinct), so they are appended each time, as the contract says.
  * - `claude_sessions`: one row per transcript with its `mtime` (epoch ms), for `listSessions` and
  *   `listSubkeys` without scanning entries.
+ * - `claude_approvals` (2.1.0): one row per tool call parked for an approval (`ClaudeApprovals`),
+ *   keyed by `(project_key, approval_id)`, with its session, tool, input (JSON), state, times and
+ *   decision; see {@link makeApprovalStore}.
  *
  * One `append` is one transaction that first upserts the transcript's `claude_sessions` row: the
  * row lock it takes (PostgreSQL) or the write lock taken by `BEGIN IMMEDIATE` (SQLite) serialises
@@ -44,6 +47,7 @@
  * @module
  */
 import * as Arr from "effect/Array"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -52,6 +56,13 @@ import * as Schema from "effect/Schema"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import { SqlError } from "effect/sql/SqlError"
+import {
+  ApprovalError,
+  ApprovalState,
+  ClaudeApprovalStore,
+  type ClaudeApprovalStoreService,
+  PendingApproval
+} from "../services/ClaudeApprovals.ts"
 import {
   ClaudeSessionStore,
   type ClaudeSessionStoreService,
@@ -161,6 +172,26 @@ export const migrations: Migrator.Loader = Migrator.fromRecord({
       mtime BIGINT NOT NULL,
       PRIMARY KEY (project_key, session_id, subpath)
     )`
+  }),
+  // Tool calls parked for an approval (`ClaudeApprovals`), with their conversation's project.
+  "2_create_approval_table": Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    yield* sql`CREATE TABLE claude_approvals (
+      project_key TEXT NOT NULL,
+      approval_id TEXT NOT NULL,
+      session_id TEXT NOT NULL,
+      tool_use_id TEXT NOT NULL,
+      tool TEXT NOT NULL,
+      input TEXT NOT NULL,
+      state TEXT NOT NULL,
+      created_at BIGINT NOT NULL,
+      expires_at BIGINT NOT NULL,
+      updated_input TEXT,
+      reason TEXT,
+      answer TEXT,
+      PRIMARY KEY (project_key, approval_id)
+    )`
+    yield* sql`CREATE INDEX claude_approvals_session ON claude_approvals (project_key, session_id, created_at)`
   })
 })
 
@@ -428,16 +459,137 @@ export const make: Effect.Effect<ClaudeSessionStoreService, SessionStoreSetupErr
   }
 )
 
+type ApprovalRow = {
+  readonly project_key: string
+  readonly approval_id: string
+  readonly session_id: string
+  readonly tool_use_id: string
+  readonly tool: string
+  readonly input: string
+  readonly state: string
+  readonly created_at: unknown
+  readonly expires_at: unknown
+  readonly updated_input: string | null
+  readonly reason: string | null
+  readonly answer: string | null
+}
+
+const decodeState = Schema.decodeUnknownSync(ApprovalState)
+
+const fromRow = (row: ApprovalRow): PendingApproval =>
+  new PendingApproval({
+    approvalId: row.approval_id,
+    projectKey: row.project_key,
+    sessionId: row.session_id,
+    toolUseId: row.tool_use_id,
+    tool: row.tool,
+    input: JSON.parse(row.input) as unknown,
+    state: decodeState(row.state),
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+    ...(row.updated_input === null
+      ? {}
+      : { updatedInput: JSON.parse(row.updated_input) as Record<string, unknown> }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
+    ...(row.answer === null ? {} : { answer: row.answer })
+  })
+
+const approvalError = (what: string, approvalId?: string) => (error: SqlError | Schema.SchemaError | Error) => {
+  const message = `the approval store's ${what}${approvalId === undefined ? "" : ` of ${approvalId}`} failed (${
+    error instanceof SqlError ? details(error) : error.message
+  }); ${error instanceof SqlError ? advice(error) : operationAdvice}`
+  return new ApprovalError({
+    ...(approvalId === undefined ? {} : { approvalId }),
+    reason: error instanceof SqlError && error.isRetryable
+      ? new StoreUnavailable({ message })
+      : new StoreFailed({ message }),
+    cause: error
+  })
+}
+
+/** Rows read back into approvals; a row that does not decode is a `StoreFailed`. */
+const approvalsOf = (rows: ReadonlyArray<ApprovalRow>, what: string) =>
+  Effect.try({
+    try: () => rows.map(fromRow),
+    catch: (cause) => approvalError(what)(cause instanceof Error ? cause : new Error(String(cause)))
+  })
+
 /**
- * The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built.
+ * The approval store over the `SqlClient` in context, migrated when built: the
+ * `claude_approvals` table, one row per parked call. `decide` is one conditional `UPDATE …
+ * WHERE state = 'pending'`, so of two processes deciding one call only one wins.
+ *
+ * @category constructors
+ * @since 2.1.0
+ */
+export const makeApprovalStore: Effect.Effect<
+  ClaudeApprovalStoreService,
+  SessionStoreSetupError,
+  SqlClient.SqlClient
+> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* requireDialect(sql)
+  yield* migrate
+  const select = sql`SELECT * FROM claude_approvals`
+  return ClaudeApprovalStore.of({
+    put: (a) =>
+      sql`INSERT INTO claude_approvals ${
+        sql.insert({
+          project_key: a.projectKey,
+          approval_id: a.approvalId,
+          session_id: a.sessionId,
+          tool_use_id: a.toolUseId,
+          tool: a.tool,
+          input: JSON.stringify(a.input ?? null),
+          state: a.state,
+          created_at: a.createdAt,
+          expires_at: a.expiresAt
+        })
+      }`.withoutTransform.pipe(Effect.asVoid, Effect.mapError(approvalError("put", a.approvalId))),
+    get: (projectKey, id) =>
+      sql<ApprovalRow>`${select} WHERE project_key = ${projectKey} AND approval_id = ${id}`.withoutTransform.pipe(
+        Effect.mapError(approvalError("get", id)),
+        Effect.flatMap((rows) => approvalsOf(rows, "get")),
+        Effect.map((found) => Option.fromUndefinedOr(found[0]))
+      ),
+    decide: (projectKey, id, decision) =>
+      sql<{ readonly approval_id: string }>`UPDATE claude_approvals SET state = ${decision.state},
+        updated_input = ${decision.updatedInput === undefined ? null : JSON.stringify(decision.updatedInput)},
+        reason = ${decision.reason ?? null}
+        WHERE project_key = ${projectKey} AND approval_id = ${id} AND state = 'pending'
+        RETURNING approval_id`.withoutTransform.pipe(
+        Effect.map((rows) => rows.length === 1),
+        Effect.mapError(approvalError("decide", id))
+      ),
+    answer: (projectKey, id, answer) =>
+      sql`UPDATE claude_approvals SET state = 'answered', answer = ${answer}
+        WHERE project_key = ${projectKey} AND approval_id = ${id}`.withoutTransform.pipe(
+        Effect.asVoid,
+        Effect.mapError(approvalError("answer", id))
+      ),
+    list: (projectKey, sessionId) =>
+      sql<ApprovalRow>`${select} WHERE project_key = ${projectKey} ${
+        sessionId === undefined ? sql`` : sql`AND session_id = ${sessionId}`
+      } ORDER BY created_at, approval_id`.withoutTransform.pipe(
+        Effect.mapError(approvalError("list")),
+        Effect.flatMap((rows) => approvalsOf(rows, "list"))
+      )
+  })
+})
+
+/**
+ * The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built, and
+ * (since 2.1.0) the `ClaudeApprovalStore` in the same database.
  *
  * @category layers
  * @since 1.0.0
  */
-export const layer: Layer.Layer<ClaudeSessionStore, SessionStoreSetupError, SqlClient.SqlClient> = Layer.effect(
-  ClaudeSessionStore,
-  make
-)
+export const layer: Layer.Layer<ClaudeSessionStore | ClaudeApprovalStore, SessionStoreSetupError, SqlClient.SqlClient> =
+  Layer.effectContext(Effect.gen(function*() {
+    const sessions = yield* make
+    const approvals = yield* makeApprovalStore
+    return Context.make(ClaudeSessionStore, sessions).pipe(Context.add(ClaudeApprovalStore, approvals))
+  }))
 
 /**
  * Where the SQLite database lives.
@@ -495,5 +647,7 @@ const openSqlite = (options: SqliteOptions) =>
  * @category layers
  * @since 1.0.0
  */
-export const layerSqlite = (options: SqliteOptions): Layer.Layer<ClaudeSessionStore, SessionStoreSetupError> =>
+export const layerSqlite = (
+  options: SqliteOptions
+): Layer.Layer<ClaudeSessionStore | ClaudeApprovalStore, SessionStoreSetupError> =>
   layer.pipe(Layer.provide(SqliteClient.layerFrom(openSqlite(options))))

@@ -270,6 +270,32 @@ export class StalledError extends Schema.TaggedError<StalledError>()("StalledErr
 }
 
 /**
+ * The turn stopped at a tool call that waits for a person: `canUseTool` answered `defer` (or the
+ * tool `needsApproval`). The call is stored with the conversation; `ClaudeApprovals.approve` or
+ * `deny` with `approvalId`, from any process sharing the store, resumes the turn and returns its
+ * answer. Not retryable: running the turn again does not decide the call.
+ *
+ * @since 2.1.0
+ * @category errors
+ */
+export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("ApprovalRequired", {
+  ...ReasonMessage,
+  /** Pass it to `ClaudeApprovals.approve` or `deny`. */
+  approvalId: Schema.String,
+  /** The session the call is parked in (the conversation's). */
+  sessionId: Schema.String,
+  /** The tool, as the application named it (bridge tools without their `mcp__<server>__` prefix). */
+  tool: Schema.String,
+  /** The call's input as the model wrote it. */
+  input: Schema.Unknown
+}) {
+  /** Not retryable: only an approval or a denial moves the turn on. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * Any other failure: an HTTP status outside the classes above, a stream error the provider does
  * not mark transient, an answer with nothing in it, a script that ran out of turns. Not retryable.
  *
@@ -305,6 +331,7 @@ export const ProviderErrorReason = Schema.Union([
   ProcessError,
   ConfigurationError,
   StalledError,
+  ApprovalRequired,
   UnknownError
 ])
 

@@ -131,6 +131,13 @@ export type PermissionDecision = Data.TaggedEnum<{
   Allow: { readonly updatedInput?: Readonly<Record<string, unknown>> | undefined }
   /** Refuse the call; the model reads `message`. */
   Deny: { readonly message: string }
+  /**
+   * Decide later: the turn ends with `ApprovalRequired` and the call waits, stored with the
+   * conversation, for `ClaudeApprovals.approve` or `deny` (see the approvals guide).
+   *
+   * @since 2.1.0
+   */
+  Defer: {}
 }>
 
 const decisions = Data.taggedEnum<PermissionDecision>()
@@ -151,6 +158,17 @@ export const allow = (updatedInput?: Readonly<Record<string, unknown>>): Permiss
  * @since 1.0.0
  */
 export const deny = (message: string): PermissionDecision => decisions.Deny({ message })
+
+/**
+ * Decides later: the turn ends with a `ProviderError` whose reason is `ApprovalRequired`, and the
+ * call waits for `ClaudeApprovals.approve` or `deny` — from this or any process sharing the
+ * session store. Only a call of a tool that `needsApproval` can wait; any other call answered
+ * `defer` is denied with a message saying so.
+ *
+ * @category constructors
+ * @since 2.1.0
+ */
+export const defer = (): PermissionDecision => decisions.Defer()
 
 /**
  * Decides a tool call the CLI would otherwise refuse or ask about (calls already allowed by the
@@ -204,8 +222,18 @@ export interface ClaudeCodeOptions {
   readonly effort?: Effort | undefined
   /** Subagents by name. */
   readonly agents?: Readonly<Record<string, AgentDefinition>> | undefined
-  /** Decides, in the application, tool calls that would otherwise be refused. */
+  /**
+   * Decides, in the application, tool calls that would otherwise be refused, and each call of a
+   * tool that `needsApproval` (which may also be answered `defer`).
+   */
   readonly canUseTool?: CanUseTool | undefined
+  /**
+   * How long a deferred call waits for `ClaudeApprovals.approve` or `deny`; after that both fail
+   * with `ApprovalExpired`. Default 24 hours.
+   *
+   * @since 2.1.0
+   */
+  readonly approvalTtl?: Duration.Input | undefined
   /**
    * Claude Code hooks as Effects (see `ClaudeHooks`), beside the tool policy's own: a `deny`
    * from either blocks a call. On `ClaudeLocal` they are served from a loopback bridge as HTTP

@@ -175,6 +175,13 @@ export interface Tool<R = never> {
    * passes on the handler's `ToolContent`, text with images).
    */
   readonly run: (input: unknown) => Effect.Effect<string | ToolContent, ToolFailure, R>
+  /**
+   * Each call waits for an approval first: the Claude Code providers ask `canUseTool` (default:
+   * defer the call until `ClaudeApprovals.approve` or `deny`; see the approvals guide).
+   *
+   * @since 2.1.0
+   */
+  readonly needsApproval?: boolean | undefined
 }
 
 /**
@@ -305,6 +312,8 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
     readonly parameters: Fields
     readonly success?: Schema.Codec<A, I>
     readonly handler: (params: Schema.Struct.Type<Fields>) => Effect.Effect<A, E, R>
+    /** Each call waits for an approval first (see {@link Tool.needsApproval}). */
+    readonly needsApproval?: boolean | undefined
   }
 ): Tool<R | Schema.Struct.DecodingServices<Fields>> => {
   const parameters = Schema.toCodecJson(Schema.Struct(options.parameters))
@@ -318,6 +327,7 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
     name,
     description: options.description,
     inputSchema: ToolJsonSchema.fromFields(options.parameters),
+    ...(options.needsApproval === true ? { needsApproval: true } : {}),
     run: (input) =>
       parseArguments(name, input).pipe(
         Effect.flatMap((raw) =>
@@ -382,12 +392,15 @@ export const dynamic = <A, E = never, R = never>(
     readonly description: string
     readonly inputSchema: JsonSchemaObject
     readonly handler: (input: unknown) => Effect.Effect<A, E, R>
+    /** Each call waits for an approval first (see {@link Tool.needsApproval}). */
+    readonly needsApproval?: boolean | undefined
   }
 ): Tool<R> => ({
   [TypeId]: TypeId,
   name,
   description: options.description,
   inputSchema: options.inputSchema,
+  ...(options.needsApproval === true ? { needsApproval: true } : {}),
   run: (input) =>
     parseArguments(name, input).pipe(
       Effect.flatMap((raw) => Effect.mapError(Effect.suspend(() => options.handler(raw)), handlerFailed)),

@@ -80,7 +80,14 @@ export const mcpConfigEntry = (server: McpServer): Record<string, unknown> => ({
 export const permissionAnswer = (request: PermissionRequest, decision: PermissionDecision) =>
   decision._tag === "Allow"
     ? { behavior: "allow" as const, updatedInput: { ...(decision.updatedInput ?? request.input) } }
-    : { behavior: "deny" as const, message: decision.message }
+    : { behavior: "deny" as const, message: decision._tag === "Deny" ? decision.message : notDeferrable }
+
+/**
+ * What the model reads when `canUseTool` answers `defer` for a call that cannot wait: only calls of
+ * tools that `needsApproval` go through the library's deferring hook.
+ */
+export const notDeferrable =
+  "This call needs an approval that cannot wait here; it was not run. Ask the user to approve it, then try again."
 
 /** Runs the application's callback; a failure or defect denies the call (and is logged). */
 export const decide = (canUseTool: CanUseTool, request: PermissionRequest): Effect.Effect<PermissionDecision> =>
@@ -122,7 +129,7 @@ export const permissionTool = (canUseTool: CanUseTool, onDeny: (toolUseId: strin
         toolUseId: typeof body["tool_use_id"] === "string" ? body["tool_use_id"] : undefined
       }
       const decision = yield* decide(canUseTool, request)
-      if (decision._tag === "Deny" && request.toolUseId !== undefined) onDeny(request.toolUseId)
+      if (decision._tag !== "Allow" && request.toolUseId !== undefined) onDeny(request.toolUseId)
       return JSON.stringify(permissionAnswer(request, decision))
     })
   })

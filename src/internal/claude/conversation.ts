@@ -28,6 +28,7 @@ import * as Telemetry from "../chat/telemetry.ts"
 import { decodeAnswer, responseFormatFor } from "../core/structuredAnswer.ts"
 import { budgetSpent, remainingBudget, type RunInput, type RunOutcome } from "./session.ts"
 import type { ResultLine } from "./streamJson.ts"
+import type { DeferredUse } from "./approvals.ts"
 import type { Transcripts } from "./transcripts.ts"
 
 /** What a provider gives the conversation. */
@@ -60,6 +61,11 @@ export interface ConversationParams {
   readonly toolPolicy?: ClaudeSessionService["toolPolicy"] | undefined
   /** The conversation's live controls (`ClaudeLive`), when the provider has them. */
   readonly live?: ClaudeLiveService | undefined
+  /**
+   * A turn that ended on a call parked for an approval (stored by then): stores the approval and
+   * fails with its `ApprovalRequired`. Without it such a turn answers its (empty) text.
+   */
+  readonly onDeferred?: ((sessionId: string, use: DeferredUse) => Effect.Effect<never, ChatError>) | undefined
 }
 
 /**
@@ -177,6 +183,13 @@ export const makeSessionClient = Effect.fnUntraced(
           Effect.mapError(storeFailed(outcome.text))
         )
       }
+      if (outcome.deferred !== undefined && ran !== undefined && params.onDeferred !== undefined) {
+        // The turn ran and is stored: the conversation continues from it, the call waits.
+        yield* Ref.set(sessionId, Option.some(ran))
+        yield* Ref.set(fork, false)
+        yield* Ref.set(pending, [])
+        return yield* params.onDeferred(ran, outcome.deferred)
+      }
       const value = yield* finish(outcome)
       yield* Telemetry.recordAnswer(outcome.text)
       if (ran !== undefined) yield* Ref.set(sessionId, Option.some(ran))
@@ -185,6 +198,38 @@ export const makeSessionClient = Effect.fnUntraced(
       yield* Ref.set(pending, [])
       return value
     }, lock.withPermits(1))
+
+    // `ClaudeApprovals`: the session resumed with no user message, so the CLI asks for its parked
+    // call again; the conversation continues from that session.
+    const replay = (session: string) =>
+      lock.withPermits(1)(Effect.gen(function*() {
+        const spent = yield* spentUsd
+        const budgetUsd = remainingBudget(params.maxBudgetUsd, spent)
+        if (budgetUsd === 0) return yield* budgetSpent(provider, params.maxBudgetUsd ?? 0, spent)
+        yield* params.transcripts.beforeRun(session)
+        const outcome = yield* Telemetry.turnSpan(
+          info,
+          params.run({
+            prompt: "",
+            responseFormat: undefined,
+            sessionId: Option.some(session),
+            fork: false,
+            emit: undefined,
+            budgetUsd,
+            recordResult: recordResult(undefined),
+            replay: true
+          })
+        )
+        const ran = outcome.sessionId ?? session
+        yield* params.transcripts.afterRun(ran).pipe(Effect.mapError(storeFailed(outcome.text)))
+        yield* Ref.set(sessionId, Option.some(ran))
+        yield* Ref.set(fork, false)
+        if (outcome.deferred !== undefined && params.onDeferred !== undefined) {
+          return yield* params.onDeferred(ran, outcome.deferred)
+        }
+        yield* Ref.set(activity, outcome.activity ?? [])
+        return outcome.text
+      }))
 
     const add = Effect.fn("ChatClient.add")(function*(prompt: Prompt) {
       yield* requirePrompt("added message", prompt, media)
@@ -265,6 +310,7 @@ export const makeSessionClient = Effect.fnUntraced(
       snapshot,
       toolPolicy: params.toolPolicy ?? Effect.die(new Error(`${params.provider} gave no tool policy`)),
       [AskRaw]: askRaw,
+      [Replay]: (session: string) => labelled(replay(session)),
       [Live]: params.live
     } as SessionClient
   }
@@ -272,6 +318,13 @@ export const makeSessionClient = Effect.fnUntraced(
 
 /** Where a session client keeps its live controls, for {@link sessionContext}. */
 const Live: unique symbol = Symbol.for("effect-chat-bridge/internal/live")
+
+/** Where a session client keeps its replay of a parked call (`ClaudeApprovals`; not public API). */
+export const Replay: unique symbol = Symbol.for("effect-chat-bridge/internal/replay")
+
+/** The replay of a client built by {@link makeSessionClient}: resumes a session with no user message. */
+export const replayOf = (client: SessionClient): (sessionId: string) => Effect.Effect<string, ChatError> =>
+  (client as SessionClient & { readonly [Replay]: (sessionId: string) => Effect.Effect<string, ChatError> })[Replay]
 
 /** Where a session client keeps its schema-less `ask` (the cluster runner's; not public API). */
 export const AskRaw: unique symbol = Symbol.for("effect-chat-bridge/internal/askRaw")

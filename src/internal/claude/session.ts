@@ -38,6 +38,8 @@ export interface RunOutcome {
   readonly sessionId: string | undefined
   /** The agent runtime's own tool calls during the run. */
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
+  /** The call the turn ended on, parked for an approval (`terminal_reason: "tool_deferred"`). */
+  readonly deferred?: { readonly id: string; readonly name: string; readonly input: unknown } | undefined
 }
 
 /** One turn, as the shell asks a provider to run it. */
@@ -61,6 +63,8 @@ export interface RunInput {
   readonly budgetUsd: number | undefined
   /** Counts the run's usage (and cost) from its result line, and reports it when streaming. */
   readonly recordResult: (line: ResultLine) => Effect.Effect<Usage>
+  /** Resume `sessionId` with no user message: the CLI replays the call parked for an approval. */
+  readonly replay?: boolean | undefined
 }
 
 /**

@@ -56,7 +56,9 @@ export const ResultLine = Schema.Struct({
   terminal_reason: Schema.optional(Schema.NullOr(Schema.String)),
   usage: Schema.optional(ResultUsage),
   permission_denials: Schema.Array(PermissionDenial).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
-  structured_output: Schema.optional(Schema.Unknown)
+  structured_output: Schema.optional(Schema.Unknown),
+  /** With `terminal_reason: "tool_deferred"`: the call a `defer` hook parked. */
+  deferred_tool_use: Schema.optional(Schema.Struct({ id: Schema.String, name: Schema.String, input: Schema.Unknown }))
 })
 export type ResultLine = typeof ResultLine.Type
 

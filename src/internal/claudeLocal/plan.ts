@@ -18,6 +18,7 @@ import type { McpBridgeError, McpBridgeOptions, McpBridgeService } from "../../s
 import { SecretFile, type SecretFileService } from "../../services/SecretFile.ts"
 import { type RunOptions, Subprocess, type SubprocessError, type SubprocessService } from "../../services/Subprocess.ts"
 import * as Tool from "../../services/Tool.ts"
+import * as Approvals from "../claude/approvals.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { asChanges, cliEnvironment, mcpConfigEntry, permissionTool, PermissionToolName } from "../claude/codeRun.ts"
 import * as ProviderPolicy from "../claude/providerPolicy.ts"
@@ -58,8 +59,13 @@ export interface LocalEnv {
   readonly permissionServer: string
   /** The permission prompt's own bridge, started once when first needed; none without `canUseTool`. */
   readonly permissionBridge: Effect.Effect<McpBridgeService | undefined, ProviderError>
-  /** The application's hooks' own bridge, started once when first needed; none without `hooks`. */
-  readonly hooksBridge: Effect.Effect<McpBridgeService | undefined, ProviderError>
+  /**
+   * The hooks' own bridge (the application's `hooks` and the approvals' gate), started once when
+   * a run first needs it.
+   */
+  readonly hooksBridge: Effect.Effect<McpBridgeService, ProviderError>
+  /** The deferring hook of the tools that `needsApproval` (see `approvals.ts`). */
+  readonly gate: Approvals.Gate
   /** `canUseTool` decisions in progress: the run's `stallTimeout` does not count while one is pending. */
   readonly permissionWaits: Stall.PermissionWaits
   /** The installed CLI's version, read once (only a supported one is kept). */
@@ -156,21 +162,22 @@ export const makeEnv = Effect.fnUntraced(function*(options: Options, startBridge
     )
   // Its own bridge too: the hooks' URLs and token are the same for every run of the client.
   const hooks = ClaudeHooks.entries(options.hooks)
+  const gate = Approvals.makeGate(canUseTool, decidedDenials)
   // The bridge starts at the first turn that needs it; the hooks run in the layer's context.
   const layerContext = yield* Effect.context<never>()
-  const hooksBridge = hooks.length === 0
-    ? Effect.succeed(undefined)
-    : yield* Effect.cached(
-      // A hook at work is the application deciding, not the run going silent.
-      startBridge({
-        serverName: `${serverName}_hooks`,
-        hooks: (name, input) =>
-          permissionWaits.around(hookHandler(hooks)(name, input)).pipe(Effect.provideContext(layerContext))
-      }).pipe(
-        Scope.provide(scope),
-        Effect.mapError(configError)
-      )
+  const hooksBridge = yield* Effect.cached(
+    // A hook at work is the application deciding, not the run going silent.
+    startBridge({
+      serverName: `${serverName}_hooks`,
+      hooks: (name, input) =>
+        permissionWaits.around(
+          name === Approvals.GateRoute ? gate.hook(input) : hookHandler(hooks)(name, input)
+        ).pipe(Effect.provideContext(layerContext))
+    }).pipe(
+      Scope.provide(scope),
+      Effect.mapError(configError)
     )
+  )
   const env: LocalEnv = {
     options,
     subprocess,
@@ -190,6 +197,7 @@ export const makeEnv = Effect.fnUntraced(function*(options: Options, startBridge
     permissionServer,
     permissionBridge,
     hooksBridge,
+    gate,
     permissionWaits,
     cliVersion: yield* makeCliVersion(options, subprocess, binary),
     runEnv: () => asChanges(process.env, cliEnvironment(process.env, options)),
@@ -230,17 +238,35 @@ const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeSer
   return settings
 }
 
+/** The approvals' gate beside the application's `PreToolUse` hooks, for the tools that `needsApproval`. */
+const withGate = (
+  env: LocalEnv,
+  settings: Record<string, Array<unknown>>,
+  bridge: McpBridgeService,
+  tools: ReadonlyArray<Tool.Tool>
+) => {
+  const url = bridge.url.replace(/\/mcp$/, `/hooks/${Approvals.GateRoute}`)
+  const entry = Approvals.gateSettings(env.toolPrefix, tools, url, Redacted.value(bridge.token))
+  return entry === undefined ? settings : { ...settings, PreToolUse: [entry, ...(settings["PreToolUse"] ?? [])] }
+}
+
 /**
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
  * application's hooks go in the same file.
  */
-const policyArguments = Effect.fnUntraced(function*(env: LocalEnv, policy: ToolPolicy.ToolPolicy) {
+const policyArguments = Effect.fnUntraced(function*(
+  env: LocalEnv,
+  policy: ToolPolicy.ToolPolicy,
+  approvalTools: ReadonlyArray<Tool.Tool>
+) {
   const fitted = ToolPolicy.boundPolicy(policy)
   if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
-  const hooksBridge = yield* env.hooksBridge
+  const needsBridge = ClaudeHooks.entries(env.options.hooks).length > 0 ||
+    approvalTools.some((tool) => tool.needsApproval === true)
+  const hooksBridge = needsBridge ? yield* env.hooksBridge : undefined
   const settings = hooksBridge === undefined
     ? fitted.success.settings
-    : { ...fitted.success.settings, hooks: hookSettings(env.options.hooks, hooksBridge) }
+    : { ...fitted.success.settings, hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools) }
   const settingsPath = settings === undefined
     ? undefined
     : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
@@ -317,7 +343,7 @@ export const liveKey = (env: LocalEnv, plan: RunPlan) =>
   JSON.stringify([
     plan.cli,
     plan.policy,
-    plan.mounted ? plan.toolSet.tools.map((t) => [t.name, t.description, t.inputSchema]) : [],
+    plan.mounted ? plan.toolSet.tools.map((t) => [t.name, t.description, t.inputSchema, t.needsApproval === true]) : [],
     plan.permissionPromptTool ?? null,
     plan.jsonSchema ?? null,
     env.runEnv()
@@ -341,7 +367,11 @@ export interface RunStart {
 export const prepareRun = Effect.fnUntraced(function*(env: LocalEnv, plan: RunPlan, turn: RunStart) {
   const { options } = env
   const { permissionPromptTool, permissions, policy, running } = plan
-  const policyArgs = yield* policyArguments(env, serverAllowRules(hidePermissionTool(policy, permissionPromptTool)))
+  const policyArgs = yield* policyArguments(
+    env,
+    serverAllowRules(hidePermissionTool(policy, permissionPromptTool)),
+    plan.mounted ? plan.toolSet.tools : []
+  )
   // The file goes first (finalizers run in reverse), then the run's token.
   const runAccess = plan.mounted && Option.isSome(running) ? yield* running.value.openRun : undefined
   // One 0600 file for every server: the bridge's token and the application's headers and env

@@ -132,14 +132,20 @@ export const interpretLocalRun = (
       decidedDenials: env.decidedDenials,
       noResult
     }),
-    (outcome) => ({ ...outcome, activity: parsed.activity })
+    (outcome) => ({
+      ...outcome,
+      activity: parsed.activity,
+      ...(parsed.result?.terminal_reason === "tool_deferred" && parsed.result.deferred_tool_use !== undefined
+        ? { deferred: parsed.result.deferred_tool_use }
+        : {})
+    })
   )
 
 /** One turn on a fresh CLI; what the run acquired is released when it ends. */
 export const freshRun = (env: LocalEnv) =>
   Effect.fnUntraced(function*(input: RunInput) {
     const plan = yield* planRun(env, input.responseFormat)
-    yield* requireVerbatim(env, plan.cli, input)
+    if (input.replay !== true) yield* requireVerbatim(env, plan.cli, input)
     const { mounted } = plan
     const { runOptions: prepared } = yield* prepareRun(env, plan, {
       sessionId: input.sessionId,
@@ -152,7 +158,8 @@ export const freshRun = (env: LocalEnv) =>
       ...prepared,
       // Partial messages always: a long answer prints its stream events, so only a stalled run is silent.
       args: [...prepared.args, "--include-partial-messages", ...UserMessage.streamJsonInputFlags],
-      stdin: `${JSON.stringify(userMessage(env, input, plan.schemaText))}\n`,
+      // A replay sends no message: the resumed CLI asks for the parked call again and goes on.
+      stdin: input.replay === true ? "" : `${JSON.stringify(userMessage(env, input, plan.schemaText))}\n`,
       timeout: env.timeout
     }
     // The bridge's tool calls during this run are children of the span the run's token was

@@ -1,0 +1,250 @@
+/**
+ * Durable approvals on a Claude Code client: the deferring `PreToolUse` hook (the gate) for tools
+ * that `needsApproval`, the record stored when a turn ends on a deferred call, and `approve` /
+ * `deny`, which resume that session with no user message so the CLI asks the gate again.
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { ApprovalRequired, type ChatError, ProviderError } from "../../services/ChatClient.ts"
+import {
+  AlreadyDecided,
+  ApprovalError,
+  ApprovalExpired,
+  ApprovalNotFound,
+  type ClaudeApprovalStoreService,
+  type ClaudeApprovalsService,
+  type Decision,
+  DefaultTtl,
+  PendingApproval
+} from "../../services/ClaudeApprovals.ts"
+import type { CanUseTool, PermissionDecision } from "../../services/ClaudeCodeOptions.ts"
+import * as ClaudeHooks from "../../services/ClaudeHooks.ts"
+import { SessionStoreError, StoreFailed } from "../../services/ClaudeSessionStore.ts"
+import type * as Tool from "../../services/Tool.ts"
+import { decide } from "./codeRun.ts"
+
+/** The call a result line says the turn ended on (`deferred_tool_use`). */
+export interface DeferredUse {
+  readonly id: string
+  readonly name: string
+  readonly input: unknown
+}
+
+/** What the model reads for a second deferred call of one turn (the CLI keeps only one parked). */
+export const oneAtATime =
+  "This call needs an approval, and another call of this turn already waits for one; it was not run. " +
+  "Call it again once that one is decided."
+
+/** The hook route the gate is served on (beside the application's numbered hooks). */
+export const GateRoute = "approval"
+
+/** The deferring hook and what it keeps between a turn and its resumption. */
+export interface Gate {
+  /** Answers for calls the CLI replays on resume, by tool use id (set by `approve` / `deny`). */
+  readonly replays: Map<string, Decision>
+  /** The call deferred in a running turn, by session id: one per turn. */
+  readonly deferred: Map<string, string>
+  /** Answers one `PreToolUse` HTTP hook call (the wire output). */
+  readonly hook: (raw: unknown) => Effect.Effect<unknown, unknown>
+}
+
+const decodeInput = Schema.decodeUnknownEffect(ClaudeHooks.PreToolUseInput)
+
+const wire = (output: ClaudeHooks.Output<"PreToolUse">) => ClaudeHooks.toWire("PreToolUse", output)
+
+/**
+ * The gate. `decidedDenials` learns each call it refuses (the application's decision, not a
+ * failure of the run).
+ */
+export const makeGate = (canUseTool: CanUseTool | undefined, decidedDenials: Set<string>): Gate => {
+  const replays = new Map<string, Decision>()
+  const deferred = new Map<string, string>()
+  const refuse = (id: string, reason: string) => {
+    decidedDenials.add(id)
+    return wire({ permissionDecision: "deny", permissionDecisionReason: reason })
+  }
+  const hook = Effect.fnUntraced(function*(raw: unknown) {
+    const input = yield* decodeInput(raw)
+    const id = input.tool_use_id
+    const replay = replays.get(id)
+    if (replay !== undefined) {
+      replays.delete(id)
+      return replay.state === "approved"
+        ? wire({
+          permissionDecision: "allow",
+          ...(replay.updatedInput === undefined ? {} : { updatedInput: { ...replay.updatedInput } })
+        })
+        : refuse(id, replay.reason ?? "Denied.")
+    }
+    const request = {
+      toolName: input.tool_name,
+      input: typeof input.tool_input === "object" && input.tool_input !== null
+        ? input.tool_input as Record<string, unknown>
+        : {},
+      toolUseId: id
+    }
+    const decision: PermissionDecision = canUseTool === undefined
+      ? { _tag: "Defer" }
+      : yield* decide(canUseTool, request)
+    switch (decision._tag) {
+      case "Allow":
+        return wire({
+          permissionDecision: "allow",
+          ...(decision.updatedInput === undefined ? {} : { updatedInput: { ...decision.updatedInput } })
+        })
+      case "Deny":
+        return refuse(id, decision.message)
+      case "Defer": {
+        // Checked and set in one synchronous step: the CLI may ask for a batch's calls at once.
+        const parked = deferred.get(input.session_id)
+        if (parked !== undefined && parked !== id) return refuse(id, oneAtATime)
+        deferred.set(input.session_id, id)
+        return wire({ permissionDecision: "defer" })
+      }
+    }
+  })
+  return { replays, deferred, hook }
+}
+
+/** The `--settings` hook entry sending the approval tools' calls to the gate; none without such tools. */
+export const gateSettings = (
+  toolPrefix: string,
+  tools: ReadonlyArray<Tool.Tool>,
+  url: string,
+  token: string
+) => {
+  const names = tools.filter((tool) => tool.needsApproval === true).map((tool) => `${toolPrefix}${tool.name}`)
+  return names.length === 0 ? undefined : {
+    // Anchored: a Claude Code matcher is a regex, and tool names are `[A-Za-z0-9_-]` only.
+    matcher: `^(${names.join("|")})$`,
+    hooks: [{ type: "http", url, headers: { Authorization: `Bearer ${token}` } }]
+  }
+}
+
+/** What a client's approvals need of it. */
+export interface ApprovalsParams {
+  readonly provider: string
+  readonly gate: Gate
+  readonly store: ClaudeApprovalStoreService
+  readonly projectKey: string
+  readonly toolPrefix: string
+  readonly ttl: Duration.Input | undefined
+  /** Resumes `sessionId` with no user message in the client's conversation: the turn's answer. */
+  readonly replay: (sessionId: string) => Effect.Effect<string, ChatError>
+}
+
+/** The turn's error when its parked call could not be stored: the session store's kind. */
+const storeFailed = (error: ApprovalError) =>
+  new SessionStoreError({
+    operation: "append",
+    reason: error.reason._tag === "StoreUnavailable" ? error.reason : new StoreFailed({ message: error.message }),
+    cause: error
+  })
+
+/** The client's approvals: the service, and what a turn that ended on a deferred call fails with. */
+export const makeApprovals = (params: ApprovalsParams) => {
+  const { gate, projectKey, store } = params
+  const ttl = Duration.fromInputUnsafe(params.ttl ?? DefaultTtl)
+
+  /** Stores the parked call and returns the turn's `ApprovalRequired`. */
+  const onDeferred = Effect.fnUntraced(function*(sessionId: string, use: DeferredUse) {
+    gate.deferred.delete(sessionId)
+    const now = yield* Clock.currentTimeMillis
+    const tool = use.name.startsWith(params.toolPrefix) ? use.name.slice(params.toolPrefix.length) : use.name
+    const approval = new PendingApproval({
+      approvalId: crypto.randomUUID(),
+      projectKey,
+      sessionId,
+      toolUseId: use.id,
+      tool,
+      input: use.input,
+      state: "pending",
+      createdAt: now,
+      expiresAt: now + Duration.toMillis(ttl)
+    })
+    yield* store.put(approval).pipe(Effect.mapError(storeFailed))
+    return yield* new ProviderError({
+      provider: params.provider,
+      reason: new ApprovalRequired({
+        message: `The call of ${tool} waits for an approval (${approval.approvalId}); ` +
+          "approve or deny it with ClaudeApprovals",
+        approvalId: approval.approvalId,
+        sessionId,
+        tool,
+        input: use.input
+      })
+    })
+  })
+
+  const fail = (approvalId: string, reason: ApprovalError["reason"]) => new ApprovalError({ approvalId, reason })
+
+  const find = Effect.fnUntraced(function*(approvalId: string) {
+    const found = yield* store.get(projectKey, approvalId)
+    if (Option.isNone(found)) {
+      return yield* fail(approvalId, new ApprovalNotFound({ message: `No approval ${approvalId} in ${projectKey}` }))
+    }
+    return found.value
+  })
+
+  const already = (approval: PendingApproval) =>
+    fail(
+      approval.approvalId,
+      new AlreadyDecided({
+        message: `Approval ${approval.approvalId} was already ${approval.state}; its call does not run again`,
+        state: approval.state
+      })
+    )
+
+  /** The same decision again gets the stored answer; another one fails (a denial keeps its `reason`). */
+  const answered = (approval: PendingApproval, decision: Decision) =>
+    (approval.reason !== undefined) === (decision.state === "denied")
+      ? Effect.succeed(approval.answer ?? "")
+      : already(approval)
+
+  /** The first decision wins; the same one later gets the answer once there is one. */
+  const settle = Effect.fnUntraced(function*(approvalId: string, decision: Decision) {
+    const approval = yield* find(approvalId)
+    if (approval.state === "answered") return yield* answered(approval, decision)
+    if (approval.state !== "pending") return yield* already(approval)
+    if ((yield* Clock.currentTimeMillis) > approval.expiresAt) {
+      return yield* fail(
+        approvalId,
+        new ApprovalExpired({
+          message: `Approval ${approvalId} expired at ${new Date(approval.expiresAt).toISOString()}`
+        })
+      )
+    }
+    if (!(yield* store.decide(projectKey, approvalId, decision))) {
+      const now = yield* find(approvalId)
+      return yield* (now.state === "answered" ? answered(now, decision) : already(now))
+    }
+    gate.replays.set(approval.toolUseId, decision)
+    const answer = yield* params.replay(approval.sessionId).pipe(
+      Effect.ensuring(Effect.sync(() => gate.replays.delete(approval.toolUseId)))
+    )
+    yield* store.answer(projectKey, approvalId, answer)
+    return answer
+  })
+
+  const service: ClaudeApprovalsService = {
+    approve: (approvalId, options) =>
+      settle(approvalId, {
+        state: "approved",
+        ...(options?.updatedInput === undefined ? {} : { updatedInput: options.updatedInput })
+      }).pipe(Effect.withSpan("ClaudeApprovals.approve", { attributes: { approvalId } })),
+    deny: (approvalId, reason) =>
+      settle(approvalId, { state: "denied", reason }).pipe(
+        Effect.withSpan("ClaudeApprovals.deny", { attributes: { approvalId } })
+      ),
+    list: (sessionId) =>
+      Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const all = yield* store.list(projectKey, sessionId)
+        return all.filter((a) => a.state === "pending" && a.expiresAt >= now)
+      }).pipe(Effect.withSpan("ClaudeApprovals.list"))
+  }
+  return { service, onDeferred }
+}

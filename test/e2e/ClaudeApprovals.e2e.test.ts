@@ -1,0 +1,130 @@
+/**
+ * Durable approvals on the real `claude` binary against the fake API. A program (a child process,
+ * sandbox A) asks for a tool that needs an approval; the call is deferred, the turn ends with
+ * `ApprovalRequired`, and the program exits. This process (sandbox B: another HOME, config dir and
+ * cwd, the same SQLite store) approves or denies it: the CLI resumes the session with no user
+ * message, and the tool runs exactly once (or never) with the model reading its result (or the
+ * reason). A turn that makes two such calls at once parks one and denies the other, which the
+ * model reads; deciding a call twice runs nothing twice.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import { existsSync, readFileSync } from "node:fs"
+import { join, resolve } from "node:path"
+import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
+import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
+import { ChatClient } from "../../src/services/ChatClient.ts"
+import { ClaudeApprovals } from "../../src/services/ClaudeApprovals.ts"
+import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { localServices, requestTimeout } from "../support/claudeClients.ts"
+import { describeWithClaude } from "../support/describeWithClaude.ts"
+import * as Fake from "../support/FakeMessagesApi.ts"
+import { runTsx } from "../support/runTsx.ts"
+import { transfer } from "./fixtures/approvalTool.ts"
+
+const program = resolve("test/e2e/fixtures/approvalProgram.ts")
+const toolName = "mcp__gtb__transfer"
+let ids = 0
+
+/**
+ * The tool results of a request's last user message (on resume, the CLI's system message with the
+ * new working directory comes after it).
+ */
+const resultsOf = (req: Fake.FakeRequest) =>
+  Fake.toolResults({ ...req, body: { ...req.body, messages: req.body.messages?.filter((m) => m.role === "user") } })
+
+/**
+ * The model: a prompt naming an amount calls `transfer` with it ("twice" makes two calls in one
+ * message); once it has tool results it answers with them.
+ */
+const model = (req: Fake.FakeRequest): Fake.FakeReply => {
+  const results = resultsOf(req)
+  if (results.length > 0) return { text: `done: ${results.map((r) => `${r.content}|${r.is_error}`).join(" ; ")}` }
+  const amount = Number(/amount (\d+)/.exec(Fake.lastUserText(req))?.[1] ?? 1)
+  const call = (n: number) => ({ id: `toolu_appr_${++ids}`, name: toolName, input: { amount: n } })
+  return { toolUses: Fake.lastUserText(req).includes("twice") ? [call(amount), call(amount + 1)] : [call(amount)] }
+}
+
+/** Lines the tool appended, one per run. */
+const runs = (log: string) => existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []
+
+/** The tool results the model received, over every request. */
+const received = (api: Fake.FakeMessagesApi) => api.messageRequests().flatMap(resultsOf)
+
+/** The program in sandbox `box`: one deferred conversation per prompt, as printed. */
+const deferIn = (box: Sandbox, store: string, log: string, prompts: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const run = yield* runTsx(program, {
+      ...box.env,
+      CLAUDE_BINARY: claudeBinary,
+      CLAUDE_CWD: box.cwd,
+      APPROVAL_STORE: store,
+      RUN_LOG: log
+    }, prompts)
+    expect(run.code, run.stderr).toBe(0)
+    const lines = run.stdout.split("\n").filter((l) => l.startsWith("{")).map((l) =>
+      JSON.parse(l) as { approvalId?: string; sessionId?: string; tool?: string; error?: string }
+    )
+    expect(lines.length, run.stdout + run.stderr).toBe(prompts.length)
+    return lines
+  })
+
+/** The approving side: a client in `box` on the shared store, with the same tool. */
+const approver = (box: Sandbox, store: string, log: string) =>
+  Effect.gen(function*() {
+    const layer = ClaudeLocal.layer({
+      binary: claudeBinary,
+      cwd: box.cwd,
+      env: box.env,
+      requestTimeout,
+      toolPolicy: { disabledTools: ["Bash"] }
+    }).pipe(
+      Layer.provide(localServices(box)),
+      Layer.provide(ClaudeSessionStoreSql.layerSqlite({ filename: store })),
+      Layer.orDie
+    )
+    const context = yield* Layer.build(layer)
+    const chat = Context.get(context, ChatClient)
+    yield* chat.setTools([transfer(log)])
+    return { chat, approvals: Context.get(context, ClaudeApprovals) }
+  })
+
+describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
+  describe("a deferred call decided from another process", () => {
+    it.live("approve runs the call once, with the approver's input; approving again runs nothing", () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const [boxA, boxB] = [yield* sandbox(api.url), yield* sandbox(api.url)]
+        const store = join(boxB.dir, "store.sqlite")
+        const log = join(boxB.dir, "runs.log")
+        const [approve, deny] = yield* deferIn(boxA, store, log, ["Send amount 5", "Send amount 9"])
+        expect(approve!.tool).toBe("transfer")
+        expect(runs(log)).toEqual([])
+
+        const { approvals } = yield* approver(boxB, store, log)
+        const pending = yield* approvals.list()
+        expect(pending.map((p) => p.approvalId).sort()).toEqual([approve!.approvalId, deny!.approvalId].sort())
+        expect(pending.find((p) => p.approvalId === approve!.approvalId)?.input).toEqual({ amount: 5 })
+        expect((yield* approvals.list(approve!.sessionId)).map((p) => p.approvalId)).toEqual([approve!.approvalId])
+
+        const answer = yield* approvals.approve(approve!.approvalId!, { updatedInput: { amount: 6 } })
+        expect(answer).toBe("done: sent 6|false")
+        expect(runs(log)).toEqual(["6"])
+        expect(received(api).filter((r) => r.content === "sent 6")).toHaveLength(1)
+        // Twice: the stored answer, and the tool does not run again.
+        expect(yield* approvals.approve(approve!.approvalId!)).toBe(answer)
+        expect(runs(log)).toEqual(["6"])
+
+        const refused = yield* approvals.deny(deny!.approvalId!, "not today")
+        expect(refused).toMatch(/^done: .*not today.*\|true$/)
+        expect(runs(log)).toEqual(["6"])
+        // A denied call stays denied: approving it later fails and runs nothing.
+        const late = yield* approvals.approve(deny!.approvalId!).pipe(Effect.flip)
+        expect(late._tag === "ApprovalError" && late.reason._tag).toBe("AlreadyDecided")
+        expect(runs(log)).toEqual(["6"])
+        expect(yield* approvals.list()).toEqual([])
+      }), { timeout: 240_000 })
+  })
+})
