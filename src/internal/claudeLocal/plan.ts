@@ -234,7 +234,7 @@ const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeSer
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
  * application's hooks go in the same file.
  */
-const policyArguments = Effect.fnUntraced(function*(env: LocalEnv, policy: ToolPolicy.ToolPolicy) {
+export const policyArguments = Effect.fnUntraced(function*(env: LocalEnv, policy: ToolPolicy.ToolPolicy) {
   const fitted = ToolPolicy.boundPolicy(policy)
   if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
   const hooksBridge = yield* env.hooksBridge
