@@ -16,8 +16,20 @@
  *
  * Without this service in the context the clients are unbounded, as before: nothing to provide.
  *
+ * **Spare CLIs** (`spares`, off by default): the pool keeps CLIs started ahead of demand for
+ * conversations that do not exist yet, so that a new conversation's first turn is warm. A spare is
+ * started with everything that cannot change later (binary, model, environment, settings, policy
+ * flags, cwd) and without tools or session: it serves only brand-new conversations whose start
+ * configuration (its key) is the same, and receives its conversation's own bridge credential when
+ * claimed. The pool keeps `spares` of them for each of the `spareKeys` configurations new
+ * conversations used last; a claimed spare is replaced at once; a spare unclaimed for
+ * `spareIdleTimeout` is stopped (and replaced only when its configuration is used again). Spares
+ * take permits like any CLI, only when one is free and no turn waits, and are the first stopped
+ * for a waiting turn.
+ *
  * Metrics (Effect `Metric`, summed over the pools of the process): `claude_live_processes`
- * (gauge), `claude_waiting_turns` (gauge), `claude_process_evictions` (counter); spans
+ * (gauge), `claude_waiting_turns` (gauge), `claude_process_evictions` (counter),
+ * `claude_spare_processes` (gauge), `claude_spare_claims` and `claude_spare_misses` (counters); spans
  * `ClaudeProcessPool.acquire` and `ClaudeProcessPool.evict`.
  *
  * @summary A bound on the live `claude` CLI processes one application's kept-alive clients hold.
@@ -74,7 +86,34 @@ export interface Permit {
   readonly touch: Effect.Effect<void>
   /** True once the pool has decided to stop this process: do not start a turn on it. */
   readonly evicted: () => boolean
+  /**
+   * A spare's permit becomes its conversation's: from now on it is idle for `idleTimeout`, not
+   * `spareIdleTimeout`. Nothing for any other permit.
+   *
+   * @since 2.1.0
+   */
+  readonly claim: Effect.Effect<void>
 }
+
+/**
+ * A spare process as the pool sees it: whether it can still serve, and how to stop it.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export interface SpareProcess {
+  readonly alive: () => boolean
+  readonly close: Effect.Effect<void>
+}
+
+/**
+ * Starts one spare, whose resources live in `scope` (the pool's): it must take its permit with
+ * `acquire(close, { spare: true })`, which never waits.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type SpareStart<A extends SpareProcess> = (scope: Scope.Scope) => Effect.Effect<A, unknown>
 
 /**
  * Current counts of one pool.
@@ -86,6 +125,35 @@ export interface Stats {
   readonly live: number
   readonly waiting: number
   readonly evictions: number
+  /**
+   * Spare CLIs (started or starting, not yet claimed).
+   *
+   * @since 2.1.0
+   */
+  readonly spares: number
+  /**
+   * New conversations that got a spare.
+   *
+   * @since 2.1.0
+   */
+  readonly claims: number
+  /**
+   * New conversations that found no spare of their configuration (and started cold).
+   *
+   * @since 2.1.0
+   */
+  readonly misses: number
+}
+
+/**
+ * Options of {@link ClaudeProcessPoolService.acquire}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export interface AcquireOptions {
+  /** A spare's permit: taken only when one is free and no turn waits (never waits itself). */
+  readonly spare?: boolean | undefined
 }
 
 /**
@@ -101,8 +169,26 @@ export interface ClaudeProcessPoolService {
    * process (closing that scope); the pool runs it, in a fiber of its own, when the process has been
    * idle too long or a waiting turn needs its place.
    */
-  readonly acquire: (evict: Effect.Effect<void>) => Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope>
+  readonly acquire: (
+    evict: Effect.Effect<void>,
+    options?: AcquireOptions
+  ) => Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope>
   readonly stats: Effect.Effect<Stats>
+  /**
+   * Spares kept per configuration (the `spares` option; 0 when off).
+   *
+   * @since 2.1.0
+   */
+  readonly spares: number
+  /**
+   * For a brand-new conversation whose start configuration is `key`: a parked spare of that key,
+   * if one is alive (the caller then hands it its conversation's credential, or closes it).
+   * Either way the pool now keeps spares of `key`, started with `start` (the latest caller's), and
+   * replaces the one taken.
+   *
+   * @since 2.1.0
+   */
+  readonly claimSpare: <A extends SpareProcess>(key: string, start: SpareStart<A>) => Effect.Effect<Option.Option<A>>
 }
 
 /**
@@ -133,6 +219,26 @@ export interface Options {
    * for a conversation's next message to follow its last answer without losing its CLI.
    */
   readonly reclaimAfter?: Duration.Input | undefined
+  /**
+   * Spare CLIs kept for each configuration the pool keeps spares of (see the module's **Spare
+   * CLIs**). Default 0: no spares.
+   *
+   * @since 2.1.0
+   */
+  readonly spares?: number | undefined
+  /**
+   * How many configurations the pool keeps spares of: the ones new conversations used last. Default 1.
+   *
+   * @since 2.1.0
+   */
+  readonly spareKeys?: number | undefined
+  /**
+   * A spare unclaimed this long is stopped (and replaced only when its configuration is used
+   * again). Default 2 minutes.
+   *
+   * @since 2.1.0
+   */
+  readonly spareIdleTimeout?: Duration.Input | undefined
 }
 
 /**
@@ -163,8 +269,46 @@ export const evictions = Metric.counter("claude_process_evictions", {
   description: "claude CLI processes stopped by a ClaudeProcessPool"
 })
 
+/**
+ * Spare CLIs parked, started or starting (summed over the pools of the process).
+ *
+ * @category utils
+ * @since 2.1.0
+ */
+export const spareProcesses = Metric.gauge("claude_spare_processes", {
+  description: "Spare claude CLIs of ClaudeProcessPools, not yet claimed by a conversation"
+})
+/**
+ * New conversations whose first turn got a spare CLI.
+ *
+ * @category utils
+ * @since 2.1.0
+ */
+export const spareClaims = Metric.counter("claude_spare_claims", {
+  description: "New conversations that claimed a spare claude CLI"
+})
+/**
+ * New conversations that found no spare CLI of their configuration and started one cold.
+ *
+ * @category utils
+ * @since 2.1.0
+ */
+export const spareMisses = Metric.counter("claude_spare_misses", {
+  description: "New conversations that found no spare claude CLI of their configuration"
+})
+
+/** The spares of one configuration, and how to start another. */
+interface SpareSet {
+  start: SpareStart<SpareProcess>
+  parked: Array<SpareProcess>
+  /** A `fill` runs for it: one at a time, so spares start one after another. */
+  filling: boolean
+}
+
 interface Entry {
   readonly evict: Effect.Effect<void>
+  /** Parked for a conversation that does not exist yet. */
+  spare: boolean
   busy: boolean
   lastUsed: number
   evicted: boolean
@@ -182,6 +326,11 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
   const acquireTimeout = Duration.fromInputUnsafe(options.acquireTimeout ?? Duration.seconds(60))
   const idleMillis = Duration.toMillis(options.idleTimeout ?? Duration.minutes(5))
   const reclaimMillis = Math.min(idleMillis, Duration.toMillis(options.reclaimAfter ?? Duration.millis(500)))
+  const sparesPerKey = Math.max(0, Math.floor(options.spares ?? 0))
+  const spareKeys = Math.max(1, Math.floor(options.spareKeys ?? 1))
+  const spareIdleMillis = Duration.toMillis(options.spareIdleTimeout ?? Duration.minutes(2))
+  // Spares live in the pool's scope: they outlive the client whose conversation taught their key.
+  const poolScope = yield* Effect.scope
   const semaphore = yield* Semaphore.make(max)
   // Timers and evictions: an eviction closes the holder's scope, so it must not run in a fiber
   // of that scope (closing it would wait for itself).
@@ -189,6 +338,10 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
   const entries = new Set<Entry>()
   let waiting = 0
   let evicted = 0
+  let claims = 0
+  let misses = 0
+  /** The configurations kept spares of, least recently used first (Map order). */
+  const spareSets = new Map<string, SpareSet>()
 
   const evict = (entry: Entry) =>
     Effect.suspend(() => {
@@ -210,7 +363,13 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
     let returning = 0
     for (const entry of entries) {
       if (entry.evicted) returning++
-      if (entry.busy || entry.evicted || now - entry.lastUsed < reclaimMillis) continue
+      if (entry.busy || entry.evicted) continue
+      // A parked spare goes first, however recently it started: no conversation loses its CLI.
+      if (entry.spare) {
+        if (oldest?.spare !== true || entry.lastUsed < oldest.lastUsed) oldest = entry
+        continue
+      }
+      if (oldest?.spare === true || now - entry.lastUsed < reclaimMillis) continue
       if (oldest === undefined || entry.lastUsed < oldest.lastUsed) oldest = entry
     }
     const unserved = waiting - (max - entries.size) - returning
@@ -219,6 +378,11 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
 
   /** From idle: after `reclaimAfter` it gives way to a waiting turn, after `idleTimeout` it is stopped. */
   const watch = Effect.fnUntraced(function*(entry: Entry) {
+    if (entry.spare) {
+      // A waiting turn reclaims a spare at once (`reclaim`): only its own idle time is watched.
+      yield* Effect.sleep(Duration.millis(spareIdleMillis))
+      return yield* evict(entry)
+    }
     yield* Effect.sleep(Duration.millis(reclaimMillis))
     yield* reclaim
     yield* Effect.sleep(Duration.millis(idleMillis - reclaimMillis))
@@ -233,7 +397,80 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
       : yield* FiberSet.run(fibers, Effect.interruptible(watch(entry)))
   })
 
-  const acquire = (stop: Effect.Effect<void>) =>
+  /** A spare's permit: only a free one, and only when no turn waits for it. */
+  const acquireSpare = (stop: Effect.Effect<void>) =>
+    Effect.uninterruptibleMask(() =>
+      Effect.gen(function*() {
+        const taken = waiting === 0 && (yield* Semaphore.takeIfAvailable(semaphore, 1))
+        if (!taken) {
+          return yield* new ProcessPoolTimeoutError({
+            maxLiveProcesses: max,
+            waitedMillis: 0,
+            message: "No free permit for a spare claude CLI"
+          })
+        }
+        return yield* register(stop, 1, true)
+      })
+    )
+
+  /** A live process's entry and permit, holding `taken` permits until the current scope closes. */
+  const register = Effect.fnUntraced(function*(stop: Effect.Effect<void>, taken: number, spare: boolean) {
+    // Starting counts as busy: stopping a CLI while it writes its MCP config or spawns would
+    // remove files it is about to use.
+    const entry: Entry = {
+      evict: stop,
+      spare,
+      busy: true,
+      lastUsed: yield* Clock.currentTimeMillis,
+      evicted: false,
+      timer: undefined
+    }
+    entries.add(entry)
+    yield* Metric.modify(liveProcesses, 1)
+    if (spare) yield* Metric.modify(spareProcesses, 1)
+    yield* Effect.addFinalizer(() =>
+      Effect.gen(function*() {
+        entries.delete(entry)
+        entry.evicted = true
+        if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
+        yield* Metric.modify(liveProcesses, -1)
+        if (entry.spare) yield* Metric.modify(spareProcesses, -1)
+        yield* semaphore.release(taken)
+      })
+    )
+    yield* rearm(entry)
+    const permit: Permit = {
+      busy: (self) =>
+        Effect.acquireUseRelease(
+          Effect.suspend(() => {
+            entry.busy = true
+            return rearm(entry)
+          }),
+          () => self,
+          () =>
+            Effect.suspend(() => {
+              entry.busy = false
+              return rearm(entry)
+            })
+        ),
+      touch: Effect.suspend(() => {
+        entry.busy = false
+        return rearm(entry)
+      }),
+      evicted: () => entry.evicted,
+      claim: Effect.suspend(() => {
+        if (!entry.spare) return Effect.void
+        entry.spare = false
+        return Effect.andThen(Metric.modify(spareProcesses, -1), rearm(entry))
+      })
+    }
+    return permit
+  })
+
+  const acquire = (stop: Effect.Effect<void>, acquireOptions?: AcquireOptions) =>
+    acquireOptions?.spare === true ? acquireSpare(stop) : acquireTurn(stop)
+
+  const acquireTurn = (stop: Effect.Effect<void>) =>
     Effect.uninterruptibleMask((restore) =>
       Effect.gen(function*() {
         waiting++
@@ -263,56 +500,81 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
             return Metric.modify(waitingTurns, -1)
           }))
         )
-        // Starting counts as busy: stopping a CLI while it writes its MCP config or spawns would
-        // remove files it is about to use. Idle time starts when the permit is taken, not when the
-        // turn began waiting for it (a long wait must not make a new CLI reclaimable at once).
-        const entry: Entry = {
-          evict: stop,
-          busy: true,
-          lastUsed: yield* Clock.currentTimeMillis,
-          evicted: false,
-          timer: undefined
-        }
-        entries.add(entry)
-        yield* Metric.modify(liveProcesses, 1)
-        yield* Effect.addFinalizer(() =>
-          Effect.gen(function*() {
-            entries.delete(entry)
-            entry.evicted = true
-            if (entry.timer !== undefined) yield* Fiber.interrupt(entry.timer)
-            yield* Metric.modify(liveProcesses, -1)
-            yield* semaphore.release(taken)
-          })
-        )
-        yield* rearm(entry)
-        const permit: Permit = {
-          busy: (self) =>
-            Effect.acquireUseRelease(
-              Effect.suspend(() => {
-                entry.busy = true
-                return rearm(entry)
-              }),
-              () => self,
-              () =>
-                Effect.suspend(() => {
-                  entry.busy = false
-                  return rearm(entry)
-                })
-            ),
-          touch: Effect.suspend(() => {
-            entry.busy = false
-            return rearm(entry)
-          }),
-          evicted: () => entry.evicted
-        }
-        return permit
+        // Idle time starts when the permit is taken, not when the turn began waiting for it (a long
+        // wait must not make a new CLI reclaimable at once).
+        return yield* register(stop, taken, false)
       })
     ).pipe(Effect.withSpan("ClaudeProcessPool.acquire", { attributes: { maxLiveProcesses: max } }))
+
+  /** Starts spares of `key` one at a time until it has its count (or no permit is free). */
+  const fillLoop = Effect.fnUntraced(function*(key: string, set: SpareSet) {
+    for (;;) {
+      set.parked = set.parked.filter((spare) => spare.alive())
+      if (spareSets.get(key) !== set || set.parked.length >= sparesPerKey) return
+      if (waiting > 0 || entries.size >= max) return
+      const started = yield* Effect.result(set.start(poolScope))
+      if (started._tag === "Failure") {
+        return yield* Effect.logDebug("spare claude CLI not started").pipe(
+          Effect.annotateLogs({ error: String(started.failure) })
+        )
+      }
+      // Its configuration was forgotten meanwhile: no one would claim it.
+      if (spareSets.get(key) !== set) return yield* started.success.close
+      set.parked.push(started.success)
+    }
+  })
+
+  const fill = (key: string, set: SpareSet) =>
+    Effect.suspend(() => {
+      if (set.filling) return Effect.void
+      set.filling = true
+      return fillLoop(key, set).pipe(Effect.ensuring(Effect.sync(() => {
+        set.filling = false
+      })))
+    })
+
+  /** Remembers `key` as the most recently used; forgets (and stops the spares of) the oldest beyond `spareKeys`. */
+  const remember = Effect.fnUntraced(function*(key: string, start: SpareStart<SpareProcess>) {
+    const known = spareSets.get(key)
+    const set: SpareSet = known ?? { start, parked: [], filling: false }
+    set.start = start
+    spareSets.delete(key)
+    spareSets.set(key, set)
+    for (const [oldKey, old] of spareSets) {
+      if (spareSets.size <= spareKeys) break
+      spareSets.delete(oldKey)
+      yield* Effect.forEach(old.parked, (spare) => spare.close, { discard: true })
+    }
+    return set
+  })
+
+  const claimSpare = <A extends SpareProcess>(key: string, start: SpareStart<A>) =>
+    Effect.gen(function*() {
+      if (sparesPerKey === 0) return Option.none<A>()
+      const set = yield* remember(key, start)
+      set.parked = set.parked.filter((spare) => spare.alive())
+      // Only a spare started by a `start` of this key is parked under it.
+      const taken = set.parked.shift() as A | undefined
+      if (taken === undefined) misses++
+      else claims++
+      yield* Metric.update(taken === undefined ? spareMisses : spareClaims, 1)
+      yield* FiberSet.run(fibers, fill(key, set))
+      return Option.fromUndefinedOr(taken)
+    }).pipe(Effect.uninterruptible)
 
   const service: ClaudeProcessPoolService = {
     maxLiveProcesses: max,
     acquire,
-    stats: Effect.sync(() => ({ live: entries.size, waiting, evictions: evicted }))
+    spares: sparesPerKey,
+    claimSpare,
+    stats: Effect.sync(() => ({
+      live: entries.size,
+      waiting,
+      evictions: evicted,
+      spares: [...entries].filter((entry) => entry.spare).length,
+      claims,
+      misses
+    }))
   }
   return service
 })
@@ -323,7 +585,12 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
  * @category constructors
  * @since 1.0.0
  */
-export const unbounded: Permit = { busy: (self) => self, touch: Effect.void, evicted: () => false }
+export const unbounded: Permit = {
+  busy: (self) => self,
+  touch: Effect.void,
+  evicted: () => false,
+  claim: Effect.void
+}
 
 /**
  * A permit from `pool` when there is one, else {@link unbounded}.
@@ -333,9 +600,10 @@ export const unbounded: Permit = { busy: (self) => self, touch: Effect.void, evi
  */
 export const acquireFrom = (
   pool: Option.Option<ClaudeProcessPoolService>,
-  evict: Effect.Effect<void>
+  evict: Effect.Effect<void>,
+  options?: AcquireOptions
 ): Effect.Effect<Permit, ProcessPoolTimeoutError, Scope.Scope> =>
-  Option.isSome(pool) ? pool.value.acquire(evict) : Effect.succeed(unbounded)
+  Option.isSome(pool) ? pool.value.acquire(evict, options) : Effect.succeed(unbounded)
 
 /**
  * How a client reports a pool timeout: a `TimeoutError` ProviderError (retryable) with the pool's advice.

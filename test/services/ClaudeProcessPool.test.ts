@@ -42,11 +42,11 @@ describe("ClaudeProcessPool", () => {
       yield* holder(pool)
       const third = yield* Effect.forkChild(holder(pool))
       yield* settle
-      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 1, evictions: 0 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 1, evictions: 0, spares: 0, claims: 0, misses: 0 })
       assert.isTrue(third.pollUnsafe() === undefined)
       yield* a.close
       const c = yield* Fiber.join(third)
-      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 0 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 0, spares: 0, claims: 0, misses: 0 })
       yield* c.close
       assert.strictEqual(yield* live(pool), 1)
     }))
@@ -68,7 +68,7 @@ describe("ClaudeProcessPool", () => {
           assert.include(error.message, "raise maxLiveProcesses")
         } else assert.fail("expected a typed failure")
       }))
-      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0, spares: 0, claims: 0, misses: 0 })
       yield* a.close
       // The permit the timed-out turn never held is not given back twice: one more, not two.
       yield* holder(pool)
@@ -86,7 +86,7 @@ describe("ClaudeProcessPool", () => {
       yield* settle
       assert.strictEqual(yield* waiting(pool), 1)
       yield* Fiber.interrupt(waiter)
-      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 0, spares: 0, claims: 0, misses: 0 })
       assert.strictEqual(a.stops(), 0)
       // Still exactly one permit: a new waiter waits until a's is released.
       const next = yield* Effect.forkChild(holder(pool))
@@ -114,7 +114,7 @@ describe("ClaudeProcessPool", () => {
       assert.strictEqual(idle.stops(), 1)
       assert.isTrue(idle.permit.evicted())
       assert.strictEqual(working.stops(), 0)
-      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 1 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 1, waiting: 0, evictions: 1, spares: 0, claims: 0, misses: 0 })
       assert.strictEqual((yield* Metric.value(Pool.evictions)).count, before + 1)
       // The turn ends at 5 minutes; its idle clock starts then.
       yield* TestClock.adjust("210 seconds")
@@ -123,7 +123,7 @@ describe("ClaudeProcessPool", () => {
       assert.strictEqual(working.stops(), 0)
       yield* TestClock.adjust("1 second")
       assert.strictEqual(working.stops(), 1)
-      assert.deepStrictEqual(yield* pool.stats, { live: 0, waiting: 0, evictions: 2 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 0, waiting: 0, evictions: 2, spares: 0, claims: 0, misses: 0 })
       assert.strictEqual((yield* Metric.value(Pool.liveProcesses)).value, liveBefore)
     }))
 
@@ -144,7 +144,7 @@ describe("ClaudeProcessPool", () => {
       // One eviction per waiter: the newer one's own timer finds nobody waiting.
       yield* TestClock.adjust("1 second")
       assert.strictEqual(newer.stops(), 0)
-      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 1 })
+      assert.deepStrictEqual(yield* pool.stats, { live: 2, waiting: 0, evictions: 1, spares: 0, claims: 0, misses: 0 })
       // A busy process is never reclaimed: the waiter waits for the turn to end.
       yield* newer.permit.busy(c.permit.busy(Effect.gen(function*() {
         const late = yield* Effect.forkChild(holder(pool))
@@ -221,4 +221,130 @@ describe("ClaudeProcessPool", () => {
       )
       assert.strictEqual(max, 5)
     }))
+
+  describe("spares", () => {
+    /** A spare stand-in: a scope holding a spare permit; `started` counts the starts of this key. */
+    const spareStarter = (pool: Pool.ClaudeProcessPoolService, tag: string, log: Array<string>) => {
+      let n = 0
+      return (parent: Scope.Scope) =>
+        Effect.gen(function*() {
+          const scope = yield* Scope.fork(parent, "sequential")
+          const name = `${tag}${++n}`
+          let open = true
+          const close = Effect.suspend(() => {
+            open = false
+            return Scope.close(scope, Exit.void)
+          })
+          const permit = yield* pool.acquire(close, { spare: true }).pipe(
+            Scope.provide(scope),
+            Effect.onError(() => close)
+          )
+          yield* permit.touch
+          log.push(`start ${name}`)
+          return { name, permit, alive: () => open && !permit.evicted(), close }
+        })
+    }
+    const stats = (pool: Pool.ClaudeProcessPoolService) => pool.stats
+
+    it.effect("a miss teaches the key; later claims get spares, which are replaced", () =>
+      Effect.gen(function*() {
+        const pool = yield* Pool.make({ maxLiveProcesses: 4, spares: 2 })
+        const log: Array<string> = []
+        const start = spareStarter(pool, "a", log)
+        assert.isTrue(Option.isNone(yield* pool.claimSpare("A", start)))
+        yield* settle
+        assert.deepStrictEqual(log, ["start a1", "start a2"])
+        assert.include(yield* stats(pool), { live: 2, spares: 2, claims: 0, misses: 1 })
+        const first = yield* pool.claimSpare("A", start)
+        assert.strictEqual(Option.getOrThrow(first).name, "a1")
+        yield* Option.getOrThrow(first).permit.claim
+        yield* settle
+        // Replaced: a2 and a3 parked, a1 is a conversation's now.
+        assert.deepStrictEqual(log, ["start a1", "start a2", "start a3"])
+        assert.include(yield* stats(pool), { live: 3, spares: 2, claims: 1, misses: 1 })
+        // Another key never gets A's spares.
+        assert.isTrue(Option.isNone(yield* pool.claimSpare("B", spareStarter(pool, "b", log))))
+      }))
+
+    it.effect("spares never wait for a permit, and a waiting turn stops a spare first", () =>
+      Effect.gen(function*() {
+        const pool = yield* Pool.make({ maxLiveProcesses: 2, spares: 2, reclaimAfter: "1 hour" })
+        const log: Array<string> = []
+        const conversation = yield* holder(pool)
+        yield* pool.claimSpare("A", spareStarter(pool, "a", log))
+        yield* settle
+        // One permit was free: one spare.
+        assert.deepStrictEqual(log, ["start a1"])
+        assert.include(yield* stats(pool), { live: 2, spares: 1 })
+        // A new turn needs a CLI: the spare goes, the conversation (idle, but not for an hour) stays.
+        const turn = yield* Effect.forkChild(holder(pool))
+        yield* settle
+        const next = yield* Fiber.join(turn)
+        assert.strictEqual(conversation.stops(), 0)
+        assert.include(yield* stats(pool), { live: 2, spares: 0, evictions: 1 })
+        yield* next.close
+        yield* conversation.close
+      }))
+
+    it.effect("an unclaimed spare is stopped after spareIdleTimeout and not replaced until its key is used", () =>
+      Effect.gen(function*() {
+        const pool = yield* Pool.make({ maxLiveProcesses: 4, spares: 1, spareIdleTimeout: "30 seconds" })
+        const log: Array<string> = []
+        const start = spareStarter(pool, "a", log)
+        yield* pool.claimSpare("A", start)
+        yield* settle
+        assert.include(yield* stats(pool), { spares: 1 })
+        yield* TestClock.adjust("30 seconds")
+        yield* settle
+        assert.include(yield* stats(pool), { live: 0, spares: 0, evictions: 1 })
+        assert.deepStrictEqual(log, ["start a1"])
+        // The next new conversation misses, and the key gets its spare again.
+        assert.isTrue(Option.isNone(yield* pool.claimSpare("A", start)))
+        yield* settle
+        assert.deepStrictEqual(log, ["start a1", "start a2"])
+      }))
+
+    it.effect("spareKeys: the configurations used last keep spares; a forgotten one's spares stop", () =>
+      Effect.gen(function*() {
+        const pool = yield* Pool.make({ maxLiveProcesses: 8, spares: 1, spareKeys: 2 })
+        const log: Array<string> = []
+        const starts = {
+          A: spareStarter(pool, "a", log),
+          B: spareStarter(pool, "b", log),
+          C: spareStarter(pool, "c", log)
+        }
+        yield* pool.claimSpare("A", starts.A)
+        yield* pool.claimSpare("B", starts.B)
+        yield* settle
+        assert.include(yield* stats(pool), { spares: 2 })
+        yield* pool.claimSpare("C", starts.C)
+        yield* settle
+        // A is the least recently used of three: its spare is stopped.
+        assert.deepStrictEqual(log, ["start a1", "start b1", "start c1"])
+        assert.include(yield* stats(pool), { live: 2, spares: 2, misses: 3 })
+        assert.isTrue(Option.isSome(yield* pool.claimSpare("B", starts.B)))
+      }))
+
+    it.effect("closing the pool's scope stops every spare", () =>
+      Effect.gen(function*() {
+        const scope = yield* Scope.make()
+        const pool = yield* Pool.make({ maxLiveProcesses: 4, spares: 2 }).pipe(Scope.provide(scope))
+        const log: Array<string> = []
+        yield* pool.claimSpare("A", spareStarter(pool, "a", log))
+        yield* settle
+        assert.include(yield* stats(pool), { live: 2, spares: 2 })
+        yield* Scope.close(scope, Exit.void)
+        assert.include(yield* stats(pool), { live: 0, spares: 0 })
+      }))
+
+    it.effect("without spares nothing is started and nothing counted", () =>
+      Effect.gen(function*() {
+        const pool = yield* Pool.make({ maxLiveProcesses: 4 })
+        const log: Array<string> = []
+        assert.isTrue(Option.isNone(yield* pool.claimSpare("A", spareStarter(pool, "a", log))))
+        yield* settle
+        assert.deepStrictEqual(log, [])
+        assert.include(yield* stats(pool), { live: 0, spares: 0, misses: 0 })
+      }))
+  })
 })

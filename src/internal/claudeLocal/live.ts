@@ -27,6 +27,7 @@ import { interruptedError, liveControls, type Overrides } from "./controls.ts"
 import type * as LiveCli from "./liveCli.ts"
 import { liveKey, type LocalEnv, planRun, prepareRun } from "./plan.ts"
 import { interpretLocalRun, requireVerbatim, userMessage } from "./run.ts"
+import * as Spare from "./spare.ts"
 
 /** A kept-alive CLI that ended before the turn's result: why, and that the next turn starts anew. */
 const endedEarly = (binary: string, ended: LiveCli.Ended | undefined) => {
@@ -87,8 +88,9 @@ export const makeLive = (
       budgetUsd: number | undefined
     ) {
       const plan = yield* planRun(env, responseFormat)
+      const key = liveKey(env, plan)
       const cli = yield* slot.use(
-        liveKey(env, plan),
+        key,
         sessionId,
         (resume, forking) =>
           Effect.map(
@@ -96,7 +98,8 @@ export const makeLive = (
             // The process outlives the turn that started it: each turn re-points the run's span.
             ({ bridgeRun, runOptions }) => ({ ...runOptions, aroundTurn: bridgeRun?.withRunSpan })
           ),
-        fork
+        fork,
+        Spare.claimSpare(env, plan, key, budgetUsd, slot.pool)
       ).pipe(Effect.catchTag("ProcessPoolTimeoutError", (e) => Effect.fail(Pool.toProviderError(provider)(e))))
       return { cli, plan }
     }

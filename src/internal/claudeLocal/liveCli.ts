@@ -91,6 +91,20 @@ export interface LiveCli {
   readonly close: Effect.Effect<void>
   /** Restarts its idle clock in the process pool (if any) before it is handed out for a turn. */
   readonly touch: Effect.Effect<void>
+  /**
+   * A spare's adoption by its conversation: runs `adopt` in the process's scope (what it acquires,
+   * such as the conversation's bridge run, lives exactly as long as the process), hands the CLI
+   * the servers it returns with `mcp_set_servers` (their credentials go over stdin, never argv),
+   * and from then on carries `key` and runs each turn inside `aroundTurn`. False when the CLI
+   * refused a server or has ended: the caller then closes it.
+   */
+  readonly claim: <E>(key: string, adopt: Effect.Effect<Adoption, E, Scope.Scope>) => Effect.Effect<boolean, E>
+}
+
+/** What a claimed spare is handed: its conversation's MCP servers and what each turn runs inside. */
+export interface Adoption {
+  readonly servers: Readonly<Record<string, unknown>>
+  readonly aroundTurn?: LiveRunOptions["aroundTurn"]
 }
 
 /**
@@ -185,19 +199,24 @@ export const start = Effect.fnUntraced(function*<E>(params: {
   readonly fork?: boolean | undefined
   readonly prepare: Effect.Effect<LiveRunOptions, E, Scope.Scope>
   readonly pool?: Option.Option<Pool.ClaudeProcessPoolService> | undefined
+  /** A spare of the pool: its permit never waits, and it serves a conversation once `claim`ed. */
+  readonly spare?: boolean | undefined
 }): Effect.fn.Return<LiveCli, E | Pool.ProcessPoolTimeoutError> {
   const scope = yield* Scope.fork(params.parent, "sequential")
 
   const close = Scope.close(scope, Exit.void)
   // ClaudeProcessPool: a permit for as long as the process lives; eviction closes it.
-  const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close).pipe(
+  const permit = yield* Pool.acquireFrom(params.pool ?? Option.none(), close, { spare: params.spare }).pipe(
     Scope.provide(scope),
     Effect.onError(() => close)
   )
-  const { aroundTurn = identity, ...runOptions } = yield* params.prepare.pipe(
+  const { aroundTurn: startedAround = identity, ...runOptions } = yield* params.prepare.pipe(
     Scope.provide(scope),
     Effect.onError(() => close)
   )
+  // A spare gets both when claimed.
+  let key = params.key
+  let aroundTurn = startedAround
   // `end` (not shutdown) on close: the stdin stream finishes, so the CLI reads EOF.
   const input = yield* Queue.unbounded<string, Cause.Done>()
   const output = yield* Queue.unbounded<string | Ended>()
@@ -338,8 +357,24 @@ export const start = Effect.fnUntraced(function*<E>(params: {
       )
     })
 
+  const claim = Effect.fnUntraced(function*<E2>(claimedKey: string, adopt: Effect.Effect<Adoption, E2, Scope.Scope>) {
+    const adopted = yield* adopt.pipe(Scope.provide(scope))
+    if (Object.keys(adopted.servers).length > 0) {
+      const answer = yield* control({ subtype: "mcp_set_servers", servers: adopted.servers })
+      if (answer._tag !== "Success") return false
+      const errors = (answer.response as { readonly errors?: Record<string, unknown> } | undefined)?.errors
+      if (errors !== undefined && Object.keys(errors).length > 0) return false
+    }
+    key = claimedKey
+    if (adopted.aroundTurn !== undefined) aroundTurn = adopted.aroundTurn
+    yield* permit.claim
+    return ended === undefined
+  })
+
   return {
-    key: params.key,
+    get key() {
+      return key
+    },
     sessionId: () => session,
     forks: () => forking,
     alive: () => ended === undefined && !permit.evicted(),
@@ -349,7 +384,8 @@ export const start = Effect.fnUntraced(function*<E>(params: {
     steer,
     settle,
     close,
-    touch: permit.touch
+    touch: permit.touch,
+    claim
   } satisfies LiveCli
 })
 
@@ -364,8 +400,11 @@ export interface LiveSlot {
     key: string,
     sessionId: Option.Option<string>,
     prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
-    fork?: boolean
+    fork?: boolean,
+    spare?: Effect.Effect<Option.Option<LiveCli>> | undefined
   ) => Effect.Effect<LiveCli, E | Pool.ProcessPoolTimeoutError>
+  /** The pool the slot's processes take their permits from (and a new conversation its spare). */
+  readonly pool: Option.Option<Pool.ClaudeProcessPoolService>
   /** The current live CLI, if any. */
   readonly current: () => LiveCli | undefined
   /** Stops the current live CLI; the next `use` starts a new one. */
@@ -391,7 +430,8 @@ export const makeSlot = (
       key: string,
       sessionId: Option.Option<string>,
       prepare: (resume: Option.Option<string>, fork: boolean) => Effect.Effect<LiveRunOptions, E, Scope.Scope>,
-      fork = false
+      fork = false,
+      spare?: Effect.Effect<Option.Option<LiveCli>>
     ) {
       const cli = current
       const forking = fork && Option.isSome(sessionId)
@@ -400,6 +440,13 @@ export const makeSlot = (
         sameSession(cli.sessionId(), sessionId)
       ) return yield* Effect.as(cli.touch, cli)
       yield* drop
+      // A brand-new conversation (no session to resume) may take a spare of the pool.
+      const claimed = spare === undefined || Option.isSome(sessionId) ? Option.none() : yield* spare
+      if (Option.isSome(claimed)) {
+        current = claimed.value
+        yield* claimed.value.touch
+        return claimed.value
+      }
       const started = yield* start({
         subprocess,
         parent,
@@ -415,5 +462,5 @@ export const makeSlot = (
       return started
     }
   )
-  return { use, current: () => current, drop }
+  return { use, pool, current: () => current, drop }
 }

@@ -254,7 +254,7 @@ const withGate = (
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
  * application's hooks go in the same file.
  */
-const policyArguments = Effect.fnUntraced(function*(
+export const policyArguments = Effect.fnUntraced(function*(
   env: LocalEnv,
   policy: ToolPolicy.ToolPolicy,
   approvalTools: ReadonlyArray<Tool.Tool>
