@@ -79,7 +79,7 @@ import {
 } from "../internal/claudeAgent/query.ts"
 import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
 import * as AgentStore from "../internal/claudeAgent/store.ts"
-import { consume, interpret, type InterpretSetup } from "../internal/claudeAgent/turn.ts"
+import { consume, interpret, type InterpretSetup, type TurnEnd } from "../internal/claudeAgent/turn.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
@@ -127,7 +127,7 @@ const permissionCallback = (
  */
 const verbatimGate = (
   options: Options
-): Effect.Effect<(input: RunInput) => Effect.Effect<void, ChatError>> => {
+): Effect.Effect<(input: UserMessage.Input) => Effect.Effect<void, ChatError>> => {
   const trusted = options.trustedPrompts === true
   const path = options.pathToClaudeCodeExecutable
   if (path === undefined || trusted) return Effect.succeed(() => Effect.void)
@@ -240,25 +240,35 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   const { decidedDenials, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
     yield* makeQuerySetup(options)
   const keepAlive = options.keepAlive === true || options.prewarm === true
-  const controls = AgentControls.makeControls(keepAlive)
+  const requireVerbatim = yield* verbatimGate(options)
+  const controls = AgentControls.makeControls(keepAlive, {
+    check: requireVerbatim,
+    message: (input, delivery) => UserMessage.make(input, options.trustedPrompts !== true, delivery)
+  })
   // Settings changed through ClaudeLive: every query started from now on is given them.
   const start = (params: QueryParams) => Effect.suspend(() => startQuery(controls.withOverrides(setup), params))
   // Turns in flight belong to the client's scope too: closing it interrupts them, and each
   // turn's finalizers end its CLI before the scope is closed.
   const turns = yield* FiberSet.make<RunOutcome, ChatError>()
-  const userMessage = (input: RunInput) => UserMessage.make(input, options.trustedPrompts !== true)
-  const requireVerbatim = yield* verbatimGate(options)
+  const userMessage = (input: RunInput, uuid?: UserMessage.Uuid) =>
+    UserMessage.make(input, options.trustedPrompts !== true, { uuid })
   const reading: InterpretSetup = {
     serverName,
     allowPermissionDenials: options.allowPermissionDenials === true,
     decidedDenials
   }
-  const read = (started: Parameters<typeof interpret>[2], emit: RunInput["emit"], untilResult: boolean) =>
+  const read = (
+    started: Parameters<typeof interpret>[2],
+    emit: RunInput["emit"],
+    untilResult: boolean,
+    turnEnd?: TurnEnd
+  ) =>
     consume({
       started,
       serverName,
       emit,
       untilResult,
+      turnEnd,
       timeout,
       stallTimeout: options.stallTimeout,
       partialMessages: true,

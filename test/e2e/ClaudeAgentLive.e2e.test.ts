@@ -59,6 +59,15 @@ const interruptedOf = <A>(exit: Exit.Exit<A, unknown>): Interrupted => {
 
 const allText = (req: Fake.FakeRequest | undefined) => JSON.stringify(req?.body.messages ?? [])
 
+/** A tool that blocks until `gate` opens, telling `started` when it runs. */
+const waitTool = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
+  Tool.make("wait", {
+    description: "Waits for the operator",
+    parameters: {},
+    handler: () =>
+      Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(gate)), Effect.as("released"))
+  })
+
 describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query", () => {
   it.live(
     "interrupt while text streams: Interrupted with the partial answer, same process, history kept",
@@ -123,7 +132,7 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
       expect(allText(api.messageRequests().at(-1))).toContain("[Request interrupted by user for tool use]")
     }), 180_000)
 
-  it.live("setModel, contextUsage and mcpStatus through the Query; steer is refused", () =>
+  it.live("setModel, contextUsage and mcpStatus through the Query", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(model)
       const box = yield* sandbox(api.url)
@@ -143,10 +152,58 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
       expect(usage.categories.length).toBeGreaterThan(0)
       const servers = yield* live.mcpStatus
       expect(servers.find((s) => s.name === "gtb")?.status).toBe("connected")
-      const steer = yield* Effect.flip(live.steer("hi"))
-      expect(steer.reason._tag).toBe("Rejected")
       expect(claudeProcessesIn(box.cwd)).toEqual([pid])
     }), 180_000)
+
+  for (const when of ["next", "later", "now"] as const) {
+    it.live(`ClaudeAgent steer with when: "${when}" while a tool runs`, () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat, live } = yield* liveIn(box)
+        const started = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        yield* chat.setTools([waitTool(started, gate)])
+        const turn = yield* Effect.forkChild(chat.chat("Please wait for me"))
+        yield* Deferred.await(started)
+        const [pid] = claudeProcessesIn(box.cwd)
+        // Data, not commands: the CLI must not read a file or run a slash command.
+        const steered = `/help @README.md steered ${when}`
+        yield* live.steer(steered, { when })
+        // The CLI needs the steer before the tool's result is released.
+        yield* Effect.sleep("1 second")
+        yield* Deferred.succeed(gate, undefined)
+        const answer = yield* Fiber.join(turn)
+        const requests = api.messageRequests()
+        const last = requests.at(-1)
+        if (when === "next") {
+          // Folded into the same turn: the request carrying the tool's result carries the steer.
+          const carrying = requests.filter((r) => allText(r).includes(steered))
+          expect(carrying).toEqual([last])
+          expect(allText(last)).toContain("released")
+          expect(allText(last)).toContain("The user sent a new message while you were working")
+        } else if (when === "later") {
+          // A turn of its own after this one; the chat call returns the last turn's answer.
+          expect(Fake.lastUserLine(last!)).toBe(steered)
+          expect(answer).toBe(`You said: ${steered}`)
+          expect(requests.some((r) => Fake.toolResults(r).some((t) => t.content.includes("released")))).toBe(true)
+          const usage = yield* chat.usage
+          expect([usage.inputTokens, usage.outputTokens]).toEqual([30, 15])
+        } else {
+          // Replaces the running turn: the next request has it right after the tool's result.
+          expect(allText(last)).toContain(steered)
+          expect(answer).toContain("after tool")
+        }
+        // Verbatim: the model got the text as written, no file read, no command run.
+        expect(requests.some((r) => allText(r).includes("README"))).toBe(true)
+        expect(requests.every((r) => Fake.toolResults(r).every((t) => !t.content.includes("README")))).toBe(true)
+        // The next turn is the next turn (nothing left unread), on the same process.
+        expect(yield* chat.chat("Next one")).toBe("You said: Next one")
+        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+        const steerWithoutTurn = yield* Effect.flip(live.steer("too late"))
+        expect(steerWithoutTurn.reason._tag).toBe("NoRunningTurn")
+      }), 180_000)
+  }
 
   it.live(
     "a fresh query per turn: setModel applies to the next query, process controls say to use keepAlive",

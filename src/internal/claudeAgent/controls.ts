@@ -1,14 +1,13 @@
 /**
  * `ClaudeLive` for `ClaudeAgent` with `keepAlive`: each control is the kept-alive SDK `Query`'s own
  * method (`interrupt`, `setModel`, `setPermissionMode`, `setMaxThinkingTokens`, `getContextUsage`,
- * `mcpServerStatus`). Settings are remembered and told to a query started later. Not yet here:
- * `steer` (the turn reader stops at the first result, so a message that becomes a turn of its own
- * would be left unread) and the polite stop of an interrupted turn fiber (the query is dropped, as
- * before). On a fresh query per turn the settings become the next query's options; the rest is
- * `NotKeptAlive`.
+ * `mcpServerStatus`); `steer` is a user message with a `priority` written into the query's
+ * streaming input. Settings are remembered and told to a query started later. On a fresh query
+ * per turn the settings become the next query's options; the rest is `NotKeptAlive`.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type { ChatError } from "../../services/ChatClient.ts"
 import {
   ClaudeLiveError,
   type ClaudeLiveErrorReason,
@@ -20,8 +19,10 @@ import {
   NoProcess,
   NoRunningTurn,
   NotKeptAlive,
-  Rejected
+  Rejected,
+  type SteerWhen
 } from "../../services/ClaudeLive.ts"
+import type * as UserMessage from "../claude/userMessage.ts"
 import type { KeepAlive, LiveQuery } from "./live.ts"
 import type { QuerySetup, Started } from "./query.ts"
 import { provider } from "./sdk.ts"
@@ -82,8 +83,15 @@ const tell = Effect.fnUntraced(function*(started: Started, overrides: Overrides)
   }
 })
 
+/** How a steered message is checked and built: as the client's turns are (`userMessage.ts`). */
+export interface Steering {
+  /** Refuses a text the CLI would interpret (an executable too old for verbatim prompts). */
+  readonly check: (input: UserMessage.Input) => Effect.Effect<void, ChatError>
+  readonly message: (input: UserMessage.Input, delivery: UserMessage.Delivery) => UserMessage.UserMessage
+}
+
 /** The controls of a ClaudeAgent client; `applySettings` goes into the kept-alive query's setup. */
-export const makeControls = (keepAlive: boolean) => {
+export const makeControls = (keepAlive: boolean, steering: Steering) => {
   const overrides: Overrides = {}
   let live: KeepAlive | undefined
   const running = (): LiveQuery | undefined => live?.current()
@@ -133,18 +141,40 @@ export const makeControls = (keepAlive: boolean) => {
       return q === undefined ? fail(new NoProcess({ control })) : run(q)
     }).pipe(Effect.withSpan(`ClaudeLive.${control}`))
 
+  /**
+   * Writes `text` into the running turn through the query's streaming input, built by the one
+   * user-message builder (verbatim unless `trustedPrompts`); the turn reads on until the CLI has
+   * finished it too.
+   */
+  const steer = Effect.fn("ClaudeLive.steer")(function*(
+    text: string,
+    options?: { readonly when?: SteerWhen | undefined }
+  ) {
+    if (!keepAlive) return yield* needsLive("steer")
+    const q = running()
+    const turn = q?.running
+    if (q === undefined || turn === undefined) return yield* fail(new NoRunningTurn({ control: "steer" }))
+    const input = { prompt: text }
+    yield* steering.check(input).pipe(
+      Effect.catch((e) => fail(new Rejected({ control: "steer", error: e.message })))
+    )
+    const uuid = crypto.randomUUID()
+    // The turn may have ended while the version was checked.
+    if (q.running !== turn) return yield* fail(new NoRunningTurn({ control: "steer" }))
+    turn.pending.add(uuid)
+    q.send(steering.message(input, { uuid, priority: options?.when ?? "next" }))
+  })
+
   const service: ClaudeLiveService = {
     interrupt: query("interrupt", (q) => {
       if (q.running === undefined) return fail(new NoRunningTurn({ control: "interrupt" }))
       q.running.interrupted = true
-      return call("interrupt", () => q.controls.interrupt())
+      // Queued steered messages go too (the SDK 0.3.332 takes `cancelQueued` though its types do
+      // not declare it): they would otherwise run as turns nobody reads.
+      const interrupt = q.controls.interrupt as (options?: { readonly cancelQueued?: boolean }) => Promise<unknown>
+      return call("interrupt", () => interrupt.call(q.controls, { cancelQueued: true }))
     }),
-    steer: () =>
-      keepAlive
-        ? fail(
-          new Rejected({ control: "steer", error: "ClaudeAgent does not steer yet; use ClaudeLocal with keepAlive" })
-        )
-        : needsLive("steer"),
+    steer,
     setModel: (model) => setting("setModel", { model }),
     setPermissionMode: (mode) => setting("setPermissionMode", { permissionMode: mode }),
     setMaxThinkingTokens: (tokens) => setting("setMaxThinkingTokens", { maxThinkingTokens: tokens ?? null }),

@@ -4,6 +4,7 @@
  * interrupted turn, `setTools`, an `ask`, a pool eviction or a session change ends it, and the
  * next turn starts a new one resuming the session.
  */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
@@ -19,7 +20,7 @@ import type { InitLine } from "../claude/streamJson.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
 import { makeInbox, type QueryParams, type Started } from "./query.ts"
 import { provider } from "./sdk.ts"
-import type { Transcript } from "./turn.ts"
+import type { Transcript, TurnEnd } from "./turn.ts"
 
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
 export interface LiveQuery extends Started {
@@ -29,8 +30,35 @@ export interface LiveQuery extends Started {
   readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
   init: InitLine | undefined
-  /** The turn being read, and whether `ClaudeLive.interrupt` asked to stop it. */
-  running: { interrupted: boolean } | undefined
+  /** The turn being read (see {@link RunningTurn}). */
+  running: RunningTurn | undefined
+}
+
+/**
+ * The turn being read: whether `ClaudeLive.interrupt` asked to stop it, and the user messages
+ * written into it (its own and the steered ones, by uuid) that the CLI has not finished yet. The
+ * CLI reports each one's progress (`command_lifecycle`: queued, started, completed, cancelled);
+ * one that did not (an older CLI) ends the turn at its first result.
+ */
+export interface RunningTurn {
+  interrupted: boolean
+  readonly pending: Set<string>
+  tracked: boolean
+  resulted: boolean
+}
+
+/** Whether `message` ends `turn` (see {@link RunningTurn}). */
+const turnOver = (turn: RunningTurn, message: AgentSdk.SDKMessage): boolean => {
+  const m = message as { type?: unknown; command_uuid?: unknown; state?: unknown }
+  if (m.type === "command_lifecycle" && typeof m.command_uuid === "string" && turn.pending.has(m.command_uuid)) {
+    turn.tracked = true
+    if (m.state === "completed" || m.state === "cancelled") turn.pending.delete(m.command_uuid)
+  } else if (m.type === "result") {
+    turn.resulted = true
+    // After our interrupt the first result ends the turn (queued messages were cancelled).
+    if (turn.interrupted || !turn.tracked) return true
+  }
+  return turn.resulted && turn.pending.size === 0
 }
 
 /** The session the next turn continues: at first the one to resume, then the last successful turn's. */
@@ -46,15 +74,18 @@ export interface LiveSetup {
   readonly pool: Option.Option<Pool.ClaudeProcessPoolService>
   readonly session: SessionState
   readonly start: (params: QueryParams) => Effect.Effect<Started, ProviderError, Scope.Scope>
-  readonly consume: (started: Started, emit: Emit | undefined, untilResult: boolean) => Effect.Effect<
-    Transcript,
-    ProviderError
-  >
+  readonly consume: (
+    started: Started,
+    emit: Emit | undefined,
+    untilResult: boolean,
+    turnEnd?: TurnEnd
+  ) => Effect.Effect<Transcript, ProviderError>
   readonly interpret: (input: RunInput, started: Started, transcript: Transcript) => Effect.Effect<
     RunOutcome,
     ChatError
   >
-  readonly userMessage: (input: RunInput) => UserMessage.UserMessage
+  /** The turn's user message; `uuid` lets the CLI report when it is done. */
+  readonly userMessage: (input: RunInput, uuid?: UserMessage.Uuid) => UserMessage.UserMessage
   /** Tells a query started now the settings changed through `ClaudeLive` (before its first turn). */
   readonly applySettings?: ((started: Started) => Effect.Effect<void>) | undefined
   /** The `Interrupted` failure of a turn ended by our own interrupt. */
@@ -131,11 +162,13 @@ export const make = (setup: LiveSetup): KeepAlive => {
     ) yield* drop
     const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
     live = query
-    const running = { interrupted: false }
+    const uuid = crypto.randomUUID()
+    const running: RunningTurn = { interrupted: false, pending: new Set([uuid]), tracked: false, resulted: false }
+    const turnEnd: TurnEnd = { over: (message) => turnOver(running, message), earlier: input.recordResult }
     const transcript = yield* query.permit.busy(Effect.suspend(() => {
       query.running = running
-      query.send(setup.userMessage(input))
-      return setup.consume(query, input.emit, true)
+      query.send(setup.userMessage(input, uuid))
+      return setup.consume(query, input.emit, true, turnEnd)
     })).pipe(Effect.ensuring(Effect.sync(() => (query.running = undefined))))
     if (transcript.init !== undefined) query.init = transcript.init
     // Only a result that follows our own interrupt is an interruption; the query stays.

@@ -3,6 +3,7 @@
  * that the provider reads, with the stream events of `chatStream` emitted on the way), and the
  * transcript becomes the turn's outcome or typed error.
  */
+import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { type ChatError, ProcessError, ProviderError } from "../../services/ChatClient.ts"
@@ -37,6 +38,17 @@ export interface Transcript {
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
   readonly structuredAttempt?: StructuredAttempt | undefined
+}
+
+/**
+ * When a kept-alive turn with steered messages is over: a steered `later` or `now` message runs as a
+ * turn of its own, with a result of its own, so the first result does not end the reading.
+ */
+export interface TurnEnd {
+  /** Whether `message` (just read) ends the turn. */
+  readonly over: (message: AgentSdk.SDKMessage) => boolean
+  /** A result that another followed: counted here, since the caller reads only the last. */
+  readonly earlier: (result: ResultLine) => Effect.Effect<unknown>
 }
 
 /** The stderr tail of the query's CLI, trimmed and bounded for an error message. */
@@ -78,6 +90,11 @@ export const consume = (params: {
   readonly partialMessages?: boolean | undefined
   /** The client's pending `canUseTool` decisions, when its permission callback counts them. */
   readonly permissionWaits?: Stall.PermissionWaits | undefined
+  /**
+   * For a kept-alive turn that messages were steered into: whether `message` ends it (instead of
+   * its first result), and what to do with each result but the last (which the caller reads).
+   */
+  readonly turnEnd?: TurnEnd | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
   return Effect.gen(function*() {
@@ -93,6 +110,7 @@ export const consume = (params: {
     const read = Effect.tryPromise({
       try: async (signal) => {
         const runEmit = Effect.runPromiseWith(context)
+        let lastResult: ResultLine | undefined
         signal.addEventListener("abort", () => started.controller.abort(), { once: true })
         try {
           for (;;) {
@@ -106,7 +124,12 @@ export const consume = (params: {
               for (const event of events) await runEmit(emit(toChatEvent(event)))
               watchdog.waitEnded()
             }
-            if (untilResult && reader.result() !== undefined) break
+            const result = reader.result()
+            if (params.turnEnd !== undefined) {
+              if (result !== lastResult && lastResult !== undefined) await runEmit(params.turnEnd.earlier(lastResult))
+              lastResult = result
+              if (params.turnEnd.over(step.value)) break
+            } else if (untilResult && result !== undefined) break
           }
         } catch (e) {
           // The SDK throws after an error result; the result line says more (status, subtype).
