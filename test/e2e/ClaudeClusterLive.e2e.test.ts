@@ -132,8 +132,8 @@ describeWithClaude("ClaudeConversation live controls (runner processes)", () => 
           const carrying = api.messageRequests().filter((r) => textOf(r).includes(steered))
           expect(carrying.length).toBeGreaterThan(0)
           // Folded into turn 4: the first request with the steer is the one with the tool's result.
-        expect(textOf(carrying[0]!)).toContain("charged 4")
-        expect(turnOf(Fake.lastUserLine(carrying[0]!))).toBeUndefined()
+          expect(textOf(carrying[0]!)).toContain("charged 4")
+          expect(turnOf(Fake.lastUserLine(carrying[0]!))).toBeUndefined()
 
           // setModel: the next request asks for that model.
           yield* live.setModel(otherModel)
