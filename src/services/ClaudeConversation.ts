@@ -6,6 +6,9 @@
  * is delivered again to the conversation's next runner (at least once), which resumes the session
  * from the `ClaudeSessionStore` and runs it again.
  *
+ * Live controls (`ClaudeLive`'s `interrupt`, `steer`, `setModel`, …) are RPCs too, not persisted,
+ * run by the hosting runner beside the running turn ({@link live}).
+ *
  * This module holds the protocol (the entity and its RPCs) and the caller's side
  * ({@link client}); the runner's side is `ClaudeConversationRunner`.
  *

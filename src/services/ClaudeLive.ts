@@ -2,7 +2,8 @@
  * Live controls for a running Claude Code conversation: stop the turn in progress without losing
  * the process or the session, add a message to it, and retune the conversation (model, permission
  * mode, thinking budget) between or during turns. A Claude Code layer provides `ClaudeLive` next to
- * `ChatClient` and `ClaudeSession`, for the same conversation.
+ * `ChatClient` and `ClaudeSession`, for the same conversation; for a conversation on the cluster,
+ * `ClaudeConversation.live(id)` (or `layerLive(id)`) gives the same service.
  *
  * **Details**
  *

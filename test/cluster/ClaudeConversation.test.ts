@@ -291,6 +291,13 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
         expect(yield* c.chat("agent one", { turnId: "t1" })).toBe("echo: agent one")
         expect(yield* c.chat("agent two", { turnId: "t2" })).toBe("echo: agent two")
         expect(JSON.stringify(api.messageRequests().at(-1)?.body.messages)).toContain("agent one")
+        // The controls reach the hosted client's ClaudeLive: nothing runs between turns, and a
+        // model set now is the next request's.
+        const idle = yield* Effect.flip(c.controls.interrupt)
+        expect(idle).toMatchObject({ _tag: "ClaudeLiveError", reason: { _tag: "NoRunningTurn" } })
+        yield* c.controls.setModel("claude-sonnet-4-5")
+        expect(yield* c.chat("agent three", { turnId: "t3" })).toBe("echo: agent three")
+        expect(api.messageRequests().at(-1)?.body.model).toBe("claude-sonnet-4-5")
       }).pipe(Effect.provide(runner))
     }).pipe(Effect.scoped), 120_000)
 })

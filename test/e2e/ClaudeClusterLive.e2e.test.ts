@@ -5,7 +5,8 @@
  *
  * One conversation, hosted by one runner throughout (same CLI process):
  * - interrupt while the hosted `charge` tool runs → the turn fails with the `Interrupted` reason;
- *   the next turn is answered by the same runner and CLI, with the interrupted one in its history;
+ *   a turn sent meanwhile waited for it (turns stay one at a time, while `mcpStatus` is answered
+ *   at once) and is answered next by the same runner and CLI, with the interrupted one in its history;
  * - steer (`next`) into a turn while its tool runs → the request carrying the tool's result
  *   carries the steered text, and the turn answers from it;
  * - `setModel` (through `ClaudeConversation.live`, a `ClaudeLiveService`) → the next request's model;
@@ -98,6 +99,12 @@ describeWithClaude("ClaudeConversation live controls (runner processes)", () => 
           // Interrupt while the hosted tool runs: the turn ends Interrupted, well before the tool would.
           const turn2 = yield* Effect.forkChild(c.chat(prompt(2), { turnId: "turn-2" }))
           yield* chargeStarted(2)
+          // A turn sent meanwhile waits for it (turns stay one at a time); a control does not.
+          const turn3 = yield* Effect.forkChild(chat(3))
+          const servers = yield* c.controls.mcpStatus
+          expect(servers.find((server) => server.name === "gtb")?.status).toBe("connected")
+          yield* Effect.sleep("1 second")
+          expect(api.messageRequests().some((r) => Fake.lastUserLine(r).includes(marker(3)))).toBe(false)
           const t0 = Date.now()
           yield* c.controls.interrupt
           const error = yield* Effect.flip(Fiber.join(turn2))
@@ -108,8 +115,8 @@ describeWithClaude("ClaudeConversation live controls (runner processes)", () => 
           })
           expect(took).toBeLessThan(10_000)
 
-          // The next turn: same runner, same CLI, the interrupted turn in the history.
-          expect(yield* chat(3)).toBe(answer(3))
+          // The queued turn runs next: same runner, same CLI, the interrupted turn in the history.
+          expect(yield* Fiber.join(turn3)).toBe(answer(3))
           expect(currentHost(runners, conversationId)).toBe(host)
           expect(host.clis()).toEqual([cli])
           const history = textOf(api.messageRequests().at(-1)!)
@@ -125,8 +132,8 @@ describeWithClaude("ClaudeConversation live controls (runner processes)", () => 
           const carrying = api.messageRequests().filter((r) => textOf(r).includes(steered))
           expect(carrying.length).toBeGreaterThan(0)
           // Folded into turn 4: the first request with the steer is the one with the tool's result.
-        expect(textOf(carrying[0]!)).toContain("charged 4")
-        expect(turnOf(Fake.lastUserLine(carrying[0]!))).toBeUndefined()
+          expect(textOf(carrying[0]!)).toContain("charged 4")
+          expect(turnOf(Fake.lastUserLine(carrying[0]!))).toBeUndefined()
 
           // setModel: the next request asks for that model.
           yield* live.setModel(otherModel)

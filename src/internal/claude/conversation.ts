@@ -359,7 +359,7 @@ export const sessionContext = (client: SessionClient): Context.Context<ChatClien
 
 /**
  * The live controls of a client built by {@link makeSessionClient} with `live`. The cluster runner
- * would reach them here for `ClaudeConversation` control RPCs (as it reaches `askRawOf`).
+ * reaches them here for `ClaudeConversation`'s control RPCs (as it reaches `askRawOf`).
  */
 export const liveOf = (client: SessionClient): ClaudeLiveService | undefined =>
   (client as SessionClient & { readonly [Live]?: ClaudeLiveService | undefined })[Live]

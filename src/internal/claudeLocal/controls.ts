@@ -4,12 +4,9 @@
  * also remembered and replayed on a CLI started later, so a replaced process keeps them. On a fresh
  * CLI per turn, settings become the next run's flags and the rest is `NotKeptAlive`.
  *
- * Not yet through the cluster. How it would plug in: `ClaudeConversation` gets an RPC per control
- * (`Interrupt`, `Steer`, `SetModel`, …; error `ClaudeLiveError | ConversationSetupError`, not
- * persisted: a control is for the turn running now), whose handler on the hosting runner calls
- * `liveOf(client)` (`internal/claude/conversation.ts`) of the hosted client. The entity runs with
- * `concurrency: 1`, so a control would queue behind the very turn it should stop: turns must stay
- * serialised (the session client's own lock already does) while control RPCs run beside them.
+ * Through the cluster: `ClaudeConversation`'s control RPCs (not persisted) reach the hosting
+ * runner, whose handler calls `liveOf(client)` (`internal/claude/conversation.ts`) of the hosted
+ * client; they are `Rpc.fork`ed past the entity's `concurrency: 1`, which keeps serialising turns.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
