@@ -132,6 +132,34 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
       expect(allText(api.messageRequests().at(-1))).toContain("[Request interrupted by user for tool use]")
     }), 180_000)
 
+  it.live(
+    "ClaudeAgent: interrupting the turn's fiber stops the CLI's turn politely and keeps the process",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat } = yield* liveIn(box)
+        yield* chat.chat("Remember the word: pineapple.")
+        const [pid] = claudeProcessesIn(box.cwd)
+        const turn = yield* Effect.forkChild(chat.chat("Tell me a story"))
+        yield* until(() => allText(api.messageRequests().at(-1)).includes("Tell me a story"))
+        yield* Effect.sleep("500 millis")
+        const t0 = Date.now()
+        yield* Fiber.interrupt(turn)
+        const took = Date.now() - t0
+        // Within the 3 s bound of a polite stop (and not the bound's fallback: the process stays).
+        expect(took).toBeLessThan(3_000)
+        expect(yield* chat.chat("Still there?")).toBe("You said: Still there?")
+        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+        const history = allText(api.messageRequests().at(-1))
+        expect(history).toContain("pineapple")
+        expect(history).toContain("Tell me a story")
+        expect(history).toContain("[Request interrupted by user]")
+        console.log(`ClaudeAgent: fiber interrupt -> polite stop in ${took} ms`)
+      }),
+    180_000
+  )
+
   it.live("setModel, contextUsage and mcpStatus through the Query", () =>
     Effect.gen(function*() {
       const api = yield* Fake.make(model)
