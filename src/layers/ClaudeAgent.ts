@@ -269,6 +269,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       emit,
       untilResult,
       turnEnd,
+      // A kept-alive turn: its query outlives an interrupted reading (see KeepAlive's polite stop).
+      keepOnInterrupt: turnEnd !== undefined,
       timeout,
       stallTimeout: options.stallTimeout,
       partialMessages: true,

@@ -17,8 +17,8 @@
  * the running turn instead: the same `chat` call goes on and returns the steered turn's answer.) The process and the session stay; the next turn continues with the interrupted
  * one in its history, the model told "[Request interrupted by user]" (for a tool: "… for tool use",
  * and the tool's result marked rejected even when it ran — the CLI does not roll side effects back).
- * A tool handler of yours running at that moment is interrupted (unless it is uninterruptible, then
- * it finishes and its result is dropped).
+ * A tool handler of yours running at that moment is interrupted (unless it is uninterruptible:
+ * `Tool.make`'s `uninterruptible` option; then it finishes and its result is dropped).
  *
  * **Gotchas**
  *

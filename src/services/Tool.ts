@@ -276,6 +276,11 @@ const parseArguments = (toolName: string, input: unknown): Effect.Effect<unknown
 const handlerFailed = (error: unknown) =>
   new ToolFailure({ reason: new HandlerFailed({ message: describeUnknown(error) }) })
 
+const guarded = <A, E, R>(
+  options: { readonly uninterruptible?: boolean | undefined },
+  handler: Effect.Effect<A, E, R>
+) => options.uninterruptible === true ? Effect.uninterruptible(handler) : handler
+
 /**
  * Defines a tool whose arguments are an Effect Schema struct. The JSON Schema sent to the model is
  * derived from the fields (object root, plain `number`, `additionalProperties: false`); arguments
@@ -288,6 +293,15 @@ const handlerFailed = (error: unknown) =>
  * The tool itself never fails: bad arguments, a handler's failure or defect and an unencodable
  * result reach the model as an error result (see {@link executeTool}). A bad name or a
  * non-object schema is rejected when the tools are set, with `InvalidToolsError`.
+ *
+ * **Gotchas**
+ *
+ * A handler is interrupted with the turn that called it: a Claude Code turn stopped by
+ * `ClaudeLive.interrupt`, by a `steer` with `when: "now"` or by interrupting the `chat` fiber (the
+ * CLI cancels the MCP call), or any provider's turn whose fiber is interrupted. With
+ * `uninterruptible: true` it finishes instead (as under `Effect.uninterruptible`), but the
+ * stopped turn drops its result: the CLI tells the model on the next turn that the call was
+ * interrupted, not that it completed (the claude-code docs page quotes what the model sees).
  *
  * **Example** (Defining a tool)
  *
@@ -314,6 +328,12 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
     readonly handler: (params: Schema.Struct.Type<Fields>) => Effect.Effect<A, E, R>
     /** Each call waits for an approval first (see {@link Tool.needsApproval}). */
     readonly needsApproval?: boolean | undefined
+    /**
+     * Whether the handler runs to its end when the turn that called it is stopped (default: it is
+     * interrupted with the turn, and its finalizers run). For a side effect that must not stop
+     * half-way; the stopped turn drops its result (see **Gotchas**). Since 2.1.0.
+     */
+    readonly uninterruptible?: boolean | undefined
   }
 ): Tool<R | Schema.Struct.DecodingServices<Fields>> => {
   const parameters = Schema.toCodecJson(Schema.Struct(options.parameters))
@@ -340,7 +360,7 @@ export const make = <Fields extends Schema.Struct.Fields, A, E = never, R = neve
         ),
         Effect.flatMap((params) =>
           Effect.mapError(
-            Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>)),
+            guarded(options, Effect.suspend(() => options.handler(params as Schema.Struct.Type<Fields>))),
             handlerFailed
           )
         ),
@@ -394,6 +414,8 @@ export const dynamic = <A, E = never, R = never>(
     readonly handler: (input: unknown) => Effect.Effect<A, E, R>
     /** Each call waits for an approval first (see {@link Tool.needsApproval}). */
     readonly needsApproval?: boolean | undefined
+    /** Whether the handler runs to its end when its turn is stopped, as in {@link make}. Since 2.1.0. */
+    readonly uninterruptible?: boolean | undefined
   }
 ): Tool<R> => ({
   [TypeId]: TypeId,
@@ -403,7 +425,9 @@ export const dynamic = <A, E = never, R = never>(
   ...(options.needsApproval === true ? { needsApproval: true } : {}),
   run: (input) =>
     parseArguments(name, input).pipe(
-      Effect.flatMap((raw) => Effect.mapError(Effect.suspend(() => options.handler(raw)), handlerFailed)),
+      Effect.flatMap((raw) =>
+        Effect.mapError(guarded(options, Effect.suspend(() => options.handler(raw))), handlerFailed)
+      ),
       Effect.flatMap((result: unknown): Effect.Effect<string | ToolContent, ToolFailure> =>
         typeof result === "string" || result instanceof ToolContent ? Effect.succeed(result) : encodeJson(name, result)
       )

@@ -2,35 +2,26 @@ import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
-import { ClaudeLive, ClaudeLiveError, type Interrupted } from "../../src/services/ClaudeLive.ts"
+import { ClaudeLive } from "../../src/services/ClaudeLive.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.ts"
 import { requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
-
-/**
- * The scripted model: "story" streams a little and then hangs (so a turn is mid-text), "slow" and
- * "wait" call the bridge tools of those names, a tool result is answered with its text, and
- * anything else is echoed.
- */
-const model = (req: Fake.FakeRequest): Fake.FakeReply => {
-  const results = Fake.toolResults(req)
-  if (results.length > 0) return { text: `after tool: ${results.map((r) => r.content).join(" | ")}` }
-  const last = Fake.lastUserText(req)
-  if (last.includes("story")) return { text: "Once upon a time, in a land far away", breakMidway: "hang" }
-  if (last.includes("slow")) return { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
-  if (last.includes("wait")) return { toolUses: [{ name: "mcp__gtb__wait", input: {} }] }
-  const write = /write (\S+)/.exec(Fake.lastUserLine(req))
-  if (write !== null) return { toolUses: [{ name: "Write", input: { file_path: write[1], content: "hello" } }] }
-  return { text: `You said: ${Fake.lastUserLine(req)}` }
-}
+import {
+  allText,
+  expectSameProcess,
+  interruptedOf,
+  model,
+  onlyProcess,
+  slowTool,
+  until,
+  waitTool
+} from "../support/liveHarness.ts"
 
 /** A kept-alive (unless `options` says otherwise) ClaudeAgent in `box`: its ChatClient and ClaudeLive. */
 const liveIn = (box: Sandbox, options: ClaudeAgent.Options = {}) =>
@@ -40,33 +31,6 @@ const liveIn = (box: Sandbox, options: ClaudeAgent.Options = {}) =>
     )),
     (ctx) => ({ chat: Context.get(ctx, ChatClient), live: Context.get(ctx, ClaudeLive) })
   )
-
-/** Waits (polling) until `done` holds, for at most 30 s. */
-const until = (done: () => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("50 millis")
-    expect(done()).toBe(true)
-  })
-
-/** The `Interrupted` reason a turn failed with. */
-const interruptedOf = <A>(exit: Exit.Exit<A, unknown>): Interrupted => {
-  const error = Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined
-  expect(error).toBeInstanceOf(ClaudeLiveError)
-  const reason = (error as ClaudeLiveError).reason
-  expect(reason._tag).toBe("Interrupted")
-  return reason as Interrupted
-}
-
-const allText = (req: Fake.FakeRequest | undefined) => JSON.stringify(req?.body.messages ?? [])
-
-/** A tool that blocks until `gate` opens, telling `started` when it runs. */
-const waitTool = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
-  Tool.make("wait", {
-    description: "Waits for the operator",
-    parameters: {},
-    handler: () =>
-      Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(gate)), Effect.as("released"))
-  })
 
 describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query", () => {
   it.live(
@@ -106,31 +70,65 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
       const api = yield* Fake.make(model)
       const box = yield* sandbox(api.url)
       const { chat, live } = yield* liveIn(box)
-      const started = yield* Deferred.make<void>()
-      const stopped = yield* Deferred.make<void>()
-      const slow = Tool.make("slow", {
-        description: "Takes a long time",
-        parameters: {},
-        handler: () =>
-          Deferred.succeed(started, undefined).pipe(
-            Effect.andThen(Effect.sleep("60 seconds")),
-            Effect.as("finished"),
-            Effect.onInterrupt(() => Deferred.succeed(stopped, undefined))
-          )
-      })
-      yield* chat.setTools([slow])
+      const slow = yield* slowTool("slow")
+      const steady = yield* slowTool("steady", { duration: "2 seconds", uninterruptible: true })
+      yield* chat.setTools([slow.tool, steady.tool])
       const turn = yield* Effect.forkChild(chat.chat("Do the slow thing"))
-      yield* Deferred.await(started)
-      const [pid] = claudeProcessesIn(box.cwd)
+      yield* Deferred.await(slow.started)
+      const pid = onlyProcess(box)
       yield* live.interrupt
       const reason = interruptedOf(yield* Fiber.await(turn))
       expect(reason.terminalReason).toBe("aborted_tools")
       expect(reason.tools.map((t) => t.name)).toEqual(["slow"])
-      yield* Deferred.await(stopped).pipe(Effect.timeout("20 seconds"))
+      // The CLI cancels the MCP call: the handler's fiber is interrupted (its finalizer says so).
+      expect(yield* Deferred.await(slow.ended).pipe(Effect.timeout("20 seconds"))).toBe("interrupted")
       yield* chat.chat("Hello again")
-      expect(claudeProcessesIn(box.cwd)).toEqual([pid])
-      expect(allText(api.messageRequests().at(-1))).toContain("[Request interrupted by user for tool use]")
+      expectSameProcess(box, pid)
+      const last = api.messageRequests().at(-1)!
+      expect(allText(last)).toContain("[Request interrupted by user for tool use]")
+      const told = Fake.toolResults(last)[0]
+      expect(told?.is_error).toBe(true)
+      expect(told?.content).toContain("this call was stopped while running, not refused")
+      // An uninterruptible handler finishes, though the turn's fiber was interrupted (a polite
+      // stop): the model is told the same, not that it completed.
+      const second = yield* Effect.forkChild(chat.chat("Do the steady thing"))
+      yield* Deferred.await(steady.started)
+      yield* Fiber.interrupt(second)
+      expect(yield* Deferred.await(steady.ended).pipe(Effect.timeout("20 seconds"))).toBe("finished")
+      yield* chat.chat("And now?")
+      expectSameProcess(box, pid)
+      const toldAgain = Fake.toolResults(api.messageRequests().at(-1)!)[0]
+      expect(toldAgain?.is_error).toBe(true)
+      expect(toldAgain?.content).toBe(told?.content)
     }), 180_000)
+
+  it.live(
+    "ClaudeAgent: interrupting the turn's fiber stops the CLI's turn politely and keeps the process",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat } = yield* liveIn(box)
+        yield* chat.chat("Remember the word: pineapple.")
+        const [pid] = claudeProcessesIn(box.cwd)
+        const turn = yield* Effect.forkChild(chat.chat("Tell me a story"))
+        yield* until(() => allText(api.messageRequests().at(-1)).includes("Tell me a story"))
+        yield* Effect.sleep("500 millis")
+        const t0 = Date.now()
+        yield* Fiber.interrupt(turn)
+        const took = Date.now() - t0
+        // Within the 3 s bound of a polite stop (and not the bound's fallback: the process stays).
+        expect(took).toBeLessThan(3_000)
+        expect(yield* chat.chat("Still there?")).toBe("You said: Still there?")
+        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+        const history = allText(api.messageRequests().at(-1))
+        expect(history).toContain("pineapple")
+        expect(history).toContain("Tell me a story")
+        expect(history).toContain("[Request interrupted by user]")
+        console.log(`ClaudeAgent: fiber interrupt -> polite stop in ${took} ms`)
+      }),
+    180_000
+  )
 
   it.live("setModel, contextUsage and mcpStatus through the Query", () =>
     Effect.gen(function*() {
@@ -193,6 +191,8 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
           // Replaces the running turn: the next request has it right after the tool's result.
           expect(allText(last)).toContain(steered)
           expect(answer).toContain("after tool")
+          // The stopped tool's result, as the CLI tells the model.
+          expect(answer).toContain("The tool call was interrupted before a result was received")
         }
         // Verbatim: the model got the text as written, no file read, no command run.
         expect(requests.some((r) => allText(r).includes("README"))).toBe(true)

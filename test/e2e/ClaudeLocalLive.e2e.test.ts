@@ -2,10 +2,8 @@ import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import { existsSync, readFileSync } from "node:fs"
@@ -13,29 +11,22 @@ import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import type * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
-import { ClaudeLive, ClaudeLiveError, type Interrupted } from "../../src/services/ClaudeLive.ts"
+import { ClaudeLive } from "../../src/services/ClaudeLive.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../support/claudeCli.ts"
 import { localServices, requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
-
-/**
- * The scripted model: "story" streams a little and then hangs (so a turn is mid-text), "slow" and
- * "wait" call the bridge tools of those names, a tool result is answered with its text, and
- * anything else is echoed.
- */
-const model = (req: Fake.FakeRequest): Fake.FakeReply => {
-  const results = Fake.toolResults(req)
-  if (results.length > 0) return { text: `after tool: ${results.map((r) => r.content).join(" | ")}` }
-  const last = Fake.lastUserText(req)
-  if (last.includes("story")) return { text: "Once upon a time, in a land far away", breakMidway: "hang" }
-  if (last.includes("slow")) return { toolUses: [{ name: "mcp__gtb__slow", input: {} }] }
-  if (last.includes("wait")) return { toolUses: [{ name: "mcp__gtb__wait", input: {} }] }
-  const write = /write (\S+)/.exec(Fake.lastUserLine(req))
-  if (write !== null) return { toolUses: [{ name: "Write", input: { file_path: write[1], content: "hello" } }] }
-  return { text: `You said: ${Fake.lastUserLine(req)}` }
-}
+import {
+  allText,
+  expectSameProcess,
+  interruptedOf,
+  model,
+  onlyProcess,
+  slowTool,
+  until,
+  waitTool
+} from "../support/liveHarness.ts"
 
 /** A kept-alive (unless `options` says otherwise) ClaudeLocal in `box`: its ChatClient and ClaudeLive. */
 const liveIn = (box: Sandbox, options: ClaudeLocal.Options = {}) =>
@@ -52,33 +43,6 @@ const liveIn = (box: Sandbox, options: ClaudeLocal.Options = {}) =>
     )),
     (ctx) => ({ chat: Context.get(ctx, ChatClient), live: Context.get(ctx, ClaudeLive) })
   )
-
-/** Waits (polling) until `done` holds, for at most 30 s. */
-const until = (done: () => boolean) =>
-  Effect.gen(function*() {
-    for (let i = 0; i < 600 && !done(); i++) yield* Effect.sleep("50 millis")
-    expect(done()).toBe(true)
-  })
-
-/** The `Interrupted` reason a turn failed with. */
-const interruptedOf = <A>(exit: Exit.Exit<A, unknown>): Interrupted => {
-  const error = Exit.isFailure(exit) ? Option.getOrUndefined(Exit.findErrorOption(exit)) : undefined
-  expect(error).toBeInstanceOf(ClaudeLiveError)
-  const reason = (error as ClaudeLiveError).reason
-  expect(reason._tag).toBe("Interrupted")
-  return reason as Interrupted
-}
-
-const allText = (req: Fake.FakeRequest | undefined) => JSON.stringify(req?.body.messages ?? [])
-
-/** A tool that blocks until `gate` opens, telling `started` when it runs. */
-const waitTool = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
-  Tool.make("wait", {
-    description: "Waits for the operator",
-    parameters: {},
-    handler: () =>
-      Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(gate)), Effect.as("released"))
-  })
 
 describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI", () => {
   it.live(
@@ -147,22 +111,12 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
         const api = yield* Fake.make(model)
         const box = yield* sandbox(api.url)
         const { chat, live } = yield* liveIn(box)
-        const started = yield* Deferred.make<void>()
-        const stopped = yield* Deferred.make<void>()
-        const slow = Tool.make("slow", {
-          description: "Takes a long time",
-          parameters: {},
-          handler: () =>
-            Deferred.succeed(started, undefined).pipe(
-              Effect.andThen(Effect.sleep("60 seconds")),
-              Effect.as("finished"),
-              Effect.onInterrupt(() => Deferred.succeed(stopped, undefined))
-            )
-        })
-        yield* chat.setTools([slow])
+        const slow = yield* slowTool("slow")
+        const steady = yield* slowTool("steady", { duration: "2 seconds", uninterruptible: true })
+        yield* chat.setTools([slow.tool, steady.tool])
         const turn = yield* Effect.forkChild(chat.chat("Do the slow thing"))
-        yield* Deferred.await(started)
-        const [pid] = claudeProcessesIn(box.cwd)
+        yield* Deferred.await(slow.started)
+        const pid = onlyProcess(box)
         const t0 = Date.now()
         yield* live.interrupt
         const reason = interruptedOf(yield* Fiber.await(turn))
@@ -170,18 +124,30 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
         expect(took).toBeLessThan(10_000)
         expect(reason.terminalReason).toBe("aborted_tools")
         expect(reason.tools.map((t) => t.name)).toEqual(["slow"])
-        // The CLI cancels the MCP call: the handler's fiber is interrupted.
-        yield* Deferred.await(stopped).pipe(Effect.timeout("20 seconds"))
+        // The CLI cancels the MCP call: the handler's fiber is interrupted (its finalizer says so).
+        expect(yield* Deferred.await(slow.ended).pipe(Effect.timeout("20 seconds"))).toBe("interrupted")
         // The next turn's request holds the rejected tool result, the marker and the new prompt; the
         // CLI tells the model that the call was stopped while running, not refused.
         yield* chat.chat("Hello again")
-        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+        expectSameProcess(box, pid)
         const last = api.messageRequests().at(-1)!
         const history = allText(last)
         expect(history).toContain("Do the slow thing")
         expect(history).toContain("[Request interrupted by user for tool use]")
         expect(history).toContain("Hello again")
         expect(Fake.toolResults(last)[0]?.content).toContain("this call was stopped while running, not refused")
+        // An uninterruptible handler finishes, though the turn's fiber was interrupted (a polite
+        // stop): the model is told the same, not that it completed.
+        const second = yield* Effect.forkChild(chat.chat("Do the steady thing"))
+        yield* Deferred.await(steady.started)
+        yield* Fiber.interrupt(second)
+        expect(yield* Deferred.await(steady.ended).pipe(Effect.timeout("20 seconds"))).toBe("finished")
+        yield* chat.chat("And now?")
+        expectSameProcess(box, pid)
+        const told = Fake.toolResults(api.messageRequests().at(-1)!)[0]
+        expect(told?.is_error).toBe(true)
+        expect(told?.content).toContain("this call was stopped while running, not refused")
+        expect(told?.content).not.toContain("finished")
         console.log(`interrupt while a tool runs -> Interrupted in ${took} ms`)
       }),
     180_000
@@ -229,6 +195,8 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
           // Replaces the running turn: the next request has it right after the tool's result.
           expect(allText(last)).toContain(steered)
           expect(answer).toContain("after tool")
+          // The stopped tool's result, as the CLI tells the model.
+          expect(answer).toContain("The tool call was interrupted before a result was received")
         }
         // The next turn is the next turn (nothing left unread).
         expect(yield* chat.chat("Next one")).toBe("You said: Next one")

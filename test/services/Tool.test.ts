@@ -179,6 +179,46 @@ describe("executeTool", () => {
       expect(Exit.hasInterrupts(exit)).toBe(true)
       expect(yield* Ref.get(finalized)).toBe(true)
     }))
+
+  it.effect("an uninterruptible handler (make and dynamic) runs to its end when the caller is interrupted", () =>
+    Effect.gen(function*() {
+      const ended = yield* Ref.make<ReadonlyArray<string>>([])
+      const body = (name: string, started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
+        Deferred.succeed(started, undefined).pipe(
+          Effect.andThen(Deferred.await(gate)),
+          Effect.as("done"),
+          Effect.onExit((exit) =>
+            Ref.update(ended, (e) => [...e, `${name}:${Exit.isSuccess(exit) ? "finished" : "stopped"}`])
+          )
+        )
+      for (const make of ["make", "dynamic"] as const) {
+        const started = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const steady = make === "make"
+          ? Tool.make("steady", {
+            description: "d",
+            parameters: {},
+            uninterruptible: true,
+            handler: () => body(make, started, gate)
+          })
+          : Tool.dynamic("steady", {
+            description: "d",
+            inputSchema: { type: "object" },
+            uninterruptible: true,
+            handler: () => body(make, started, gate)
+          })
+        const s = yield* Tool.validate([steady])
+        const fiber = yield* Effect.forkChild(Tool.executeTool(s, call("steady", {})))
+        yield* Deferred.await(started)
+        // The interruption waits for the handler, which finishes once the gate opens.
+        const interrupting = yield* Effect.forkChild(Fiber.interrupt(fiber))
+        yield* Effect.yieldNow
+        expect(yield* Ref.get(ended)).toEqual(make === "make" ? [] : ["make:finished"])
+        yield* Deferred.succeed(gate, undefined)
+        yield* Fiber.join(interrupting)
+      }
+      expect(yield* Ref.get(ended)).toEqual(["make:finished", "dynamic:finished"])
+    }))
 })
 
 describe("dispatch", () => {

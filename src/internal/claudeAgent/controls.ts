@@ -23,7 +23,7 @@ import {
   type SteerWhen
 } from "../../services/ClaudeLive.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
-import type { KeepAlive, LiveQuery } from "./live.ts"
+import { interruptTurn, type KeepAlive, type LiveQuery } from "./live.ts"
 import type { QuerySetup, Started } from "./query.ts"
 import { provider } from "./sdk.ts"
 import type { Transcript } from "./turn.ts"
@@ -169,10 +169,11 @@ export const makeControls = (keepAlive: boolean, steering: Steering) => {
     interrupt: query("interrupt", (q) => {
       if (q.running === undefined) return fail(new NoRunningTurn({ control: "interrupt" }))
       q.running.interrupted = true
-      // Queued steered messages go too (the SDK 0.3.332 takes `cancelQueued` though its types do
-      // not declare it): they would otherwise run as turns nobody reads.
-      const interrupt = q.controls.interrupt as (options?: { readonly cancelQueued?: boolean }) => Promise<unknown>
-      return call("interrupt", () => interrupt.call(q.controls, { cancelQueued: true }))
+      return interruptTurn(q).pipe(
+        Effect.mapError((e) =>
+          new ClaudeLiveError({ provider, reason: new Rejected({ control: "interrupt", error: String(e.cause) }) })
+        )
+      )
     }),
     steer,
     setModel: (model) => setting("setModel", { model }),

@@ -6,6 +6,7 @@
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import * as Cause from "effect/Cause"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Equal from "effect/Equal"
 import * as Exit from "effect/Exit"
@@ -106,6 +107,23 @@ export interface KeepAlive {
 
 const sameSession = Option.makeEquivalence<string>(Equal.equals)
 
+/**
+ * How long a turn whose fiber was interrupted may take to stop politely (the SDK's interrupt, then
+ * the turn's result) before its query is closed instead (as ClaudeLocal's kept-alive CLI).
+ */
+const PoliteStop = Duration.seconds(3)
+
+/**
+ * Asks the CLI to stop the running turn, with the steered messages still queued (the SDK 0.3.332
+ * takes `cancelQueued` though its types do not declare it): they would otherwise run as turns
+ * nobody reads. Rejects as the SDK does.
+ */
+export const interruptTurn = (query: Started) =>
+  Effect.tryPromise(() => {
+    const interrupt = query.controls.interrupt as (options?: { readonly cancelQueued?: boolean }) => Promise<unknown>
+    return interrupt.call(query.controls, { cancelQueued: true })
+  })
+
 export const make = (setup: LiveSetup): KeepAlive => {
   const { session } = setup
   let live: LiveQuery | undefined
@@ -154,31 +172,67 @@ export const make = (setup: LiveSetup): KeepAlive => {
     }
   )
 
-  const turn = Effect.fnUntraced(function*(input: RunInput) {
-    // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
-    if (
-      live !== undefined &&
-      (live.permit.evicted() || !sameSession(session.last, input.sessionId) || session.fork !== input.fork)
-    ) yield* drop
-    const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
-    live = query
-    const uuid = crypto.randomUUID()
-    const running: RunningTurn = { interrupted: false, pending: new Set([uuid]), tracked: false, resulted: false }
-    const turnEnd: TurnEnd = { over: (message) => turnOver(running, message), earlier: input.recordResult }
-    const transcript = yield* query.permit.busy(Effect.suspend(() => {
-      query.running = running
-      query.send(setup.userMessage(input, uuid))
-      return setup.consume(query, input.emit, true, turnEnd)
-    })).pipe(Effect.ensuring(Effect.sync(() => (query.running = undefined))))
-    if (transcript.init !== undefined) query.init = transcript.init
-    // Only a result that follows our own interrupt is an interruption; the query stays.
-    if (running.interrupted && transcript.result?.subtype === "error_during_execution") {
+  /**
+   * After the fiber of a turn was interrupted: asks the CLI to stop that turn and reads its
+   * remaining messages up to its result, within {@link PoliteStop}. True when the query is ready
+   * for the next turn; false means it must be closed.
+   */
+  const settle = (query: LiveQuery, running: RunningTurn, turnEnd: TurnEnd, input: RunInput) =>
+    Effect.gen(function*() {
+      if (running.resulted && running.pending.size === 0) return true
+      running.interrupted = true
+      yield* interruptTurn(query)
+      const transcript = yield* setup.consume(query, undefined, true, turnEnd)
+      if (transcript.result === undefined) return false
       yield* input.recordResult(transcript.result)
-      return yield* Effect.fail(setup.interrupted(transcript))
-    }
-    // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
-    return yield* setup.interpret(input, query, { ...transcript, init: query.init })
-  }, Effect.onError((cause) => isInterrupted(Option.getOrUndefined(Cause.findErrorOption(cause))) ? Effect.void : drop))
+      return true
+    }).pipe(
+      // Run from a finalizer (uninterruptible): the bound must still be able to stop the wait.
+      Effect.interruptible,
+      Effect.timeoutOrElse({ duration: PoliteStop, orElse: () => Effect.succeed(false) }),
+      Effect.catchCause(() => Effect.succeed(false))
+    )
+
+  const turn = Effect.fnUntraced(
+    function*(input: RunInput) {
+      // A warm CLI started on another session than the conversation's (a failed `ask`) is not it.
+      if (
+        live !== undefined &&
+        (live.permit.evicted() || !sameSession(session.last, input.sessionId) || session.fork !== input.fork)
+      ) yield* drop
+      const query = live ?? (yield* startLive(input.sessionId, input.fork, input.budgetUsd))
+      live = query
+      const uuid = crypto.randomUUID()
+      const running: RunningTurn = { interrupted: false, pending: new Set([uuid]), tracked: false, resulted: false }
+      const turnEnd: TurnEnd = { over: (message) => turnOver(running, message), earlier: input.recordResult }
+      const transcript = yield* query.permit.busy(Effect.suspend(() => {
+        query.running = running
+        query.send(setup.userMessage(input, uuid))
+        return setup.consume(query, input.emit, true, turnEnd)
+      })).pipe(
+        Effect.ensuring(Effect.sync(() => (query.running = undefined))),
+        // The caller's interruption wins, but the query is kept when the CLI stops the turn in time.
+        Effect.onInterrupt(() =>
+          Effect.flatMap(settle(query, running, turnEnd, input), (kept) => kept ? Effect.void : drop)
+        )
+      )
+      if (transcript.init !== undefined) query.init = transcript.init
+      // Only a result that follows our own interrupt is an interruption; the query stays.
+      if (running.interrupted && transcript.result?.subtype === "error_during_execution") {
+        yield* input.recordResult(transcript.result)
+        return yield* Effect.fail(setup.interrupted(transcript))
+      }
+      // Only the init line is per process rather than per turn: the rest reads as a fresh turn's.
+      return yield* setup.interpret(input, query, { ...transcript, init: query.init })
+    },
+    Effect.onError((cause) =>
+      // Our own `Interrupted` keeps the query; an interrupted fiber was settled above (or, outside
+      // the reading, left the query between turns); anything else ends it.
+      isInterrupted(Option.getOrUndefined(Cause.findErrorOption(cause))) || Cause.hasInterruptsOnly(cause)
+        ? Effect.void
+        : drop
+    )
+  )
 
   // With the budget spent the next turn fails without a CLI, so none is started.
   const warm = (budgetUsd: number | undefined) =>

@@ -27,7 +27,13 @@ import type { AgentStore } from "./store.ts"
 
 /** A started query: its messages, its abort switch, and its CLI once spawned. */
 export interface Started {
+  /**
+   * The query's next message: the same pull until `take` consumes it, so a reader stopped while
+   * waiting (an interrupted turn of a kept-alive query) leaves it to the next reader, in order.
+   */
   readonly next: () => Promise<IteratorResult<AgentSdk.SDKMessage, void>>
+  /** Consumes the message `next` gave. */
+  readonly take: () => void
   readonly controller: AbortController
   readonly cli: () => SpawnedCli | undefined
   /** Whether the query serves the client's tools (so its init line must show the server connected). */
@@ -342,6 +348,16 @@ export const startQuery = Effect.fnUntraced(
       ? Effect.void
       : readToEnd(() => iterator.next(), setup.grace)
     yield* Effect.addFinalizer(() => Effect.andThen(settled, Effect.sync(() => query.close())))
-    return { next: () => iterator.next(), controller, cli: () => cli, mounted, controls: query } satisfies Started
+    let pull: Promise<IteratorResult<AgentSdk.SDKMessage, void>> | undefined
+    return {
+      next: () => (pull ??= iterator.next()),
+      take: () => {
+        pull = undefined
+      },
+      controller,
+      cli: () => cli,
+      mounted,
+      controls: query
+    } satisfies Started
   }
 )

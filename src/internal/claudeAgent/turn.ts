@@ -95,6 +95,11 @@ export const consume = (params: {
    * its first result), and what to do with each result but the last (which the caller reads).
    */
   readonly turnEnd?: TurnEnd | undefined
+  /**
+   * Whether interrupting the reading leaves the query running (a kept-alive query, which the
+   * caller then stops politely or closes) instead of aborting it.
+   */
+  readonly keepOnInterrupt?: boolean | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
   return Effect.gen(function*() {
@@ -111,10 +116,16 @@ export const consume = (params: {
       try: async (signal) => {
         const runEmit = Effect.runPromiseWith(context)
         let lastResult: ResultLine | undefined
-        signal.addEventListener("abort", () => started.controller.abort(), { once: true })
+        // A kept-alive turn stopped by its fiber leaves the query running: the caller stops it politely.
+        if (params.keepOnInterrupt !== true) {
+          signal.addEventListener("abort", () => started.controller.abort(), { once: true })
+        }
         try {
           for (;;) {
             const step = await started.next()
+            // Stopped: the message stays for whoever reads the query next.
+            if (signal.aborted) break
+            started.take()
             watchdog.output()
             if (step.done === true) break
             const events = reader.message(step.value)
