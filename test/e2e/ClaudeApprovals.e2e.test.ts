@@ -15,8 +15,10 @@ import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
+import { notAlone } from "../../src/internal/claude/approvals.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { ClaudeApprovals } from "../../src/services/ClaudeApprovals.ts"
+import { allow, defer } from "../../src/services/ClaudeCodeOptions.ts"
 import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
 import { localServices, requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
@@ -72,14 +74,15 @@ const deferIn = (box: Sandbox, store: string, log: string, prompts: ReadonlyArra
   })
 
 /** The approving side: a client in `box` on the shared store, with the same tool. */
-const approver = (box: Sandbox, store: string, log: string) =>
+const approver = (box: Sandbox, store: string, log: string, options: ClaudeLocal.Options = {}) =>
   Effect.gen(function*() {
     const layer = ClaudeLocal.layer({
       binary: claudeBinary,
       cwd: box.cwd,
       env: box.env,
       requestTimeout,
-      toolPolicy: { disabledTools: ["Bash"] }
+      toolPolicy: { disabledTools: ["Bash"] },
+      ...options
     }).pipe(
       Layer.provide(localServices(box)),
       Layer.provide(ClaudeSessionStoreSql.layerSqlite({ filename: store })),
@@ -127,4 +130,36 @@ describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
         expect(yield* approvals.list()).toEqual([])
       }), { timeout: 240_000 })
   })
+
+  it.live("canUseTool decides at once or defers; two such calls in one message are refused, as the model reads", () =>
+    Effect.gen(function*() {
+      const api = yield* Fake.make(model)
+      const box = yield* sandbox(api.url)
+      const store = join(box.dir, "store.sqlite")
+      const log = join(box.dir, "runs.log")
+      const asked: Array<number> = []
+      const { chat } = yield* approver(box, store, log, {
+        canUseTool: (request) =>
+          Effect.sync(() => {
+            const amount = Number(request.input["amount"])
+            asked.push(amount)
+            return amount < 3 ? allow() : defer()
+          })
+      })
+      // Small amounts are allowed by the callback, in the turn.
+      expect(yield* chat.chat("Send amount 2")).toBe("done: sent 2|false")
+      expect(runs(log)).toEqual(["2"])
+
+      // Two calls in one message cannot wait: each is refused, and the model reads why.
+      const answer = yield* chat.chat("Send amount 3 twice")
+      // (The CLI puts "PreToolUse:<tool> hook error: " before a hook's reason.)
+      expect(answer.split(" ; ").map((r) => r.endsWith(`${notAlone}|true`))).toEqual([true, true])
+      expect(asked.sort()).toEqual([2, 3, 4])
+      expect(runs(log)).toEqual(["2"])
+
+      // Alone, the same call waits.
+      const parked = yield* chat.chat("Send amount 7").pipe(Effect.flip)
+      expect(parked._tag === "ProviderError" && parked.reason._tag).toBe("ApprovalRequired")
+      expect(runs(log)).toEqual(["2"])
+    }), { timeout: 240_000 })
 })
