@@ -4,19 +4,19 @@
  * `deny`, which resume that session with no user message so the CLI asks the gate again.
  */
 import * as Clock from "effect/Clock"
-import { readFileSync } from "node:fs"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { readFileSync } from "node:fs"
 import { ApprovalRequired, type ChatError, ProviderError } from "../../services/ChatClient.ts"
 import {
   AlreadyDecided,
   ApprovalError,
   ApprovalExpired,
   ApprovalNotFound,
-  type ClaudeApprovalStoreService,
   type ClaudeApprovalsService,
+  type ClaudeApprovalStoreService,
   type Decision,
   DefaultTtl,
   PendingApproval
