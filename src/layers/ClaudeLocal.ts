@@ -192,9 +192,13 @@ export const make: (
       provider: Args.provider,
       model: options.model,
       run: (input) =>
-        live === undefined || input.replay === true
-          ? Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))
-          : live.run(input),
+        Effect.andThen(
+          // Turns are serialised: a call a failed turn parked does not count against this one.
+          Effect.sync(() => env.gate.deferred.clear()),
+          live === undefined || input.replay === true
+            ? Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))
+            : live.run(input)
+        ),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
       resume,

@@ -139,7 +139,7 @@ describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
   })
 
   it.live(
-    "canUseTool decides at once or defers; two such calls in one message are refused, as the model reads",
+    "keepAlive: canUseTool decides at once or defers; two such calls in one message are refused, as the model reads",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -147,7 +147,8 @@ describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
         const store = join(box.dir, "store.sqlite")
         const log = join(box.dir, "runs.log")
         const asked: Array<number> = []
-        const { chat } = yield* approver(box, store, log, {
+        const { approvals, chat } = yield* approver(box, store, log, {
+          keepAlive: true,
           canUseTool: (request) =>
             Effect.sync(() => {
               const amount = Number(request.input["amount"])
@@ -168,8 +169,15 @@ describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
 
         // Alone, the same call waits.
         const parked = yield* chat.chat("Send amount 7").pipe(Effect.flip)
-        expect(parked._tag === "ProviderError" && parked.reason._tag).toBe("ApprovalRequired")
+        const reason = parked._tag === "ProviderError" ? parked.reason : undefined
+        if (reason?._tag !== "ApprovalRequired") return expect.unreachable(`not parked: ${parked.message}`)
         expect(runs(log)).toEqual(["2"])
+
+        // Approved in the same process (its kept-alive CLI was stopped); the conversation goes on.
+        expect(yield* approvals.approve(reason.approvalId)).toBe("done: sent 7|false")
+        expect(yield* chat.chat("Send amount 1")).toBe("done: sent 1|false")
+        expect(runs(log)).toEqual(["2", "7", "1"])
+        expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("sent 7")
       }),
     { timeout: 240_000 }
   )

@@ -60,7 +60,10 @@ const providerTable: ReadonlyArray<readonly [ProviderErrorReason, boolean]> = [
   [new ProcessError({ message, transient: true }), true],
   [new ConfigurationError({ message }), false],
   [new StalledError({ message }), true],
-  [new ApprovalRequired({ message, approvalId: "a-1", sessionId: "s-1", tool: "transfer", input: { amount: 5 } }), false],
+  [
+    new ApprovalRequired({ message, approvalId: "a-1", sessionId: "s-1", tool: "transfer", input: { amount: 5 } }),
+    false
+  ],
   [new UnknownError({ message }), false]
 ]
 
