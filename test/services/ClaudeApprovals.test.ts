@@ -11,10 +11,10 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as TestClock from "effect/testing/TestClock"
 import { randomUUID } from "node:crypto"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { makeApprovals, makeGate } from "../../src/internal/claude/approvals.ts"
+import { callsInMessage, makeApprovals, makeGate } from "../../src/internal/claude/approvals.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import {
   ClaudeApprovalStore,
@@ -152,4 +152,21 @@ describe("ClaudeApprovals decisions", () => {
       expect(unknown._tag === "ApprovalError" && unknown.reason._tag).toBe("ApprovalNotFound")
       expect(gate.replays.size).toBe(0)
     }))
+})
+
+describe("ClaudeApprovals gate", () => {
+  it("counts the tool calls of the message holding a call, from the transcript's entries (one per block)", () => {
+    const dir = mkdtempSync(join(tmpdir(), "ecb-transcript-"))
+    try {
+      const file = join(dir, "s.jsonl")
+      const block = (message: string, id: string) =>
+        JSON.stringify({ type: "assistant", message: { id: message, content: [{ type: "tool_use", id, name: "t" }] } })
+      writeFileSync(file, [block("m1", "a"), block("m2", "b"), block("m2", "c"), "{\"type\":\"user\""].join("\n"))
+      expect([callsInMessage(file, "a"), callsInMessage(file, "b"), callsInMessage(file, "c")]).toEqual([1, 2, 2])
+      expect(callsInMessage(file, "unknown")).toBe(1)
+      expect(callsInMessage(join(dir, "missing.jsonl"), "a")).toBe(1)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
 })

@@ -8,7 +8,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { readFileSync } from "node:fs"
+import { closeSync, fstatSync, openSync, readSync } from "node:fs"
 import { ApprovalRequired, type ChatError, ProviderError } from "../../services/ChatClient.ts"
 import {
   AlreadyDecided,
@@ -54,12 +54,8 @@ export const notAlone =
  * the transcript does not show it.
  */
 export const callsInMessage = (transcriptPath: string, toolUseId: string): number => {
-  let text: string
-  try {
-    text = readFileSync(transcriptPath, "utf8")
-  } catch {
-    return 1
-  }
+  const text = transcriptTail(transcriptPath)
+  if (text === undefined) return 1
   const uses = new Map<string, Set<string>>()
   let messageId: string | undefined
   for (const line of text.split("\n")) {
@@ -78,6 +74,26 @@ export const callsInMessage = (transcriptPath: string, toolUseId: string): numbe
     }
   }
   return messageId === undefined ? 1 : uses.get(messageId)?.size ?? 1
+}
+
+/** The message being answered is at the end of its transcript: read only the end of a long one. */
+const TailBytes = 1024 * 1024
+
+/** The last {@link TailBytes} of a file (its first line may be cut: it does not parse and is skipped). */
+const transcriptTail = (path: string): string | undefined => {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, "r")
+    const size = fstatSync(fd).size
+    const length = Math.min(size, TailBytes)
+    const buffer = Buffer.alloc(length)
+    readSync(fd, buffer, 0, length, size - length)
+    return buffer.toString("utf8")
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
 }
 
 /** How long the gate lets the CLI write a message's other calls before it counts them. */
