@@ -40,14 +40,9 @@ import * as Option from "effect/Option"
 import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
-import * as CliVersion from "../internal/claude/cliVersion.ts"
 import * as Approvals from "../internal/claude/approvals.ts"
-import {
-  liveSessionContext,
-  makeSessionClient,
-  replayOf,
-  type SessionClient
-} from "../internal/claude/conversation.ts"
+import * as CliVersion from "../internal/claude/cliVersion.ts"
+import { liveSessionContext, makeSessionClient, replayOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
@@ -178,7 +173,7 @@ export const make: (
     }
 
     // The approvals resume a session in this client: its conversation, once built.
-    let client: SessionClient | undefined
+    const built: { client?: SessionClient } = {}
     const approvals = Approvals.makeApprovals({
       provider: Args.provider,
       gate: env.gate,
@@ -189,15 +184,21 @@ export const make: (
       ttl: options.approvalTtl,
       // A replay always runs on a fresh CLI: `--resume` with no user message.
       replay: (sessionId) =>
-        client === undefined ? Effect.die(new Error("ClaudeLocal is not built yet")) : replayOf(client)(sessionId)
+        built.client === undefined
+          ? Effect.die(new Error("ClaudeLocal is not built yet"))
+          : replayOf(built.client)(sessionId)
     })
-    client = yield* makeSessionClient({
+    const client = yield* makeSessionClient({
       provider: Args.provider,
       model: options.model,
       run: (input) =>
-        live === undefined || input.replay === true
-          ? Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))
-          : live.run(input),
+        Effect.andThen(
+          // Turns are serialised: a call a failed turn parked does not count against this one.
+          Effect.sync(() => env.gate.deferred.clear()),
+          live === undefined || input.replay === true
+            ? Effect.suspend(() => freshRun(Controls.withOverrides(env, overrides))(input))
+            : live.run(input)
+        ),
       setTools: live?.setTools ?? setTools,
       media: Media.claudeCode(Args.provider),
       resume,
@@ -209,6 +210,7 @@ export const make: (
       live: live?.controls ?? Controls.freshControls(overrides),
       onDeferred: approvals.onDeferred
     })
+    built.client = client
     return Object.assign(client, { [ApprovalsKey]: approvals.service })
   }
 )
@@ -263,7 +265,9 @@ export const layer = (
  * @category layers
  * @since 1.0.0
  */
-export const layerNode = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, ProviderError> =>
+export const layerNode = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, ProviderError> =>
   layer(options).pipe(Layer.provide(NodeSubprocess.layer), Layer.provide(NodeSecretFile.layer()))
 
 /**

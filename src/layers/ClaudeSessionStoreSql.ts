@@ -530,6 +530,11 @@ export const makeApprovalStore: Effect.Effect<
   const sql = yield* SqlClient.SqlClient
   yield* requireDialect(sql)
   yield* migrate
+  return approvalStoreOn(sql)
+})
+
+/** The approval store's statements on a migrated database. */
+const approvalStoreOn = (sql: SqlClient.SqlClient): ClaudeApprovalStoreService => {
   const select = sql`SELECT * FROM claude_approvals`
   return ClaudeApprovalStore.of({
     put: (a) =>
@@ -575,7 +580,7 @@ export const makeApprovalStore: Effect.Effect<
         Effect.flatMap((rows) => approvalsOf(rows, "list"))
       )
   })
-})
+}
 
 /**
  * The store over the `SqlClient` in context (SQLite or PostgreSQL), migrated when built, and
@@ -586,8 +591,9 @@ export const makeApprovalStore: Effect.Effect<
  */
 export const layer: Layer.Layer<ClaudeSessionStore | ClaudeApprovalStore, SessionStoreSetupError, SqlClient.SqlClient> =
   Layer.effectContext(Effect.gen(function*() {
+    // One migration for both: `make` migrates every table.
     const sessions = yield* make
-    const approvals = yield* makeApprovalStore
+    const approvals = approvalStoreOn(yield* SqlClient.SqlClient)
     return Context.make(ClaudeSessionStore, sessions).pipe(Context.add(ClaudeApprovalStore, approvals))
   }))
 

@@ -13,10 +13,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { notAlone } from "../../src/internal/claude/approvals.ts"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { ClaudeApprovals } from "../../src/services/ClaudeApprovals.ts"
+import { allow, defer } from "../../src/services/ClaudeCodeOptions.ts"
 import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
 import { localServices, requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
@@ -33,7 +35,10 @@ let ids = 0
  * new working directory comes after it).
  */
 const resultsOf = (req: Fake.FakeRequest) =>
-  Fake.toolResults({ ...req, body: { ...req.body, messages: req.body.messages?.filter((m) => m.role === "user") } })
+  Fake.toolResults({
+    ...req,
+    body: { ...req.body, messages: (req.body.messages ?? []).filter((m) => m.role === "user") }
+  })
 
 /**
  * The model: a prompt naming an amount calls `transfer` with it ("twice" makes two calls in one
@@ -72,14 +77,15 @@ const deferIn = (box: Sandbox, store: string, log: string, prompts: ReadonlyArra
   })
 
 /** The approving side: a client in `box` on the shared store, with the same tool. */
-const approver = (box: Sandbox, store: string, log: string) =>
+const approver = (box: Sandbox, store: string, log: string, options: ClaudeLocal.Options = {}) =>
   Effect.gen(function*() {
     const layer = ClaudeLocal.layer({
       binary: claudeBinary,
       cwd: box.cwd,
       env: box.env,
       requestTimeout,
-      toolPolicy: { disabledTools: ["Bash"] }
+      toolPolicy: { disabledTools: ["Bash"] },
+      ...options
     }).pipe(
       Layer.provide(localServices(box)),
       Layer.provide(ClaudeSessionStoreSql.layerSqlite({ filename: store })),
@@ -93,38 +99,86 @@ const approver = (box: Sandbox, store: string, log: string) =>
 
 describeWithClaude("ClaudeApprovals on ClaudeLocal (real claude)", () => {
   describe("a deferred call decided from another process", () => {
-    it.live("approve runs the call once, with the approver's input; approving again runs nothing", () =>
+    it.live(
+      "approve runs the call once, with the approver's input; approving again runs nothing",
+      () =>
+        Effect.gen(function*() {
+          const api = yield* Fake.make(model)
+          const [boxA, boxB] = [yield* sandbox(api.url), yield* sandbox(api.url)]
+          const store = join(boxB.dir, "store.sqlite")
+          const log = join(boxB.dir, "runs.log")
+          const [approve, deny] = yield* deferIn(boxA, store, log, ["Send amount 5", "Send amount 9"])
+          expect(approve!.tool).toBe("transfer")
+          expect(runs(log)).toEqual([])
+
+          const { approvals } = yield* approver(boxB, store, log)
+          const pending = yield* approvals.list()
+          expect(pending.map((p) => p.approvalId).sort()).toEqual([approve!.approvalId, deny!.approvalId].sort())
+          expect(pending.find((p) => p.approvalId === approve!.approvalId)?.input).toEqual({ amount: 5 })
+          expect((yield* approvals.list(approve!.sessionId)).map((p) => p.approvalId)).toEqual([approve!.approvalId])
+
+          const answer = yield* approvals.approve(approve!.approvalId!, { updatedInput: { amount: 6 } })
+          expect(answer).toBe("done: sent 6|false")
+          expect(runs(log)).toEqual(["6"])
+          expect(received(api).filter((r) => r.content === "sent 6")).toHaveLength(1)
+          // Twice: the stored answer, and the tool does not run again.
+          expect(yield* approvals.approve(approve!.approvalId!)).toBe(answer)
+          expect(runs(log)).toEqual(["6"])
+
+          const refused = yield* approvals.deny(deny!.approvalId!, "not today")
+          expect(refused).toMatch(/^done: .*not today.*\|true$/)
+          expect(runs(log)).toEqual(["6"])
+          // A denied call stays denied: approving it later fails and runs nothing.
+          const late = yield* approvals.approve(deny!.approvalId!).pipe(Effect.flip)
+          expect(late._tag === "ApprovalError" && late.reason._tag).toBe("AlreadyDecided")
+          expect(runs(log)).toEqual(["6"])
+          expect(yield* approvals.list()).toEqual([])
+        }),
+      { timeout: 240_000 }
+    )
+  })
+
+  it.live(
+    "keepAlive: canUseTool decides at once or defers; two such calls in one message are refused, as the model reads",
+    () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
-        const [boxA, boxB] = [yield* sandbox(api.url), yield* sandbox(api.url)]
-        const store = join(boxB.dir, "store.sqlite")
-        const log = join(boxB.dir, "runs.log")
-        const [approve, deny] = yield* deferIn(boxA, store, log, ["Send amount 5", "Send amount 9"])
-        expect(approve!.tool).toBe("transfer")
-        expect(runs(log)).toEqual([])
+        const box = yield* sandbox(api.url)
+        const store = join(box.dir, "store.sqlite")
+        const log = join(box.dir, "runs.log")
+        const asked: Array<number> = []
+        const { approvals, chat } = yield* approver(box, store, log, {
+          keepAlive: true,
+          canUseTool: (request) =>
+            Effect.sync(() => {
+              const amount = Number(request.input["amount"])
+              asked.push(amount)
+              return amount < 3 ? allow() : defer()
+            })
+        })
+        // Small amounts are allowed by the callback, in the turn.
+        expect(yield* chat.chat("Send amount 2")).toBe("done: sent 2|false")
+        expect(runs(log)).toEqual(["2"])
 
-        const { approvals } = yield* approver(boxB, store, log)
-        const pending = yield* approvals.list()
-        expect(pending.map((p) => p.approvalId).sort()).toEqual([approve!.approvalId, deny!.approvalId].sort())
-        expect(pending.find((p) => p.approvalId === approve!.approvalId)?.input).toEqual({ amount: 5 })
-        expect((yield* approvals.list(approve!.sessionId)).map((p) => p.approvalId)).toEqual([approve!.approvalId])
+        // Two calls in one message cannot wait: each is refused, and the model reads why.
+        const answer = yield* chat.chat("Send amount 3 twice")
+        // (The CLI puts "PreToolUse:<tool> hook error: " before a hook's reason.)
+        expect(answer.split(" ; ").map((r) => r.endsWith(`${notAlone}|true`))).toEqual([true, true])
+        expect(asked.sort()).toEqual([2, 3, 4])
+        expect(runs(log)).toEqual(["2"])
 
-        const answer = yield* approvals.approve(approve!.approvalId!, { updatedInput: { amount: 6 } })
-        expect(answer).toBe("done: sent 6|false")
-        expect(runs(log)).toEqual(["6"])
-        expect(received(api).filter((r) => r.content === "sent 6")).toHaveLength(1)
-        // Twice: the stored answer, and the tool does not run again.
-        expect(yield* approvals.approve(approve!.approvalId!)).toBe(answer)
-        expect(runs(log)).toEqual(["6"])
+        // Alone, the same call waits.
+        const parked = yield* chat.chat("Send amount 7").pipe(Effect.flip)
+        const reason = parked._tag === "ProviderError" ? parked.reason : undefined
+        if (reason?._tag !== "ApprovalRequired") return expect.unreachable(`not parked: ${parked.message}`)
+        expect(runs(log)).toEqual(["2"])
 
-        const refused = yield* approvals.deny(deny!.approvalId!, "not today")
-        expect(refused).toMatch(/^done: .*not today.*\|true$/)
-        expect(runs(log)).toEqual(["6"])
-        // A denied call stays denied: approving it later fails and runs nothing.
-        const late = yield* approvals.approve(deny!.approvalId!).pipe(Effect.flip)
-        expect(late._tag === "ApprovalError" && late.reason._tag).toBe("AlreadyDecided")
-        expect(runs(log)).toEqual(["6"])
-        expect(yield* approvals.list()).toEqual([])
-      }), { timeout: 240_000 })
-  })
+        // Approved in the same process (its kept-alive CLI was stopped); the conversation goes on.
+        expect(yield* approvals.approve(reason.approvalId)).toBe("done: sent 7|false")
+        expect(yield* chat.chat("Send amount 1")).toBe("done: sent 1|false")
+        expect(runs(log)).toEqual(["2", "7", "1"])
+        expect(JSON.stringify(api.messageRequests().at(-1)!.body.messages)).toContain("sent 7")
+      }),
+    { timeout: 240_000 }
+  )
 })

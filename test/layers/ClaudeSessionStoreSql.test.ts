@@ -90,7 +90,7 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
         Effect.all([ClaudeSessionStoreSql.migrate, ClaudeSessionStoreSql.migrate]),
         SqliteClient.layer({ filename })
       )
-      assert.deepStrictEqual(runs, [[[1, "create_session_tables"]], []])
+      assert.deepStrictEqual(runs, [[[1, "create_session_tables"], [2, "create_approval_table"]], []])
       yield* withSqliteStore(filename, Effect.flatMap(store, (s) => s.listSessions("p")))
       const recorded = yield* Effect.provide(
         Effect.flatMap(SqlClient.SqlClient, (sql) =>
@@ -98,7 +98,10 @@ describe("ClaudeSessionStoreSql on SQLite", () => {
             FROM effect_chat_bridge_session_migrations ORDER BY migration_id`),
         SqliteClient.layer({ filename })
       )
-      assert.deepStrictEqual(recorded, [{ migration_id: 1, name: "create_session_tables" }])
+      assert.deepStrictEqual(recorded, [
+        { migration_id: 1, name: "create_session_tables" },
+        { migration_id: 2, name: "create_approval_table" }
+      ])
     }))
 
   it.effect("a file in a directory that does not exist fails to build with what to check", () =>
@@ -379,7 +382,10 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
         Effect.provide(ClaudeSessionStoreSql.migrate, pgClient(server, database)),
         Effect.provide(ClaudeSessionStoreSql.migrate, pgClient(server, database))
       ], { concurrency: 2 })
-      assert.deepStrictEqual([...runs].sort((x, y) => y.length - x.length), [[[1, "create_session_tables"]], []])
+      assert.deepStrictEqual([...runs].sort((x, y) => y.length - x.length), [
+        [[1, "create_session_tables"], [2, "create_approval_table"]],
+        []
+      ])
       const [again, recorded] = yield* Effect.provide(
         Effect.gen(function*() {
           const sql = yield* SqlClient.SqlClient
@@ -392,7 +398,10 @@ layer(Postgres.layer(), { timeout: pgTimeout })("ClaudeSessionStoreSql on Postgr
         pgClient(server, database)
       )
       assert.deepStrictEqual(again, [])
-      assert.deepStrictEqual(recorded, [{ migration_id: 1, name: "create_session_tables" }])
+      assert.deepStrictEqual(recorded, [
+        { migration_id: 1, name: "create_session_tables" },
+        { migration_id: 2, name: "create_approval_table" }
+      ])
       const key = { projectKey: freshProject(), sessionId: randomUUID() }
       yield* Effect.provide(Effect.flatMap(store, (s) => s.append(key, [entry("a")])), pgStore(server, database))
     }))

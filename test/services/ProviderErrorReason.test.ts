@@ -13,6 +13,7 @@ import * as Fallback from "../../src/layers/Fallback.ts"
 import * as OpenAi from "../../src/layers/OpenAi.ts"
 import * as Scripted from "../../src/layers/Scripted.ts"
 import {
+  ApprovalRequired,
   AuthenticationError,
   ChatClient,
   ChatError,
@@ -59,6 +60,10 @@ const providerTable: ReadonlyArray<readonly [ProviderErrorReason, boolean]> = [
   [new ProcessError({ message, transient: true }), true],
   [new ConfigurationError({ message }), false],
   [new StalledError({ message }), true],
+  [
+    new ApprovalRequired({ message, approvalId: "a-1", sessionId: "s-1", tool: "transfer", input: { amount: 5 } }),
+    false
+  ],
   [new UnknownError({ message }), false]
 ]
 
@@ -84,6 +89,7 @@ const caught = (reason: ProviderErrorReason) =>
     Effect.catchReason("ProviderError", "ProcessError", (r) => Effect.succeed(`${r._tag} ${r.exitCode}`)),
     Effect.catchReason("ProviderError", "ConfigurationError", (r) => Effect.succeed(r._tag)),
     Effect.catchReason("ProviderError", "StalledError", (r) => Effect.succeed(r._tag)),
+    Effect.catchReason("ProviderError", "ApprovalRequired", (r) => Effect.succeed(`${r._tag} ${r.approvalId}`)),
     Effect.catchReason("ProviderError", "UnknownError", (r) => Effect.succeed(r._tag))
   )
 
@@ -113,6 +119,7 @@ describe("ProviderError reasons", () => {
         "ProcessError undefined",
         "ConfigurationError",
         "StalledError",
+        "ApprovalRequired a-1",
         "UnknownError"
       ])
     }))

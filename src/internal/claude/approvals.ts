@@ -8,14 +8,15 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
+import { closeSync, fstatSync, openSync, readSync } from "node:fs"
 import { ApprovalRequired, type ChatError, ProviderError } from "../../services/ChatClient.ts"
 import {
   AlreadyDecided,
   ApprovalError,
   ApprovalExpired,
   ApprovalNotFound,
-  type ClaudeApprovalStoreService,
   type ClaudeApprovalsService,
+  type ClaudeApprovalStoreService,
   type Decision,
   DefaultTtl,
   PendingApproval
@@ -37,6 +38,66 @@ export interface DeferredUse {
 export const oneAtATime =
   "This call needs an approval, and another call of this turn already waits for one; it was not run. " +
   "Call it again once that one is decided."
+
+/**
+ * What the model reads for a call that needs an approval in a message with other tool calls: the
+ * CLI parks a call reliably only when it is its message's one tool call (with others, the parked
+ * call can be lost from the resumed session), so such a call is decided at once.
+ */
+export const notAlone =
+  "This call needs an approval, which can wait only when it is the only tool call of its message; " +
+  "it was not run. Call it again on its own."
+
+/**
+ * How many tool calls the model's message holding `toolUseId` makes, read from the session's
+ * transcript (the CLI writes a message's blocks, one entry each, before it asks the hooks); 1 when
+ * the transcript does not show it.
+ */
+export const callsInMessage = (transcriptPath: string, toolUseId: string): number => {
+  const text = transcriptTail(transcriptPath)
+  if (text === undefined) return 1
+  const uses = new Map<string, Set<string>>()
+  let messageId: string | undefined
+  for (const line of text.split("\n")) {
+    if (!line.includes("\"tool_use\"")) continue
+    try {
+      const entry = JSON.parse(line) as { message?: { id?: unknown; content?: unknown } }
+      const id = entry.message?.id
+      if (typeof id !== "string" || !Array.isArray(entry.message?.content)) continue
+      for (const block of entry.message.content as Array<{ type?: unknown; id?: unknown }>) {
+        if (block.type !== "tool_use" || typeof block.id !== "string") continue
+        uses.set(id, (uses.get(id) ?? new Set()).add(block.id))
+        if (block.id === toolUseId) messageId = id
+      }
+    } catch {
+      // A line the CLI is still writing.
+    }
+  }
+  return messageId === undefined ? 1 : uses.get(messageId)?.size ?? 1
+}
+
+/** The message being answered is at the end of its transcript: read only the end of a long one. */
+const TailBytes = 1024 * 1024
+
+/** The last {@link TailBytes} of a file (its first line may be cut: it does not parse and is skipped). */
+const transcriptTail = (path: string): string | undefined => {
+  let fd: number | undefined
+  try {
+    fd = openSync(path, "r")
+    const size = fstatSync(fd).size
+    const length = Math.min(size, TailBytes)
+    const buffer = Buffer.alloc(length)
+    readSync(fd, buffer, 0, length, size - length)
+    return buffer.toString("utf8")
+  } catch {
+    return undefined
+  } finally {
+    if (fd !== undefined) closeSync(fd)
+  }
+}
+
+/** How long the gate lets the CLI write a message's other calls before it counts them. */
+const settle = Duration.millis(300)
 
 /** The hook route the gate is served on (beside the application's numbered hooks). */
 export const GateRoute = "approval"
@@ -98,6 +159,10 @@ export const makeGate = (canUseTool: CanUseTool | undefined, decidedDenials: Set
       case "Deny":
         return refuse(id, decision.message)
       case "Defer": {
+        // The CLI asks as soon as this call's entry is written; the message's other calls follow
+        // within milliseconds (it has the whole message by then), so look once they are there.
+        yield* Effect.sleep(settle)
+        if (callsInMessage(input.transcript_path, id) > 1) return refuse(id, notAlone)
         // Checked and set in one synchronous step: the CLI may ask for a batch's calls at once.
         const parked = deferred.get(input.session_id)
         if (parked !== undefined && parked !== id) return refuse(id, oneAtATime)

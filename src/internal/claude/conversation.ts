@@ -26,9 +26,9 @@ import { type Emit, streamOf } from "../chat/loopClient.ts"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "../chat/media.ts"
 import * as Telemetry from "../chat/telemetry.ts"
 import { decodeAnswer, responseFormatFor } from "../core/structuredAnswer.ts"
+import type { DeferredUse } from "./approvals.ts"
 import { budgetSpent, remainingBudget, type RunInput, type RunOutcome } from "./session.ts"
 import type { ResultLine } from "./streamJson.ts"
-import type { DeferredUse } from "./approvals.ts"
 import type { Transcripts } from "./transcripts.ts"
 
 /** What a provider gives the conversation. */

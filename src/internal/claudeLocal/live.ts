@@ -166,7 +166,7 @@ export const makeLive = (
         yield* input.recordResult(parsed.result)
         return yield* interruptedError(env, parsed)
       }
-      return yield* interpretLocalRun(
+      const outcome = yield* interpretLocalRun(
         env,
         input,
         mounted,
@@ -174,6 +174,10 @@ export const makeLive = (
         { exitCode: ended?.exitCode ?? 0, stderr: ended?.stderr ?? "" },
         () => endedEarly(env.binary, ended)
       )
+      // A call parked for an approval is decided by a fresh CLI resuming the session: this one,
+      // holding the session as it was, must not carry on with it.
+      if (outcome.deferred !== undefined) yield* slot.drop
+      return outcome
     },
     Effect.scoped,
     Effect.onError(afterFailure)

@@ -266,7 +266,10 @@ export const policyArguments = Effect.fnUntraced(function*(
   const hooksBridge = needsBridge ? yield* env.hooksBridge : undefined
   const settings = hooksBridge === undefined
     ? fitted.success.settings
-    : { ...fitted.success.settings, hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools) }
+    : {
+      ...fitted.success.settings,
+      hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools)
+    }
   const settingsPath = settings === undefined
     ? undefined
     : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
