@@ -629,7 +629,9 @@ const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
 /**
  * The options read from the library's environment variables, all optional:
  * `CLAUDE_MAX_LIVE_PROCESSES` (at least 1), `CLAUDE_POOL_ACQUIRE_TIMEOUT`,
- * `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER` (durations such as `30 seconds`).
+ * `CLAUDE_POOL_IDLE_TIMEOUT` and `CLAUDE_POOL_RECLAIM_AFTER` (durations such as `30 seconds`),
+ * `CLAUDE_POOL_SPARES` and `CLAUDE_POOL_SPARE_KEYS` (integers; since 2.1.0) and
+ * `CLAUDE_POOL_SPARE_IDLE_TIMEOUT` (a duration; since 2.1.0).
  * Options given in `overrides` win over the variables.
  *
  * **Details**
@@ -651,7 +653,16 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
     )),
     acquireTimeout: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_ACQUIRE_TIMEOUT")),
     idleTimeout: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_IDLE_TIMEOUT")),
-    reclaimAfter: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_RECLAIM_AFTER"))
+    reclaimAfter: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_RECLAIM_AFTER")),
+    spares: optional(Config.schema(
+      Schema.Int.check(Schema.isGreaterThanOrEqualTo(0, { message: "CLAUDE_POOL_SPARES must be at least 0" })),
+      "CLAUDE_POOL_SPARES"
+    )),
+    spareKeys: optional(Config.schema(
+      Schema.Int.check(Schema.isGreaterThanOrEqualTo(1, { message: "CLAUDE_POOL_SPARE_KEYS must be at least 1" })),
+      "CLAUDE_POOL_SPARE_KEYS"
+    )),
+    spareIdleTimeout: optional<Duration.Input>(Config.Duration("CLAUDE_POOL_SPARE_IDLE_TIMEOUT"))
   }).pipe(
     Config.map((env): Options => ({
       ...env,

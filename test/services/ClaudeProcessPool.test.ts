@@ -337,6 +337,23 @@ describe("ClaudeProcessPool", () => {
         assert.include(yield* stats(pool), { live: 0, spares: 0 })
       }))
 
+    it.effect("CLAUDE_POOL_SPARES and CLAUDE_POOL_SPARE_KEYS are read from the environment", () =>
+      Effect.gen(function*() {
+        const read = yield* Effect.gen(function*() {
+          return yield* Pool.configFromEnv()
+        }).pipe(
+          Effect.provideService(
+            ConfigProvider.ConfigProvider,
+            ConfigProvider.fromEnv({
+              env: { CLAUDE_POOL_SPARES: "2", CLAUDE_POOL_SPARE_KEYS: "3", CLAUDE_POOL_SPARE_IDLE_TIMEOUT: "1 minute" }
+            })
+          )
+        )
+        assert.strictEqual(read.spares, 2)
+        assert.strictEqual(read.spareKeys, 3)
+        assert.isDefined(read.spareIdleTimeout)
+      }))
+
     it.effect("without spares nothing is started and nothing counted", () =>
       Effect.gen(function*() {
         const pool = yield* Pool.make({ maxLiveProcesses: 4 })

@@ -122,12 +122,13 @@ export const claimSpare = (
   pool: Option.Option<Pool.ClaudeProcessPoolService>
 ): Effect.Effect<Option.Option<LiveCli.LiveCli>> | undefined => {
   if (Option.isNone(pool) || pool.value.spares === 0 || !eligible(env, plan)) return undefined
-  // Read once: the key and the spare started for it carry the same environment.
-  const runEnv = env.runEnv()
-  return pool.value.claimSpare(
-    spareKey(env, plan, budgetUsd, runEnv),
-    startSpare(env, plan, budgetUsd, runEnv, pool.value)
-  ).pipe(
+  const spares = pool.value
+  // Only when the slot has to start a CLI; the environment is read once, so the key and the spare
+  // started for it carry the same one.
+  return Effect.suspend(() => {
+    const runEnv = env.runEnv()
+    return spares.claimSpare(spareKey(env, plan, budgetUsd, runEnv), startSpare(env, plan, budgetUsd, runEnv, spares))
+  }).pipe(
     Effect.flatMap(Option.match({
       onNone: () => Effect.succeedNone,
       onSome: (cli) => adopt(env, plan, key, cli)
