@@ -20,6 +20,7 @@ import { type RunOptions, Subprocess, type SubprocessError, type SubprocessServi
 import * as Tool from "../../services/Tool.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { asChanges, cliEnvironment, mcpConfigEntry, permissionTool, PermissionToolName } from "../claude/codeRun.ts"
+import * as Extensions from "../claude/extensions.ts"
 import * as ProviderPolicy from "../claude/providerPolicy.ts"
 import { bounded, type RunInput, turnTimeout } from "../claude/session.ts"
 import * as Stall from "../claude/stall.ts"
@@ -232,15 +233,20 @@ const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeSer
 
 /**
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
- * application's hooks go in the same file.
+ * application's hooks and the `sandbox` option go in the same file.
  */
 const policyArguments = Effect.fnUntraced(function*(env: LocalEnv, policy: ToolPolicy.ToolPolicy) {
   const fitted = ToolPolicy.boundPolicy(policy)
   if (Result.isFailure(fitted)) return yield* configError(fitted.failure)
   const hooksBridge = yield* env.hooksBridge
-  const settings = hooksBridge === undefined
+  const sandbox = env.options.sandbox === undefined ? undefined : Extensions.sandboxSettings(env.options.sandbox)
+  const settings = hooksBridge === undefined && sandbox === undefined
     ? fitted.success.settings
-    : { ...fitted.success.settings, hooks: hookSettings(env.options.hooks, hooksBridge) }
+    : {
+      ...fitted.success.settings,
+      ...(hooksBridge === undefined ? {} : { hooks: hookSettings(env.options.hooks, hooksBridge) }),
+      ...(sandbox === undefined ? {} : { sandbox })
+    }
   const settingsPath = settings === undefined
     ? undefined
     : yield* env.secretFile.writeScoped(JSON.stringify(settings)).pipe(Effect.mapError(configError))
@@ -257,6 +263,15 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
   }
   if (options.effort !== undefined && !CliVersion.supports(cli, "effortFlag")) {
     return Effect.fail(CliVersion.unsupported(provider, cli, "effortFlag"))
+  }
+  if ((options.thinking ?? options.maxThinkingTokens) !== undefined && !CliVersion.supports(cli, "thinkingFlags")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "thinkingFlags"))
+  }
+  if (options.tools !== undefined && !CliVersion.supports(cli, "toolsFlag")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "toolsFlag"))
+  }
+  if ((options.plugins ?? []).length > 0 && !CliVersion.supports(cli, "pluginDirFlags")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "pluginDirFlags"))
   }
   return Effect.void
 }
