@@ -5,9 +5,11 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import { cliFlags, sdkOptions } from "../../../src/internal/claude/codeRun.ts"
 import * as Extensions from "../../../src/internal/claude/extensions.ts"
 import * as ProviderPolicy from "../../../src/internal/claude/providerPolicy.ts"
+import { queryOptions } from "../../../src/internal/claudeAgent/query.ts"
 import * as ClaudeCodeCatalog from "../../../src/registry/ClaudeCodeCatalog.ts"
 import * as ToolPolicy from "../../../src/registry/ToolPolicy.ts"
 
@@ -138,5 +140,32 @@ describe("Claude Code extension options", () => {
       failIfUnavailable: false
     })
     expect(Extensions.mcpDiscovery({ plugins: [{ path: "/a" }] })).toBe(false)
+  })
+
+  it("ClaudeAgent: the sandbox as the SDK option, or in the library's own settings file when it writes one", () => {
+    const policy = Extensions.noPolicy
+    const perQuery = {
+      params: {
+        prompt: "hi",
+        resume: Option.none(),
+        fork: false,
+        responseFormat: undefined,
+        partialMessages: false,
+        budgetUsd: undefined
+      },
+      policy,
+      fromPolicy: ToolPolicy.toAgentSdkOptions(policy, { permissionMode: "default", headless: true }),
+      bounded: { disallowedChunks: [], allowedTools: [], settings: undefined },
+      settingsPath: undefined,
+      canUseTool: undefined,
+      controller: new AbortController(),
+      onSpawn: () => undefined
+    }
+    const sandboxed = { sandbox: { enabled: true } }
+    expect(queryOptions(sandboxed, perQuery).sandbox).toEqual({ enabled: true, failIfUnavailable: true })
+    // The SDK refuses a sandbox beside a settings file path: the library put it in the file.
+    expect(queryOptions(sandboxed, { ...perQuery, settingsPath: "/tmp/settings.json" }).sandbox).toBeUndefined()
+    expect(queryOptions({}, perQuery).strictMcpConfig).toBe(true)
+    expect(queryOptions({ plugins: [{ path: "/p", skipMcpDiscovery: false }] }, perQuery).strictMcpConfig).toBe(false)
   })
 })
