@@ -37,23 +37,164 @@ export type SettingSource = "user" | "project" | "local"
 export type Effort = "low" | "medium" | "high" | "xhigh" | "max"
 
 /**
+ * A subagent the main agent may delegate to (`--agents`). Its `tools` go through the tool policy:
+ * a tool the policy denies is left out of them (and reported in `ToolPolicy.ignored`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const AgentDefinition = Schema.Struct({
+  /** When the main agent should use it. */
+  description: Schema.String,
+  /** Its system prompt. */
+  prompt: Schema.String,
+  /** The tools it may use; default: the main agent's. */
+  tools: Schema.optional(Schema.Array(Schema.String)),
+  /** Tools it may not use. */
+  disallowedTools: Schema.optional(Schema.Array(Schema.String)),
+  /** Its model (an alias such as `haiku` or a full name); default: the main agent's. */
+  model: Schema.optional(Schema.String)
+})
+
+/**
  * A subagent the main agent may delegate to (`--agents`).
  *
  * @category models
  * @since 1.0.0
  */
-export interface AgentDefinition {
-  /** When the main agent should use it. */
-  readonly description: string
-  /** Its system prompt. */
-  readonly prompt: string
-  /** The tools it may use; default: the main agent's. */
-  readonly tools?: ReadonlyArray<string> | undefined
-  /** Tools it may not use. */
-  readonly disallowedTools?: ReadonlyArray<string> | undefined
-  /** Its model (an alias such as `haiku` or a full name); default: the main agent's. */
-  readonly model?: string | undefined
-}
+export interface AgentDefinition extends Schema.Schema.Type<typeof AgentDefinition> {}
+
+/**
+ * How much the model thinks before it answers: `adaptive` (it decides; the default of models that
+ * support it), `enabled` with a fixed budget of tokens (older models), or `disabled`.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Thinking = Schema.Union([
+  Schema.Struct({ type: Schema.Literal("adaptive") }),
+  Schema.Struct({
+    type: Schema.Literal("enabled"),
+    /** The thinking budget in tokens. */
+    budgetTokens: Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))
+  }),
+  Schema.Struct({ type: Schema.Literal("disabled") })
+])
+
+/**
+ * The type of {@link Thinking}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type Thinking = typeof Thinking.Type
+
+/**
+ * The built-in tools the CLI offers (`--tools`): `"default"`, Claude Code's whole set, or exactly
+ * the listed tools (`[]`: none). The tool policy still applies to either.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const ToolsPreset = Schema.Union([Schema.Literal("default"), Schema.Array(Schema.String)])
+
+/**
+ * The type of {@link ToolsPreset}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type ToolsPreset = typeof ToolsPreset.Type
+
+const Paths = Schema.optional(Schema.Array(Schema.String))
+
+/**
+ * The sandbox Claude Code runs `Bash` commands in (the `sandbox` settings block; Linux needs
+ * `bubblewrap`): a typed subset of Claude Code's settings.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Sandbox = Schema.Struct({
+  /** Run commands sandboxed. */
+  enabled: Schema.optional(Schema.Boolean),
+  /**
+   * Fail the run when the sandbox cannot start (missing dependencies, unsupported platform)
+   * instead of running commands unsandboxed. Default `true` when `enabled` is (as the Agent SDK).
+   */
+  failIfUnavailable: Schema.optional(Schema.Boolean),
+  /** Which domains sandboxed commands may reach. */
+  network: Schema.optional(Schema.Struct({
+    /** Domains commands may reach (wildcards such as `*.example.com`). */
+    allowedDomains: Paths,
+    /** Domains commands may never reach, whatever else allows them. */
+    deniedDomains: Paths
+  })),
+  /** Which paths sandboxed commands may read and write. */
+  filesystem: Schema.optional(Schema.Struct({
+    /** Paths readable again inside a denied one. */
+    allowRead: Paths,
+    /** Paths commands may not read. */
+    denyRead: Paths,
+    /** Paths commands may write besides the working directory. */
+    allowWrite: Paths,
+    /** Paths commands may not write. */
+    denyWrite: Paths
+  }))
+})
+
+/**
+ * The type of {@link Sandbox}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type Sandbox = typeof Sandbox.Type
+
+/**
+ * A local Claude Code plugin (a directory with `.claude-plugin/plugin.json`): its commands,
+ * agents, skills and hooks load for the run.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Plugin = Schema.Struct({
+  /** The plugin's directory. */
+  path: Schema.String,
+  /**
+   * Skip the MCP servers the plugin declares. Default `true`, so a plugin cannot bring a server
+   * the application did not mount; `false` mounts them (only with no `settingSources`), and the
+   * tool policy applies to their tools as to any server's.
+   */
+  skipMcpDiscovery: Schema.optional(Schema.Boolean)
+})
+
+/**
+ * The type of {@link Plugin}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type Plugin = typeof Plugin.Type
+
+/**
+ * Skills the model may use: `"all"` or their names (a `SKILL.md` name, or `plugin:skill`).
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const Skills = Schema.Union([
+  Schema.Literal("all"),
+  Schema.Array(Schema.String.check(Schema.isPattern(/^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$/)))
+])
+
+/**
+ * The type of {@link Skills}.
+ *
+ * @category models
+ * @since 2.1.0
+ */
+export type Skills = typeof Skills.Type
 
 /**
  * An application MCP server started by the CLI as a child process.
@@ -220,8 +361,53 @@ export interface ClaudeCodeOptions {
   readonly addDirs?: ReadonlyArray<string> | undefined
   /** How much effort (and adaptive thinking) the model spends. */
   readonly effort?: Effort | undefined
-  /** Subagents by name. */
+  /**
+   * Subagents by name. Their `tools` go through the tool policy: a tool the policy denies is left
+   * out, and reported in `ClaudeSession.toolPolicy`'s `ignored` (a `config` error with
+   * `toolPolicy.strict`).
+   */
   readonly agents?: Readonly<Record<string, AgentDefinition>> | undefined
+  /**
+   * How much the model thinks (see {@link Thinking}); takes precedence over `maxThinkingTokens`.
+   *
+   * @since 2.1.0
+   */
+  readonly thinking?: Thinking | undefined
+  /**
+   * A thinking budget in tokens (`--max-thinking-tokens`); the older form of
+   * `thinking: { type: "enabled", budgetTokens }`.
+   *
+   * @since 2.1.0
+   */
+  readonly maxThinkingTokens?: number | undefined
+  /**
+   * The built-in tools the CLI offers (see {@link ToolsPreset}). A listed tool the tool policy
+   * denies is left out and reported like an ignored opt-out. Default: the CLI's own set.
+   *
+   * @since 2.1.0
+   */
+  readonly tools?: ToolsPreset | undefined
+  /**
+   * The sandbox `Bash` commands run in (see {@link Sandbox}), merged into the run's settings.
+   *
+   * @since 2.1.0
+   */
+  readonly sandbox?: Sandbox | undefined
+  /**
+   * Local plugins to load (see {@link Plugin}); their MCP servers are skipped unless a plugin
+   * says `skipMcpDiscovery: false`.
+   *
+   * @since 2.1.0
+   */
+  readonly plugins?: ReadonlyArray<Plugin> | undefined
+  /**
+   * Skills the model may use (see {@link Skills}), given to the tool policy as allow entries
+   * (`Skill`, `Skill(<name>)`); when the policy denies `Skill` they are left out and reported in
+   * `ClaudeSession.toolPolicy`'s `ignored`.
+   *
+   * @since 2.1.0
+   */
+  readonly skills?: Skills | undefined
   /**
    * Decides, in the application, tool calls that would otherwise be refused, and each call of a
    * tool that `needsApproval` (which may also be answered `defer`).

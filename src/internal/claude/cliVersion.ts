@@ -59,6 +59,10 @@ export const Features = {
   maxBudgetFlag: { since: "2.0.30", what: "--max-budget-usd (the maxBudgetUsd option)" },
   /** `--effort <level>`: how much effort the model spends (the `effort` option). */
   effortFlag: { since: "2.1.38", what: "--effort (the effort option)" },
+  /** `--thinking` / `--max-thinking-tokens` (the `thinking` and `maxThinkingTokens` options; checked on 2.1.332). */
+  thinkingFlags: { since: "2.1.332", what: "--thinking (the thinking and maxThinkingTokens options)" },
+  /** `--plugin-dir` / `--plugin-dir-no-mcp` (the `plugins` option; checked on 2.1.332). */
+  pluginDirFlags: { since: "2.1.332", what: "--plugin-dir-no-mcp (the plugins option)" },
   /** `client_composed` on a user message: its text reaches the model as written (no `@` files, no slash commands). */
   verbatimPrompts: { since: "2.1.248", what: "client_composed user messages (prompt text passed verbatim)" }
 } as const

@@ -5,6 +5,7 @@
  */
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
+import type * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import {
   type CanUseTool,
   type ClaudeCodeOptions,
@@ -14,6 +15,7 @@ import {
 } from "../../services/ClaudeCodeOptions.ts"
 import * as Tool from "../../services/Tool.ts"
 import { agentEnvironment } from "./environment.ts"
+import * as Extensions from "./extensions.ts"
 
 /**
  * The CLI's full environment: the allow-list of `base` (all of it with `inheritEnv`), then the
@@ -40,15 +42,18 @@ export const asChanges = (
   return Object.assign(changes, env)
 }
 
-const agentsJson = (agents: NonNullable<ClaudeCodeOptions["agents"]>) => JSON.stringify(agents)
-
 /**
  * CLI flags for the shared options. `=` joins a value to its flag, so a value starting with `-`
  * is never read as a flag and a variadic flag never swallows the next one. `budgetUsd` is the
  * run's budget (`RunInput.budgetUsd`), not `options.maxBudgetUsd`: the CLI counts only its own
- * process's spend, so it is given what the conversation has left.
+ * process's spend, so it is given what the conversation has left. The typed extension options
+ * (`agents`, `tools`, `thinking`, `plugins`) go through the run's `policy` (see `extensions.ts`).
  */
-export const cliFlags = (options: ClaudeCodeOptions, budgetUsd: number | undefined): ReadonlyArray<string> => [
+export const cliFlags = (
+  options: ClaudeCodeOptions,
+  budgetUsd: number | undefined,
+  policy: ToolPolicy.ToolPolicy = Extensions.noPolicy
+): ReadonlyArray<string> => [
   `--setting-sources=${(options.settingSources ?? []).join(",")}`,
   ...(options.appendSystemPrompt === undefined ? [] : [`--append-system-prompt=${options.appendSystemPrompt}`]),
   ...(options.fallbackModel === undefined ? [] : [`--fallback-model=${options.fallbackModel}`]),
@@ -56,7 +61,8 @@ export const cliFlags = (options: ClaudeCodeOptions, budgetUsd: number | undefin
   ...(budgetUsd === undefined ? [] : [`--max-budget-usd=${budgetUsd}`]),
   ...(options.addDirs ?? []).map((dir) => `--add-dir=${dir}`),
   ...(options.effort === undefined ? [] : [`--effort=${options.effort}`]),
-  ...(options.agents === undefined ? [] : [`--agents=${agentsJson(options.agents)}`])
+  ...(options.agents === undefined ? [] : [`--agents=${JSON.stringify(Extensions.agentsFor(options.agents, policy))}`]),
+  ...Extensions.cliFlags(options, policy)
 ]
 
 /** `extraArgs` as flags: `--name=value`, or `--name` for `null`. */
@@ -137,13 +143,17 @@ export const permissionTool = (canUseTool: CanUseTool, onDeny: (toolUseId: strin
 /**
  * Agent SDK options for the shared options (the SDK's own names). `appendSystemPrompt` uses the
  * Claude Code preset, or is appended to a replacing `systemPrompt`. `budgetUsd` is the query's
- * budget, as for {@link cliFlags}.
+ * budget, as for {@link cliFlags}; the typed extension options go through `policy` as there.
+ * `sandbox` is left to the caller, which merges it into its settings file when it writes one.
  */
 export const sdkOptions = (
   options: ClaudeCodeOptions & { readonly systemPrompt?: string | undefined },
-  budgetUsd: number | undefined
+  budgetUsd: number | undefined,
+  policy: ToolPolicy.ToolPolicy = Extensions.noPolicy
 ) => {
   const { appendSystemPrompt: append, systemPrompt } = options
+  const agents = Extensions.agentsFor(options.agents, policy)
+  const tools = Extensions.toolsFor(options.tools, policy)
   return {
     settingSources: [...(options.settingSources ?? [])],
     ...(systemPrompt === undefined
@@ -156,9 +166,22 @@ export const sdkOptions = (
     ...(budgetUsd === undefined ? {} : { maxBudgetUsd: budgetUsd }),
     ...(options.addDirs === undefined ? {} : { additionalDirectories: [...options.addDirs] }),
     ...(options.effort === undefined ? {} : { effort: options.effort }),
-    ...(options.agents === undefined ? {} : {
+    ...(options.thinking === undefined ? {} : { thinking: { ...options.thinking } }),
+    ...(options.maxThinkingTokens === undefined ? {} : { maxThinkingTokens: options.maxThinkingTokens }),
+    ...(tools === undefined
+      ? {}
+      : { tools: tools === "default" ? { type: "preset" as const, preset: "claude_code" as const } : [...tools] }),
+    ...(options.plugins === undefined ? {} : {
+      plugins: options.plugins.map((plugin) => ({
+        type: "local" as const,
+        path: plugin.path,
+        // Off by default: a plugin's MCP servers would mount past the application's choice.
+        skipMcpDiscovery: plugin.skipMcpDiscovery !== false
+      }))
+    }),
+    ...(agents === undefined ? {} : {
       agents: Object.fromEntries(
-        Object.entries(options.agents).map(([name, a]) => [name, {
+        Object.entries(agents).map(([name, a]) => [name, {
           description: a.description,
           prompt: a.prompt,
           ...(a.tools === undefined ? {} : { tools: [...a.tools] }),

@@ -13,6 +13,7 @@ import * as Conditions from "../../registry/Conditions.ts"
 import type * as Registry from "../../registry/Registry.ts"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
+import * as Extensions from "./extensions.ts"
 import type { ToolPolicyInput } from "./options.ts"
 
 /** What a provider reads from its options. */
@@ -30,6 +31,8 @@ export interface PolicyInput {
   readonly strict: boolean
   /** The servers every turn mounts (the application's), for the check at build. */
   readonly servers: ReadonlyArray<string>
+  /** The typed extension options whose tools the policy decides too (see `extensions.ts`). */
+  readonly extensions?: Extensions.Extensions | undefined
 }
 
 /** A provider's policy: the turn's resolution and the failure every turn gets when refused. */
@@ -79,12 +82,19 @@ const logIgnored = (provider: string, ignored: ReadonlyArray<ToolPolicy.IgnoredO
  */
 export const make = Effect.fnUntraced(function*(input: PolicyInput): Effect.fn.Return<ProviderPolicy> {
   const { provider } = input
-  const checked = ToolPolicy.resolveToolPolicy(
-    input.registry,
-    { disabledTools: input.disabledTools },
-    contextOf(input, input.servers)
+  const extend = Extensions.extendPolicy(input.extensions ?? {})
+  const checked = Result.map(
+    ToolPolicy.resolveToolPolicy(
+      input.registry,
+      { disabledTools: input.disabledTools },
+      contextOf(input, input.servers)
+    ),
+    extend
   )
-  const refused = Result.isFailure(checked)
+  const invalid = Extensions.invalid(input.extensions ?? {})
+  const refused = invalid !== undefined
+    ? configError(provider, invalid)
+    : Result.isFailure(checked)
     ? configError(provider, `toolPolicy: ${checked.failure.message}`)
     : input.strict && checked.success.ignored.length > 0
     ? strictError(provider, checked.success.ignored)
@@ -104,7 +114,7 @@ export const make = Effect.fnUntraced(function*(input: PolicyInput): Effect.fn.R
     resolve: Effect.fnUntraced(function*(mcpServers: ReadonlyArray<string>) {
       if (refused !== undefined) return yield* refused
 
-      const policy = ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers))
+      const policy = extend(ToolPolicy.resolveValidated(input.registry, agent, contextOf(input, mcpServers)))
       if (policy.ignored.length > 0) {
         if (input.strict) return yield* strictError(provider, policy.ignored)
         yield* report(policy.ignored)
@@ -116,7 +126,7 @@ export const make = Effect.fnUntraced(function*(input: PolicyInput): Effect.fn.R
 })
 
 /** What both Claude providers' options say about their tool policy. */
-export interface ProviderOptions {
+export interface ProviderOptions extends Extensions.Extensions {
   readonly cwd?: string | undefined
   readonly canUseTool?: unknown
   readonly toolPolicy?: ToolPolicyInput | undefined
@@ -143,6 +153,7 @@ export const fromOptions = (
         permissionMode: session.permissionMode,
         canUseTool: options.canUseTool !== undefined,
         strict: options.toolPolicy?.strict === true,
-        servers: session.servers
+        servers: session.servers,
+        extensions: options
       })
   )

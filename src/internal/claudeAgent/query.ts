@@ -18,6 +18,7 @@ import type * as Telemetry from "../chat/telemetry.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { sdkOptions } from "../claude/codeRun.ts"
 import { agentEnvironment } from "../claude/environment.ts"
+import * as Extensions from "../claude/extensions.ts"
 import type * as ProviderPolicy from "../claude/providerPolicy.ts"
 import type { RunInput } from "../claude/session.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
@@ -169,6 +170,8 @@ const writeSettingsFile = (settings: unknown): Effect.Effect<string, ProviderErr
 /** The parts of a query's options decided per query, beside the client's own options. */
 interface PerQuery {
   readonly params: QueryParams
+  /** The resolved tool policy (the typed extension options go through it). */
+  readonly policy: ToolPolicy.ToolPolicy
   readonly fromPolicy: ToolPolicy.AgentSdkOptions<AgentSdk.McpServerConfig>
   readonly bounded: ToolPolicy.BoundedPolicy
   readonly settingsPath: string | undefined
@@ -225,11 +228,16 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
       allowedTools: [...q.bounded.allowedTools],
       settings: q.settingsPath
     }),
-    ...sdkOptions(options, params.budgetUsd),
+    ...sdkOptions(options, params.budgetUsd, q.policy),
+    // The SDK cannot merge `sandbox` into a settings file: then it is in the file already.
+    ...(options.sandbox === undefined || q.settingsPath !== undefined
+      ? {}
+      : { sandbox: Extensions.sdkSandbox(options.sandbox) }),
     ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
     ...withHooks(mergeHooks(q.fromPolicy.hooks, q.hooks, options.extraOptions?.hooks)),
     ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
-    strictMcpConfig: true,
+    // A plugin that asked for its MCP servers needs it off (see `Extensions.mcpDiscovery`).
+    strictMcpConfig: !Extensions.mcpDiscovery(options),
     abortController: q.controller,
     env: agentEnvironment(process.env, options.env, options.inheritEnv === true),
     spawnClaudeCodeProcess: (spawn) => {
@@ -321,11 +329,15 @@ export const startQuery = Effect.fnUntraced(
     const bounded = yield* Effect.fromResult(
       ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
     ).pipe(Effect.mapError((e) => configError(e.message)))
-    const settingsPath = bounded.settings === undefined ? undefined : yield* writeSettingsFile(bounded.settings)
+    const sandbox = options.sandbox === undefined ? undefined : Extensions.sandboxSettings(options.sandbox)
+    const settingsPath = bounded.settings === undefined
+      ? undefined
+      : yield* writeSettingsFile(sandbox === undefined ? bounded.settings : { ...bounded.settings, sandbox })
     const query = module.query({
       prompt: params.prompt,
       options: queryOptions(options, {
         params,
+        policy,
         fromPolicy,
         bounded,
         settingsPath,

@@ -7,6 +7,7 @@ import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ConfigurationError, ProcessError, ProviderError, TimeoutError } from "../../services/ChatClient.ts"
 import type { SubprocessError } from "../../services/Subprocess.ts"
 import { cliFlags, extraFlags } from "../claude/codeRun.ts"
+import * as Extensions from "../claude/extensions.ts"
 import type { Options } from "./options.ts"
 
 export const provider = "claude-local"
@@ -76,9 +77,11 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
     onNone: () => [],
     onSome: (id) => ["--resume", id, ...(turn.fork === true ? ["--fork-session"] : [])]
   }),
-  ...cliFlags(options, turn.budgetUsd),
-  // Always strict: never load a stray .mcp.json from the working directory.
-  "--strict-mcp-config",
+  ...cliFlags(options, turn.budgetUsd, turn.policy),
+  // Strict: never load a stray .mcp.json from the working directory. A plugin that asked for its
+  // MCP servers needs it off; then no settings sources are loaded (`Extensions.invalid`), so no
+  // other config can mount a server.
+  ...(Extensions.mcpDiscovery(options) ? [] : ["--strict-mcp-config"]),
   ...(turn.mcpConfigPath === undefined ? [] : ["--mcp-config", turn.mcpConfigPath]),
   ...(turn.permissionPromptTool === undefined ? [] : ["--permission-prompt-tool", turn.permissionPromptTool]),
   ...(turn.policyArgs ??

@@ -21,6 +21,7 @@ import * as Tool from "../../services/Tool.ts"
 import * as Approvals from "../claude/approvals.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { asChanges, cliEnvironment, mcpConfigEntry, permissionTool, PermissionToolName } from "../claude/codeRun.ts"
+import * as Extensions from "../claude/extensions.ts"
 import * as ProviderPolicy from "../claude/providerPolicy.ts"
 import { bounded, type RunInput, turnTimeout } from "../claude/session.ts"
 import * as Stall from "../claude/stall.ts"
@@ -252,7 +253,7 @@ const withGate = (
 
 /**
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
- * application's hooks go in the same file.
+ * application's hooks and the `sandbox` option go in the same file.
  */
 export const policyArguments = Effect.fnUntraced(function*(
   env: LocalEnv,
@@ -264,11 +265,15 @@ export const policyArguments = Effect.fnUntraced(function*(
   const needsBridge = ClaudeHooks.entries(env.options.hooks).length > 0 ||
     approvalTools.some((tool) => tool.needsApproval === true)
   const hooksBridge = needsBridge ? yield* env.hooksBridge : undefined
-  const settings = hooksBridge === undefined
+  const sandbox = env.options.sandbox === undefined ? undefined : Extensions.sandboxSettings(env.options.sandbox)
+  const settings = hooksBridge === undefined && sandbox === undefined
     ? fitted.success.settings
     : {
       ...fitted.success.settings,
-      hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools)
+      ...(hooksBridge === undefined ? {} : {
+        hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools)
+      }),
+      ...(sandbox === undefined ? {} : { sandbox })
     }
   const settingsPath = settings === undefined
     ? undefined
@@ -286,6 +291,15 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
   }
   if (options.effort !== undefined && !CliVersion.supports(cli, "effortFlag")) {
     return Effect.fail(CliVersion.unsupported(provider, cli, "effortFlag"))
+  }
+  if ((options.thinking ?? options.maxThinkingTokens) !== undefined && !CliVersion.supports(cli, "thinkingFlags")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "thinkingFlags"))
+  }
+  if (options.tools !== undefined && !CliVersion.supports(cli, "toolsFlag")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "toolsFlag"))
+  }
+  if ((options.plugins ?? []).length > 0 && !CliVersion.supports(cli, "pluginDirFlags")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "pluginDirFlags"))
   }
   return Effect.void
 }

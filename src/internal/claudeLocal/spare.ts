@@ -61,6 +61,8 @@ const spareKey = (env: LocalEnv, plan: RunPlan, budgetUsd: number | undefined, r
     env.options.cwd ?? null,
     plan.cli,
     spareArgs(env, plan, budgetUsd),
+    // Settings-file content the argv does not show.
+    env.options.sandbox ?? null,
     runEnv
   ])
 

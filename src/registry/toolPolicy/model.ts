@@ -165,7 +165,8 @@ export type PolicyContext = typeof PolicyContext.Type
  * `applied`), and is not passed to the CLI as written; `unknown`: a built-in tool name (no
  * `mcp__`) the registry does not know — almost always a typo, with the nearest registry name in
  * `suggestion` — which is still passed to the CLI, so a tool the registry does not know yet
- * stays off.
+ * stays off. `denied` (since 2.1.0, from a Claude provider's typed options): a tool that a
+ * subagent's `tools`, the `tools` list or `skills` asks for and the policy denies; it is left out.
  *
  * @category models
  * @since 1.0.0
@@ -174,7 +175,7 @@ export interface IgnoredOptOut {
   /** The entry as the agent wrote it. */
   readonly entry: string
   /** What happened to it. */
-  readonly kind: "malformed" | "always-on" | "partly-applied" | "unknown"
+  readonly kind: "malformed" | "always-on" | "partly-applied" | "unknown" | "denied"
   /** A sentence for a settings screen. */
   readonly message: string
   /**
