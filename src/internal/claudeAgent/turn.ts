@@ -21,6 +21,7 @@ import * as Stall from "../claude/stall.ts"
 import {
   type InitLine,
   makeRunReader,
+  type RateLimitWindow,
   type ResultLine,
   type StructuredAttempt,
   toChatEvent,
@@ -37,6 +38,8 @@ export interface Transcript {
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
   readonly structuredAttempt?: StructuredAttempt | undefined
+  readonly rateLimits?: ReadonlyArray<RateLimitWindow> | undefined
+  readonly spentWindow?: RateLimitWindow | undefined
 }
 
 /** The stderr tail of the query's CLI, trimmed and bounded for an error message. */
@@ -112,8 +115,18 @@ export const consume = (params: {
           // The SDK throws after an error result; the result line says more (status, subtype).
           if (reader.result() === undefined) throw e
         }
-        const { activity, init, lastText, result, structuredAttempt, toolUses } = reader.done()
-        return { init, result, lastText, activity, toolUses, structuredAttempt } satisfies Transcript
+        const { activity, init, lastText, rateLimits, result, spentWindow, structuredAttempt, toolUses } = reader
+          .done()
+        return {
+          init,
+          result,
+          lastText,
+          activity,
+          toolUses,
+          structuredAttempt,
+          rateLimits,
+          spentWindow
+        } satisfies Transcript
       },
       catch: (e) => sdkFailure(started, e)
     })
@@ -151,6 +164,8 @@ export const interpret = (
     recordResult: input.recordResult,
     lastText: transcript.lastText,
     structuredAttempt: transcript.structuredAttempt,
+    rateLimits: transcript.rateLimits,
+    spentWindow: transcript.spentWindow,
     decidedDenials: setup.decidedDenials,
     noResult: () => {
       const stderr = stderrOf(started)

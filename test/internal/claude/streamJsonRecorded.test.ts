@@ -7,9 +7,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as DateTime from "effect/DateTime"
+import * as Effect from "effect/Effect"
+import * as Metric from "effect/Metric"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
+import { interpretRun } from "../../../src/internal/claude/session.ts"
 import { makeRunReader, rateLimitWindows, type TranslatedEvent } from "../../../src/internal/claude/streamJson.ts"
+import { ProcessError, ProviderError, Usage } from "../../../src/services/ChatClient.ts"
+import { Attributes, rateLimitUtilization } from "../../../src/services/ChatTelemetry.ts"
 
 const recorded = (name: string) => {
   const reader = makeRunReader("mcp__gtb__")
@@ -167,4 +172,51 @@ describe("claudeStreamJson.rateLimitWindows", () => {
     expect(init("connected")).toEqual([{ _tag: "McpServerStatus", name: "gtb", status: "connected" }])
     expect(reader.done().spentWindow).toBeUndefined()
   })
+})
+
+describe("claudeSession.interpretRun on recorded rate-limit windows", () => {
+  const interpret = (name: string) => {
+    const { run } = recorded(name)
+    return interpretRun({
+      provider: "claude-local",
+      serverName: "gtb",
+      mounted: false,
+      init: run.init,
+      result: run.result,
+      noResult: () => new ProviderError({ provider: "claude-local", reason: new ProcessError({ message: "none" }) }),
+      allowPermissionDenials: false,
+      recordResult: () => Effect.succeed(Usage.empty),
+      rateLimits: run.rateLimits,
+      spentWindow: run.spentWindow
+    })
+  }
+  const gauge = (window: string) =>
+    Effect.map(
+      Metric.value(Metric.withAttributes(rateLimitUtilization, { [Attributes.rateLimitWindow]: window })),
+      (state) => state.value
+    )
+
+  it.effect("a spent window is a retryable RateLimitError with its window, resetsAt and the 429", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(interpret("rateLimitRejected.jsonl"))
+      expect(error).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "RateLimitError", window: "five_hour", status: 429 },
+        isRetryable: true
+      })
+      if (error._tag !== "ProviderError" || error.reason._tag !== "RateLimitError") return
+      expect(error.reason.resetsAt && DateTime.toEpochMillis(error.reason.resetsAt)).toBe(1796336600000)
+      expect(error.message).toContain("five_hour is spent until 2026-12-03T22:23:20")
+      expect(error.message).toContain("5-hour limit")
+      // The windows are metrics too: the last report of each window.
+      expect(yield* gauge("five_hour")).toBe(1)
+      expect(yield* gauge("seven_day")).toBe(0.5)
+    }))
+
+  it.effect("an allowed run answers and sets each window's utilisation gauge", () =>
+    Effect.gen(function*() {
+      expect((yield* interpret("rateLimitAllowed.jsonl")).text).toBe("done 1")
+      expect(yield* gauge("five_hour")).toBe(0.91)
+      expect(yield* gauge("seven_day")).toBe(0.4)
+    }))
 })
