@@ -51,6 +51,11 @@ const show = (event: ChatEvent.ChatEvent): Effect.Effect<void> => {
       return Effect.void
     case "Complete":
       return write("\n")
+    case "RateLimit":
+      return write(`[plan window ${event.window}: ${event.status}]\n`)
+    default:
+      // The Claude Code providers also report argument deltas, tasks, hooks and MCP server status.
+      return Effect.void
   }
 }
 

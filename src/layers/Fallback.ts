@@ -67,8 +67,9 @@ export const failoverStatuses: ReadonlySet<number> = new Set([408, 429, 500, 502
 
 /**
  * The default policy: fail over on a `ProviderError` whose reason is a `TimeoutError`,
- * `StalledError` or `NetworkError` (whatever its `transient`), or a `RateLimitError`,
- * `QuotaExhaustedError`, `InternalProviderError`, `InvalidRequestError` or `UnknownError` with one
+ * `StalledError` or `NetworkError` (whatever its `transient`), a `RateLimitError` of a spent
+ * Claude plan window (it has `resetsAt`: a subscription CLI falls back to the next provider), or
+ * a `RateLimitError`, `QuotaExhaustedError`, `InternalProviderError`, `InvalidRequestError` or `UnknownError` with one
  * of the statuses above
  * (the same reasons without a status, such as a stream's error event, are fatal), and on media the
  * provider cannot send (`UnsupportedContentError`, raised before any request: the next provider
@@ -91,6 +92,11 @@ export const defaultPolicy = (error: ProviderFailure): Decision => {
     case "NetworkError":
       return "failover"
     case "RateLimitError":
+      // A spent plan window (`resetsAt`) passes on another provider at once.
+      return error.reason.resetsAt !== undefined ||
+          (error.reason.status !== undefined && failoverStatuses.has(error.reason.status))
+        ? "failover"
+        : "fatal"
     case "QuotaExhaustedError":
     case "InternalProviderError":
     case "InvalidRequestError":
@@ -280,7 +286,7 @@ export const make: (
             Stream.runFoldEffect(client.chatStream(prompt), () => "", (text, event) => {
               if (event._tag === "Complete") return Effect.succeed(event.text)
               const shown = event._tag === "TextDelta" || event._tag === "ToolCallStart" ||
-                event._tag === "ReasoningDelta" || event._tag === "AgentToolStart"
+                event._tag === "ReasoningDelta" || event._tag === "AgentToolStart" || event._tag === "ToolInputDelta"
               return Effect.as(Effect.andThen(shown ? Ref.set(visible, true) : Effect.void, emit(event)), text)
             })
           return yield* lock.withPermits(1)(

@@ -89,6 +89,12 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
  * The provider rate-limited the request (HTTP 429, or a stream's rate-limit event).
  * `retryAfter` is set when the provider said how long to wait. Retryable.
  *
+ * **Details**
+ *
+ * On the Claude Code providers logged in to a subscription, a spent plan window (five-hour,
+ * seven-day, …) is this reason too, with `window` and `resetsAt`: the same request passes once the
+ * window resets, or at once on another provider (`Fallback` fails over on it by default).
+ *
  * @since 2.0.0
  * @category errors
  */
@@ -96,7 +102,11 @@ export class RateLimitError extends Schema.TaggedError<RateLimitError>()("RateLi
   ...ReasonMessage,
   ...HttpStatus,
   /** How long the provider asked to wait (`retry-after`), when it said. */
-  retryAfter: Schema.optional(Schema.Duration)
+  retryAfter: Schema.optional(Schema.Duration),
+  /** When the spent plan window resets (Claude Code on a subscription). Since 2.1.0. */
+  resetsAt: Schema.optional(Schema.DateTimeUtc),
+  /** The spent plan window, as the CLI names it: `five_hour`, `seven_day`, …. Since 2.1.0. */
+  window: Schema.optional(Schema.String)
 }) {
   /** Retryable: the same request may pass after a while. */
   get isRetryable(): boolean {
@@ -378,7 +388,7 @@ export const reasonFromHttpStatus = (params: {
  * | reason | retryable | fields |
  * |---|---|---|
  * | `AuthenticationError` | no | `status?` |
- * | `RateLimitError` | yes | `status?`, `retryAfter?` |
+ * | `RateLimitError` | yes | `status?`, `retryAfter?`, `resetsAt?`, `window?` |
  * | `QuotaExhaustedError` | no | `status?` |
  * | `InvalidRequestError` | no | `status?` |
  * | `InternalProviderError` | yes | `status?`, `retryAfter?` |

@@ -60,7 +60,9 @@ export const Attributes = {
   /** With {@link RecordContent}: a tool call's arguments, as JSON text. */
   toolCallArguments: "gen_ai.tool.call.arguments",
   /** With {@link RecordContent}: a tool call's result text. */
-  toolCallResult: "gen_ai.tool.call.result"
+  toolCallResult: "gen_ai.tool.call.result",
+  /** A Claude plan rate-limit window on {@link rateLimitUtilization}: `five_hour`, `seven_day`, …. Since 2.1.0. */
+  rateLimitWindow: "chat.rate_limit.window"
 } as const
 
 /**
@@ -135,4 +137,16 @@ export const toolDuration = Metric.histogram("chat.tool.duration", {
 export const toolErrors = Metric.counter("chat.tool.errors", {
   description: "Tool calls that returned an error result",
   incremental: true
+})
+
+/**
+ * The used fraction (0 to 1) of each Claude plan rate-limit window as the CLI last reported it,
+ * labelled `chat.rate_limit.window` and `chat.provider`. Only a CLI logged in to a subscription
+ * reports windows (not one using an API key).
+ *
+ * @category utils
+ * @since 2.1.0
+ */
+export const rateLimitUtilization = Metric.gauge("chat.rate_limit.utilization", {
+  description: "Used fraction of a Claude plan rate-limit window, as last reported"
 })

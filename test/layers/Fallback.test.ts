@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
+import * as DateTime from "effect/DateTime"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -361,6 +362,12 @@ describe("Fallback: errors other than ProviderError, nested chains", () => {
     expect(Fallback.defaultPolicy(kind(new InternalProviderError({ message, status: 503 })))).toBe("failover")
     expect(Fallback.defaultPolicy(kind(new InvalidRequestError({ message, status: 400 })))).toBe("fatal")
     expect(Fallback.defaultPolicy(kind(new InternalProviderError({ message })))).toBe("fatal")
+    // A spent Claude plan window fails over even when the CLI gave no status.
+    const resetsAt = DateTime.makeUnsafe(0)
+    expect(Fallback.defaultPolicy(kind(new RateLimitError({ message, resetsAt, window: "five_hour" })))).toBe(
+      "failover"
+    )
+    expect(Fallback.defaultPolicy(kind(new RateLimitError({ message })))).toBe("fatal")
     expect(Fallback.defaultPolicy(kind(new UnknownError({ message })))).toBe("fatal")
     expect(Fallback.defaultPolicy(kind(new InvalidResponseError({ message })))).toBe("fatal")
     expect(Fallback.defaultPolicy(new MaxStepsError({ maxSteps: 3, message: "too many" }))).toBe("fatal")

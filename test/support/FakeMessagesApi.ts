@@ -49,6 +49,8 @@ export type FakeReply =
     readonly breakMidway?: "destroy" | "error" | "hang"
     /** Streaming only: send this text as the whole SSE body instead of the message. */
     readonly rawStream?: string
+    /** Extra response headers, such as {@link rateLimitHeaders}. */
+    readonly headers?: Record<string, string>
   }
   | { readonly status: number; readonly body?: unknown; readonly headers?: Record<string, string> }
 
@@ -119,6 +121,50 @@ interface WireBlock {
 
 let counter = 0
 
+/** A plan rate-limit window as the API reports it in `anthropic-ratelimit-unified-*` headers. */
+export interface PlanWindow {
+  /** The header's short name: `5h` (the CLI's `five_hour`) or `7d` (`seven_day`). */
+  readonly window: "5h" | "7d"
+  readonly status: "allowed" | "allowed_warning" | "rejected"
+  /** Used fraction, 0 to 1. */
+  readonly utilization: number
+  /** Epoch seconds. */
+  readonly resetsAt: number
+}
+
+const claims = { "5h": "five_hour", "7d": "seven_day" } as const
+
+/**
+ * The `anthropic-ratelimit-unified-*` headers of a subscription's response: each window's
+ * utilisation, reset and status, and the representative (first) window's as the overall status.
+ * The claude CLI turns them into a `rate_limit_event` only when logged in with an OAuth token
+ * (`CLAUDE_CODE_OAUTH_TOKEN`), not with an API key (checked on 2.1.332).
+ */
+export const rateLimitHeaders = (windows: ReadonlyArray<PlanWindow>): Record<string, string> => {
+  const [first] = windows
+  const headers: Record<string, string> = first === undefined ? {} : {
+    "anthropic-ratelimit-unified-status": first.status,
+    "anthropic-ratelimit-unified-reset": String(first.resetsAt),
+    "anthropic-ratelimit-unified-representative-claim": claims[first.window]
+  }
+  for (const w of windows) {
+    headers[`anthropic-ratelimit-unified-${w.window}-utilization`] = String(w.utilization)
+    headers[`anthropic-ratelimit-unified-${w.window}-reset`] = String(w.resetsAt)
+    headers[`anthropic-ratelimit-unified-${w.window}-status`] = w.status
+  }
+  return headers
+}
+
+/**
+ * The API's answer when a plan window is spent: 429 with the windows' headers (the first one
+ * `rejected`), which the CLI reports as `usage_limit_reached`.
+ */
+export const spentWindow = (windows: ReadonlyArray<PlanWindow>): FakeReply => ({
+  status: 429,
+  headers: rateLimitHeaders(windows),
+  body: { type: "error", error: { type: "rate_limit_error", message: "usage limit reached" } }
+})
+
 const message = (reply: Exclude<FakeReply, { status: number }>, model: string) => {
   const content: Array<WireBlock> = []
   if (reply.text !== undefined && reply.text !== "") content.push({ type: "text", text: reply.text })
@@ -143,7 +189,7 @@ const sse = (
   msg: ReturnType<typeof message>,
   reply: Exclude<FakeReply, { status: number }>
 ) => {
-  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+  res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", ...reply.headers })
   const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
   send("message_start", {
     type: "message_start",
@@ -226,7 +272,7 @@ export const make = (
     }
     if ("status" in reply) return
     const msg = message(reply, body.model ?? "claude-fake")
-    if (body.stream !== true) return sendJson(res, 200, msg)
+    if (body.stream !== true) return sendJson(res, 200, msg, reply.headers)
     watchAbandon()
     if (reply.rawStream === undefined) return sse(res, msg, reply)
     res.writeHead(200, { "content-type": "text/event-stream" })

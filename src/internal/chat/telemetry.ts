@@ -14,6 +14,7 @@ import * as Tracer from "effect/Tracer"
 import {
   Attributes as A,
   costUsd,
+  rateLimitUtilization,
   RecordContent,
   tokenUsage,
   toolErrors,
@@ -293,3 +294,14 @@ export const makeRunSlot = (): RunSlot => {
       })
   }
 }
+
+/** Sets the utilisation gauge of each reported plan window (the last report of a window wins). */
+export const recordRateLimits = (
+  windows: ReadonlyArray<{ readonly window: string; readonly utilization?: number | undefined }>
+): Effect.Effect<void> =>
+  Effect.forEach(windows, (w) =>
+    w.utilization === undefined
+      ? Effect.void
+      : Metric.update(Metric.withAttributes(rateLimitUtilization, { [A.rateLimitWindow]: w.window }), w.utilization), {
+    discard: true
+  })

@@ -4,6 +4,7 @@
  * the reading of a run's init and result lines into an outcome or a typed error, and the errors
  * of a run stopped at a bound. The conversation around the runs is `claudeConversation.ts`.
  */
+import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Option from "effect/Option"
@@ -15,6 +16,7 @@ import {
   PermissionDeniedError,
   ProcessError,
   ProviderError,
+  RateLimitError,
   reasonFromHttpStatus,
   RunLimitError,
   StalledError,
@@ -29,7 +31,7 @@ import type { ResponseFormat } from "../../services/ModelTurn.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import * as Telemetry from "../chat/telemetry.ts"
 import { denialMessage } from "../policy/headlessTools.ts"
-import type { InitLine, ResultLine, StructuredAttempt, ToolUse } from "./streamJson.ts"
+import type { InitLine, RateLimitWindow, ResultLine, StructuredAttempt, ToolUse } from "./streamJson.ts"
 
 /** What a successful run gives back. */
 export interface RunOutcome {
@@ -258,6 +260,24 @@ const structuredRetriesExhausted = (attempt: StructuredAttempt | undefined, text
 }
 
 /**
+ * A run refused because a plan window is spent: a retryable `RateLimitError` naming the window and
+ * when it resets (with the API's 429 when the CLI reports it), so `Fallback` moves to the next
+ * provider and a caller can wait until `resetsAt`.
+ */
+export const spentWindowError = (provider: string, window: RateLimitWindow, said: string, status?: number) =>
+  new ProviderError({
+    provider,
+    reason: new RateLimitError({
+      message: `The claude CLI's plan rate-limit window ${window.window} is spent${
+        window.resetsAt === undefined ? "" : ` until ${DateTime.formatIso(window.resetsAt)}`
+      }${said === "" ? "" : ` (${bounded(said, 500)})`}; wait until it resets or use another provider`,
+      window: window.window,
+      ...(window.resetsAt === undefined ? {} : { resetsAt: window.resetsAt }),
+      ...(status === undefined ? {} : { status })
+    })
+  })
+
+/**
  * Reads a finished run: the tool server must have connected (when mounted), a result line must
  * exist, usage is recorded, an error result is a typed error carrying the API status, a bridge
  * call whose result the CLI replaced by its own transport error fails the turn (a `network`
@@ -286,8 +306,13 @@ export const interpretRun = Effect.fnUntraced(function*(params: {
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
   /** `ask`: the model's last structured answer attempt, for the error when none was accepted. */
   readonly structuredAttempt?: StructuredAttempt | undefined
+  /** The plan rate-limit windows the run reported, for the utilisation metric. */
+  readonly rateLimits?: ReadonlyArray<RateLimitWindow> | undefined
+  /** The window the run reported spent: an error result with it is a {@link spentWindowError}. */
+  readonly spentWindow?: RateLimitWindow | undefined
 }): Effect.fn.Return<RunOutcome, ChatError> {
   const { exitCode = 0, provider, result: line } = params
+  if (params.rateLimits !== undefined) yield* Telemetry.recordRateLimits(params.rateLimits)
 
   if (params.init?.model !== undefined) yield* Effect.annotateCurrentSpan(Attributes.responseModel, params.init.model)
   if (params.toolUses !== undefined) {
@@ -326,6 +351,9 @@ export const interpretRun = Effect.fnUntraced(function*(params: {
       return yield* authError(provider, line.result, status)
     }
     if (status === undefined && Unreachable.test(line.result)) return yield* unreachableError(provider, line.result)
+    if (params.spentWindow !== undefined && (status === undefined || status === 429)) {
+      return yield* spentWindowError(provider, params.spentWindow, line.result, status)
+    }
     // An `is_error` result may still have the subtype "success": name what failed instead.
     const what = line.subtype !== undefined && line.subtype !== "success"
       ? line.subtype

@@ -22,6 +22,7 @@ import * as Stall from "../claude/stall.ts"
 import {
   type InitLine,
   makeRunReader,
+  type RateLimitWindow,
   type ResultLine,
   type StructuredAttempt,
   toChatEvent,
@@ -38,6 +39,8 @@ export interface Transcript {
   readonly activity?: ReadonlyArray<AgentToolStart | AgentToolEnd> | undefined
   readonly toolUses?: ReadonlyArray<ToolUse> | undefined
   readonly structuredAttempt?: StructuredAttempt | undefined
+  readonly rateLimits?: ReadonlyArray<RateLimitWindow> | undefined
+  readonly spentWindow?: RateLimitWindow | undefined
 }
 
 /**
@@ -146,8 +149,18 @@ export const consume = (params: {
           // The SDK throws after an error result; the result line says more (status, subtype).
           if (reader.result() === undefined) throw e
         }
-        const { activity, init, lastText, result, structuredAttempt, toolUses } = reader.done()
-        return { init, result, lastText, activity, toolUses, structuredAttempt } satisfies Transcript
+        const { activity, init, lastText, rateLimits, result, spentWindow, structuredAttempt, toolUses } = reader
+          .done()
+        return {
+          init,
+          result,
+          lastText,
+          activity,
+          toolUses,
+          structuredAttempt,
+          rateLimits,
+          spentWindow
+        } satisfies Transcript
       },
       catch: (e) => sdkFailure(started, e)
     })
@@ -185,6 +198,8 @@ export const interpret = (
     recordResult: input.recordResult,
     lastText: transcript.lastText,
     structuredAttempt: transcript.structuredAttempt,
+    rateLimits: transcript.rateLimits,
+    spentWindow: transcript.spentWindow,
     decidedDenials: setup.decidedDenials,
     noResult: () => {
       const stderr = stderrOf(started)

@@ -129,6 +129,8 @@ export const interpretLocalRun = (
       recordResult: input.recordResult,
       lastText: parsed.lastText,
       structuredAttempt: parsed.structuredAttempt,
+      rateLimits: parsed.rateLimits,
+      spentWindow: parsed.spentWindow,
       decidedDenials: env.decidedDenials,
       noResult
     }),

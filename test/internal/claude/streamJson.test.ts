@@ -194,7 +194,8 @@ describe("claudeStreamJson.makeRunReader, one pass", () => {
       }),
       line({ type: "result", subtype: "success", result: "done", session_id: "s1" })
     ].flatMap((l) => reader.line(l))
-    expect(emitted.map((e) => [e._tag, "id" in e ? e.id : ""])).toEqual([
+    expect(emitted.map((e) => [e._tag, "id" in e ? e.id : "name" in e ? e.name : ""])).toEqual([
+      ["McpServerStatus", "gtb"],
       ["ToolCallStart", "b1"],
       ["AgentToolStart", "g1"],
       ["ToolCallEnd", "b1"],
