@@ -33,6 +33,7 @@ import {
   RateLimitError,
   reasonFromHttpStatus,
   RefusedAfterToolRun,
+  SessionNotFoundError,
   StalledError,
   TimeoutError,
   UnknownError
@@ -59,7 +60,8 @@ const providerTable: ReadonlyArray<readonly [ProviderErrorReason, boolean]> = [
   [new ProcessError({ message, transient: true }), true],
   [new ConfigurationError({ message }), false],
   [new StalledError({ message }), true],
-  [new UnknownError({ message }), false]
+  [new UnknownError({ message }), false],
+  [new SessionNotFoundError({ message, sessionId: "s-1" }), false]
 ]
 
 const providerError = (reason: ProviderErrorReason) => new ProviderError({ provider: "p", reason })
@@ -84,7 +86,8 @@ const caught = (reason: ProviderErrorReason) =>
     Effect.catchReason("ProviderError", "ProcessError", (r) => Effect.succeed(`${r._tag} ${r.exitCode}`)),
     Effect.catchReason("ProviderError", "ConfigurationError", (r) => Effect.succeed(r._tag)),
     Effect.catchReason("ProviderError", "StalledError", (r) => Effect.succeed(r._tag)),
-    Effect.catchReason("ProviderError", "UnknownError", (r) => Effect.succeed(r._tag))
+    Effect.catchReason("ProviderError", "UnknownError", (r) => Effect.succeed(r._tag)),
+    Effect.catchReason("ProviderError", "SessionNotFoundError", (r) => Effect.succeed(`${r._tag} ${r.sessionId}`))
   )
 
 const ChatErrorJson = Schema.toCodecJson(ChatError)
@@ -113,7 +116,8 @@ describe("ProviderError reasons", () => {
         "ProcessError undefined",
         "ConfigurationError",
         "StalledError",
-        "UnknownError"
+        "UnknownError",
+        "SessionNotFoundError s-1"
       ])
     }))
 
