@@ -94,6 +94,14 @@ export const StopInput = Schema.Struct({
 /**
  * `SessionStart`: a session starts (`source`: `startup`, `resume`, `clear`, `compact`, `fork`).
  *
+ * **Gotchas**
+ *
+ * In the `-p` runs both providers start (checked on claude 2.1.335) a typed SessionStart hook
+ * does not fire: Claude Code skips HTTP hooks for SessionStart (ClaudeLocal serves its hooks over
+ * HTTP), and runs SessionStart before the Agent SDK's `initialize` registers its callbacks
+ * (ClaudeAgent). A `type: "command"` SessionStart hook in a settings file the run loads
+ * (`settingSources`) does fire, with `startup` and then `resume` on each later turn's CLI.
+ *
  * @category schemas
  * @since 2.0.0
  */

@@ -10,6 +10,8 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import { randomUUID } from "node:crypto"
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import { ChatClient, ProviderError } from "../../src/services/ChatClient.ts"
@@ -115,3 +117,45 @@ for (const [name, provider] of providers) {
     )
   })
 }
+
+/**
+ * Checked on 2.1.335: in `-p` runs Claude Code skips HTTP hooks for SessionStart (and Setup) —
+ * ClaudeLocal's typed hooks are HTTP hooks — and runs SessionStart before the Agent SDK's
+ * `initialize` registers its callbacks (also with `--await-initialize`), so a typed SessionStart
+ * hook fires on neither provider; a `type: "command"` hook from a settings file does.
+ */
+describeWithClaude("SessionStart in -p runs on claude 2.1.335", () => {
+  for (const [name, provider] of providers) {
+    it.live(
+      `${name}: a typed SessionStart hook does not fire; a command hook from the project settings does`,
+      () =>
+        Effect.gen(function*() {
+          const api = yield* Fake.make(model)
+          const box = yield* sandbox(api.url)
+          const log = join(box.dir, "session-start.jsonl")
+          mkdirSync(join(box.cwd, ".claude"))
+          writeFileSync(
+            join(box.cwd, ".claude", "settings.json"),
+            JSON.stringify({
+              hooks: { SessionStart: [{ hooks: [{ type: "command", command: `cat >> '${log}'; echo >> '${log}'` }] }] }
+            })
+          )
+          const typed: Array<string> = []
+          const { chat } = yield* clientIn(provider, box, {
+            settingSources: ["project"],
+            hooks: { SessionStart: [{ run: (input) => Effect.sync(() => (typed.push(input.source), {})) }] }
+          })
+          expect(yield* chat.chat("hello")).toBe("You said: hello")
+          expect(yield* chat.chat("again")).toBe("You said: again")
+          expect(typed).toEqual([])
+          const sources = readFileSync(log, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) =>
+            (JSON.parse(l) as { readonly source: string }).source
+          )
+          // Without keepAlive each turn is a new CLI: the second one resumes the first one's session.
+          expect(sources).toEqual(["startup", "resume"])
+          console.log(`${name}: SessionStart command hook sources ${JSON.stringify(sources)}`)
+        }),
+      { timeout: 180_000 }
+    )
+  }
+})
