@@ -96,11 +96,12 @@ export const StopInput = Schema.Struct({
  *
  * **Gotchas**
  *
- * In the `-p` runs both providers start (checked on claude 2.1.335) a typed SessionStart hook
- * does not fire: Claude Code skips HTTP hooks for SessionStart (ClaudeLocal serves its hooks over
- * HTTP), and runs SessionStart before the Agent SDK's `initialize` registers its callbacks
- * (ClaudeAgent). A `type: "command"` SessionStart hook in a settings file the run loads
- * (`settingSources`) does fire, with `startup` and then `resume` on each later turn's CLI.
+ * Checked on claude 2.1.335, in the `-p` runs both providers start. Claude Code skips HTTP hooks
+ * for SessionStart, so `ClaudeLocal` writes this one as a command hook (this Node, forwarding the
+ * input to its hooks bridge, the token read from a 0600 file): it fires with `startup`, then
+ * `resume` on each later turn's CLI. On `ClaudeAgent` it does not fire: Claude Code runs
+ * SessionStart before the Agent SDK's `initialize` registers its callbacks. There a
+ * `type: "command"` SessionStart hook in a settings file the run loads (`settingSources`) does.
  *
  * @category schemas
  * @since 2.0.0

@@ -119,15 +119,21 @@ for (const [name, provider] of providers) {
 }
 
 /**
- * Checked on 2.1.335: in `-p` runs Claude Code skips HTTP hooks for SessionStart (and Setup) —
- * ClaudeLocal's typed hooks are HTTP hooks — and runs SessionStart before the Agent SDK's
- * `initialize` registers its callbacks (also with `--await-initialize`), so a typed SessionStart
- * hook fires on neither provider; a `type: "command"` hook from a settings file does.
+ * Checked on 2.1.335: in `-p` runs Claude Code skips HTTP hooks for SessionStart (and Setup), so
+ * ClaudeLocal serves a SessionStart hook as a command that forwards to its hooks bridge; it runs
+ * SessionStart before the Agent SDK's `initialize` registers its callbacks (also with
+ * `--await-initialize`), so on ClaudeAgent a typed SessionStart hook does not fire, while a
+ * `type: "command"` hook from a settings file does.
  */
+const sessionStartFires: Record<string, ReadonlyArray<string>> = {
+  ClaudeLocal: ["startup", "resume"],
+  ClaudeAgent: []
+}
+
 describeWithClaude("SessionStart in -p runs on claude 2.1.335", () => {
   for (const [name, provider] of providers) {
     it.live(
-      `${name}: a typed SessionStart hook does not fire; a command hook from the project settings does`,
+      `${name}: typed SessionStart hooks fire as documented; a command hook from the project settings does`,
       () =>
         Effect.gen(function*() {
           const api = yield* Fake.make(model)
@@ -140,20 +146,20 @@ describeWithClaude("SessionStart in -p runs on claude 2.1.335", () => {
               hooks: { SessionStart: [{ hooks: [{ type: "command", command: `cat >> '${log}'; echo >> '${log}'` }] }] }
             })
           )
-          const typed: Array<string> = []
+          const typed: Array<ClaudeHooks.Input<"SessionStart">> = []
           const { chat } = yield* clientIn(provider, box, {
             settingSources: ["project"],
-            hooks: { SessionStart: [{ run: (input) => Effect.sync(() => (typed.push(input.source), {})) }] }
+            hooks: { SessionStart: [{ run: (input) => Effect.sync(() => (typed.push(input), {})) }] }
           })
           expect(yield* chat.chat("hello")).toBe("You said: hello")
           expect(yield* chat.chat("again")).toBe("You said: again")
-          expect(typed).toEqual([])
+          expect(typed.map((input) => input.source)).toEqual(sessionStartFires[name])
+          for (const input of typed) expect(input).toMatchObject({ hook_event_name: "SessionStart", cwd: box.cwd })
           const sources = readFileSync(log, "utf8").split("\n").filter((l) => l.trim() !== "").map((l) =>
             (JSON.parse(l) as { readonly source: string }).source
           )
           // Without keepAlive each turn is a new CLI: the second one resumes the first one's session.
           expect(sources).toEqual(["startup", "resume"])
-          console.log(`${name}: SessionStart command hook sources ${JSON.stringify(sources)}`)
         }),
       { timeout: 180_000 }
     )
