@@ -214,7 +214,7 @@ echo "effect $resolved (newest 4.1.x), @effect/platform-node $(node -p 'require(
 step "(b) every entry point type-checks once its optional peer is installed"
 # Types only: no install scripts (no better-sqlite3 build), no platform binary of the Agent SDK.
 npm install --no-audit --no-fund --loglevel=error --ignore-scripts --omit=optional \
-  @anthropic-ai/claude-agent-sdk@0.3.332 typescript@~5.9.3
+  @anthropic-ai/claude-agent-sdk@0.3.335 typescript@~5.9.3
 cp entries.mjs entries.ts
 cat > ai.ts <<'TS'
 import { AiToolkit, ChatLanguageModel } from "effect-chat-bridge/effect-ai"

@@ -5,7 +5,7 @@
  * `@anthropic-ai/claude-agent-sdk`: the main entry never loads either. The same check runs as the
  * `check-claude-tools` bin.
  *
- * Needs: `npm i -D typescript@~5.9 @anthropic-ai/claude-agent-sdk@0.3.332`.
+ * Needs: `npm i -D typescript@~5.9 @anthropic-ai/claude-agent-sdk@0.3.335`.
  *
  * @summary `DriftGuard`: the catalog checked against the installed Agent SDK (needs `typescript`).
  * @since 0.1.0

@@ -1,5 +1,5 @@
 /**
- * The Claude Code tools of agent SDK 0.3.332 (claude 2.1.332), classified. Names are the runtime
+ * The Claude Code tools of agent SDK 0.3.335 (claude 2.1.335), classified. Names are the runtime
  * names that `disallowedTools`, permission rules and hook matchers use — which differ from the
  * `sdk-tools.d.ts` interface names for a few tools (see `DriftGuard.aliases`).
  *
@@ -17,7 +17,7 @@ import type * as ToolDescriptor from "./ToolDescriptor.ts"
  * @category models
  * @since 1.0.0
  */
-export const sdkVersion = "0.3.332"
+export const sdkVersion = "0.3.335"
 
 type Extra = Partial<
   Pick<ToolDescriptor.ToolDescriptorInput, "condition" | "pairGroup" | "interactive" | "asks" | "reason">

@@ -189,7 +189,7 @@ export const locateSdkTools: Effect.Effect<string, DriftGuardError> = Effect.try
   catch: (cause) =>
     new DriftGuardError({
       message: "the drift guard reads the tool list of the optional peer `@anthropic-ai/claude-agent-sdk`: " +
-        `npm install -D @anthropic-ai/claude-agent-sdk@0.3.332, or pass the path of an sdk-tools.d.ts (${
+        `npm install -D @anthropic-ai/claude-agent-sdk@0.3.335, or pass the path of an sdk-tools.d.ts (${
           String(cause)
         })`
     })

@@ -306,6 +306,33 @@ export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("Ap
 }
 
 /**
+ * A Claude Code run was asked to resume a session (`resume`, or the session the client carries)
+ * and the CLI found no single conversation to load for it: the session is gone, was written under
+ * another config dir or working directory, or cannot be read for now. `sessionId` names it. Not
+ * retryable: a retry finds the same until that changes (start a new conversation, or resume
+ * another session).
+ *
+ * **Details**
+ *
+ * claude 2.1.335 and newer say so in the result's `startup_failure_reason`
+ * (`resume_target_not_found`); older ones only print "No conversation found with session ID", which
+ * is read too.
+ *
+ * @since 2.1.0
+ * @category errors
+ */
+export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundError>()("SessionNotFoundError", {
+  ...ReasonMessage,
+  /** The session id the CLI was asked to resume. */
+  sessionId: Schema.String
+}) {
+  /** Not retryable: the session must exist first. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * Any other failure: an HTTP status outside the classes above, a stream error the provider does
  * not mark transient, an answer with nothing in it, a script that ran out of turns. Not retryable.
  *
@@ -342,7 +369,8 @@ export const ProviderErrorReason = Schema.Union([
   ConfigurationError,
   StalledError,
   ApprovalRequired,
-  UnknownError
+  UnknownError,
+  SessionNotFoundError
 ])
 
 /**
@@ -399,6 +427,7 @@ export const reasonFromHttpStatus = (params: {
  * | `ConfigurationError` | no | |
  * | `StalledError` | yes | |
  * | `UnknownError` | no | `status?` |
+ * | `SessionNotFoundError` | no | `sessionId` |
  *
  * **Gotchas**
  *

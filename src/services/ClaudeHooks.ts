@@ -94,6 +94,15 @@ export const StopInput = Schema.Struct({
 /**
  * `SessionStart`: a session starts (`source`: `startup`, `resume`, `clear`, `compact`, `fork`).
  *
+ * **Gotchas**
+ *
+ * Checked on claude 2.1.335, in the `-p` runs both providers start. Claude Code skips HTTP hooks
+ * for SessionStart, so `ClaudeLocal` writes this one as a command hook (this Node, forwarding the
+ * input to its hooks bridge, the token read from a 0600 file): it fires with `startup`, then
+ * `resume` on each later turn's CLI. On `ClaudeAgent` it does not fire: Claude Code runs
+ * SessionStart before the Agent SDK's `initialize` registers its callbacks. There a
+ * `type: "command"` SessionStart hook in a settings file the run loads (`settingSources`) does.
+ *
  * @category schemas
  * @since 2.0.0
  */
@@ -131,6 +140,29 @@ export const NotificationInput = Schema.Struct({
  * @since 2.0.0
  */
 export const PermissionDeniedInput = Schema.Struct({ ...toolCall, reason: Schema.String })
+
+/**
+ * `Interrupt`: an interrupt ended the main conversation's turn (claude 2.1.335 and newer; older
+ * CLIs never fire it). Fires once per interrupted turn, not when the work goes on by itself or
+ * Claude Code is exiting.
+ *
+ * **Details**
+ *
+ * - `source`: who stopped the turn. `user` is a person or any client that does not say who it is
+ *   (`ClaudeLive.interrupt`, the Agent SDK's `interrupt()`); `session` another session's Claude;
+ *   `system` a PermissionRequest hook, a plugin, a permission check or a service acting by itself.
+ * - `reason`: `stop` (an interrupt request, Esc, Ctrl+C), `permission_denied`, `rewind` or `other`.
+ * - `via`: `terminal` or `client` (an app, an SDK program), where Claude Code knows it.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const InterruptInput = Schema.Struct({
+  ...base,
+  source: Schema.Literals(["user", "session", "system"]),
+  reason: Schema.Literals(["stop", "permission_denied", "rewind", "other"]),
+  via: Schema.optionalKey(Schema.Literals(["terminal", "client"]))
+})
 
 const common = {
   /** `false` stops the agent after this hook (`stopReason` says why). */
@@ -229,8 +261,17 @@ export const NotificationOutput = Schema.Struct({ ...common, ...context })
 export const PermissionDeniedOutput = Schema.Struct({ ...common, retry: Schema.optionalKey(Schema.Boolean) })
 
 /**
- * Each event's input and output schemas. The `Interrupt` event comes with Claude Code 2.1.335;
- * the pinned 2.1.332 has none.
+ * What an `Interrupt` hook answers: nothing, since Claude Code ignores its output (the turn has
+ * already ended). The hook is for watching: logging, metrics, releasing what the turn held.
+ *
+ * @category schemas
+ * @since 2.1.0
+ */
+export const InterruptOutput = Schema.Struct({})
+
+/**
+ * Each event's input and output schemas. `Interrupt` needs claude 2.1.335 or newer (an older CLI
+ * never fires it).
  *
  * @category schemas
  * @since 2.0.0
@@ -244,7 +285,8 @@ export const events = {
   SessionStart: { input: SessionStartInput, output: SessionStartOutput },
   SessionEnd: { input: SessionEndInput, output: SessionEndOutput },
   Notification: { input: NotificationInput, output: NotificationOutput },
-  PermissionDenied: { input: PermissionDeniedInput, output: PermissionDeniedOutput }
+  PermissionDenied: { input: PermissionDeniedInput, output: PermissionDeniedOutput },
+  Interrupt: { input: InterruptInput, output: InterruptOutput }
 } as const
 
 /**

@@ -42,7 +42,7 @@ type ClientOptions = ClaudeCodeOptions.ClaudeCodeOptions & {
 const clientIn = (kind: Kind, box: Sandbox, { executable, ...options }: ClientOptions = {}) =>
   kind === "local"
     // The version is given, so that the only starts of `executable` are runs.
-    ? localSession(box, executable === undefined ? options : { ...options, binary: executable, cliVersion: "2.1.332" })
+    ? localSession(box, executable === undefined ? options : { ...options, binary: executable, cliVersion: "2.1.335" })
     : agentSession(box, executable === undefined ? options : { ...options, pathToClaudeCodeExecutable: executable })
 
 /** The `--max-budget-usd` a CLI was started with (`=value` from ClaudeLocal, a separate argument from the SDK). */

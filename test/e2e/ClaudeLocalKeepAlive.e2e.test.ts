@@ -341,7 +341,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       const box = yield* sandbox(api.url)
       const asked: Array<string> = []
       const chat = yield* clientIn(box, {
-        cliVersion: "2.1.332",
+        cliVersion: "2.1.335",
         appendSystemPrompt: "Always answer in Latin.",
         canUseTool: (request) =>
           Effect.sync(() => {
@@ -377,14 +377,14 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       const api = yield* Fake.make((req) => ({ text: `echo ${lastLine(req)}` }))
       const box = yield* sandbox(api.url)
       const firstScope = yield* Scope.make()
-      const first = yield* sessionIn(box, { cliVersion: "2.1.332" }).pipe(Scope.provide(firstScope))
+      const first = yield* sessionIn(box, { cliVersion: "2.1.335" }).pipe(Scope.provide(firstScope))
       yield* first.chat.chat("remember the word PELICAN")
       const id = Option.getOrThrow(yield* first.session.sessionId)
       yield* Scope.close(firstScope, Exit.void)
 
       const scope = yield* Scope.make()
       const forked = yield* sessionIn(box, {
-        cliVersion: "2.1.332",
+        cliVersion: "2.1.335",
         prewarm: true,
         resume: id,
         forkSession: true
@@ -453,7 +453,7 @@ describeWithClaude("ClaudeLocal keepAlive: the Claude Code options apply to the 
       const box = yield* sandbox(api.url)
       const scope = yield* Scope.make()
       const chat = yield* clientIn(box, {
-        cliVersion: "2.1.332",
+        cliVersion: "2.1.335",
         maxTurns: 2,
         mcpServers: {
           app: { type: "http", url: app.url, headers: app.mcpConfig.mcpServers["app"]!.headers, alwaysLoad: true }

@@ -20,7 +20,7 @@ const clientIn = (box: Sandbox, scope: Scope.Scope, pool: Pool.ClaudeProcessPool
     keepAlive: true,
     // The pool bounds live CLIs; a client's one-off `claude --version` probe is not one, but it
     // runs in the same folder and would be counted by the process sampling below.
-    cliVersion: "2.1.332"
+    cliVersion: "2.1.335"
   }, { pool }).pipe(Scope.provide(scope))
 
 const until = (condition: () => boolean) =>

@@ -34,6 +34,7 @@ import {
   RateLimitError,
   reasonFromHttpStatus,
   RefusedAfterToolRun,
+  SessionNotFoundError,
   StalledError,
   TimeoutError,
   UnknownError
@@ -64,7 +65,8 @@ const providerTable: ReadonlyArray<readonly [ProviderErrorReason, boolean]> = [
     new ApprovalRequired({ message, approvalId: "a-1", sessionId: "s-1", tool: "transfer", input: { amount: 5 } }),
     false
   ],
-  [new UnknownError({ message }), false]
+  [new UnknownError({ message }), false],
+  [new SessionNotFoundError({ message, sessionId: "s-1" }), false]
 ]
 
 const providerError = (reason: ProviderErrorReason) => new ProviderError({ provider: "p", reason })
@@ -90,7 +92,8 @@ const caught = (reason: ProviderErrorReason) =>
     Effect.catchReason("ProviderError", "ConfigurationError", (r) => Effect.succeed(r._tag)),
     Effect.catchReason("ProviderError", "StalledError", (r) => Effect.succeed(r._tag)),
     Effect.catchReason("ProviderError", "ApprovalRequired", (r) => Effect.succeed(`${r._tag} ${r.approvalId}`)),
-    Effect.catchReason("ProviderError", "UnknownError", (r) => Effect.succeed(r._tag))
+    Effect.catchReason("ProviderError", "UnknownError", (r) => Effect.succeed(r._tag)),
+    Effect.catchReason("ProviderError", "SessionNotFoundError", (r) => Effect.succeed(`${r._tag} ${r.sessionId}`))
   )
 
 const ChatErrorJson = Schema.toCodecJson(ChatError)
@@ -120,7 +123,8 @@ describe("ProviderError reasons", () => {
         "ConfigurationError",
         "StalledError",
         "ApprovalRequired a-1",
-        "UnknownError"
+        "UnknownError",
+        "SessionNotFoundError s-1"
       ])
     }))
 

@@ -56,7 +56,7 @@ export const oldestClaudeBinary = resolve("node_modules/claude-code-oldest/cli.j
 /** The CLIs the e2e suites run against: the oldest supported release and the pinned one. */
 export const claudeVersions = [
   { version: "2.0.0", binary: oldestClaudeBinary, oldest: true },
-  { version: "2.1.332", binary: claudeBinary, oldest: false }
+  { version: "2.1.335", binary: claudeBinary, oldest: false }
 ] as const
 
 export interface Sandbox {

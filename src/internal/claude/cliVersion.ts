@@ -22,7 +22,7 @@ export interface CliVersion {
 export const MinimumVersion = "2.0.0"
 
 /** The CLI the test suite pins (the Agent SDK's own binary). */
-export const PinnedVersion = "2.1.332"
+export const PinnedVersion = "2.1.335"
 
 /** The command that upgrades a user's CLI. */
 export const UpgradeCommand = "npm install -g @anthropic-ai/claude-code@latest"

@@ -19,6 +19,7 @@ import {
   RateLimitError,
   reasonFromHttpStatus,
   RunLimitError,
+  SessionNotFoundError,
   StalledError,
   StructuredOutputError,
   TimeoutError,
@@ -194,8 +195,11 @@ export const authError = (provider: string, said: string, status?: number) =>
  */
 export const earlyExit = (provider: string, exitCode: number, stderr: string) => {
   const tail = bounded(stderr.trim(), 1_000)
+  const missing = NoConversation.exec(tail)
   return isAuthFailure(tail)
     ? authError(provider, `exit ${exitCode}: ${tail}`)
+    : missing !== null
+    ? sessionNotFound(provider, missing[1]!)
     : new ProviderError({
       provider,
       reason: new ProcessError({
@@ -203,6 +207,28 @@ export const earlyExit = (provider: string, exitCode: number, stderr: string) =>
         exitCode
       })
     })
+}
+
+/** What a CLI without `startup_failure_reason` (before 2.1.335) prints for a session it cannot resume. */
+const NoConversation = /No conversation found with session ID: (\S+)/
+
+/** A resume whose session the CLI could not find, naming it. */
+const sessionNotFound = (provider: string, sessionId: string) =>
+  new ProviderError({
+    provider,
+    reason: new SessionNotFoundError({
+      message: `The claude CLI found no conversation to resume for session ${sessionId} (gone, written under ` +
+        `another config dir or working directory, or unreadable for now); start a new conversation or resume another.`,
+      sessionId
+    })
+  })
+
+/** The session a failed result says the CLI could not resume, if that is why it failed. */
+const resumeTargetOf = (line: ResultLine): string | undefined => {
+  if (line.startup_failure_reason === "resume_target_not_found") {
+    return line.session_id ?? NoConversation.exec((line.errors ?? []).join("\n"))?.[1] ?? "(unnamed)"
+  }
+  return NoConversation.exec([line.result, ...(line.errors ?? [])].join("\n"))?.[1]
 }
 
 /** The status the init line reports for `serverName`. */
@@ -351,6 +377,8 @@ export const interpretRun = Effect.fnUntraced(function*(params: {
       return yield* authError(provider, line.result, status)
     }
     if (status === undefined && Unreachable.test(line.result)) return yield* unreachableError(provider, line.result)
+    const missing = resumeTargetOf(line)
+    if (missing !== undefined) return yield* sessionNotFound(provider, missing)
     if (params.spentWindow !== undefined && (status === undefined || status === 429)) {
       return yield* spentWindowError(provider, params.spentWindow, line.result, status)
     }
@@ -360,7 +388,9 @@ export const interpretRun = Effect.fnUntraced(function*(params: {
       : exitCode !== 0
       ? `exit ${exitCode}`
       : "is_error"
-    const message = `The claude CLI reported an error (${what}): ${bounded(line.result)}`
+    // A start-up failure has no `result`, only `errors`.
+    const said = line.result !== "" ? line.result : (line.errors ?? []).join("; ")
+    const message = `The claude CLI reported an error (${what}): ${bounded(said)}`
     return yield* new ProviderError({
       provider,
       reason: status === undefined

@@ -68,7 +68,11 @@ export const ResultLine = Schema.Struct({
   permission_denials: Schema.Array(PermissionDenial).pipe(Schema.withDecodingDefault(Effect.succeed([]))),
   structured_output: Schema.optional(Schema.Unknown),
   /** With `terminal_reason: "tool_deferred"`: the call a `defer` hook parked. */
-  deferred_tool_use: Schema.optional(Schema.Struct({ id: Schema.String, name: Schema.String, input: Schema.Unknown }))
+  deferred_tool_use: Schema.optional(Schema.Struct({ id: Schema.String, name: Schema.String, input: Schema.Unknown })),
+  /** What failed, on an error result without `result` (a start-up failure, an interrupt). */
+  errors: Schema.optional(Schema.Array(Schema.String)),
+  /** Why the CLI did not start the session (claude 2.1.335+), e.g. `resume_target_not_found`. */
+  startup_failure_reason: Schema.optional(Schema.String)
 })
 export type ResultLine = typeof ResultLine.Type
 

@@ -238,7 +238,9 @@ const explainWith =
         // The SDK throws a failed load at once (a `process` error); a load that found nothing
         // lets the CLI fail on the missing session.
         (error: ChatError) =>
-          error._tag === "ProviderError" && error.reason._tag === "ProcessError" && loadFailures.has(id),
+          error._tag === "ProviderError" &&
+          (error.reason._tag === "ProcessError" || error.reason._tag === "SessionNotFoundError") &&
+          loadFailures.has(id),
         () => Effect.fail(loadFailures.get(id)!)
       ),
       // A record is about one resume: a later turn's failure is its own.

@@ -218,22 +218,53 @@ const hookHandler =
       : ClaudeHooks.answer(entry[0], entry[1], input)
   }
 
+/** Events whose HTTP hooks Claude Code skips (checked on 2.1.335): they get a command hook instead. */
+const commandOnly: ReadonlySet<ClaudeHooks.HookEvent> = new Set(["SessionStart"])
+
+/**
+ * A Node one-liner that POSTs its stdin to `argv[1]` with the bearer token read from the file
+ * `argv[2]`, and prints the answer: a command hook standing in for an HTTP one.
+ */
+const forwardScript = "const [u,f]=process.argv.slice(1);let b=\"\";process.stdin.on(\"data\",(c)=>b+=c)" +
+  ".on(\"end\",async()=>{try{const r=await fetch(u,{method:\"POST\",headers:{\"content-type\":" +
+  "\"application/json\",authorization:\"Bearer \"+require(\"fs\").readFileSync(f,\"utf8\")},body:b});" +
+  "process.stdout.write(await r.text())}catch(e){console.error(String(e));process.exit(1)}})"
+
+/** `text` as one single-quoted shell word. */
+const shellWord = (text: string) => `'${text.replaceAll("'", "'\\''")}'`
+
 /**
  * The `hooks` settings pointing the CLI at the hooks bridge: one HTTP hook per application hook,
- * carrying the bridge's token (so the settings go in a 0600 file, never argv).
+ * carrying the bridge's token (so the settings go in a 0600 file, never argv). A
+ * {@link commandOnly} event's hook is a command running {@link forwardScript} with this Node,
+ * reading the token from `tokenFile` (0600), so it never shows in a process's argv either.
  */
-const hookSettings = (hooks: ClaudeHooks.Hooks | undefined, bridge: McpBridgeService) => {
+const hookSettings = (
+  hooks: ClaudeHooks.Hooks | undefined,
+  bridge: McpBridgeService,
+  tokenFile: string | undefined
+) => {
   const settings: Record<string, Array<unknown>> = {}
   const base = bridge.url.replace(/\/mcp$/, "/hooks/")
   ClaudeHooks.entries(hooks).forEach(([event, hook], index) => {
+    const url = `${base}${index}`
+    const timeout = hook.timeout === undefined ? {} : { timeout: hook.timeout }
     ;(settings[event] ??= []).push({
       ...(hook.matcher === undefined ? {} : { matcher: hook.matcher }),
-      hooks: [{
-        type: "http",
-        url: `${base}${index}`,
-        headers: { Authorization: `Bearer ${Redacted.value(bridge.token)}` },
-        ...(hook.timeout === undefined ? {} : { timeout: hook.timeout })
-      }]
+      hooks: [
+        commandOnly.has(event) && tokenFile !== undefined
+          ? {
+            type: "command",
+            command: [process.execPath, "-e", forwardScript, url, tokenFile].map(shellWord).join(" "),
+            ...timeout
+          }
+          : {
+            type: "http",
+            url,
+            headers: { Authorization: `Bearer ${Redacted.value(bridge.token)}` },
+            ...timeout
+          }
+      ]
     })
   })
   return settings
@@ -251,6 +282,15 @@ const withGate = (
   return entry === undefined ? settings : { ...settings, PreToolUse: [entry, ...(settings["PreToolUse"] ?? [])] }
 }
 
+/** The hooks bridge's token in a 0600 file of the run, when a {@link commandOnly} hook needs it. */
+const tokenFileFor = (env: LocalEnv, bridge: McpBridgeService) =>
+  ClaudeHooks.entries(env.options.hooks).some(([event]) => commandOnly.has(event))
+    ? Effect.map(
+      env.secretFile.writeScoped(Redacted.value(bridge.token)).pipe(Effect.mapError(configError)),
+      (p) => p as string | undefined
+    )
+    : Effect.succeed(undefined)
+
 /**
  * Long lists go to a `--settings` file, so a huge policy never makes the spawn fail (E2BIG); the
  * application's hooks and the `sandbox` option go in the same file.
@@ -266,12 +306,13 @@ export const policyArguments = Effect.fnUntraced(function*(
     approvalTools.some((tool) => tool.needsApproval === true)
   const hooksBridge = needsBridge ? yield* env.hooksBridge : undefined
   const sandbox = env.options.sandbox === undefined ? undefined : Extensions.sandboxSettings(env.options.sandbox)
+  const tokenFile = hooksBridge === undefined ? undefined : yield* tokenFileFor(env, hooksBridge)
   const settings = hooksBridge === undefined && sandbox === undefined
     ? fitted.success.settings
     : {
       ...fitted.success.settings,
       ...(hooksBridge === undefined ? {} : {
-        hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge), hooksBridge, approvalTools)
+        hooks: withGate(env, hookSettings(env.options.hooks, hooksBridge, tokenFile), hooksBridge, approvalTools)
       }),
       ...(sandbox === undefined ? {} : { sandbox })
     }

@@ -137,6 +137,54 @@ describe("claudeSession.interpretRun", () => {
       const outcome = yield* interpretRun({ ...base, allowPermissionDenials: true, result: line })
       expect(outcome.text).toBe("could not")
     }))
+
+  it.effect("a resume the CLI cannot find is a SessionNotFoundError naming the session, from every CLI's wording", () =>
+    Effect.gen(function*() {
+      const id = "11111111-2222-3333-4444-555555555555"
+      const said = `No conversation found with session ID: ${id}`
+      // claude 2.1.335: a zeroed result with `startup_failure_reason`, `errors` and no `result`.
+      const current = yield* Effect.flip(interpretRun({
+        ...base,
+        exitCode: 1,
+        result: result({
+          subtype: "error_during_execution",
+          is_error: true,
+          session_id: id,
+          errors: [said],
+          startup_failure_reason: "resume_target_not_found"
+        })
+      }))
+      expect(current).toMatchObject({
+        _tag: "ProviderError",
+        reason: { _tag: "SessionNotFoundError", sessionId: id },
+        isRetryable: false
+      })
+      expect(current.message).toContain(id)
+      // claude 2.1.332: the same result without the reason.
+      const older = yield* Effect.flip(interpretRun({
+        ...base,
+        exitCode: 1,
+        result: result({ subtype: "error_during_execution", is_error: true, session_id: id, errors: [said] })
+      }))
+      expect(older).toMatchObject({ reason: { _tag: "SessionNotFoundError", sessionId: id } })
+      // claude 2.0.0: no result line, only stderr.
+      expect(earlyExit("claude-local", 1, `${said}\n`)).toMatchObject({
+        reason: { _tag: "SessionNotFoundError", sessionId: id }
+      })
+      // Another start-up failure keeps its own words, read from `errors`.
+      const other = yield* Effect.flip(interpretRun({
+        ...base,
+        exitCode: 1,
+        result: result({
+          subtype: "error_during_execution",
+          is_error: true,
+          errors: ["the working directory is gone"],
+          startup_failure_reason: "cwd_unavailable"
+        })
+      }))
+      expect(other).toMatchObject({ reason: { _tag: "ProcessError" } })
+      expect(other.message).toContain("the working directory is gone")
+    }))
 })
 
 /** A session client whose runs answer from `lines` in turn, recording each input (and each setTools' budget). */
