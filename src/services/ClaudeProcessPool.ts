@@ -555,7 +555,8 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
     for (const [oldKey, old] of spareSets) {
       if (spareSets.size <= spareKeys) break
       spareSets.delete(oldKey)
-      yield* Effect.forEach(old.parked, (spare) => spare.close, { discard: true })
+      // In the background: the conversation that made room should not wait for them to exit.
+      yield* FiberSet.run(fibers, Effect.forEach(old.parked, (spare) => spare.close, { discard: true }))
     }
     return set
   })
