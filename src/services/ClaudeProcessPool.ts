@@ -103,7 +103,9 @@ export interface Permit {
  * @since 2.1.0
  */
 export interface SpareProcess {
+  /** False once it has exited or been stopped: it is then never handed out. */
   readonly alive: () => boolean
+  /** Stops it (when it is reaped, or its configuration forgotten). */
   readonly close: Effect.Effect<void>
 }
 
