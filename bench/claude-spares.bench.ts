@@ -4,6 +4,7 @@
  * - candidate: a `ClaudeProcessPool` with `spares: 2` — the conversation claims a spare (started
  *   and idle beforehand), hands it its bridge run and sends its first message;
  * - baseline: the same pool without spares — the first turn starts its CLI cold.
+ * Both pass `cliVersion`, so neither runs a `claude --version` probe first.
  * Rounds alternate the two so both see the same load. Reports the median first-turn time of both
  * and their ratio (target ≤ 0.3×, that of a prewarmed conversation), and the peak resident memory
  * of all CLIs (the conversation's and the spares') against the pool's budget: its bound × the RSS
@@ -17,6 +18,7 @@ import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import { performance } from "node:perf_hooks"
+import { PinnedVersion } from "../src/internal/claude/cliVersion.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
@@ -57,6 +59,9 @@ const main = Effect.scoped(Effect.gen(function*() {
             cwd: box.cwd,
             env: box.env,
             keepAlive: true,
+            // Without it each new client's first turn first runs `claude --version` (a CLI start of
+            // its own, spare or not): a server that starts many conversations passes it.
+            cliVersion: PinnedVersion,
             requestTimeout: "10 minutes"
           }).pipe(
             Layer.provide(NodeSubprocess.layer),

@@ -22,7 +22,8 @@
  * flags, cwd) and without tools or session: it serves only brand-new conversations whose start
  * configuration (its key) is the same, and receives its conversation's own bridge credential when
  * claimed. The pool keeps `spares` of them for each of the `spareKeys` configurations new
- * conversations used last; a claimed spare is replaced at once; a spare unclaimed for
+ * conversations used last; a claimed spare is replaced once its first turn ends (a CLI starting
+ * beside that turn would slow it down); a spare unclaimed for
  * `spareIdleTimeout` is stopped (and replaced only when its configuration is used again). Spares
  * take permits like any CLI, only when one is free and no turn waits, and are the first stopped
  * for a waiting turn.
@@ -102,7 +103,9 @@ export interface Permit {
  * @since 2.1.0
  */
 export interface SpareProcess {
+  /** False once it has exited or been stopped: it is then never handed out. */
   readonly alive: () => boolean
+  /** Stops it (when it is reaped, or its configuration forgotten). */
   readonly close: Effect.Effect<void>
 }
 
@@ -183,8 +186,8 @@ export interface ClaudeProcessPoolService {
   /**
    * For a brand-new conversation whose start configuration is `key`: a parked spare of that key,
    * if one is alive (the caller then hands it its conversation's credential, or closes it).
-   * Either way the pool now keeps spares of `key`, started with `start` (the latest caller's), and
-   * replaces the one taken.
+   * Either way the pool now keeps spares of `key`, started with `start` (the latest caller's): at
+   * once after a miss, and after a claim once the claimed process's first turn has ended.
    *
    * @since 2.1.0
    */
@@ -309,6 +312,8 @@ interface Entry {
   readonly evict: Effect.Effect<void>
   /** Parked for a conversation that does not exist yet. */
   spare: boolean
+  /** A claimed spare whose first turn has not ended: its replacement starts when it does. */
+  replaceAfterTurn: boolean
   busy: boolean
   lastUsed: number
   evicted: boolean
@@ -420,6 +425,7 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
     const entry: Entry = {
       evict: stop,
       spare,
+      replaceAfterTurn: false,
       busy: true,
       lastUsed: yield* Clock.currentTimeMillis,
       evicted: false,
@@ -450,7 +456,9 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
           () =>
             Effect.suspend(() => {
               entry.busy = false
-              return rearm(entry)
+              if (!entry.replaceAfterTurn) return rearm(entry)
+              entry.replaceAfterTurn = false
+              return Effect.andThen(rearm(entry), FiberSet.run(fibers, replenish))
             })
         ),
       touch: Effect.suspend(() => {
@@ -461,6 +469,7 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
       claim: Effect.suspend(() => {
         if (!entry.spare) return Effect.void
         entry.spare = false
+        entry.replaceAfterTurn = true
         return Effect.andThen(Metric.modify(spareProcesses, -1), rearm(entry))
       })
     }
@@ -533,6 +542,11 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
       })))
     })
 
+  /** Tops up every configuration kept spares of. */
+  const replenish: Effect.Effect<void> = Effect.suspend(() =>
+    Effect.forEach([...spareSets], ([key, set]) => fill(key, set), { discard: true })
+  )
+
   /** Remembers `key` as the most recently used; forgets (and stops the spares of) the oldest beyond `spareKeys`. */
   const remember = Effect.fnUntraced(function*(key: string, start: SpareStart<SpareProcess>) {
     const known = spareSets.get(key)
@@ -543,7 +557,8 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
     for (const [oldKey, old] of spareSets) {
       if (spareSets.size <= spareKeys) break
       spareSets.delete(oldKey)
-      yield* Effect.forEach(old.parked, (spare) => spare.close, { discard: true })
+      // In the background: the conversation that made room should not wait for them to exit.
+      yield* FiberSet.run(fibers, Effect.forEach(old.parked, (spare) => spare.close, { discard: true }))
     }
     return set
   })
@@ -558,7 +573,9 @@ export const make = Effect.fn("ClaudeProcessPool.make")(function*(options: Optio
       if (taken === undefined) misses++
       else claims++
       yield* Metric.update(taken === undefined ? spareMisses : spareClaims, 1)
-      yield* FiberSet.run(fibers, fill(key, set))
+      // A taken spare is replaced once its first turn ends (`Permit.claim`): a CLI starting beside
+      // that turn would take the CPU the warm turn is meant to save.
+      if (taken === undefined) yield* FiberSet.run(fibers, fill(key, set))
       return Option.fromUndefinedOr(taken)
     }).pipe(Effect.uninterruptible)
 

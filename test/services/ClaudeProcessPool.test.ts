@@ -246,7 +246,7 @@ describe("ClaudeProcessPool", () => {
     }
     const stats = (pool: Pool.ClaudeProcessPoolService) => pool.stats
 
-    it.effect("a miss teaches the key; later claims get spares, which are replaced", () =>
+    it.effect("a miss teaches the key; later claims get spares, replaced after their first turn", () =>
       Effect.gen(function*() {
         const pool = yield* Pool.make({ maxLiveProcesses: 4, spares: 2 })
         const log: Array<string> = []
@@ -259,7 +259,11 @@ describe("ClaudeProcessPool", () => {
         assert.strictEqual(Option.getOrThrow(first).name, "a1")
         yield* Option.getOrThrow(first).permit.claim
         yield* settle
-        // Replaced: a2 and a3 parked, a1 is a conversation's now.
+        // Not replaced while the claimed spare's first turn runs…
+        assert.deepStrictEqual(log, ["start a1", "start a2"])
+        yield* Option.getOrThrow(first).permit.busy(settle)
+        yield* settle
+        // …but once it ends: a2 and a3 parked, a1 is a conversation's now.
         assert.deepStrictEqual(log, ["start a1", "start a2", "start a3"])
         assert.include(yield* stats(pool), { live: 3, spares: 2, claims: 1, misses: 1 })
         // Another key never gets A's spares.
