@@ -262,12 +262,12 @@ const hookSettings = (
 }
 
 /** The hooks bridge's token in a 0600 file of the run, when a {@link commandOnly} hook needs it. */
-const tokenFileFor = (env: LocalEnv, bridge: McpBridgeService) =>
+const tokenFileFor = (
+  env: LocalEnv,
+  bridge: McpBridgeService
+): Effect.Effect<string | undefined, ProviderError, Scope.Scope> =>
   ClaudeHooks.entries(env.options.hooks).some(([event]) => commandOnly.has(event))
-    ? Effect.map(
-      env.secretFile.writeScoped(Redacted.value(bridge.token)).pipe(Effect.mapError(configError)),
-      (p) => p as string | undefined
-    )
+    ? env.secretFile.writeScoped(Redacted.value(bridge.token)).pipe(Effect.mapError(configError))
     : Effect.succeed(undefined)
 
 /**
