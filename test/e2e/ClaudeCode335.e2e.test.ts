@@ -192,4 +192,28 @@ describeWithClaude("ClaudeLocal on the oldest supported claude (2.0.0)", () => {
       }),
     { timeout: 120_000 }
   )
+
+  it.live(
+    "an Interrupt hook is a ConfigurationError naming 2.1.335, before any model call",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat } = yield* clientIn(
+          (b, options) =>
+            ClaudeLocal.layer({ binary: oldestClaudeBinary, cwd: b.cwd, env: b.env, requestTimeout, ...options }).pipe(
+              Layer.provide(localServices(b)),
+              Layer.orDie
+            ),
+          box,
+          { hooks: { Interrupt: [{ run: () => Effect.succeed({}) }] } }
+        )
+        const error = yield* Effect.flip(chat.chat("hello"))
+        expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
+        expect(error.message).toContain("2.1.335")
+        expect(error.message).toContain("2.0.0")
+        expect(api.messageRequests()).toHaveLength(0)
+      }),
+    { timeout: 120_000 }
+  )
 })

@@ -301,6 +301,10 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
   if (options.effort !== undefined && !CliVersion.supports(cli, "effortFlag")) {
     return Effect.fail(CliVersion.unsupported(provider, cli, "effortFlag"))
   }
+  // Not a hook that merely never fires: an old CLI may drop the whole settings file with it.
+  if ((options.hooks?.Interrupt?.length ?? 0) > 0 && !CliVersion.supports(cli, "interruptHook")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "interruptHook"))
+  }
   return Effect.void
 }
 
