@@ -18,7 +18,7 @@ import { ChatClient, ProviderError } from "../../src/services/ChatClient.ts"
 import type { ClaudeCodeOptions } from "../../src/services/ClaudeCodeOptions.ts"
 import type * as ClaudeHooks from "../../src/services/ClaudeHooks.ts"
 import { ClaudeLive, ClaudeLiveError } from "../../src/services/ClaudeLive.ts"
-import { claudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
+import { claudeBinary, oldestClaudeBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
 import { localServices, requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
@@ -164,4 +164,56 @@ describeWithClaude("SessionStart in -p runs on claude 2.1.335", () => {
       { timeout: 180_000 }
     )
   }
+})
+
+describeWithClaude("ClaudeLocal on the oldest supported claude (2.0.0)", () => {
+  it.live(
+    "resuming a session id that does not exist is a SessionNotFoundError too (read from its stderr)",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const missing = randomUUID()
+        const { chat } = yield* clientIn(
+          (b, options) =>
+            ClaudeLocal.layer({ binary: oldestClaudeBinary, cwd: b.cwd, env: b.env, requestTimeout, ...options }).pipe(
+              Layer.provide(localServices(b)),
+              Layer.orDie
+            ),
+          box,
+          { resume: missing }
+        )
+        const error = yield* Effect.flip(chat.chat("hello"))
+        expect(error).toMatchObject({
+          _tag: "ProviderError",
+          reason: { _tag: "SessionNotFoundError", sessionId: missing }
+        })
+        expect(api.messageRequests()).toHaveLength(0)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.live(
+    "an Interrupt hook is a ConfigurationError naming 2.1.335, before any model call",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { chat } = yield* clientIn(
+          (b, options) =>
+            ClaudeLocal.layer({ binary: oldestClaudeBinary, cwd: b.cwd, env: b.env, requestTimeout, ...options }).pipe(
+              Layer.provide(localServices(b)),
+              Layer.orDie
+            ),
+          box,
+          { hooks: { Interrupt: [{ run: () => Effect.succeed({}) }] } }
+        )
+        const error = yield* Effect.flip(chat.chat("hello"))
+        expect(error).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ConfigurationError" } })
+        expect(error.message).toContain("2.1.335")
+        expect(error.message).toContain("2.0.0")
+        expect(api.messageRequests()).toHaveLength(0)
+      }),
+    { timeout: 120_000 }
+  )
 })

@@ -64,7 +64,12 @@ export const Features = {
   /** `--plugin-dir` / `--plugin-dir-no-mcp` (the `plugins` option; checked on 2.1.332). */
   pluginDirFlags: { since: "2.1.332", what: "--plugin-dir-no-mcp (the plugins option)" },
   /** `client_composed` on a user message: its text reaches the model as written (no `@` files, no slash commands). */
-  verbatimPrompts: { since: "2.1.248", what: "client_composed user messages (prompt text passed verbatim)" }
+  verbatimPrompts: { since: "2.1.248", what: "client_composed user messages (prompt text passed verbatim)" },
+  /**
+   * The `Interrupt` hook event. An older CLI never fires it, and 2.0.0 drops a settings file that
+   * names an event it does not know, the tool policy's rules in it included.
+   */
+  interruptHook: { since: "2.1.335", what: "the Interrupt hook event (hooks.Interrupt)" }
 } as const
 
 /** A feature of {@link Features}. */

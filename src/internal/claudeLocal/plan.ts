@@ -283,12 +283,12 @@ const withGate = (
 }
 
 /** The hooks bridge's token in a 0600 file of the run, when a {@link commandOnly} hook needs it. */
-const tokenFileFor = (env: LocalEnv, bridge: McpBridgeService) =>
+const tokenFileFor = (
+  env: LocalEnv,
+  bridge: McpBridgeService
+): Effect.Effect<string | undefined, ProviderError, Scope.Scope> =>
   ClaudeHooks.entries(env.options.hooks).some(([event]) => commandOnly.has(event))
-    ? Effect.map(
-      env.secretFile.writeScoped(Redacted.value(bridge.token)).pipe(Effect.mapError(configError)),
-      (p) => p as string | undefined
-    )
+    ? env.secretFile.writeScoped(Redacted.value(bridge.token)).pipe(Effect.mapError(configError))
     : Effect.succeed(undefined)
 
 /**
@@ -341,6 +341,10 @@ const requireFeatures = (options: Options, cli: CliVersion.CliVersion) => {
   }
   if ((options.plugins ?? []).length > 0 && !CliVersion.supports(cli, "pluginDirFlags")) {
     return Effect.fail(CliVersion.unsupported(provider, cli, "pluginDirFlags"))
+  }
+  // Not a hook that merely never fires: an old CLI may drop the whole settings file with it.
+  if ((options.hooks?.Interrupt?.length ?? 0) > 0 && !CliVersion.supports(cli, "interruptHook")) {
+    return Effect.fail(CliVersion.unsupported(provider, cli, "interruptHook"))
   }
   return Effect.void
 }
