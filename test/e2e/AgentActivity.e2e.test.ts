@@ -67,9 +67,10 @@ describeWithClaude("Agent activity in chatStream with the real claude binary", (
     "ClaudeLocal: a subagent's task, its parented tools, and the Agent call's streamed arguments",
     () =>
       Effect.gen(function*() {
-        let box: Sandbox | undefined
-        const api = yield* delegatingApi(() => box!)
-        box = yield* sandbox(api.url)
+        // The fake answers with a path in the sandbox, made after it (the sandbox needs its URL).
+        const made: { box?: Sandbox } = {}
+        const api = yield* delegatingApi(() => made.box!)
+        const box = made.box = yield* sandbox(api.url)
         writeFileSync(join(box.cwd, "a.txt"), "hello from a file\n")
         const chat = yield* localClient(box)
         const events = [...yield* Stream.runCollect(chat.chatStream("delegate the reading"))]
