@@ -33,7 +33,11 @@
  *   the last user message, in one fresh session. Nothing persists between calls, so `Chat`'s
  *   history stays the single source of truth (at the cost of resending it). Text only: file parts
  *   fail with `InvalidRequestError`.
- * - Finish reason `stop`. Usage summed over the run in `effect/ai`'s shape (`inputTokens.total`,
+ * - Finish reason `stop`; a turn stopped by `ClaudeLive.interrupt` (a client built with
+ *   `keepAlive`, whose `ClaudeLive` the application keeps hold of) ends `streamText` and
+ *   `generateText` with the text so far and finish reason `other`, the stop in the finish part's
+ *   metadata (`effect-chat-bridge.interrupted`: `terminalReason`, `tools`), instead of an error.
+ *   An interrupted fiber has no stream left to end. Usage summed over the run in `effect/ai`'s shape (`inputTokens.total`,
  *   `.cacheRead`, `.uncached` = total − cache reads; `outputTokens.total`, `.reasoning`, `.text` =
  *   total − reasoning); cost (when known) in the finish part's metadata.
  * - A `ChatError` becomes an `AiError` whose `reason` says what kind of failure it was (see
@@ -226,9 +230,16 @@ export const make: <R>(
     Stream.unwrap(Effect.map(clientFor(options, method), ({ client, text }) => {
       const translate = makeTranslator(options.tools)
       return client.chatStream(text).pipe(
-        Stream.mapError(toAiError(method)),
         Stream.map(translate),
-        Stream.flattenIterable
+        Stream.flattenIterable,
+        // A stopped turn is an answer cut short, not a failure: its stream ends with a finish part.
+        Stream.catchReason(
+          "ClaudeLiveError",
+          "Interrupted",
+          (reason) =>
+            Stream.fromIterableEffect(Effect.map(client.usage, (usage) => translate.interrupted(reason, usage)))
+        ),
+        Stream.mapError(toAiError(method))
       )
     }))
 

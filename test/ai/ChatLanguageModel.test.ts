@@ -22,6 +22,7 @@ import {
   ToolCallStart,
   UsageEvent
 } from "../../src/services/ChatEvent.ts"
+import { ClaudeLiveError, Interrupted, InterruptedTool } from "../../src/services/ClaudeLive.ts"
 import type { TurnRequest } from "../../src/services/ModelTurn.ts"
 import { makeHandlers, TestToolkit } from "./aiSupport.ts"
 
@@ -180,6 +181,46 @@ describe("ChatLanguageModel on Scripted", () => {
       expect(parts[3]).toMatchObject({ type: "text-delta", delta: "two" })
       expect(handlers.calls.add).toBe(1)
     }).pipe(Effect.provide(handlers.layer), Effect.provide(model.layer))
+  })
+
+  it.effect("streamText of a turn stopped by ClaudeLive.interrupt: the text so far, then finish reason other", () => {
+    const stopped = new ClaudeLiveError({
+      provider: "claude-code",
+      reason: new Interrupted({
+        answer: "Once upon",
+        tools: [new InterruptedTool({ id: "c9", name: "slow", isError: true })],
+        terminalReason: "aborted_tools"
+      })
+    })
+    // A client whose turn streams a little and is then stopped, as a kept-alive Claude client's is.
+    const layer = ChatLanguageModel.layer(() =>
+      Effect.map(Scripted.make({ respond: () => Effect.succeed(Scripted.text("unused")) }), (client) => ({
+        ...client,
+        usage: Effect.succeed(Usage.of({ inputTokens: 5, outputTokens: 2 })),
+        chatStream: () =>
+          Stream.make(new TextDelta({ text: "Once " }), new TextDelta({ text: "upon" })).pipe(
+            Stream.concat(Stream.fail(stopped))
+          )
+      }))
+    )
+    return Effect.gen(function*() {
+      const parts = yield* Stream.runCollect(AiLanguageModel.streamText({ prompt: "A story" }))
+      expect(parts.map((p) => p.type)).toEqual(["text-start", "text-delta", "text-delta", "text-end", "finish"])
+      const finish = parts.at(-1) as {
+        reason: string
+        usage: { outputTokens: { total?: number } }
+        metadata: Record<string, unknown>
+      }
+      expect(finish.reason).toBe("other")
+      expect(finish.usage.outputTokens.total).toBe(2)
+      expect(finish.metadata[ChatLanguageModel.MetadataKey]).toEqual({
+        interrupted: { terminalReason: "aborted_tools", tools: [{ id: "c9", name: "slow", isError: true }] }
+      })
+      // generateText folds the same stream: the partial text, no failure.
+      const response = yield* AiLanguageModel.generateText({ prompt: "A story" })
+      expect(response.text).toBe("Once upon")
+      expect(response.finishReason).toBe("other")
+    }).pipe(Effect.provide(layer))
   })
 
   it.effect("Chat: system messages become the system prompt; resent history becomes a transcript", () => {

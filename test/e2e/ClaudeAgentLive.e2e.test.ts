@@ -15,6 +15,7 @@ import * as Fake from "../support/FakeMessagesApi.ts"
 import {
   allText,
   expectSameProcess,
+  fixture,
   interruptedOf,
   model,
   onlyProcess,
@@ -126,6 +127,33 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
         expect(history).toContain("Tell me a story")
         expect(history).toContain("[Request interrupted by user]")
         console.log(`ClaudeAgent: fiber interrupt -> polite stop in ${took} ms`)
+      }),
+    180_000
+  )
+
+  it.live(
+    "ClaudeAgent: interrupt drops a queued later steer; the next turn is the next turn",
+    () =>
+      Effect.gen(function*() {
+        const { api, box } = yield* fixture
+        const { chat, live } = yield* liveIn(box)
+        const started = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        yield* chat.setTools([waitTool(started, gate)])
+        const turn = yield* Effect.forkChild(chat.chat("Please wait for me"))
+        yield* Deferred.await(started)
+        const pid = onlyProcess(box)
+        yield* live.steer("queued for later", { when: "later" })
+        yield* live.interrupt
+        interruptedOf(yield* Fiber.await(turn))
+        yield* Deferred.succeed(gate, undefined)
+        // Answered for this turn, not for the dropped message.
+        const answer = yield* chat.chat("Next one")
+        expect(answer).not.toContain("queued for later")
+        expect(api.messageRequests().at(-1) && allText(api.messageRequests().at(-1))).toContain("Next one")
+        expectSameProcess(box, pid)
+        // The queued message never reached the model.
+        expect(api.messageRequests().every((r) => !allText(r).includes("queued for later"))).toBe(true)
       }),
     180_000
   )

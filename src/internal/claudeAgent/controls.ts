@@ -22,6 +22,7 @@ import {
   Rejected,
   type SteerWhen
 } from "../../services/ClaudeLive.ts"
+import { applyOverrides, type Overrides } from "../claude/overrides.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
 import { interruptTurn, type KeepAlive, type LiveQuery } from "./live.ts"
 import type { QuerySetup, Started } from "./query.ts"
@@ -29,13 +30,6 @@ import { provider } from "./sdk.ts"
 import type { Transcript } from "./turn.ts"
 
 const fail = (reason: ClaudeLiveErrorReason) => Effect.fail(new ClaudeLiveError({ provider, reason }))
-
-/** The settings changed through `ClaudeLive`, for every query started from now on. */
-interface Overrides {
-  model?: string | undefined
-  permissionMode?: string
-  maxThinkingTokens?: number | null
-}
 
 /** The turn ended by our own interrupt: its partial answer and the tools it called. */
 export const interruptedError = (serverName: string) => (transcript: Transcript) => {
@@ -72,7 +66,7 @@ const decoded = <S extends Schema.Top>(control: string, schema: S) => (answer: u
 /** Tells `started` every setting in `overrides`. */
 const tell = Effect.fnUntraced(function*(started: Started, overrides: Overrides) {
   const q = started.controls
-  if (overrides.model !== undefined) yield* call("setModel", () => q.setModel(overrides.model))
+  if (overrides.model !== undefined) yield* call("setModel", () => q.setModel(overrides.model ?? undefined))
   if (overrides.permissionMode !== undefined) {
     const mode = overrides.permissionMode
     yield* call("setPermissionMode", () => q.setPermissionMode(mode as Parameters<typeof q.setPermissionMode>[0]))
@@ -107,22 +101,13 @@ export const makeControls = (keepAlive: boolean, steering: Steering) => {
 
   /** `setup` with the settings changed so far: what a query started now is given. */
   const withOverrides = (setup: QuerySetup): QuerySetup => {
-    const { maxThinkingTokens, model, permissionMode } = overrides
-    if (model === undefined && permissionMode === undefined && maxThinkingTokens === undefined) return setup
+    const options = applyOverrides(setup.options, overrides)
+    if (options === setup.options) return setup
+    const { permissionMode } = overrides
     return {
       ...setup,
       ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
-      options: {
-        ...setup.options,
-        ...(model === undefined ? {} : { model }),
-        ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as QuerySetup["permissionMode"] }),
-        ...(maxThinkingTokens === undefined ? {} : {
-          env: {
-            ...setup.options.env,
-            MAX_THINKING_TOKENS: maxThinkingTokens === null ? undefined : String(maxThinkingTokens)
-          }
-        })
-      }
+      options
     }
   }
 
@@ -176,7 +161,7 @@ export const makeControls = (keepAlive: boolean, steering: Steering) => {
       )
     }),
     steer,
-    setModel: (model) => setting("setModel", { model }),
+    setModel: (model) => setting("setModel", { model: model ?? null }),
     setPermissionMode: (mode) => setting("setPermissionMode", { permissionMode: mode }),
     setMaxThinkingTokens: (tokens) => setting("setMaxThinkingTokens", { maxThinkingTokens: tokens ?? null }),
     contextUsage: query(

@@ -27,6 +27,8 @@ import type { Transcript, TurnEnd } from "./turn.ts"
 export interface LiveQuery extends Started {
   readonly scope: Scope.Closeable
   readonly send: (message: UserMessage.UserMessage) => void
+  /** Resolves once the SDK has written every message sent so far to the CLI. */
+  readonly flushed: () => Promise<void>
   /** Its ClaudeProcessPool permit (bounds nothing without a pool). */
   readonly permit: Pool.Permit
   /** The CLI prints its init line once per process (or per turn); the last one seen. */
@@ -118,8 +120,12 @@ const PoliteStop = Duration.seconds(3)
  * takes `cancelQueued` though its types do not declare it): they would otherwise run as turns
  * nobody reads. Rejects as the SDK does.
  */
-export const interruptTurn = (query: Started) =>
-  Effect.tryPromise(() => {
+export const interruptTurn = (query: LiveQuery) =>
+  Effect.tryPromise(async () => {
+    // The SDK pumps the streaming input on its own: a steer sent just before must reach the CLI
+    // first, or it would arrive after the interrupt and run as a turn of its own. Bounded: a
+    // stuck input must not hold the stop back.
+    await Promise.race([query.flushed(), new Promise((resolve) => setTimeout(resolve, 1_000))])
     const interrupt = query.controls.interrupt as (options?: { readonly cancelQueued?: boolean }) => Promise<unknown>
     return interrupt.call(query.controls, { cancelQueued: true })
   })
@@ -166,7 +172,15 @@ export const make = (setup: LiveSetup): KeepAlive => {
       yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
       // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
       yield* permit.touch
-      const query: LiveQuery = { ...started, scope, send: inbox.push, permit, init: undefined, running: undefined }
+      const query: LiveQuery = {
+        ...started,
+        scope,
+        send: inbox.push,
+        flushed: inbox.flushed,
+        permit,
+        init: undefined,
+        running: undefined
+      }
       if (setup.applySettings !== undefined) yield* setup.applySettings(query)
       return query
     }

@@ -89,10 +89,17 @@ export const makeInbox = () => {
   const queue: Array<AgentSdk.SDKUserMessage> = []
   let wake: (() => void) | undefined
   let done = false
+  // Waiting for every pushed message to be taken, and written, by the SDK.
+  let idle: Array<() => void> = []
   const iterable: AsyncIterable<AgentSdk.SDKUserMessage> = {
     async *[Symbol.asyncIterator]() {
       while (!done) {
-        if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve))
+        if (queue.length === 0) {
+          // The SDK asks for the next message once it has written the last one.
+          for (const resolve of idle) resolve()
+          idle = []
+          await new Promise<void>((resolve) => (wake = resolve))
+        }
         wake = undefined
         while (queue.length > 0) yield queue.shift()!
       }
@@ -107,7 +114,17 @@ export const makeInbox = () => {
     end: () => {
       done = true
       wake?.()
-    }
+      for (const resolve of idle) resolve()
+      idle = []
+    },
+    /**
+     * Resolves once the SDK has taken every message pushed so far (and written it to the CLI):
+     * a control request sent after it cannot overtake them.
+     */
+    flushed: (): Promise<void> =>
+      queue.length === 0 && wake !== undefined || done
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => idle.push(resolve))
   }
 }
 

@@ -26,6 +26,7 @@ import {
   NotKeptAlive,
   Rejected
 } from "../../services/ClaudeLive.ts"
+import { applyOverrides, type Overrides } from "../claude/overrides.ts"
 import type { ParsedRun } from "../claude/streamJson.ts"
 import * as UserMessage from "../claude/userMessage.ts"
 import { provider } from "./args.ts"
@@ -37,33 +38,12 @@ const ControlTimeout = Duration.seconds(30)
 
 const fail = (reason: ClaudeLiveErrorReason) => Effect.fail(new ClaudeLiveError({ provider, reason }))
 
-/** The settings a caller changed, to apply to every CLI the conversation runs from now on. */
-export interface Overrides {
-  /** `null`: back to the CLI's default. */
-  model?: string | null
-  permissionMode?: string
-  maxThinkingTokens?: number | null
-}
+export type { Overrides } from "../claude/overrides.ts"
 
 /** `env` with the overrides as options: what a fresh run is started with. */
 export const withOverrides = (env: LocalEnv, overrides: Overrides): LocalEnv => {
-  const { maxThinkingTokens, model, permissionMode } = overrides
-  if (model === undefined && permissionMode === undefined && maxThinkingTokens === undefined) return env
-  const { model: _, ...options } = env.options
-  return {
-    ...env,
-    options: {
-      ...options,
-      ...(model === undefined ? { model: env.options.model } : model === null ? {} : { model }),
-      ...(permissionMode === undefined ? {} : { permissionMode: permissionMode as never }),
-      ...(maxThinkingTokens === undefined ? {} : {
-        env: {
-          ...env.options.env,
-          MAX_THINKING_TOKENS: maxThinkingTokens === null ? undefined : String(maxThinkingTokens)
-        }
-      })
-    }
-  }
+  const options = applyOverrides(env.options, overrides)
+  return options === env.options ? env : { ...env, options }
 }
 
 /** The control requests that put `settings` into a CLI. */

@@ -12,6 +12,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import { Usage } from "../../services/ChatClient.ts"
 import type { ChatEvent } from "../../services/ChatEvent.ts"
+import type { Interrupted } from "../../services/ClaudeLive.ts"
 import { MetadataKey } from "./errors.ts"
 
 export type AnyCodec = Schema.Codec<unknown, unknown>
@@ -71,19 +72,38 @@ export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
     }
     : { inputTokens: {}, outputTokens: {} }
 
-const finishPart = (usage: Usage, toolErrors: ReadonlyArray<ToolError>): Response.FinishPartEncoded => ({
+const finishPart = (
+  usage: Usage,
+  toolErrors: ReadonlyArray<ToolError>,
+  interrupted?: InterruptedMetadata
+): Response.FinishPartEncoded => ({
   type: "finish",
-  reason: "stop",
+  reason: interrupted === undefined ? "stop" : "other",
   usage: encodeUsage(usage),
   metadata: {
     [MetadataKey]: {
       ...(usage.costUsd === undefined ? {} : { costUsd: usage.costUsd }),
-      ...(toolErrors.length === 0 ? {} : { toolErrors })
+      ...(toolErrors.length === 0 ? {} : { toolErrors }),
+      ...(interrupted === undefined ? {} : { interrupted })
     }
   }
 })
 
-// A type alias, not an interface, so that it is assignable to `Json` metadata.
+// Type aliases, not interfaces, so that they are assignable to `Json` metadata.
+type InterruptedMetadata = {
+  readonly terminalReason?: string
+  readonly tools: ReadonlyArray<{ readonly id: string; readonly name: string; readonly isError?: boolean }>
+}
+
+const interruptedMetadata = (reason: Interrupted): InterruptedMetadata => ({
+  ...(reason.terminalReason === undefined ? {} : { terminalReason: reason.terminalReason }),
+  tools: reason.tools.map((tool) => ({
+    id: tool.id,
+    name: tool.name,
+    ...(tool.isError === undefined ? {} : { isError: tool.isError })
+  }))
+})
+
 type ToolError = {
   readonly id: string
   readonly name: string
@@ -110,7 +130,7 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
     textId = undefined
     return [{ type: "text-end", id }]
   }
-  return (event: ChatEvent): ReadonlyArray<Response.StreamPartEncoded> => {
+  const translate = (event: ChatEvent): ReadonlyArray<Response.StreamPartEncoded> => {
     switch (event._tag) {
       case "TextDelta": {
         if (event.text === "") return []
@@ -172,6 +192,18 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
         return []
     }
   }
+  return Object.assign(translate, {
+    /**
+     * The parts that end a stream whose turn was stopped (`ClaudeLive.interrupt`): the open text
+     * block closed, then a finish part with reason `other`, `usage` (what the client counted, the
+     * stopped turn included) and the stop in its metadata (`interrupted`: the CLI's
+     * `terminalReason` and the tool calls it made). Since 2.1.0.
+     */
+    interrupted: (reason: Interrupted, counted: Usage): ReadonlyArray<Response.StreamPartEncoded> => [
+      ...closeText(),
+      finishPart(counted, toolErrors, interruptedMetadata(reason))
+    ]
+  })
 }
 
 /** Folds stream parts into the parts of a non-streaming response. */
