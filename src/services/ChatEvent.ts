@@ -199,8 +199,8 @@ export class TaskEnded extends Schema.TaggedClass<TaskEnded>()("TaskEnded", {
 }) {}
 
 /**
- * A Claude Code hook started (a `SessionStart` hook always; others when the provider asks the CLI
- * for hook events).
+ * A Claude Code hook started: a `SessionStart` hook always; on `ClaudeLocal` (claude 2.1.335+) every
+ * hook of the `hooks` option. The CLI reports none for the Agent SDK's callback hooks.
  *
  * @category schemas
  * @since 2.1.0

@@ -3,6 +3,7 @@ import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
 import { readFileSync } from "node:fs"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
@@ -205,6 +206,33 @@ for (const [name, makeClient] of providers) {
         expect(yield* chat.chat("add 1 and 2").pipe(Effect.provideService(Where, "turn"))).toBe("done")
         expect(where).toEqual(["layer", "layer"])
       }), { timeout: 120_000 })
+
+    it.live(
+      "the application's hooks show in chatStream on ClaudeLocal, not as the Agent SDK's callbacks",
+      () =>
+        Effect.gen(function*() {
+          const api = yield* inTurn({ name: "mcp__gtb__add", input: { a: 1, b: 2 } })
+          const box = yield* sandbox(api.url)
+          const chat = yield* makeClient(box, {
+            hooks: { PreToolUse: [{ matcher: "mcp__gtb__add", run: () => Effect.succeed({}) }] }
+          })
+          yield* chat.setTools([add])
+          const events = yield* Stream.runCollect(chat.chatStream("add 1 and 2"))
+          const hooks = events.filter((e) => e._tag === "HookStarted" || e._tag === "HookFinished")
+            .filter((e) => e.hookEvent === "PreToolUse")
+          expect(events.at(-1)?._tag).toBe("Complete")
+          expect(resultsSeen(api)[0]).toMatchObject({ content: "3", is_error: false })
+          if (name === "ClaudeAgent") {
+            // The SDK asks for hook events, but the CLI reports none for the SDK's own callbacks.
+            expect(hooks).toEqual([])
+            return
+          }
+          expect(hooks.map((e) => e._tag)).toEqual(["HookStarted", "HookFinished"])
+          expect(hooks[0]!.hookId).toBe(hooks[1]!.hookId)
+          expect(hooks[0]!.hookName).toContain("mcp__gtb__add")
+        }),
+      { timeout: 120_000 }
+    )
 
     it.live("hooks fire on every turn of a kept-alive CLI", () =>
       Effect.gen(function*() {

@@ -69,7 +69,13 @@ export const Features = {
    * The `Interrupt` hook event. An older CLI never fires it, and 2.0.0 drops a settings file that
    * names an event it does not know, the tool policy's rules in it included.
    */
-  interruptHook: { since: "2.1.335", what: "the Interrupt hook event (hooks.Interrupt)" }
+  interruptHook: { since: "2.1.335", what: "the Interrupt hook event (hooks.Interrupt)" },
+  /**
+   * `--include-hook-events`: every hook's start and end in the output (`HookStarted` /
+   * `HookFinished`). Checked on 2.1.335; 2.0.0 has no such flag. Without it a run still works,
+   * its stream only shows fewer hook events.
+   */
+  hookEvents: { since: "2.1.335", what: "--include-hook-events" }
 } as const
 
 /** A feature of {@link Features}. */

@@ -252,6 +252,8 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
       : { sandbox: Extensions.sdkSandbox(options.sandbox) }),
     ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
     ...withHooks(mergeHooks(q.fromPolicy.hooks, q.hooks, options.extraOptions?.hooks)),
+    // The application's hooks show in `chatStream` as HookStarted / HookFinished.
+    ...(q.hooks === undefined ? {} : { includeHookEvents: true }),
     ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
     // A plugin that asked for its MCP servers needs it off (see `Extensions.mcpDiscovery`).
     strictMcpConfig: !Extensions.mcpDiscovery(options),

@@ -28,6 +28,8 @@ export interface Turn {
   readonly fork?: boolean | undefined
   /** The `mcp__<server>__<tool>` that answers permission prompts (`canUseTool`); hidden from the model. */
   readonly permissionPromptTool?: string | undefined
+  /** `--include-hook-events`: the application's hooks show in `chatStream` (a CLI that has the flag). */
+  readonly hookEvents?: boolean | undefined
   /**
    * A kept-alive CLI: prompts come as stream-json user messages on stdin, with partial messages
    * always on (chat and chatStream turns share the process).
@@ -87,6 +89,7 @@ export const buildArgs = (options: Options, turn: Turn): ReadonlyArray<string> =
   ...(turn.policyArgs ??
     ToolPolicy.toCliFlags(serverAllowRules(hidePermissionTool(turn.policy, turn.permissionPromptTool)))),
   ...(turn.jsonSchema === undefined ? [] : ["--json-schema", turn.jsonSchema]),
+  ...(turn.hookEvents === true ? ["--include-hook-events"] : []),
   ...extraFlags(options.extraArgs)
 ]
 

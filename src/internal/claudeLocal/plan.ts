@@ -458,7 +458,8 @@ export const prepareRun = Effect.fnUntraced(function*(env: LocalEnv, plan: RunPl
       policy,
       policyArgs,
       jsonSchema: plan.jsonSchema,
-      permissionPromptTool
+      permissionPromptTool,
+      hookEvents: ClaudeHooks.entries(options.hooks).length > 0 && CliVersion.supports(plan.cli, "hookEvents")
     }),
     // Read at each start: the allow-list of the environment of now.
     env: env.runEnv(),
