@@ -4,8 +4,6 @@ import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
 import { ClaudeLive } from "../../src/services/ClaudeLive.ts"
@@ -16,6 +14,7 @@ import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
 import {
   allText,
+  expectPermissionModeSwitch,
   expectSameProcess,
   fixture,
   interruptedOf,
@@ -190,17 +189,7 @@ describeWithClaude("ClaudeAgent keepAlive: live controls through the SDK's Query
         const api = yield* Fake.make(model)
         const box = yield* sandbox(api.url)
         const { chat, live } = yield* liveIn(box, { permissionMode: "acceptEdits" })
-        const first = join(box.cwd, "first.txt")
-        yield* chat.chat(`Please write ${first}`)
-        expect(readFileSync(first, "utf8")).toBe("hello")
-        const [pid] = claudeProcessesIn(box.cwd)
-        // Plan mode edits nothing: the same tool call is now refused, on the running CLI.
-        yield* live.setPermissionMode("plan")
-        const second = join(box.cwd, "second.txt")
-        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
-        const refused = yield* Effect.flip(chat.chat(`Please write ${second}`))
-        expect(refused._tag).toBe("PermissionDeniedError")
-        expect(existsSync(second)).toBe(false)
+        yield* expectPermissionModeSwitch(box, chat, live)
       }),
     180_000
   )

@@ -6,8 +6,6 @@ import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
-import { existsSync, readFileSync } from "node:fs"
-import { join } from "node:path"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import type * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
@@ -19,6 +17,7 @@ import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
 import {
   allText,
+  expectPermissionModeSwitch,
   expectSameProcess,
   interruptedOf,
   model,
@@ -247,17 +246,7 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
       const api = yield* Fake.make(model)
       const box = yield* sandbox(api.url)
       const { chat, live } = yield* liveIn(box, { permissionMode: "acceptEdits" })
-      const first = join(box.cwd, "first.txt")
-      yield* chat.chat(`Please write ${first}`)
-      expect(readFileSync(first, "utf8")).toBe("hello")
-      const [pid] = claudeProcessesIn(box.cwd)
-      // Plan mode edits nothing: the same tool call is now refused.
-      yield* live.setPermissionMode("plan")
-      const second = join(box.cwd, "second.txt")
-      expect(claudeProcessesIn(box.cwd)).toEqual([pid])
-      const refused = yield* Effect.flip(chat.chat(`Please write ${second}`))
-      expect(refused._tag).toBe("PermissionDeniedError")
-      expect(existsSync(second)).toBe(false)
+      yield* expectPermissionModeSwitch(box, chat, live)
     }), 180_000)
 
   it.live(

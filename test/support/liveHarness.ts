@@ -9,7 +9,10 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import { ClaudeLiveError, type Interrupted } from "../../src/services/ClaudeLive.ts"
+import { existsSync, readFileSync } from "node:fs"
+import { join } from "node:path"
+import type { ChatClientService } from "../../src/services/ChatClient.ts"
+import { ClaudeLiveError, type ClaudeLiveService, type Interrupted } from "../../src/services/ClaudeLive.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { claudeProcessesIn, type Sandbox, sandbox } from "./claudeCli.ts"
 import * as Fake from "./FakeMessagesApi.ts"
@@ -107,3 +110,22 @@ export const onlyProcess = (box: Sandbox): number => {
 
 /** Checks that the CLI running in `box` is still process `pid`, alone. */
 export const expectSameProcess = (box: Sandbox, pid: number) => expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+
+/**
+ * Under `acceptEdits` the model's `Write` runs; after `setPermissionMode("plan")` on the same
+ * process the same call is refused and nothing is written.
+ */
+export const expectPermissionModeSwitch = (box: Sandbox, chat: ChatClientService, live: ClaudeLiveService) =>
+  Effect.gen(function*() {
+    const first = join(box.cwd, "first.txt")
+    yield* chat.chat(`Please write ${first}`)
+    expect(readFileSync(first, "utf8")).toBe("hello")
+    const pid = onlyProcess(box)
+    // Plan mode edits nothing: the same tool call is now refused, on the running CLI.
+    yield* live.setPermissionMode("plan")
+    expectSameProcess(box, pid)
+    const second = join(box.cwd, "second.txt")
+    const refused = yield* Effect.flip(chat.chat(`Please write ${second}`))
+    expect(refused._tag).toBe("PermissionDeniedError")
+    expect(existsSync(second)).toBe(false)
+  })
