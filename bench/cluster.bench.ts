@@ -292,7 +292,10 @@ const clisOf = (runner: Runner) =>
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
+      // Only the CLI: the runner's exit-cleanup watchdog (`/bin/sh`) has the runner's environment
+      // too, and stays after the conversation moves away.
       return fields[0] !== "Z" && Number(fields[2]) !== runner.pid &&
+        readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0")[0]!.endsWith("claude") &&
         readFileSync(`/proc/${pid}/environ`, "utf8").split("\0").includes(`CLAUDE_CONFIG_DIR=${runner.configDir}`)
     } catch {
       return false
