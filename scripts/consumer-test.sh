@@ -14,7 +14,7 @@ fail() { echo "consumer test FAILED: $*" >&2; exit 1; }
 tsc="$root/node_modules/typescript/bin/tsc"
 esbuild="$root/node_modules/.bin/esbuild"
 # The one install line the README documents (keep the two in sync: test/package.test.ts checks it).
-peers=(effect@^4.1.0 @effect/platform-node@^4.1.0)
+peers=(effect@^4.1.5 @effect/platform-node@^4.1.0)
 
 step "pack"
 cd "$root"
