@@ -18,6 +18,7 @@ import * as Fake from "../support/FakeMessagesApi.ts"
 import {
   allText,
   expectPermissionModeSwitch,
+  expectPoliteFiberStop,
   expectSameProcess,
   interruptedOf,
   model,
@@ -256,18 +257,7 @@ describeWithClaude("ClaudeLocal keepAlive: live controls on the real claude CLI"
         const api = yield* Fake.make(model)
         const box = yield* sandbox(api.url)
         const { chat } = yield* liveIn(box)
-        yield* chat.chat("Hello")
-        const [pid] = claudeProcessesIn(box.cwd)
-        const turn = yield* Effect.forkChild(chat.chat("Tell me a story"))
-        yield* until(() => allText(api.messageRequests().at(-1)).includes("Tell me a story"))
-        yield* Effect.sleep("500 millis")
-        const t0 = Date.now()
-        yield* Fiber.interrupt(turn)
-        const took = Date.now() - t0
-        expect(took).toBeLessThan(10_000)
-        expect(yield* chat.chat("Still there?")).toBe("You said: Still there?")
-        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
-        expect(allText(api.messageRequests().at(-1))).toContain("Tell me a story")
+        const took = yield* expectPoliteFiberStop(api, box, chat, 10_000)
         console.log(`fiber interrupt -> polite stop in ${took} ms`)
       }),
     180_000

@@ -8,6 +8,7 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Option from "effect/Option"
 import { existsSync, readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -128,4 +129,27 @@ export const expectPermissionModeSwitch = (box: Sandbox, chat: ChatClientService
     const refused = yield* Effect.flip(chat.chat(`Please write ${second}`))
     expect(refused._tag).toBe("PermissionDeniedError")
     expect(existsSync(second)).toBe(false)
+  })
+
+/**
+ * Interrupting a kept-alive turn's fiber mid-answer stops the CLI's turn politely within `bound`
+ * ms: the next turn runs on the same process and its request holds the earlier turns.
+ */
+export const expectPoliteFiberStop = (api: Fake.FakeMessagesApi, box: Sandbox, chat: ChatClientService, bound: number) =>
+  Effect.gen(function*() {
+    yield* chat.chat("Remember the word: pineapple.")
+    const pid = onlyProcess(box)
+    const turn = yield* Effect.forkChild(chat.chat("Tell me a story"))
+    yield* until(() => allText(api.messageRequests().at(-1)).includes("Tell me a story"))
+    yield* Effect.sleep("500 millis")
+    const t0 = Date.now()
+    yield* Fiber.interrupt(turn)
+    const took = Date.now() - t0
+    expect(took).toBeLessThan(bound)
+    expect(yield* chat.chat("Still there?")).toBe("You said: Still there?")
+    expectSameProcess(box, pid)
+    const history = allText(api.messageRequests().at(-1))
+    expect(history).toContain("pineapple")
+    expect(history).toContain("Tell me a story")
+    return took
   })
