@@ -313,3 +313,14 @@ export const makeApprovals = (params: ApprovalsParams) => {
   }
   return { service, onDeferred }
 }
+
+/** Where a client keeps its approvals service, for the layer's context (not public API). */
+export const ApprovalsKey: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
+
+/** A client carrying its approvals service under {@link ApprovalsKey}. */
+export const withApprovals = <C extends object>(client: C, service: ClaudeApprovalsService) =>
+  Object.assign(client, { [ApprovalsKey]: service })
+
+/** The approvals service a client carries (see {@link withApprovals}). */
+export const approvalsOf = (client: object): ClaudeApprovalsService =>
+  (client as { readonly [ApprovalsKey]: ClaudeApprovalsService })[ApprovalsKey]

@@ -210,4 +210,11 @@ export const interpret = (
         })
       })
     }
-  }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
+  }).pipe(Effect.map((outcome) => ({
+    ...outcome,
+    activity: transcript.activity,
+    // A call the approvals' gate parked: the turn ended on it (see `approvals.ts`).
+    ...(transcript.result?.terminal_reason === "tool_deferred" && transcript.result.deferred_tool_use !== undefined
+      ? { deferred: transcript.result.deferred_tool_use }
+      : {})
+  })))
