@@ -323,7 +323,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       timeout,
       stallTimeout: options.stallTimeout,
       partialMessages: true,
-      permissionWaits
+      permissionWaits,
+      observe: gate.batches.observe
     })
 
   /** A turn on a query (and CLI) of its own, resuming the session. */

@@ -5,7 +5,8 @@
  * `ApprovalRequired`, and the program exits. This process (sandbox B: another HOME, config dir and
  * cwd, the same SQLite store) approves or denies it: the SDK resumes the session with no user
  * message, the CLI asks the gate again, and the tool runs exactly once (or never) with the model
- * reading its result (or the reason). Deciding a call twice runs nothing twice.
+ * reading its result (or the reason). Deciding a call twice runs nothing twice; two such calls in
+ * one message are refused with a reason the model reads.
  */
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
@@ -13,6 +14,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { existsSync, readFileSync } from "node:fs"
 import { join, resolve } from "node:path"
+import { notAlone } from "../../src/internal/claude/approvals.ts"
 import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
@@ -36,12 +38,16 @@ const resultsOf = (req: Fake.FakeRequest) =>
     body: { ...req.body, messages: (req.body.messages ?? []).filter((m) => m.role === "user") }
   })
 
-/** The model: a prompt naming an amount calls `transfer` with it; with tool results it answers with them. */
+/**
+ * The model: a prompt naming an amount calls `transfer` with it ("twice" makes two calls in one
+ * message); once it has tool results it answers with them.
+ */
 const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   const results = resultsOf(req)
   if (results.length > 0) return { text: `done: ${results.map((r) => `${r.content}|${r.is_error}`).join(" ; ")}` }
   const amount = Number(/amount (\d+)/.exec(Fake.lastUserText(req))?.[1] ?? 1)
-  return { toolUses: [{ id: `toolu_agent_appr_${++ids}`, name: toolName, input: { amount } }] }
+  const call = (n: number) => ({ id: `toolu_agent_appr_${++ids}`, name: toolName, input: { amount: n } })
+  return { toolUses: Fake.lastUserText(req).includes("twice") ? [call(amount), call(amount + 1)] : [call(amount)] }
 }
 
 /** Lines the tool appended, one per run. */
@@ -87,7 +93,7 @@ const approver = (box: Sandbox, store: string, log: string, options: ClaudeAgent
 
 describeWithClaude("ClaudeApprovals on ClaudeAgent (real claude)", () => {
   it.live(
-    "a deferred call decided from another process: approve runs it once, twice runs nothing; deny never runs it",
+    "a deferred call decided from another process: approve runs it once with the approver's input, twice runs nothing; deny never runs it",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -104,24 +110,24 @@ describeWithClaude("ClaudeApprovals on ClaudeAgent (real claude)", () => {
         expect(pending.map((p) => p.approvalId).sort()).toEqual([approve!.approvalId, deny!.approvalId].sort())
         expect(pending.find((p) => p.approvalId === approve!.approvalId)?.input).toEqual({ amount: 5 })
 
-        const answer = yield* approvals.approve(approve!.approvalId!)
-        expect(answer).toBe("done: sent 5|false")
-        expect(runs(log)).toEqual(["5"])
-        expect(received(api).filter((r) => r.content === "sent 5")).toHaveLength(1)
+        const answer = yield* approvals.approve(approve!.approvalId!, { updatedInput: { amount: 6 } })
+        expect(answer).toBe("done: sent 6|false")
+        expect(runs(log)).toEqual(["6"])
+        expect(received(api).filter((r) => r.content === "sent 6")).toHaveLength(1)
         // Twice: the stored answer, and the tool does not run again.
         expect(yield* approvals.approve(approve!.approvalId!)).toBe(answer)
-        expect(runs(log)).toEqual(["5"])
+        expect(runs(log)).toEqual(["6"])
 
         const refused = yield* approvals.deny(deny!.approvalId!, "not today")
         expect(refused).toMatch(/^done: .*not today.*\|true$/)
-        expect(runs(log)).toEqual(["5"])
+        expect(runs(log)).toEqual(["6"])
         expect(yield* approvals.list()).toEqual([])
       }),
     { timeout: 240_000 }
   )
 
   it.live(
-    "keepAlive: canUseTool allows at once or defers, and an approval in the same process continues the conversation",
+    "keepAlive: canUseTool allows at once or defers, two such calls in one message are refused, an approval continues the conversation",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -133,6 +139,9 @@ describeWithClaude("ClaudeApprovals on ClaudeAgent (real claude)", () => {
           canUseTool: (request) => Effect.succeed(Number(request.input["amount"]) < 3 ? allow() : defer())
         })
         expect(yield* chat.chat("Send amount 2")).toBe("done: sent 2|false")
+        // Two calls in one message cannot wait: each is refused, and the model reads why.
+        const batch = yield* chat.chat("Send amount 3 twice")
+        expect(batch.split(" ; ").map((r) => r.endsWith(`${notAlone}|true`))).toEqual([true, true])
         const parked = yield* chat.chat("Send amount 7").pipe(Effect.flip)
         const reason = parked._tag === "ProviderError" ? parked.reason : undefined
         if (reason?._tag !== "ApprovalRequired") return expect.unreachable(`not parked: ${parked.message}`)
