@@ -34,6 +34,13 @@
  * not answer within `storeTimeout` fails the turn with a `SessionStoreError` (the answer kept);
  * what was not stored is sent again before the session's next entries and before a resume.
  *
+ * A tool with `needsApproval` (or a `canUseTool` answering `defer`) parks its call: the turn fails
+ * with `ApprovalRequired` and `ClaudeApprovals` (which the layer provides) decides it later, from
+ * any process sharing the store. The deferring hook is an HTTP hook in a 0600 settings file,
+ * served by a loopback bridge of the client (bearer token, 127.0.0.1) that also serves the tools
+ * of a resumed approval through `--mcp-config`: the CLI replays a parked call before the SDK has
+ * registered its callbacks and in-process tool server.
+ *
  * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
  * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
  *
@@ -471,8 +478,10 @@ const noMessage: AsyncIterable<AgentSdk.SDKUserMessage> = {
  * `ProviderError` (reason `ConfigurationError` when the SDK or the executable is missing or the tool server
  * did not connect, `TimeoutError` after `requestTimeout`, `AuthenticationError` saying how to log in when the CLI
  * is not logged in or its key is refused, the status's reason with `status` for an API error,
- * `ProcessError` for any other failed turn), `PermissionDeniedError` (unless
- * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
+ * `ProcessError` for any other failed turn, `ApprovalRequired` for a call parked for an approval),
+ * `PermissionDeniedError` (unless `allowPermissionDenials`), `StructuredOutputError`,
+ * `EmptyPromptError` and `InvalidToolsError`. It also provides `ClaudeApprovals` for this client's
+ * sessions.
  *
  * @example
  * ```ts
