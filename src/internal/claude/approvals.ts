@@ -116,6 +116,7 @@ export const makeBatches = (): Batches => {
       if (type === "content_block_start" && field(block, "type") === "tool_use" && blockId !== undefined) {
         add(message, blockId)
       } else if (type === "message_stop" || (type === "message_delta" && field(field(event, "delta"), "stop_reason"))) {
+        if (type === "message_stop") current.delete(parent)
         end(message)
       }
     } else if (field(json, "type") === "assistant") {
