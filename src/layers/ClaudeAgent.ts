@@ -34,6 +34,13 @@
  * not answer within `storeTimeout` fails the turn with a `SessionStoreError` (the answer kept);
  * what was not stored is sent again before the session's next entries and before a resume.
  *
+ * A tool with `needsApproval` (or a `canUseTool` answering `defer`) parks its call: the turn fails
+ * with `ApprovalRequired` and `ClaudeApprovals` (which the layer provides) decides it later, from
+ * any process sharing the store. The deferring hook is an HTTP hook in a 0600 settings file,
+ * served by a loopback bridge of the client (bearer token, 127.0.0.1) that also serves the tools
+ * of a resumed approval through `--mcp-config`: the CLI replays a parked call before the SDK has
+ * registered its callbacks and in-process tool server.
+ *
  * A prompt with images or PDFs (`Content` parts) goes as an SDK user message with image/document
  * blocks (base64 only, Messages API limits); a tool's images reach the model as MCP image content.
  *
@@ -44,19 +51,22 @@
  */
 import type * as AgentSdk from "@anthropic-ai/claude-agent-sdk"
 import * as Config from "effect/Config"
+import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as FiberSet from "effect/FiberSet"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
 import * as Ref from "effect/Ref"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as Telemetry from "../internal/chat/telemetry.ts"
+import * as Approvals from "../internal/claude/approvals.ts"
 import type * as CliVersion from "../internal/claude/cliVersion.ts"
 import { decide, mcpConfigEntry, permissionAnswer } from "../internal/claude/codeRun.ts"
-import { liveSessionContext, makeSessionClient, type SessionClient } from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, replayOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import { agentEnvironment } from "../internal/claude/environment.ts"
 import * as ProviderPolicy from "../internal/claude/providerPolicy.ts"
@@ -70,6 +80,7 @@ import { sdkHooks } from "../internal/claudeAgent/hooks.ts"
 import * as KeepAlive from "../internal/claudeAgent/live.ts"
 import type { Options } from "../internal/claudeAgent/options.ts"
 import {
+  type GateBridge,
   type QueryParams,
   type QuerySetup,
   readVersion,
@@ -81,12 +92,14 @@ import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeA
 import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup, type TurnEnd } from "../internal/claudeAgent/turn.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
-import type { ChatClient, ChatError, ProviderError } from "../services/ChatClient.ts"
+import { type ChatClient, type ChatError, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
+import { ClaudeApprovals, ClaudeApprovalStore, makeMemory as approvalsInMemory } from "../services/ClaudeApprovals.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import { type ClaudeLive, isInterrupted } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../services/ClaudeSessionStore.ts"
 import * as Tool from "../services/Tool.ts"
+import * as NodeMcpBridge from "./NodeMcpBridge.ts"
 export type { ToolPolicyInput } from "../internal/claude/options.ts"
 export type { Options, PermissionMode } from "../internal/claudeAgent/options.ts"
 
@@ -163,6 +176,10 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
   }
   const decidedDenials = new Set<string>()
   const permissionWaits = Stall.makePermissionWaits()
+  const gate = Approvals.makeGate(
+    options.canUseTool === undefined ? undefined : (request) => permissionWaits.around(options.canUseTool!(request)),
+    decidedDenials
+  )
   // Where the tool servers' calls find the turn they belong to (for their spans).
   const runSlot = Telemetry.makeRunSlot()
   const sessionStore = yield* Effect.serviceOption(ClaudeSessionStore)
@@ -187,10 +204,49 @@ const makeQuerySetup = Effect.fnUntraced(function*(options: Options) {
     canUseTool: permissionCallback(options, decidedDenials, permissionWaits),
     // Bound here, once: the hooks run in the layer's context, whichever turn they fire in.
     hooks: Effect.succeed(yield* sdkHooks(options.hooks, permissionWaits)),
-    store
+    store,
+    gate: yield* gateServer(serverName, gate, permissionWaits)
   }
   const timeout = Duration.fromInputUnsafe(options.requestTimeout ?? DefaultRequestTimeout)
-  return { setup, serverName, timeout, tools, decidedDenials, permissionWaits, runSlot, sessionStore, store }
+  return { setup, serverName, timeout, tools, decidedDenials, permissionWaits, runSlot, sessionStore, store, gate }
+})
+
+/**
+ * The approvals' gate served as an HTTP hook (the SDK's in-process hooks fire too late when a
+ * parked call is replayed on resume): a bridge of the client's scope, on 127.0.0.1 behind its own
+ * bearer token, serving only the gate, started by the first query whose tools `needsApproval`.
+ */
+const gateServer = Effect.fnUntraced(function*(
+  serverName: string,
+  gate: Approvals.Gate,
+  waits: Stall.PermissionWaits
+) {
+  const scope = yield* Effect.scope
+  const context = yield* Effect.context<never>()
+  return yield* Effect.cached(
+    NodeMcpBridge.make({
+      // It serves a replay's tools under the tool server's name too (see `QueryParams.replay`).
+      serverName,
+      // A decision at work is the application deciding, not the run going silent.
+      hooks: (name, input) =>
+        name === Approvals.GateRoute
+          ? waits.around(gate.hook(input)).pipe(Effect.provideContext(context))
+          : Effect.fail(`No hook ${name}`)
+    }).pipe(
+      Scope.provide(scope),
+      Effect.map((bridge): GateBridge => ({
+        url: bridge.url.replace(/\/mcp$/, `/hooks/${Approvals.GateRoute}`),
+        token: Redacted.value(bridge.token),
+        bridge
+      })),
+      Effect.mapError((error) =>
+        new ProviderError({
+          provider,
+          reason: new ConfigurationError({ message: `The approvals' hook server did not start: ${error.message}` })
+        })
+      )
+    )
+  )
 })
 
 /** The store step: the SDK mirrors to the store when there is one; the CLI's file is the rest. */
@@ -237,7 +293,7 @@ const warmStart = (options: Options, transcripts: Transcripts, warm: Effect.Effe
 export const make: (options?: Options) => Effect.Effect<SessionClient, never, Scope.Scope> = Effect.fn(
   "ClaudeAgent.make"
 )(function*(options: Options = {}) {
-  const { decidedDenials, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
+  const { decidedDenials, gate, permissionWaits, runSlot, serverName, sessionStore, setup, store, timeout, tools } =
     yield* makeQuerySetup(options)
   const keepAlive = options.keepAlive === true || options.prewarm === true
   const requireVerbatim = yield* verbatimGate(options)
@@ -274,20 +330,27 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
       timeout,
       stallTimeout: options.stallTimeout,
       partialMessages: true,
-      permissionWaits
+      permissionWaits,
+      observe: gate.batches.observe
     })
 
   /** A turn on a query (and CLI) of its own, resuming the session. */
   const freshTurn = Effect.fnUntraced(function*(input: RunInput) {
     const started = yield* start({
-      // A prompt with media is one SDK user message carrying image/document blocks.
-      prompt: input.parts === undefined ? input.prompt : singleMessage(userMessage(input)),
+      // A replay sends no message: the resumed CLI asks the gate for the parked call again.
+      prompt: input.replay === true
+        ? noMessage
+        // A prompt with media is one SDK user message carrying image/document blocks.
+        : input.parts === undefined
+        ? input.prompt
+        : singleMessage(userMessage(input)),
       resume: input.sessionId,
       fork: input.fork,
       responseFormat: input.responseFormat,
       // Partial messages let the stall watchdog tell a long answer from a silent run.
       partialMessages: true,
-      budgetUsd: input.budgetUsd
+      budgetUsd: input.budgetUsd,
+      replay: input.replay
     })
     return yield* interpret(reading, input, started, yield* read(started, input.emit, false))
   }, Effect.scoped)
@@ -313,6 +376,9 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   const turnOf = (input: RunInput) =>
     !keepAlive
       ? freshTurn(input)
+      // A replay runs on a CLI of its own; the kept-alive one holds the session as it was.
+      : input.replay === true
+      ? Effect.andThen(live.drop, freshTurn(input))
       : input.responseFormat === undefined
       ? live.turn(input)
       // The output format is fixed per query: `ask` runs on its own CLI, after which the kept-alive
@@ -321,13 +387,17 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
 
   // Refused before any CLI starts, and without dropping a warm one.
   const runTurn = (input: RunInput) =>
-    Effect.andThen(requireVerbatim(input), turnOf(input)).pipe(
+    Effect.andThen(input.replay === true ? Effect.void : requireVerbatim(input), turnOf(input)).pipe(
       (turn) => store === undefined ? turn : store.explain(input.sessionId)(turn),
       Effect.tap((outcome) =>
-        Effect.sync(() => {
-          if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
-          session.fork = false
-        })
+        Effect.andThen(
+          Effect.sync(() => {
+            if (outcome.sessionId !== undefined) session.last = Option.some(outcome.sessionId)
+            session.fork = false
+          }),
+          // A kept-alive CLI holds a parked call as it was: the decision runs on a fresh one.
+          outcome.deferred !== undefined && keepAlive ? live.drop : Effect.void
+        )
       ),
       // An interrupted turn ran in the session too: the kept query continues it.
       Effect.tapError((error) =>
@@ -343,7 +413,8 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
   const run = (input: RunInput) =>
     Effect.flatMap(
       // A kept-alive query's tool server outlives the turn that built it: each turn marks itself.
-      FiberSet.run(turns, runSlot.within(runTurn(input))),
+      // Turns are serialised: a call a failed turn parked does not count against this one.
+      FiberSet.run(turns, runSlot.within(Effect.andThen(Effect.sync(() => gate.deferred.clear()), runTurn(input)))),
       (fiber) => Fiber.join(fiber).pipe(Effect.onInterrupt(() => Fiber.interrupt(fiber)))
     )
 
@@ -360,7 +431,21 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     yield* warmStart(options, transcripts, live.warm(remainingBudget(options.maxBudgetUsd, 0)))
   }
 
-  return yield* makeSessionClient({
+  // The approvals resume a session in this client: its conversation, once built.
+  const built: { client?: SessionClient } = {}
+  const approvals = Approvals.makeApprovals({
+    provider,
+    gate,
+    store: Option.getOrUndefined(yield* Effect.serviceOption(ClaudeApprovalStore)) ?? (yield* approvalsInMemory),
+    projectKey: options.projectKey ?? "default",
+    toolPrefix: `mcp__${serverName}__`,
+    ttl: options.approvalTtl,
+    replay: (sessionId) =>
+      built.client === undefined
+        ? Effect.die(new Error("ClaudeAgent is not built yet"))
+        : replayOf(built.client)(sessionId)
+  })
+  const client = yield* makeSessionClient({
     provider,
     model: options.model,
     run,
@@ -372,17 +457,31 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     transcripts,
     initialUsage: options.snapshot?.usage,
     toolPolicy: Effect.flatMap(setup.tools, (toolSet) => setup.policy.resolve(requestedServers(setup, toolSet))),
-    live: controls.service
+    live: controls.service,
+    onDeferred: approvals.onDeferred
   })
+  built.client = client
+  return Approvals.withApprovals(client, approvals.service)
 })
+
+/** The context the layer provides: the client, its session, live controls and approvals. */
+const clientContext = (client: SessionClient) =>
+  Context.add(liveSessionContext(client), ClaudeApprovals, Approvals.approvalsOf(client))
+
+/** A streaming prompt with no message: the resumed session goes on from where it stopped. */
+const noMessage: AsyncIterable<AgentSdk.SDKUserMessage> = {
+  async *[Symbol.asyncIterator]() {}
+}
 
 /**
  * A ChatClient layer on the Claude Agent SDK. The SDK is loaded on the first call; calls fail with
  * `ProviderError` (reason `ConfigurationError` when the SDK or the executable is missing or the tool server
  * did not connect, `TimeoutError` after `requestTimeout`, `AuthenticationError` saying how to log in when the CLI
  * is not logged in or its key is refused, the status's reason with `status` for an API error,
- * `ProcessError` for any other failed turn), `PermissionDeniedError` (unless
- * `allowPermissionDenials`), `StructuredOutputError`, `EmptyPromptError` and `InvalidToolsError`.
+ * `ProcessError` for any other failed turn, `ApprovalRequired` for a call parked for an approval),
+ * `PermissionDeniedError` (unless `allowPermissionDenials`), `StructuredOutputError`,
+ * `EmptyPromptError` and `InvalidToolsError`. It also provides `ClaudeApprovals` for this client's
+ * sessions.
  *
  * @example
  * ```ts
@@ -399,9 +498,11 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
  * @category layers
  * @since 1.0.0
  */
-export const layer = (options: Options = {}): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, ProviderError> =>
+export const layer = (
+  options: Options = {}
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, ProviderError> =>
   // A refused tool policy fails the build rather than every turn.
-  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), liveSessionContext))
+  Layer.effectContext(Effect.map(Effect.tap(make(options), (client) => client.toolPolicy), clientContext))
 
 /**
  * The options read from the library's environment variables, all optional: `CLAUDE_BINARY` (the
@@ -455,7 +556,7 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
  */
 export const layerConfig = (
   config: Config.Wrap<Options>
-): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, Config.ConfigError | ProviderError> =>
   Layer.unwrap(Effect.map(Config.unwrap(config), layer))
 
 /**
@@ -467,5 +568,5 @@ export const layerConfig = (
  */
 export const layerFromEnv = (
   overrides: Options = {}
-): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive, Config.ConfigError | ProviderError> =>
+): Layer.Layer<ChatClient | ClaudeSession | ClaudeLive | ClaudeApprovals, Config.ConfigError | ProviderError> =>
   layerConfig(configFromEnv(overrides))

@@ -321,7 +321,8 @@ export interface ClaudeApprovalsService {
 }
 
 /**
- * The approvals of the Claude Code client a `ClaudeLocal` layer provides.
+ * The approvals of the Claude Code client a `ClaudeLocal` or `ClaudeAgent` layer provides (each
+ * decides the calls its own provider parked).
  *
  * **Example** (Approving a parked call later)
  *

@@ -14,7 +14,7 @@ import { randomUUID } from "node:crypto"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { callsInMessage, makeApprovals, makeGate } from "../../src/internal/claude/approvals.ts"
+import { callsInMessage, makeApprovals, makeBatches, makeGate } from "../../src/internal/claude/approvals.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import {
   ClaudeApprovalStore,
@@ -169,4 +169,35 @@ describe("ClaudeApprovals gate", () => {
       rmSync(dir, { recursive: true, force: true })
     }
   })
+
+  /** A partial message's stream event, as the CLI prints it. */
+  const event = (message: string, event: object) => ({ type: "stream_event", event, api_message_id: message })
+  const toolStart = (message: string, id: string) =>
+    event(message, { type: "content_block_start", content_block: { type: "tool_use", id, name: "t" } })
+
+  it.effect("counts a message's tool calls from the stream once the message has ended, waiting for its end", () =>
+    Effect.gen(function*() {
+      const batches = makeBatches()
+      batches.observe(event("m1", { type: "message_start", message: { id: "m1" } }))
+      batches.observe(toolStart("m1", "a"))
+      // Asked before the message's other call has streamed: it waits for the end.
+      const asked = yield* Effect.forkChild(batches.size("a", "30 seconds"))
+      yield* Effect.yieldNow
+      batches.observe(toolStart("m1", "b"))
+      batches.observe(event("m1", { type: "message_delta", delta: { stop_reason: "tool_use" } }))
+      expect(yield* Fiber.join(asked)).toBe(2)
+      // Later messages count on their own; a message seen only as whole assistant lines, and ended.
+      batches.observe({ type: "assistant", message: { id: "m2", content: [{ type: "tool_use", id: "c", name: "t" }] } })
+      batches.observe(event("m2", { type: "message_stop" }))
+      expect(yield* batches.size("c", "1 second")).toBe(1)
+      expect(yield* batches.size("b", "1 second")).toBe(2)
+    }))
+
+  it.live("gives nothing for a call whose message the stream never ended within the wait", () =>
+    Effect.gen(function*() {
+      const batches = makeBatches()
+      batches.observe(toolStart("m1", "a"))
+      expect(yield* batches.size("a", "50 millis")).toBeUndefined()
+      expect(yield* batches.size("unknown", "50 millis")).toBeUndefined()
+    }))
 })

@@ -49,9 +49,109 @@ export const notAlone =
   "it was not run. Call it again on its own."
 
 /**
+ * The model's messages as the run's stdout shows them (every run streams partial messages): which
+ * message each tool call belongs to, and, once the message has ended (`message_delta` with its
+ * stop reason, or `message_stop`), how many tool calls it made.
+ *
+ * **Details**
+ *
+ * Checked on claude 2.1.335: the CLI may ask the hooks for a message's first call before the
+ * message's later blocks have streamed (it runs tools as their blocks complete), and stdout and
+ * the hook's HTTP request race each other; so the gate waits for the message's end here instead of
+ * for a fixed time.
+ */
+export interface Batches {
+  /** Feeds one parsed stdout message of a run. */
+  readonly observe: (json: unknown) => void
+  /**
+   * The number of tool calls in the message holding `toolUseId`, once the stream has shown that
+   * message's end; `undefined` when it has not within `wait`.
+   */
+  readonly size: (toolUseId: string, wait: Duration.Input) => Effect.Effect<number | undefined>
+}
+
+/** How many ended messages {@link makeBatches} remembers (a hook asks about the latest ones). */
+const RememberedMessages = 256
+
+const field = (value: unknown, key: string): unknown =>
+  typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined
+
+const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+/** A {@link Batches} for one client (tool use ids are unique across its sessions). */
+export const makeBatches = (): Batches => {
+  const calls = new Map<string, Set<string>>()
+  const messageOf = new Map<string, string>()
+  const ended = new Set<string>()
+  const listeners = new Set<() => void>()
+  // The message being streamed, for stream events that do not name theirs.
+  const current = new Map<string, string>()
+  const add = (message: string, id: string) => {
+    calls.set(message, (calls.get(message) ?? new Set()).add(id))
+    messageOf.set(id, message)
+  }
+  const end = (message: string) => {
+    ended.add(message)
+    if (calls.size > RememberedMessages) {
+      const [oldest] = calls.keys()
+      for (const id of calls.get(oldest!) ?? []) messageOf.delete(id)
+      calls.delete(oldest!)
+      ended.delete(oldest!)
+    }
+    for (const listener of [...listeners]) listener()
+  }
+  const observe = (json: unknown) => {
+    const parent = text(field(json, "parent_tool_use_id")) ?? ""
+    if (field(json, "type") === "stream_event") {
+      const event = field(json, "event")
+      const type = field(event, "type")
+      if (type === "message_start") {
+        const id = text(field(field(event, "message"), "id"))
+        if (id !== undefined) current.set(parent, id)
+      }
+      const message = text(field(json, "api_message_id")) ?? current.get(parent)
+      if (message === undefined) return
+      const block = field(event, "content_block")
+      const blockId = text(field(block, "id"))
+      if (type === "content_block_start" && field(block, "type") === "tool_use" && blockId !== undefined) {
+        add(message, blockId)
+      } else if (type === "message_stop" || (type === "message_delta" && field(field(event, "delta"), "stop_reason"))) {
+        if (type === "message_stop") current.delete(parent)
+        end(message)
+      }
+    } else if (field(json, "type") === "assistant") {
+      const message = text(field(field(json, "message"), "id"))
+      const content = field(field(json, "message"), "content")
+      if (message === undefined || !Array.isArray(content)) return
+      for (const block of content) {
+        const id = text(field(block, "id"))
+        if (field(block, "type") === "tool_use" && id !== undefined) add(message, id)
+      }
+    }
+  }
+  const known = (toolUseId: string) => {
+    const message = messageOf.get(toolUseId)
+    return message !== undefined && ended.has(message) ? calls.get(message)?.size : undefined
+  }
+  const size = (toolUseId: string, wait: Duration.Input) =>
+    Effect.callback<number>((resume) => {
+      const check = () => {
+        const n = known(toolUseId)
+        if (n === undefined) return
+        listeners.delete(check)
+        resume(Effect.succeed(n))
+      }
+      listeners.add(check)
+      check()
+      return Effect.sync(() => listeners.delete(check))
+    }).pipe(Effect.timeoutOption(wait), Effect.map(Option.getOrUndefined))
+  return { observe, size }
+}
+
+/**
  * How many tool calls the model's message holding `toolUseId` makes, read from the session's
  * transcript (the CLI writes a message's blocks, one entry each, before it asks the hooks); 1 when
- * the transcript does not show it.
+ * the transcript does not show it. The fallback when the stream did not show the message's end.
  */
 export const callsInMessage = (transcriptPath: string, toolUseId: string): number => {
   const text = transcriptTail(transcriptPath)
@@ -96,7 +196,13 @@ const transcriptTail = (path: string): string | undefined => {
   }
 }
 
-/** How long the gate lets the CLI write a message's other calls before it counts them. */
+/**
+ * How long the gate waits for the stream to show the end of a deferred call's message (its other
+ * calls may still be streaming); then it falls back to the transcript.
+ */
+const streamWait = Duration.seconds(10)
+
+/** With the transcript fallback: how long the CLI gets to write a message's other calls. */
 const settle = Duration.millis(300)
 
 /** The hook route the gate is served on (beside the application's numbered hooks). */
@@ -108,6 +214,8 @@ export interface Gate {
   readonly replays: Map<string, Decision>
   /** The call deferred in a running turn, by session id: one per turn. */
   readonly deferred: Map<string, string>
+  /** What the runs' stdout shows of the model's messages: feed it every parsed message. */
+  readonly batches: Batches
   /** Answers one `PreToolUse` HTTP hook call (the wire output). */
   readonly hook: (raw: unknown) => Effect.Effect<unknown, unknown>
 }
@@ -123,6 +231,7 @@ const wire = (output: ClaudeHooks.Output<"PreToolUse">) => ClaudeHooks.toWire("P
 export const makeGate = (canUseTool: CanUseTool | undefined, decidedDenials: Set<string>): Gate => {
   const replays = new Map<string, Decision>()
   const deferred = new Map<string, string>()
+  const batches = makeBatches()
   const refuse = (id: string, reason: string) => {
     decidedDenials.add(id)
     return wire({ permissionDecision: "deny", permissionDecisionReason: reason })
@@ -159,10 +268,11 @@ export const makeGate = (canUseTool: CanUseTool | undefined, decidedDenials: Set
       case "Deny":
         return refuse(id, decision.message)
       case "Defer": {
-        // The CLI asks as soon as this call's entry is written; the message's other calls follow
-        // within milliseconds (it has the whole message by then), so look once they are there.
-        yield* Effect.sleep(settle)
-        if (callsInMessage(input.transcript_path, id) > 1) return refuse(id, notAlone)
+        // The CLI may ask before the message's other calls have streamed: count them once the
+        // stream shows its end; the transcript only when it did not.
+        const streamed = yield* batches.size(id, streamWait)
+        const calls = streamed ?? (yield* Effect.as(Effect.sleep(settle), callsInMessage(input.transcript_path, id)))
+        if (calls > 1) return refuse(id, notAlone)
         // Checked and set in one synchronous step: the CLI may ask for a batch's calls at once.
         const parked = deferred.get(input.session_id)
         if (parked !== undefined && parked !== id) return refuse(id, oneAtATime)
@@ -171,7 +281,7 @@ export const makeGate = (canUseTool: CanUseTool | undefined, decidedDenials: Set
       }
     }
   })
-  return { replays, deferred, hook }
+  return { replays, deferred, batches, hook }
 }
 
 /** The `--settings` hook entry sending the approval tools' calls to the gate; none without such tools. */
@@ -313,3 +423,14 @@ export const makeApprovals = (params: ApprovalsParams) => {
   }
   return { service, onDeferred }
 }
+
+/** Where a client keeps its approvals service, for the layer's context (not public API). */
+export const ApprovalsKey: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
+
+/** A client carrying its approvals service under {@link ApprovalsKey}. */
+export const withApprovals = <C extends object>(client: C, service: ClaudeApprovalsService) =>
+  Object.assign(client, { [ApprovalsKey]: service })
+
+/** The approvals service a client carries (see {@link withApprovals}). */
+export const approvalsOf = (client: object): ClaudeApprovalsService =>
+  (client as { readonly [ApprovalsKey]: ClaudeApprovalsService })[ApprovalsKey]

@@ -356,7 +356,7 @@ const systemEvent = (msg: Wire): TranslatedEvent | undefined => {
  * and `done` gives what the provider reads afterwards (init and result lines, last text, every
  * tool use with its error flag for the turn span, the agent's activity). One instance per run.
  */
-export const makeRunReader = (toolPrefix: string) => {
+export const makeRunReader = (toolPrefix: string, observe?: (json: unknown) => void) => {
   let init: InitLine | undefined
   let result: ResultLine | undefined
   let lastText: string | undefined
@@ -478,6 +478,7 @@ export const makeRunReader = (toolPrefix: string) => {
   const message = (json: unknown): ReadonlyArray<TranslatedEvent> => {
     const msg = record(json)
     if (msg === undefined) return []
+    observe?.(json)
     const parent = parentOf(msg)
     if (msg.type === "stream_event") return streamEvent(record(msg.event) ?? {}, parent)
     if (msg.type === "rate_limit_event") return rateLimitEvents(msg.rate_limit_info)

@@ -13,8 +13,10 @@ import { tmpdir } from "node:os"
 import { basename, join } from "node:path"
 import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import { ConfigurationError, ProviderError } from "../../services/ChatClient.ts"
+import type { McpBridgeService } from "../../services/McpBridge.ts"
 import type * as Tool from "../../services/Tool.ts"
 import type * as Telemetry from "../chat/telemetry.ts"
+import * as Approvals from "../claude/approvals.ts"
 import * as CliVersion from "../claude/cliVersion.ts"
 import { sdkOptions } from "../claude/codeRun.ts"
 import { agentEnvironment } from "../claude/environment.ts"
@@ -52,6 +54,11 @@ export interface QueryParams {
   readonly partialMessages: boolean
   /** What the query's CLI may spend (its `maxBudgetUsd`): what the conversation has left now. */
   readonly budgetUsd: number | undefined
+  /**
+   * A resumed session replaying a call parked for an approval: the CLI replays it before the SDK's
+   * `initialize`, so the tools must come from an `--mcp-config` server, not the in-process one.
+   */
+  readonly replay?: boolean | undefined
 }
 
 /** What every query of one client shares. */
@@ -76,6 +83,20 @@ export interface QuerySetup {
   readonly hooks: Effect.Effect<AgentSdk.Options["hooks"]>
   /** The session store's adapter, when a `ClaudeSessionStore` is provided: every query mirrors to it. */
   readonly store?: AgentStore | undefined
+  /**
+   * Where the approvals' gate is served (started on first use): the URL and bearer token of an
+   * HTTP hook for the settings file of a query whose tools `needsApproval`.
+   */
+  readonly gate?: Effect.Effect<GateBridge, ProviderError> | undefined
+}
+
+/** The client's loopback bridge: the approvals' gate as an HTTP hook, and the tools of a replay. */
+export interface GateBridge {
+  /** The gate's hook URL. */
+  readonly url: string
+  /** The bridge's bearer token. */
+  readonly token: string
+  readonly bridge: McpBridgeService
 }
 
 /** The servers a query started now mounts: the tool server when it serves tools, and the application's. */
@@ -184,6 +205,31 @@ const writeSettingsFile = (settings: unknown): Effect.Effect<string, ProviderErr
     ({ dir }) => Effect.promise(() => rm(dir, { recursive: true, force: true }))
   ).pipe(Effect.map(({ file }) => file))
 
+/**
+ * The settings `hooks` sending the calls of the tools that `needsApproval` to the approvals' gate:
+ * an HTTP hook from a settings file, which the CLI asks again when it replays a parked call on
+ * resume (the SDK's in-process hooks are registered too late for that). None without such tools.
+ */
+const gateHooks = Effect.fnUntraced(function*(setup: QuerySetup, toolSet: Tool.ToolSet) {
+  if (setup.gate === undefined || !toolSet.tools.some((tool) => tool.needsApproval === true)) return undefined
+  const { token, url } = yield* setup.gate
+  const entry = Approvals.gateSettings(`mcp__${setup.serverName}__`, toolSet.tools, url, token)
+  return entry === undefined ? undefined : { PreToolUse: [entry] }
+})
+
+/**
+ * The `--mcp-config` file of a replay: the client's bridge serving the tool set of now under the
+ * tool server's name, behind a token of this query's own (revoked when its scope closes).
+ */
+const replayTools = Effect.fnUntraced(function*(setup: QuerySetup, toolSet: Tool.ToolSet) {
+  if (setup.gate === undefined) return undefined
+  const { bridge } = yield* setup.gate
+  yield* bridge.setTools(toolSet.tools).pipe(Effect.mapError((e) => configError(e.message)))
+  const run = yield* bridge.openRun
+  const server = run.mcpConfig.mcpServers[bridge.serverName]
+  return yield* writeSettingsFile({ mcpServers: { [setup.serverName]: server } })
+})
+
 /** The parts of a query's options decided per query, beside the client's own options. */
 interface PerQuery {
   readonly params: QueryParams
@@ -192,6 +238,8 @@ interface PerQuery {
   readonly fromPolicy: ToolPolicy.AgentSdkOptions<AgentSdk.McpServerConfig>
   readonly bounded: ToolPolicy.BoundedPolicy
   readonly settingsPath: string | undefined
+  /** A replay's `--mcp-config` file (see `replayTools`). */
+  readonly mcpConfigPath?: string | undefined
   readonly canUseTool: AgentSdk.CanUseTool | undefined
   /** The application's hooks as SDK callbacks. */
   readonly hooks?: AgentSdk.Options["hooks"]
@@ -240,11 +288,11 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
     mcpServersDelivery: "initialize",
     ...options.extraOptions,
     ...q.fromPolicy,
-    ...(q.settingsPath === undefined ? {} : {
+    ...(q.bounded.settings === undefined ? {} : {
       disallowedTools: q.bounded.disallowedChunks.flat(),
-      allowedTools: [...q.bounded.allowedTools],
-      settings: q.settingsPath
+      allowedTools: [...q.bounded.allowedTools]
     }),
+    ...(q.settingsPath === undefined ? {} : { settings: q.settingsPath }),
     ...sdkOptions(options, params.budgetUsd, q.policy),
     // The SDK cannot merge `sandbox` into a settings file: then it is in the file already.
     ...(options.sandbox === undefined || q.settingsPath !== undefined
@@ -252,6 +300,9 @@ export const queryOptions = (options: Options, q: PerQuery): AgentSdk.Options =>
       : { sandbox: Extensions.sdkSandbox(options.sandbox) }),
     ...(q.canUseTool === undefined ? {} : { canUseTool: q.canUseTool }),
     ...withHooks(mergeHooks(q.fromPolicy.hooks, q.hooks, options.extraOptions?.hooks)),
+    ...(q.mcpConfigPath === undefined
+      ? {}
+      : { extraArgs: { ...options.extraOptions?.extraArgs, "mcp-config": q.mcpConfigPath } }),
     // The application's hooks show in `chatStream` as HookStarted / HookFinished.
     ...(q.hooks === undefined ? {} : { includeHookEvents: true }),
     ...(Option.isSome(resume) && params.fork ? { forkSession: true } : {}),
@@ -337,9 +388,10 @@ export const startQuery = Effect.fnUntraced(
         return cli === undefined ? Effect.void : reap(cli, setup.grace)
       }).pipe(Effect.andThen(removeMaterialized(materialized)))
     )
+    const mcpConfigPath = mounted && params.replay === true ? yield* replayTools(setup, toolSet) : undefined
     const mcpServers: Record<string, AgentSdk.McpServerConfig> = {
       ...setup.appServers,
-      ...(mounted
+      ...(mounted && mcpConfigPath === undefined
         ? { [serverName]: yield* makeToolServer(serverName, toolSet, controller.signal, setup.runSlot) }
         : {})
     }
@@ -349,9 +401,15 @@ export const startQuery = Effect.fnUntraced(
       ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
     ).pipe(Effect.mapError((e) => configError(e.message)))
     const sandbox = options.sandbox === undefined ? undefined : Extensions.sandboxSettings(options.sandbox)
-    const settingsPath = bounded.settings === undefined
+    const gate = mounted ? yield* gateHooks(setup, toolSet) : undefined
+    // A settings file, never argv: the gate's hook carries a bearer token.
+    const settingsPath = bounded.settings === undefined && gate === undefined
       ? undefined
-      : yield* writeSettingsFile(sandbox === undefined ? bounded.settings : { ...bounded.settings, sandbox })
+      : yield* writeSettingsFile({
+        ...bounded.settings,
+        ...(sandbox === undefined ? {} : { sandbox }),
+        ...(gate === undefined ? {} : { hooks: gate })
+      })
     const query = module.query({
       prompt: params.prompt,
       options: queryOptions(options, {
@@ -360,6 +418,7 @@ export const startQuery = Effect.fnUntraced(
         fromPolicy,
         bounded,
         settingsPath,
+        mcpConfigPath,
         canUseTool: yield* setup.canUseTool,
         hooks: yield* setup.hooks,
         controller,

@@ -103,10 +103,12 @@ export const consume = (params: {
    * caller then stops politely or closes) instead of aborting it.
    */
   readonly keepOnInterrupt?: boolean | undefined
+  /** Sees every message read (the approvals' gate counts a message's tool calls from them). */
+  readonly observe?: ((json: unknown) => void) | undefined
 }): Effect.Effect<Transcript, ProviderError> => {
   const { emit, started, untilResult } = params
   return Effect.gen(function*() {
-    const reader = makeRunReader(`mcp__${params.serverName}__`)
+    const reader = makeRunReader(`mcp__${params.serverName}__`, params.observe)
     const context = yield* Effect.context<never>()
     const watchdog = yield* Stall.make({
       provider,
@@ -210,4 +212,11 @@ export const interpret = (
         })
       })
     }
-  }).pipe(Effect.map((outcome) => ({ ...outcome, activity: transcript.activity })))
+  }).pipe(Effect.map((outcome) => ({
+    ...outcome,
+    activity: transcript.activity,
+    // A call the approvals' gate parked: the turn ended on it (see `approvals.ts`).
+    ...(transcript.result?.terminal_reason === "tool_deferred" && transcript.result.deferred_tool_use !== undefined
+      ? { deferred: transcript.result.deferred_tool_use }
+      : {})
+  })))

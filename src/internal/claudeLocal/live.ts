@@ -118,7 +118,7 @@ export const makeLive = (
         )
       )
       const { mounted } = plan
-      const reader = makeRunReader(env.toolPrefix)
+      const reader = makeRunReader(env.toolPrefix, env.gate.batches.observe)
       // The CLI runs with partial messages on: only a stalled turn is silent outside its tools.
       const watchdog = yield* Stall.make({
         provider,

@@ -40,7 +40,7 @@ export const userMessage = (
  */
 const streamRun = Effect.fnUntraced(
   function*(env: LocalEnv, runOptions: RunOptions, emit: Emit | undefined, mounted: boolean) {
-    const reader = makeRunReader(env.toolPrefix)
+    const reader = makeRunReader(env.toolPrefix, env.gate.batches.observe)
     const watchdog = yield* Stall.make({
       provider,
       stallTimeout: env.options.stallTimeout,
