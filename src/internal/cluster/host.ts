@@ -234,7 +234,14 @@ export const make = Effect.fnUntraced(
       if (parked === undefined) return Effect.fail(error)
       const marked = new ProviderError({
         provider: (error as ProviderError).provider,
-        reason: new ApprovalRequired({ ...parked, conversationId })
+        reason: new ApprovalRequired({
+          message: parked.message,
+          approvalId: parked.approvalId,
+          sessionId: parked.sessionId,
+          tool: parked.tool,
+          input: parked.input,
+          conversationId
+        })
       }) as E
       return Effect.flatMap(
         h.client.usage,
