@@ -22,8 +22,8 @@
  * `Tool.dynamic` tools are passed through: a JSON Schema given as `parameters` is sent to the
  * model unchanged and the handler gets the arguments as they came. What cannot be honoured is
  * refused when the tools are built: provider-defined tools (they run at one vendor) and tools with
- * `needsApproval` (every loop here runs a call as soon as the model makes it; nothing can pause
- * it for a user's answer).
+ * `needsApproval` (every loop here runs a call as soon as the model makes it), unless
+ * `{ approvals: true }` is passed for a client that parks such calls (`ClaudeLocal`).
  *
  * @summary An `effect/ai` `Toolkit` with its handlers as this library's tools, for every provider.
  * @group effect/ai
@@ -113,6 +113,22 @@ const inputSchemaOf = (tool: AiTool.Any): Tool.JsonSchemaObject => {
 const hasApproval = (tool: AiTool.Any): boolean => tool.needsApproval !== undefined && tool.needsApproval !== false
 
 /**
+ * How {@link toTools} converts a toolkit.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export interface ConvertOptions {
+  /**
+   * Tools with `needsApproval` (a boolean or a function) become tools whose every call waits for
+   * an approval (`Tool.needsApproval`), instead of being refused. Only for a client that honours
+   * it (`ClaudeLocal`: the call is parked and the turn ends with `ApprovalRequired`); on any other
+   * the call would run unasked. `ChatLanguageModel` sets it for such clients.
+   */
+  readonly approvals?: boolean | undefined
+}
+
+/**
  * Why tools of a toolkit cannot be served: provider-defined tools (they run at one vendor, not
  * in-process), tools that need approval (no loop here can pause a call) and names our providers
  * cannot send. `undefined` when all are fine.
@@ -120,10 +136,13 @@ const hasApproval = (tool: AiTool.Any): boolean => tool.needsApproval !== undefi
  * @category utils
  * @since 1.0.0
  */
-export const rejectedTools = (tools: ReadonlyArray<AiTool.Any>): string | undefined => {
+export const rejectedTools = (
+  tools: ReadonlyArray<AiTool.Any>,
+  options?: ConvertOptions
+): string | undefined => {
   const providerDefined = tools.filter(AiTool.isProviderDefined).map((tool) => tool.name)
   const userTools = tools.filter((tool) => !AiTool.isProviderDefined(tool))
-  const approval = userTools.filter(hasApproval).map((tool) => tool.name)
+  const approval = options?.approvals === true ? [] : userTools.filter(hasApproval).map((tool) => tool.name)
   const badNames = userTools.filter((tool) => !Tool.NamePattern.test(tool.name)).map((tool) =>
     JSON.stringify(tool.name)
   )
@@ -180,7 +199,8 @@ const fromHandleCause = (name: string) => (cause: Cause.Cause<unknown>): Effect.
 
 const one = <Tools extends Record<string, AiTool.Any>>(
   toolkit: Toolkit.WithHandler<Tools>,
-  tool: AiTool.Any
+  tool: AiTool.Any,
+  options?: ConvertOptions
 ): Tool.Tool<Requirements<Tools>> => {
   // Decoded here first so the model gets this library's parse-error text (message, value, path);
   // the toolkit decodes again with the same schema and cannot fail then.
@@ -240,6 +260,7 @@ const one = <Tools extends Record<string, AiTool.Any>>(
     name: tool.name,
     description: AiTool.getDescription(tool) ?? "",
     inputSchema: inputSchemaOf(tool),
+    ...(options?.approvals === true && hasApproval(tool) ? { needsApproval: true } : {}),
     run
   }
 }
@@ -275,14 +296,15 @@ const one = <Tools extends Record<string, AiTool.Any>>(
  * @since 1.0.0
  */
 export const toTools: <Tools extends Record<string, AiTool.Any>>(
-  toolkit: Toolkit.WithHandler<Tools>
+  toolkit: Toolkit.WithHandler<Tools>,
+  options?: ConvertOptions
 ) => Effect.Effect<ReadonlyArray<Tool.Tool<Requirements<Tools>>>, Tool.InvalidToolsError> = Effect.fn(
   "AiToolkit.toTools"
-)(function*<Tools extends Record<string, AiTool.Any>>(toolkit: Toolkit.WithHandler<Tools>) {
+)(function*<Tools extends Record<string, AiTool.Any>>(toolkit: Toolkit.WithHandler<Tools>, options?: ConvertOptions) {
   const tools = Object.values(toolkit.tools) as ReadonlyArray<AiTool.Any>
-  const rejected = rejectedTools(tools)
+  const rejected = rejectedTools(tools, options)
   if (rejected !== undefined) return yield* new Tool.InvalidToolsError({ message: `Toolkit rejected: ${rejected}` })
-  const converted = tools.map((tool) => one(toolkit, tool))
+  const converted = tools.map((tool) => one(toolkit, tool, options))
   // Duplicates and schema roots are checked the same way as for every tool set.
   yield* Tool.validate(converted)
   return converted

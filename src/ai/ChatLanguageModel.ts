@@ -12,9 +12,15 @@
  *   {@link AiToolkit.toTools}, so the CLI reaches them through the MCP bridge (`ClaudeLocal`) or
  *   in-process (`ClaudeAgent`). `toolChoice: "none"` sets no tools; `oneOf` narrows them;
  *   `"required"` and `{ tool }` cannot be enforced on the CLI and behave as `"auto"`.
- *   `Tool.dynamic` tools are passed through (their JSON Schema as given). Tools with
- *   `needsApproval` and provider-defined tools are refused (`InvalidRequestError`): the CLI runs
- *   its own loop and cannot pause a call for approval.
+ *   `Tool.dynamic` tools are passed through (their JSON Schema as given). Provider-defined
+ *   tools are refused (`InvalidRequestError`), and so are tools with `needsApproval` on a client
+ *   that cannot park a call (anything but `ClaudeLocal`).
+ * - `needsApproval` (since 2.2.0, `ClaudeLocal`): the CLI parks each call of such a tool and the
+ *   turn ends; the call comes back as a `tool-call` part that is not provider-executed, finish
+ *   reason `tool-calls` (the parked approval in the finish part's metadata, `approval`), so
+ *   `effect/ai` asks with its `tool-approval-request` part. A `tool-approval-response` in the next
+ *   prompt is resolved by `effect/ai` itself, as it documents: it runs the handler (once) or
+ *   writes the denial, and this call continues from the prompt's history in a fresh session.
  * - The CLI runs its own tool loop. The calls it made come back as `tool-call` and `tool-result`
  *   parts marked `providerExecuted`, so `effect/ai` does not run them again. A call whose
  *   arguments did not decode, or whose handler failed with `failureMode: "error"`, has no typed
@@ -63,6 +69,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
+import { approvalsOf, type SessionClient } from "../internal/claude/conversation.ts"
 import { invalidRequest, toAiError } from "../internal/effectAi/errors.ts"
 import { renderPrompt } from "../internal/effectAi/prompt.ts"
 import { type AnyCodec, collectParts, makeTranslator, parseJson } from "../internal/effectAi/translate.ts"
@@ -104,9 +111,13 @@ export interface ClientOptions {
  */
 export type MakeClient<R> = (options: ClientOptions) => Effect.Effect<ChatClientService, never, R>
 
-const toolsFor = Effect.fnUntraced(function*(options: LanguageModel.ProviderOptions, method: Method) {
+const toolsFor = Effect.fnUntraced(function*(
+  options: LanguageModel.ProviderOptions,
+  method: Method,
+  convert: AiToolkit.ConvertOptions
+) {
   if (options.toolChoice === "none" || options.tools.length === 0) return []
-  const rejected = AiToolkit.rejectedTools(options.tools)
+  const rejected = AiToolkit.rejectedTools(options.tools, convert)
   if (rejected !== undefined) return yield* invalidRequest(method, "toolkit", `Toolkit rejected: ${rejected}`)
   const context = yield* Effect.context<never>()
   const missing = options.tools.filter((tool) => !context.mapUnsafe.has(tool.id)).map((tool) => tool.name)
@@ -121,7 +132,7 @@ const toolsFor = Effect.fnUntraced(function*(options: LanguageModel.ProviderOpti
   const toolkit = yield* (Toolkit.make(...options.tools) as unknown as Effect.Effect<
     Toolkit.WithHandler<Record<string, AiTool.Any>>
   >)
-  return yield* Effect.mapError(AiToolkit.toTools(toolkit), toAiError(method))
+  return yield* Effect.mapError(AiToolkit.toTools(toolkit, convert), toAiError(method))
 })
 
 /**
@@ -209,15 +220,17 @@ export const make: <R>(
   const clientFor = Effect.fnUntraced(
     function*(options: LanguageModel.ProviderOptions, method: Method, observe?: (event: ChatEvent) => void) {
       const rendered = yield* renderPrompt(options.prompt, method)
-      const found = yield* toolsFor(options, method)
-      const tools = observe === undefined
-        ? found
-        : found.map((tool) => observed(tool as unknown as Tool.Tool, observe))
       const client = yield* (makeClient({ systemPrompt: rendered.systemPrompt }) as Effect.Effect<
         ChatClientService,
         never,
         Exclude<R, Scope.Scope> | Scope.Scope
       >).pipe(Effect.provideContext(captured as Context.Context<Exclude<R, Scope.Scope>>))
+      // Only a client with approvals can park a call for effect/ai's `tool-approval-request`.
+      const approvals = approvalsOf(client as SessionClient) !== undefined
+      const found = yield* toolsFor(options, method, { approvals })
+      const tools = observe === undefined
+        ? found
+        : found.map((tool) => observed(tool as unknown as Tool.Tool, observe))
       // The tools' schema requirements come from the calling context, like the handlers.
       if (tools.length > 0) {
         yield* Effect.mapError(client.setTools(tools as unknown as ReadonlyArray<Tool.Tool>), toAiError(method))
@@ -238,6 +251,12 @@ export const make: <R>(
           "Interrupted",
           (reason) =>
             Stream.fromIterableEffect(Effect.map(client.usage, (usage) => translate.interrupted(reason, usage)))
+        ),
+        // A parked call is a call for effect/ai to ask about (`needsApproval`), not a failure.
+        Stream.catchReason(
+          "ProviderError",
+          "ApprovalRequired",
+          (reason) => Stream.fromIterableEffect(Effect.map(client.usage, (usage) => translate.parked(reason, usage)))
         ),
         Stream.mapError(toAiError(method))
       )

@@ -158,7 +158,17 @@ export const layer = <O extends Host.HostedOptions, RM, E, R>(
         SetMaxThinkingTokens: ({ payload }) =>
           Rpc.fork(host.control((live) => live.setMaxThinkingTokens(payload.tokens))),
         ContextUsage: () => Rpc.fork(host.control((live) => live.contextUsage)),
-        McpStatus: () => Rpc.fork(host.control((live) => live.mcpStatus))
+        McpStatus: () => Rpc.fork(host.control((live) => live.mcpStatus)),
+        // Decisions resume the parked session: turns of the conversation, queued like one.
+        Approve: ({ payload }) =>
+          host.decide("approve", payload.approvalId, (approvals) =>
+            approvals.approve(
+              payload.approvalId,
+              payload.updatedInput === undefined ? undefined : { updatedInput: payload.updatedInput }
+            )),
+        Deny: ({ payload }) =>
+          host.decide("deny", payload.approvalId, (approvals) => approvals.deny(payload.approvalId, payload.reason)),
+        ListApprovals: () => Rpc.fork(host.listApprovals)
       })
     }),
     { maxIdleTime: options.maxIdleTime ?? DefaultMaxIdleTime, concurrency: 1 }

@@ -42,7 +42,13 @@ import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as Approvals from "../internal/claude/approvals.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
-import { liveSessionContext, makeSessionClient, replayOf, type SessionClient } from "../internal/claude/conversation.ts"
+import {
+  Approvals as ApprovalsKey,
+  liveSessionContext,
+  makeSessionClient,
+  replayOf,
+  type SessionClient
+} from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
@@ -214,8 +220,6 @@ export const make: (
     return Object.assign(client, { [ApprovalsKey]: approvals.service })
   }
 )
-
-const ApprovalsKey: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
 
 /** The context the layer provides: the client, its session, live controls and approvals. */
 const clientContext = (client: SessionClient) =>

@@ -297,7 +297,14 @@ export class ApprovalRequired extends Schema.TaggedError<ApprovalRequired>()("Ap
   /** The tool, as the application named it (bridge tools without their `mcp__<server>__` prefix). */
   tool: Schema.String,
   /** The call's input as the model wrote it. */
-  input: Schema.Unknown
+  input: Schema.Unknown,
+  /**
+   * The cluster conversation the call is parked in, when the turn ran through `ClaudeConversation`
+   * (approve or deny it there: `ClaudeConversation.approvals(conversationId)`).
+   *
+   * @since 2.2.0
+   */
+  conversationId: Schema.optional(Schema.String)
 }) {
   /** Not retryable: only an approval or a denial moves the turn on. */
   get isRetryable(): boolean {

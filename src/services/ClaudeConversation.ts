@@ -44,6 +44,13 @@ import {
 } from "./ChatClient.ts"
 import { ChatEvent } from "./ChatEvent.ts"
 import {
+  ApprovalError,
+  type ApproveOptions,
+  ClaudeApprovals,
+  type ClaudeApprovalsService,
+  PendingApproval
+} from "./ClaudeApprovals.ts"
+import {
   ClaudeLive,
   ClaudeLiveError,
   type ClaudeLiveService,
@@ -52,6 +59,7 @@ import {
   NoAnswer,
   SteerWhen
 } from "./ClaudeLive.ts"
+import { StoreUnavailable } from "./ClaudeSessionStore.ts"
 import * as Content from "./Content.ts"
 
 /**
@@ -268,6 +276,66 @@ export const GetContextUsage = Rpc.make("ContextUsage", { success: ContextUsage,
 export const GetMcpStatus = Rpc.make("McpStatus", { success: Schema.Array(McpServerStatus), error: ControlError })
 
 /**
+ * Every error an approval's decision can fail with: the resumed turn's (`ChatError`, with
+ * `ApprovalRequired` when it parks another call), the approval's own (`ApprovalError`), or the
+ * runner's failure to set the conversation up.
+ *
+ * @category schemas
+ * @since 2.2.0
+ */
+export const DecisionError = Schema.Union([ChatError, ConversationSetupError, ApprovalError])
+/**
+ * The type of {@link DecisionError}.
+ *
+ * @category errors
+ * @since 2.2.0
+ */
+export type DecisionError = typeof DecisionError.Type
+
+/**
+ * Approves a call parked in the conversation (`ClaudeApprovals.approve`) and answers the resumed
+ * turn's answer. Persisted and keyed by the approval id, like a turn: it waits behind the running
+ * turn, the resumed turn runs on the runner hosting the conversation, a runner that dies before
+ * replying hands it to the next one, and sending it again returns the stored answer — the tool
+ * never runs twice (the approval store's atomic `decide` guards it too).
+ *
+ * @category schemas
+ * @since 2.2.0
+ */
+export const Approve = Rpc.make("Approve", {
+  payload: { approvalId: Schema.String, updatedInput: Schema.optional(Schema.Record(Schema.String, Schema.Unknown)) },
+  success: Schema.String,
+  error: DecisionError,
+  primaryKey: ({ approvalId }) => approvalId
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * Denies a call parked in the conversation (`ClaudeApprovals.deny`; the model reads `reason`) and
+ * answers the resumed turn's answer. Persisted and keyed by the approval id, as {@link Approve}.
+ *
+ * @category schemas
+ * @since 2.2.0
+ */
+export const Deny = Rpc.make("Deny", {
+  payload: { approvalId: Schema.String, reason: Schema.String },
+  success: Schema.String,
+  error: DecisionError,
+  primaryKey: ({ approvalId }) => approvalId
+}).annotate(ClusterSchema.Persisted, true)
+
+/**
+ * The calls still waiting in the conversation's session (`ClaudeApprovals.list`). A read: not
+ * persisted, answered beside a running turn.
+ *
+ * @category schemas
+ * @since 2.2.0
+ */
+export const ListApprovals = Rpc.make("ListApprovals", {
+  success: Schema.Array(PendingApproval),
+  error: Schema.Union([ApprovalError, ConversationSetupError])
+})
+
+/**
  * The entity: one per conversation id.
  *
  * @category services
@@ -284,7 +352,10 @@ export const ClaudeConversation = Entity.make("ClaudeConversation", [
   SetPermissionMode,
   SetMaxThinkingTokens,
   GetContextUsage,
-  GetMcpStatus
+  GetMcpStatus,
+  Approve,
+  Deny,
+  ListApprovals
 ])
 
 /**
@@ -341,6 +412,35 @@ export interface ConversationClient {
    * `ClaudeLive`); {@link live} gives them as a `ClaudeLiveService`.
    */
   readonly controls: ConversationControls
+  /**
+   * The conversation's parked calls, decided on the runner hosting it (see {@link approvals}).
+   *
+   * @since 2.2.0
+   */
+  readonly approvals: ConversationApprovals
+}
+
+/**
+ * `ClaudeApprovals` of one cluster conversation, with the cluster's own failures typed. A turn
+ * through the cluster that parks a call fails with the `ApprovalRequired` reason, its
+ * `conversationId` set: the conversation to decide it in.
+ *
+ * @category models
+ * @since 2.2.0
+ */
+export interface ConversationApprovals {
+  /** `ClaudeApprovals.approve`, run where the conversation lives, serialised with its turns. */
+  readonly approve: (
+    approvalId: string,
+    options?: ApproveOptions
+  ) => Effect.Effect<string, DecisionError | ClusterFailure>
+  /** `ClaudeApprovals.deny`, as {@link ConversationApprovals.approve}. */
+  readonly deny: (approvalId: string, reason: string) => Effect.Effect<string, DecisionError | ClusterFailure>
+  /** `ClaudeApprovals.list` of the conversation's current session. */
+  readonly list: Effect.Effect<
+    ReadonlyArray<PendingApproval>,
+    ApprovalError | ConversationSetupError | ClusterFailure
+  >
 }
 
 /**
@@ -488,7 +588,8 @@ export const client: Effect.Effect<
         return yield* decodeAnswer(schema, raw, wrapped)
       }),
       usage: rpc.Usage().pipe(Effect.withSpan("ClaudeConversation.usage")),
-      controls: controlsOf(conversationId, rpc)
+      controls: controlsOf(conversationId, rpc),
+      approvals: approvalsOf(conversationId, rpc)
     } satisfies ConversationClient
   })
 })
@@ -510,6 +611,25 @@ const controlsOf = (
       rpc.SetMaxThinkingTokens(tokens === undefined ? {} : { tokens }).pipe(span("setMaxThinkingTokens")),
     contextUsage: rpc.ContextUsage().pipe(span("contextUsage")),
     mcpStatus: rpc.McpStatus().pipe(span("mcpStatus"))
+  }
+}
+
+/** The approval RPCs of one conversation's entity client. */
+const approvalsOf = (
+  conversationId: string,
+  rpc: ReturnType<Effect.Success<typeof ClaudeConversation.client>>
+): ConversationApprovals => {
+  const span = (name: string, approvalId?: string) =>
+    Effect.withSpan(`ClaudeConversation.${name}`, {
+      attributes: { "conversation.id": conversationId, ...(approvalId === undefined ? {} : { approvalId }) }
+    })
+  return {
+    approve: (approvalId, options) =>
+      rpc.Approve(
+        options?.updatedInput === undefined ? { approvalId } : { approvalId, updatedInput: { ...options.updatedInput } }
+      ).pipe(span("approve", approvalId)),
+    deny: (approvalId, reason) => rpc.Deny({ approvalId, reason }).pipe(span("deny", approvalId)),
+    list: rpc.ListApprovals().pipe(span("listApprovals"))
   }
 }
 
@@ -660,6 +780,82 @@ export const live: (
  */
 export const layerLive = (conversationId: string): Layer.Layer<ClaudeLive, ConversationSetupError, Sharding.Sharding> =>
   Layer.effect(ClaudeLive, live(conversationId))
+
+/**
+ * A listing's setup or cluster failure in `ClaudeApprovals`' terms: the `StoreUnavailable` reason
+ * (retryable), saying what failed.
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const toApprovalError = (
+  error: ApprovalError | ConversationSetupError | ClusterFailure
+): ApprovalError =>
+  error._tag === "ApprovalError" ? error : new ApprovalError({
+    reason: new StoreUnavailable({
+      message: error._tag === "ConversationSetupError"
+        ? error.message
+        : `The cluster could not deliver the request (${error._tag}); try again shortly`
+    })
+  })
+
+const toDecisionError = (error: DecisionError | ClusterFailure): ApprovalError | ChatError =>
+  error._tag === "ApprovalError" ? error : toChatError(error)
+
+/**
+ * A cluster conversation's approvals as a `ClaudeApprovalsService`, for code written against
+ * `ClaudeApprovals`: `approve` and `deny` run on the runner hosting the conversation, serialised
+ * with its turns; `list` lists the conversation's session (its `sessionId` argument is ignored).
+ * The cluster's and setup failures are `ProviderError`s (`approve`, `deny`) or the
+ * `StoreUnavailable` reason (`list`).
+ *
+ * **Example** (Approving a call a cluster turn parked)
+ *
+ * ```ts
+ * import { Effect } from "effect"
+ * import { ChatClient } from "effect-chat-bridge"
+ * import { ClaudeConversation } from "effect-chat-bridge/cluster"
+ *
+ * const chatApproving = (conversationId: string, prompt: string) =>
+ *   Effect.gen(function*() {
+ *     const conversation = yield* Effect.flatMap(ClaudeConversation.client, (make) => make(conversationId))
+ *     return yield* conversation.chat(prompt).pipe(
+ *       Effect.catchReason("ProviderError", "ApprovalRequired", (parked) =>
+ *         Effect.flatMap(ClaudeConversation.approvals(parked.conversationId ?? conversationId), (approvals) =>
+ *           approvals.approve(parked.approvalId)))
+ *     )
+ *   })
+ * ```
+ *
+ * @category constructors
+ * @since 2.2.0
+ */
+export const approvals: (
+  conversationId: string
+) => Effect.Effect<ClaudeApprovalsService, ConversationSetupError, Sharding.Sharding> = Effect.fnUntraced(
+  function*(conversationId: string) {
+    const conversation = yield* Effect.flatMap(client, (make) => make(conversationId))
+    return ClaudeApprovals.of({
+      approve: (approvalId, options) =>
+        Effect.mapError(conversation.approvals.approve(approvalId, options), toDecisionError),
+      deny: (approvalId, reason) => Effect.mapError(conversation.approvals.deny(approvalId, reason), toDecisionError),
+      list: () => Effect.mapError(conversation.approvals.list, toApprovalError)
+    })
+  }
+)
+
+/**
+ * {@link approvals} as a layer: `ClaudeApprovals` for one conversation of the cluster (beside
+ * {@link layerChatClient} for the same id, code written against a local Claude Code client's
+ * approvals runs as is).
+ *
+ * @category layers
+ * @since 2.2.0
+ */
+export const layerApprovals = (
+  conversationId: string
+): Layer.Layer<ClaudeApprovals, ConversationSetupError, Sharding.Sharding> =>
+  Layer.effect(ClaudeApprovals, approvals(conversationId))
 
 /** `StructuredOutputError` is re-exported: `ask` decodes on the caller's side and fails with it. */
 export { StructuredOutputError }

@@ -16,6 +16,8 @@
  * makes `notify` wait a minute after recording its call, so a test can kill the runner during it.
  * A `charge` with `wait` (seconds) records `charge:start`, waits, then records `charge`: a test
  * can stop the runner during it and count the charges that completed.
+ * With `APPROVAL_TOOL=1`, `transfer` too (wrapped in `idempotent`; every call waits for an
+ * approval, records `transfer` when it runs and answers `sent <amount>`).
  * Prints `READY <port>` once the runner is up and `HOSTING <conversation id>` each time it sets a
  * conversation up.
  */
@@ -67,6 +69,13 @@ const notify = Tool.make("notify", {
     )
 })
 
+const transfer = Tool.make("transfer", {
+  description: "Sends money",
+  parameters: { amount: Schema.Number },
+  needsApproval: true,
+  handler: (input) => record("transfer", input).pipe(Effect.as(`sent ${input.amount}`))
+})
+
 /** The shared storage: PostgreSQL when a URL is given, else the SQLite file. */
 export const storage = (): Layer.Layer<SqlClient.SqlClient, unknown> => {
   const url = process.env["CLUSTER_DATABASE_URL"]
@@ -85,7 +94,9 @@ const runner = ClaudeConversationRunner.layer({
       process.stdout.write(`HOSTING ${conversationId}\n`)
       return {
         options: { binary: env("CLAUDE_BINARY"), cwd: env("CLAUDE_CWD"), requestTimeout: "60 seconds" },
-        tools: [idempotent(charge), notify]
+        tools: process.env["APPROVAL_TOOL"] === "1"
+          ? [idempotent(charge), notify, idempotent(transfer)]
+          : [idempotent(charge), notify]
       }
     })
 }).pipe(

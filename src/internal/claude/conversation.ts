@@ -16,6 +16,7 @@ import * as Stream from "effect/Stream"
 import { ChatClient, type ChatClientService, type ChatError, Usage } from "../../services/ChatClient.ts"
 import { type AgentToolEnd, type AgentToolStart, UsageEvent } from "../../services/ChatEvent.ts"
 import { Attributes } from "../../services/ChatTelemetry.ts"
+import type { ClaudeApprovalsService } from "../../services/ClaudeApprovals.ts"
 import { ClaudeSession, type ClaudeSessionService, ClaudeSnapshot } from "../../services/ClaudeCodeOptions.ts"
 import { ClaudeLive, type ClaudeLiveService, isInterrupted } from "../../services/ClaudeLive.ts"
 import { NoSession, SessionStoreError } from "../../services/ClaudeSessionStore.ts"
@@ -325,6 +326,13 @@ export const Replay: unique symbol = Symbol.for("effect-chat-bridge/internal/rep
 /** The replay of a client built by {@link makeSessionClient}: resumes a session with no user message. */
 export const replayOf = (client: SessionClient): (sessionId: string) => Effect.Effect<string, ChatError> =>
   (client as SessionClient & { readonly [Replay]: (sessionId: string) => Effect.Effect<string, ChatError> })[Replay]
+
+/** Where a Claude Code client keeps its `ClaudeApprovals` (set by the provider; not public API). */
+export const Approvals: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
+
+/** The approvals of a Claude Code client (the cluster runner's `Approve`/`Deny`); undefined for others. */
+export const approvalsOf = (client: SessionClient): ClaudeApprovalsService | undefined =>
+  (client as SessionClient & { readonly [Approvals]?: ClaudeApprovalsService })[Approvals]
 
 /** Where a session client keeps its schema-less `ask` (the cluster runner's; not public API). */
 export const AskRaw: unique symbol = Symbol.for("effect-chat-bridge/internal/askRaw")

@@ -20,20 +20,22 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import { type ChatError, Usage } from "../../services/ChatClient.ts"
+import { ApprovalRequired, type ChatError, ProviderError, Usage } from "../../services/ChatClient.ts"
 import type { ChatEvent } from "../../services/ChatEvent.ts"
 import { Complete } from "../../services/ChatEvent.ts"
+import type { ApprovalError, ClaudeApprovalsService, PendingApproval } from "../../services/ClaudeApprovals.ts"
 import type { ClaudeCodeOptions } from "../../services/ClaudeCodeOptions.ts"
 import {
   type ControlError,
   ConversationSetupError,
+  type DecisionError,
   turnCutShort,
   type TurnError
 } from "../../services/ClaudeConversation.ts"
 import type { ClaudeLiveError, ClaudeLiveService } from "../../services/ClaudeLive.ts"
 import { ClaudeSessionStore, type ClaudeSessionStoreService } from "../../services/ClaudeSessionStore.ts"
 import type * as Tool from "../../services/Tool.ts"
-import { liveOf, type SessionClient } from "../claude/conversation.ts"
+import { approvalsOf, liveOf, type SessionClient } from "../claude/conversation.ts"
 import { makeIdempotent, type TurnCalls } from "./idempotentTools.ts"
 import * as ConversationLog from "./log.ts"
 import * as Metrics from "./metrics.ts"
@@ -108,6 +110,17 @@ const noLiveControls = (conversationId: string) =>
     message: `The runner's \`make\` built conversation ${conversationId} a client without live controls; ` +
       "pass ClaudeLocal.make or ClaudeAgent.make"
   })
+
+const noApprovals = (conversationId: string) =>
+  new ConversationSetupError({
+    conversationId,
+    message: `The runner's \`make\` built conversation ${conversationId} a client without approvals; ` +
+      "pass ClaudeLocal.make"
+  })
+
+/** The `ApprovalRequired` of a turn that parked a call, if it is one. */
+const parkedOf = (error: unknown): ApprovalRequired | undefined =>
+  error instanceof ProviderError && error.reason._tag === "ApprovalRequired" ? error.reason : undefined
 
 /** The cause a cluster handler ends with to leave a persisted request for the shard's next owner. */
 const abandoned: Cause.Cause<never> = Cause.annotate(Cause.interrupt(), ClusterSchema.Abandon.annotation)
@@ -211,19 +224,52 @@ export const make = Effect.fnUntraced(
             )
             : Effect.failCause(cause)))
 
+    /**
+     * A turn that parked a call: the session it is parked in becomes the conversation's (so the
+     * next runner continues it — the turn ran), and the caller learns which conversation to
+     * decide it in.
+     */
+    const onParked = <E>(h: Hosted, turnId: string) => (error: E): Effect.Effect<never, E> => {
+      const parked = parkedOf(error)
+      if (parked === undefined) return Effect.fail(error)
+      const marked = new ProviderError({
+        provider: (error as ProviderError).provider,
+        reason: new ApprovalRequired({
+          message: parked.message,
+          approvalId: parked.approvalId,
+          sessionId: parked.sessionId,
+          tool: parked.tool,
+          input: parked.input,
+          conversationId
+        })
+      }) as E
+      return Effect.flatMap(
+        h.client.usage,
+        (usage) =>
+          log.turnDone(turnId, parked.sessionId, Usage.add(h.base, usage), undefined).pipe(
+            Effect.catch((stored) =>
+              Effect.logWarning("a parked cluster turn's session was not recorded").pipe(
+                Effect.annotateLogs({ turnId, error: stored.message })
+              )
+            ),
+            Effect.andThen(Effect.fail(marked))
+          )
+      )
+    }
+
     /** Runs one turn, or answers it from the records when it already finished here before. */
     const runTurn = Effect.fnUntraced(
-      function*<A>(
+      function*<A, E = ChatError>(
         turnId: string,
-        body: (client: SessionClient) => Effect.Effect<A, ChatError>,
+        body: (client: SessionClient) => Effect.Effect<A, E>,
         decodeReply: (reply: unknown) => Option.Option<A>
-      ): Effect.fn.Return<A, TurnError> {
+      ): Effect.fn.Return<A, E | ConversationSetupError | TurnError> {
         const h = yield* ensure
         const done = h.replies.get(turnId)
         const replayed = done === undefined ? Option.none<A>() : decodeReply(done)
         if (Option.isSome(replayed)) return replayed.value
         const finish = yield* startTurn(h, turnId)
-        const value = yield* handBackOnShutdown(turnId, body(h.client))
+        const value = yield* handBackOnShutdown(turnId, body(h.client)).pipe(Effect.catch(onParked(h, turnId)))
         yield* finish(value)
         return value
       },
@@ -243,6 +289,7 @@ export const make = Effect.fnUntraced(
         const finish = yield* startTurn(h, turnId)
         return body(h.client).pipe(
           Stream.tap((event) => event._tag === "Complete" ? finish(event.text) : Effect.void),
+          Stream.catch((error) => Stream.fromEffect(onParked<ChatError>(h, turnId)(error))),
           // A stream is not persisted, so the cluster cannot hand it on: tell the caller what to do.
           Stream.catchCause((cause) =>
             Stream.fromEffect(Effect.flatMap(sharding.isShutdown, (down) =>
@@ -270,6 +317,34 @@ export const make = Effect.fnUntraced(
         }
       )
 
+    /**
+     * An approval's decision, run like a turn (records keyed `approve:<id>` / `deny:<id>`): it
+     * resumes the parked session on the hosted client, and its answer is recorded so a redelivery
+     * answers from the records.
+     */
+    const decide = (
+      kind: "approve" | "deny",
+      approvalId: string,
+      run: (approvals: ClaudeApprovalsService) => Effect.Effect<string, ApprovalError | ChatError>
+    ): Effect.Effect<string, DecisionError> =>
+      runTurn(`${kind}:${approvalId}`, (client): Effect.Effect<string, DecisionError> => {
+        const approvals = approvalsOf(client)
+        return approvals === undefined ? Effect.fail(noApprovals(conversationId)) : run(approvals)
+      }, (reply) => typeof reply === "string" ? Option.some(reply) : Option.none())
+
+    /** The calls waiting in the conversation's current session (none before its first turn). */
+    const listApprovals: Effect.Effect<ReadonlyArray<PendingApproval>, ApprovalError | ConversationSetupError> = Effect
+      .gen(function*() {
+        const h = yield* Effect.mapError(
+          ensure,
+          (error) => error._tag === "ConversationSetupError" ? error : setupFailed(conversationId)(error)
+        )
+        const approvals = approvalsOf(h.client)
+        if (approvals === undefined) return yield* noApprovals(conversationId)
+        const session = yield* h.client.sessionId
+        return Option.isNone(session) ? [] : yield* approvals.list(session.value)
+      })
+
     const usage: Effect.Effect<Usage, ConversationSetupError> = Effect.gen(function*() {
       const current = yield* SynchronizedRef.get(hosted)
       if (Option.isSome(current)) return Usage.add(current.value.base, yield* current.value.client.usage)
@@ -277,6 +352,6 @@ export const make = Effect.fnUntraced(
       return state.usage
     })
 
-    return { ensure, runTurn, streamTurn, control, usage }
+    return { ensure, runTurn, streamTurn, control, decide, listApprovals, usage }
   }
 )

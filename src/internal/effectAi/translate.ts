@@ -10,8 +10,8 @@ import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { Usage } from "../../services/ChatClient.ts"
-import type { ChatEvent } from "../../services/ChatEvent.ts"
+import { type ApprovalRequired, Usage } from "../../services/ChatClient.ts"
+import type { ChatEvent, ToolCallEnd } from "../../services/ChatEvent.ts"
 import type { Interrupted } from "../../services/ClaudeLive.ts"
 import { MetadataKey } from "./errors.ts"
 
@@ -75,19 +75,30 @@ export const encodeUsage = (usage: Usage): typeof Response.Usage.Encoded =>
 const finishPart = (
   usage: Usage,
   toolErrors: ReadonlyArray<ToolError>,
-  interrupted?: InterruptedMetadata
+  interrupted?: InterruptedMetadata,
+  reason: Response.FinishReason = interrupted === undefined ? "stop" : "other",
+  approval?: ApprovalMetadata
 ): Response.FinishPartEncoded => ({
   type: "finish",
-  reason: interrupted === undefined ? "stop" : "other",
+  reason,
   usage: encodeUsage(usage),
   metadata: {
     [MetadataKey]: {
       ...(usage.costUsd === undefined ? {} : { costUsd: usage.costUsd }),
       ...(toolErrors.length === 0 ? {} : { toolErrors }),
-      ...(interrupted === undefined ? {} : { interrupted })
+      ...(interrupted === undefined ? {} : { interrupted }),
+      ...(approval === undefined ? {} : { approval })
     }
   }
 })
+
+type ApprovalMetadata = {
+  readonly approvalId: string
+  readonly sessionId: string
+  readonly conversationId?: string
+}
+
+const needsApproval = (tool: AiTool.Any): boolean => tool.needsApproval !== undefined && tool.needsApproval !== false
 
 // Type aliases, not interfaces, so that they are assignable to `Json` metadata.
 type InterruptedMetadata = {
@@ -120,6 +131,7 @@ type ToolError = {
 export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const reported = new Set<string>()
+  const held = new Map<string, Response.ToolCallPartEncoded>()
   const toolErrors: Array<ToolError> = []
   let usage = Usage.empty
   let textId: string | undefined
@@ -129,6 +141,30 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
     const id = textId
     textId = undefined
     return [{ type: "text-end", id }]
+  }
+  /** The `tool-result` part of a toolkit tool's call, or none when its result does not decode. */
+  const toolResult = (tool: AiTool.Any, event: ToolCallEnd): ReadonlyArray<Response.StreamPartEncoded> => {
+    const payload = event.isError
+      ? (tool.failureMode === "return" && event.result.startsWith("Error: ")
+        ? parseJson(event.result.slice("Error: ".length))
+        : Result.failVoid)
+      : parseJson(event.result)
+    const result = Result.flatMap(
+      payload,
+      (value) => encodedResult(event.isError ? tool.failureSchema : tool.successSchema, value)
+    )
+    if (Result.isFailure(result)) {
+      toolErrors.push({ id: event.id, name: event.name, message: event.result })
+      return []
+    }
+    return [{
+      type: "tool-result",
+      id: event.id,
+      name: event.name,
+      result: result.success,
+      isFailure: event.isError,
+      providerExecuted: true
+    }]
   }
   const translate = (event: ChatEvent): ReadonlyArray<Response.StreamPartEncoded> => {
     switch (event._tag) {
@@ -149,38 +185,26 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
           return []
         }
         reported.add(event.id)
-        return [...closeText(), {
+        const call: Response.ToolCallPartEncoded = {
           type: "tool-call",
           id: event.id,
           name: event.name,
           params: event.arguments,
           providerExecuted: true
-        }]
+        }
+        // A call that may wait for an approval is told only once it ran (or as the parked call).
+        if (needsApproval(tool)) {
+          held.set(event.id, call)
+          return closeText()
+        }
+        return [...closeText(), call]
       }
       case "ToolCallEnd": {
         const tool = byName.get(event.name)
         if (tool === undefined || !reported.has(event.id)) return []
-        const payload = event.isError
-          ? (tool.failureMode === "return" && event.result.startsWith("Error: ")
-            ? parseJson(event.result.slice("Error: ".length))
-            : Result.failVoid)
-          : parseJson(event.result)
-        const result = Result.flatMap(
-          payload,
-          (value) => encodedResult(event.isError ? tool.failureSchema : tool.successSchema, value)
-        )
-        if (Result.isFailure(result)) {
-          toolErrors.push({ id: event.id, name: event.name, message: event.result })
-          return []
-        }
-        return [{
-          type: "tool-result",
-          id: event.id,
-          name: event.name,
-          result: result.success,
-          isFailure: event.isError,
-          providerExecuted: true
-        }]
+        const call = held.get(event.id)
+        held.delete(event.id)
+        return [...(call === undefined ? [] : [call]), ...toolResult(tool, event)]
       }
       case "Usage":
         usage = Usage.add(usage, event.usage)
@@ -202,7 +226,33 @@ export const makeTranslator = (tools: ReadonlyArray<AiTool.Any>) => {
     interrupted: (reason: Interrupted, counted: Usage): ReadonlyArray<Response.StreamPartEncoded> => [
       ...closeText(),
       finishPart(counted, toolErrors, interruptedMetadata(reason))
-    ]
+    ],
+    /**
+     * The parts that end a stream whose turn parked a call (`ApprovalRequired`): the call as a
+     * `tool-call` for `effect/ai` to run (not provider-executed: its `needsApproval` makes
+     * `effect/ai` ask for a `tool-approval-request` first), then a finish part with reason
+     * `tool-calls` and the parked approval in its metadata (`approval`). Since 2.2.0.
+     */
+    parked: (reason: ApprovalRequired, counted: Usage): ReadonlyArray<Response.StreamPartEncoded> => {
+      // The model's own tool use id when the stream showed the call, else the approval's id.
+      const shown = [...held.values()].reverse().find((call) => call.name === reason.tool)
+      held.clear()
+      return [
+        ...closeText(),
+        {
+          type: "tool-call",
+          id: shown?.id ?? reason.approvalId,
+          name: reason.tool,
+          params: shown?.params ?? reason.input,
+          providerExecuted: false
+        },
+        finishPart(counted, toolErrors, undefined, "tool-calls", {
+          approvalId: reason.approvalId,
+          sessionId: reason.sessionId,
+          ...(reason.conversationId === undefined ? {} : { conversationId: reason.conversationId })
+        })
+      ]
+    }
   })
 }
 
