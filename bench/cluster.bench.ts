@@ -25,6 +25,7 @@ import * as PgClient from "@effect/sql-pg/PgClient"
 import * as ShardingConfig from "effect/cluster/ShardingConfig"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
@@ -473,14 +474,25 @@ const failoverOnce = (
     const killedAt = performance.now()
     killGroup(victim.pid, "SIGKILL")
     const hostingBefore = runners.map((r) => r.out().split(`HOSTING ${id}`).length)
+    const takenOver = () =>
+      runners.some((r, i) => r !== victim && r.out().split(`HOSTING ${id}`).length > hostingBefore[i]!)
+    // When another runner set the conversation up: the cluster's part of the failover (the rest is
+    // the new CLI resuming the session and answering).
+    const hostedAt = yield* Effect.forkScoped(
+      until("another runner hosts the conversation", takenOver, "120 seconds").pipe(
+        Effect.map(() => performance.now() - killedAt)
+      )
+    )
     yield* chat("turn after the kill", "after-kill")
     const ms = performance.now() - killedAt
+    const hostedMs = yield* Fiber.join(hostedAt)
     yield* exited(victim.child)
     const leftCli = clis.filter(running)
     for (const cli of leftCli) killGroup(cli, "SIGKILL")
     const taker = runners.filter((r, i) => r !== victim && r.out().split(`HOSTING ${id}`).length > hostingBefore[i]!)
     return {
       ms,
+      hostedMs,
       clis: clis.length,
       leftCli: leftCli.length,
       taker: taker.map((r) => r.index).join(","),
@@ -504,7 +516,8 @@ const failover = (
       )
       times.push(r.ms)
       console.log(
-        `  ${label} #${rep + 1}: ${(r.ms / 1000).toFixed(1)} s (runner ${r.taker} took over; ` +
+        `  ${label} #${rep + 1}: ${(r.ms / 1000).toFixed(1)} s (runner ${r.taker} took over and hosted it at ` +
+          `${(r.hostedMs / 1000).toFixed(1)} s; ` +
           `its CLIs: ${r.clis}, of which ${r.leftCli} still ran when the next turn was answered` +
           `${r.storageRetries > 0 ? `; ${r.storageRetries} turn(s) retried after a storage error` : ""})`
       )
@@ -536,7 +549,8 @@ const pgRunners = (server: Postgres.PostgresServer, tag: string) => (rep: number
 
 const main = Effect.scoped(Effect.gen(function*() {
   // CLUSTER_BENCH_ONLY=turns or =failover runs one part (the whole bench takes several minutes);
-  // =turns-pg only the PostgreSQL turns, =failover-documented the failover at the documented settings.
+  // =turns-pg only the PostgreSQL turns, =failover-documented the failover at the documented settings,
+  // =failover-sqlite only its SQLite part.
   const only = process.env["CLUSTER_BENCH_ONLY"]
   const dir = yield* tempDir("ecb-bench-cluster-")
   const server = yield* Effect.orDie(Postgres.start())
@@ -552,6 +566,7 @@ const main = Effect.scoped(Effect.gen(function*() {
   const reps = 3
   console.log(`failover at ClaudeCluster.defaults (${describeSettings(ClaudeCluster.defaults)}):`)
   yield* failover("SQLite", api.url, sqliteRunners(dir, "doc"), ClaudeCluster.defaults, "documented", reps)
+  if (only === "failover-sqlite") return
   yield* failover("PostgreSQL", api.url, pgRunners(server, "doc"), ClaudeCluster.defaults, "documented", reps)
   if (only === "failover-documented") return
   console.log(`failover at Effect's own defaults (${describeSettings(effectDefaults)}), for comparison:`)
