@@ -442,12 +442,13 @@ const failoverOnce = (
     const conversations = yield* Effect.provideContext(ClaudeConversation.client, clientCtx)
     const conversation = yield* conversations(id)
     // A turn retried with its own turn id (so at most once more in the model) when the storage
-    // fails: a SQLite file shared by four processes can time out on its write lock under load.
+    // fails: a SQLite file shared by four processes can time out on its write lock under load
+    // (seen at load 10-17: the lock held past the 5 s busy timeout), so after a pause.
     let storageRetries = 0
     const chat = (prompt: string, turnId: string) =>
       conversation.chat(prompt, { turnId }).pipe(
         Effect.tapError((e) => Effect.sync(() => e._tag === "PersistenceError" && storageRetries++)),
-        Effect.retry({ while: (e) => e._tag === "PersistenceError", times: 5 }),
+        Effect.retry({ while: (e) => e._tag === "PersistenceError", times: 5, schedule: Schedule.spaced("1 second") }),
         Effect.orDie,
         Effect.tap((answer) =>
           answer.includes(prompt) ? Effect.void : Effect.die(new Error(`unexpected answer ${answer}`))
