@@ -10,9 +10,10 @@
  * `runnerHealthCheckInterval`) and by its registration going stale in storage; its shards then
  * move to the live runners, whose conversations resume from the session store. The {@link defaults}
  * here (1 s health check, 1 s lock refresh, 3 s lock expiry, 1 s assignment refresh) gave a median
- * of 4.7 s (PostgreSQL) and 6.8 s (SQLite) from SIGKILL to the next turn answered (`bench/cluster.bench.ts`);
- * Effect's own defaults (1 minute health check, 35 s expiry) gave about 38 s. `docs/cluster.md` has
- * the measured times and what the short intervals cost.
+ * of 4.7 s on PostgreSQL from SIGKILL to the next turn answered (`bench/cluster.bench.ts`); on
+ * SQLite, whose lock rows free only when they expire, members use {@link sqliteDefaults} (2 s lock
+ * expiry, ½ s assignment refresh). Effect's own defaults (1 minute health check, 35 s expiry) gave
+ * about 38 s. `docs/cluster.md` has the measured times and what the short intervals cost.
  *
  * Stopping: a runner told to stop (scope close, SIGTERM under `NodeRuntime.runMain`) drains — it
  * leaves the runner list at once, lets running turns finish for up to `drainTimeout` (default 60 s),
@@ -91,7 +92,7 @@ export interface Options {
    * `entityTerminationTimeout`, so it also bounds how long a shard moving to a new runner waits.
    */
   readonly drainTimeout?: Duration.Input | undefined
-  /** More `ShardingConfig` settings; they win over {@link defaults} and the environment. */
+  /** More `ShardingConfig` settings; they win over {@link defaults} (or {@link sqliteDefaults}) and the environment. */
   readonly shardingConfig?: Partial<ShardingConfig.ShardingConfig["Service"]> | undefined
 }
 
@@ -101,6 +102,7 @@ export interface Options {
  * (or at once, when the health check finds its port closed), members re-read the assignments every
  * `refreshAssignmentsInterval`, and on SQLite its lock rows free after `shardLockExpiration`; the
  * new owner then reads the turn from storage. `docs/cluster.md` has the measured times and costs.
+ * Members whose `SqlClient` is SQLite use {@link sqliteDefaults} instead.
  *
  * @category config
  * @since 1.0.0
@@ -114,6 +116,24 @@ export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
 }
 
 /**
+ * {@link defaults} for members on SQLite, where a dead runner's shard locks free only when they
+ * expire (PostgreSQL frees its advisory locks when the runner's connection drops): a 2 s lock
+ * expiry (refreshed every ⅔ s) and a ½ s assignment refresh, for a failover about 1.2 s shorter.
+ * The cost: a runner whose lock refreshes stall for about 2 s (a frozen process, a file locked by
+ * a long write) loses its shards to the others, and each runner writes its locks half again as
+ * often and reads the assignments twice as often. `layerRunner` and `layerClient` use them when
+ * their `SqlClient` is SQLite.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export const sqliteDefaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
+  ...defaults,
+  shardLockExpiration: Duration.seconds(2),
+  refreshAssignmentsInterval: Duration.millis(500)
+}
+
+/**
  * The default of {@link Options.drainTimeout}: long enough for a typical turn with a slow tool.
  *
  * @category config
@@ -121,8 +141,11 @@ export const defaults: Partial<ShardingConfig.ShardingConfig["Service"]> = {
  */
 export const DefaultDrainTimeout: Duration.Input = "60 seconds"
 
-const shardingOptions = (options: Options): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
-  ...defaults,
+const shardingOptions = (
+  options: Options,
+  base: Partial<ShardingConfig.ShardingConfig["Service"]>
+): Partial<ShardingConfig.ShardingConfig["Service"]> => ({
+  ...base,
   entityTerminationTimeout: options.drainTimeout ?? DefaultDrainTimeout,
   ...(options.host === undefined && options.port === undefined
     ? {}
@@ -226,9 +249,22 @@ export const checkSettingsRetrying = (config: SharedSettings) =>
     Effect.retry({ while: isStartRace, schedule: Schedule.exponential("20 millis"), times: 8 })
   )
 
-const checked = (options: Options) =>
+const checked = (sharding: Partial<ShardingConfig.ShardingConfig["Service"]>) =>
   Layer.effectDiscard(Effect.flatMap(ShardingConfig.ShardingConfig, checkSettingsRetrying)).pipe(
-    Layer.provide(ShardingConfig.layerFromEnv(shardingOptions(options)))
+    Layer.provide(ShardingConfig.layerFromEnv(sharding))
+  )
+
+/** The sharding settings of a member: {@link sqliteDefaults} on SQLite, else {@link defaults}, then `options`. */
+const withSettings = <A, E, R>(
+  options: Options,
+  make: (sharding: Partial<ShardingConfig.ShardingConfig["Service"]>) => Layer.Layer<A, E, R>
+): Layer.Layer<A, E, R | SqlClient.SqlClient> =>
+  Layer.unwrap(
+    Effect.map(SqlClient.SqlClient, (sql) =>
+      make(shardingOptions(
+        options,
+        sql.onDialectOrElse({ sqlite: () => sqliteDefaults, orElse: () => defaults })
+      )))
   )
 
 /** Whether a failed build hit a locked database (a cluster table being created by another member). */
@@ -270,8 +306,12 @@ export const layerRunner = (
   ClusterConfigError | SocketServer.SocketServerError | Config.ConfigError,
   SqlClient.SqlClient
 > =>
-  retryLocked(NodeClusterSocket.layer({ storage: "sql", shardingConfig: shardingOptions(options) })).pipe(
-    Layer.provide(checked(options))
+  withSettings(
+    options,
+    (sharding) =>
+      retryLocked(NodeClusterSocket.layer({ storage: "sql", shardingConfig: sharding })).pipe(
+        Layer.provide(checked(sharding))
+      )
   )
 
 /**
@@ -287,5 +327,10 @@ export const layerClient = (
   ClusterConfigError | Config.ConfigError,
   SqlClient.SqlClient
 > =>
-  retryLocked(NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: shardingOptions(options) }))
-    .pipe(Layer.provide(checked(options)))
+  withSettings(
+    options,
+    (sharding) =>
+      retryLocked(NodeClusterSocket.layer({ storage: "sql", clientOnly: true, shardingConfig: sharding })).pipe(
+        Layer.provide(checked(sharding))
+      )
+  )

@@ -26,10 +26,11 @@ import * as Entity from "effect/cluster/Entity"
 import type * as Sharding from "effect/cluster/Sharding"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Layer from "effect/Layer"
+import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Rpc from "effect/rpc/Rpc"
 import type * as Scope from "effect/Scope"
+import * as McpServerSdk from "../internal/agentCli/mcpServerSdk.ts"
 import { askRawOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as Host from "../internal/cluster/host.ts"
 import * as Metrics from "../internal/cluster/metrics.ts"
@@ -121,6 +122,16 @@ const noRawAsk = new ProviderError({
 export const layer = <O extends Host.HostedOptions, RM, E, R>(
   options: Options<O, RM, E, R>
 ): Layer.Layer<never, never, Sharding.Sharding | ClaudeSessionStore | Exclude<RM | R, Scope.Scope>> =>
+  Layer.merge(entityLayer(options), preloadBridgeSdk)
+
+/**
+ * The tool bridge's MCP SDK, loaded in the background when the runner starts: loaded by the first
+ * conversation with tools instead, it put 0.3–2 s (the machine's load decides) into every failover,
+ * since the runner taking a conversation over had often hosted none yet.
+ */
+const preloadBridgeSdk = Layer.effectDiscard(Effect.forkScoped(McpServerSdk.load))
+
+const entityLayer = <O extends Host.HostedOptions, RM, E, R>(options: Options<O, RM, E, R>) =>
   ClaudeConversation.toLayer(
     Effect.gen(function*() {
       const address = yield* Entity.CurrentAddress

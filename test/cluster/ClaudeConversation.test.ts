@@ -35,7 +35,10 @@ import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
 import { makeRecorder } from "../support/recordingTracer.ts"
 
-/** Echoes the last line; `look` calls the lookup tool; `json` answers through StructuredOutput. */
+/**
+ * Echoes the last line; `look` calls the lookup tool; `json` answers through StructuredOutput;
+ * `slowly` answers after 2.5 s.
+ */
 const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   const looked = Fake.toolResults(req).find((r) => r.content.includes("Rome"))
   if (looked !== undefined) return { text: `tool said ${looked.content}` }
@@ -44,6 +47,7 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
     return { toolUses: [{ name: "StructuredOutput", input: { city: "Paris" } }] }
   }
   if (last.includes("look")) return { toolUses: [{ name: "mcp__gtb__lookup", input: { city: "Rome" } }] }
+  if (last.includes("slowly")) return { text: `echo: ${last}`, delayMs: 2_500 }
   return { text: `echo: ${last}` }
 }
 
@@ -180,6 +184,32 @@ describeWithClaude("ClaudeConversation (one runner, SQLite)", () => {
           )
           expect(redelivered.count).toBeGreaterThanOrEqual(1)
           expect((yield* c.usage).inputTokens).toBeGreaterThanOrEqual(7)
+        }).pipe(Effect.provide(localRunner({ box, filename })))
+      }).pipe(Effect.scoped),
+    120_000
+  )
+
+  it.live(
+    "a short turn is recorded once (done); a turn running over a second is recorded as started too",
+    () =>
+      Effect.gen(function*() {
+        const { box, filename } = yield* fixture
+        yield* Effect.gen(function*() {
+          const store = yield* ClaudeSessionStore
+          const c = yield* conversation("conv-records")
+          // The first turn starts the CLI; later ones on it take well under a second (on a loaded
+          // machine one may not, hence three).
+          const quick = ["t-quick-1", "t-quick-2", "t-quick-3"]
+          for (const turnId of ["t-first", ...quick]) yield* c.chat(`quick ${turnId}`, { turnId })
+          yield* c.chat("answer slowly", { turnId: "t-slow" })
+          const records = Option.getOrThrow(yield* store.load(ConversationLog.logKey("default", "conv-records")))
+          const kinds = (turnId: string) =>
+            records.filter((e) => e["turnId"] === turnId).map((e) => e.type.replace("effect-chat-bridge/", ""))
+          // The start of a short turn is never stored: its done record is written first and says it all.
+          expect(quick.map(kinds)).toContainEqual(["turn-done"])
+          for (const turnId of quick) expect(kinds(turnId).at(-1)).toBe("turn-done")
+          // A longer turn's start is stored while it runs (what counts a redelivery), before its end.
+          expect(kinds("t-slow")).toEqual(["turn-started", "turn-done"])
         }).pipe(Effect.provide(localRunner({ box, filename })))
       }).pipe(Effect.scoped),
     120_000

@@ -115,12 +115,18 @@ const noApprovals = (conversationId: string) =>
   new ConversationSetupError({
     conversationId,
     message: `The runner's \`make\` built conversation ${conversationId} a client without approvals; ` +
-      "pass ClaudeLocal.make"
+      "pass ClaudeLocal.make or ClaudeAgent.make"
   })
 
 /** The `ApprovalRequired` of a turn that parked a call, if it is one. */
 const parkedOf = (error: unknown): ApprovalRequired | undefined =>
   error instanceof ProviderError && error.reason._tag === "ApprovalRequired" ? error.reason : undefined
+/**
+ * How long a turn runs before it is recorded as started. A runner that dies sooner leaves no
+ * started record, so that redelivery goes uncounted in `redeliveredTurns` (the turn still runs again:
+ * the cluster redelivers it, not the record); a model turn with a tool call rarely ends sooner.
+ */
+const startedRecordDelay = "1 second"
 
 /** The cause a cluster handler ends with to leave a persisted request for the shard's next owner. */
 const abandoned: Cause.Cause<never> = Cause.annotate(Cause.interrupt(), ClusterSchema.Abandon.annotation)
@@ -183,9 +189,11 @@ export const make = Effect.fnUntraced(
     )
 
     /**
-     * Records the turn as started off its path (that record only feeds the redelivery count, and a
-     * store round trip per turn is a cost every turn pays). The returned `finish` awaits that record,
-     * so the records stay in order, then records the turn done with its reply.
+     * Records the turn as started off its path, and only once it has run for
+     * {@link startedRecordDelay}: that record only feeds the redelivery count (a started turn
+     * without a done record), and a turn that finishes sooner has its done record instead, so a
+     * short turn pays one record, not two. The returned `finish` cancels the pending record or
+     * awaits the one being written (so the records stay in order), then records the turn done.
      */
     const startTurn = Effect.fnUntraced(function*(h: Hosted, turnId: string) {
       if (h.state.unfinished.has(turnId)) {
@@ -193,17 +201,22 @@ export const make = Effect.fnUntraced(
       }
       yield* Ref.set(turn, { turnId, seen: new Map() })
       const started = yield* Effect.forkIn(
-        log.turnStarted(turnId).pipe(
-          Effect.catch((error) =>
-            Effect.logWarning("a cluster turn's start was not recorded").pipe(
-              Effect.annotateLogs({ turnId, error: error.message })
+        Effect.sleep(startedRecordDelay).pipe(
+          Effect.andThen(Effect.uninterruptible(
+            log.turnStarted(turnId).pipe(
+              Effect.catch((error) =>
+                Effect.logWarning("a cluster turn's start was not recorded").pipe(
+                  Effect.annotateLogs({ turnId, error: error.message })
+                )
+              )
             )
-          )
+          ))
         ),
         scope
       )
       return Effect.fnUntraced(function*(reply: unknown) {
-        yield* Fiber.join(started)
+        // Interrupting waits for a record already being written (it is uninterruptible).
+        yield* Fiber.interrupt(started)
         const usage = Usage.add(h.base, yield* h.client.usage)
         yield* log.turnDone(turnId, Option.getOrUndefined(yield* h.client.sessionId), usage, reply)
         h.replies.set(turnId, reply)
