@@ -9,7 +9,8 @@
  * its id, and resumes the CLI session the conversation's last finished turn left in the
  * `ClaudeSessionStore` — so any runner can host any conversation. After `maxIdleTime` without a
  * turn the entity is passivated: its scope closes and its CLI stops. Bound the live CLIs of one
- * runner by providing a `ClaudeProcessPool`. Turns run one at a time; live controls (`Interrupt`,
+ * runner by providing a `ClaudeProcessPool`; with its `spares`, the runner also keeps CLIs ready for
+ * the first turns of the new `ClaudeLocal` conversations it will host. Turns run one at a time; live controls (`Interrupt`,
  * `Steer`, …) run beside the turn on the hosted client's `ClaudeLive`.
  *
  * **Gotchas**

@@ -126,6 +126,15 @@ describeWithClaude("ClaudeProcessPool spares with the real claude CLI (ClaudeLoc
           }
         }
 
+        // A spare's warm-up (a control request at start) leaves nothing in its conversation: the
+        // first request of a claimed spare holds no earlier turn, and its prompt once.
+        for (const name of ["alpha", "beta"]) {
+          const first = api.messageRequests().find((req) => JSON.stringify(req.body.messages).includes(`call ${name}`))
+          const messages = first?.body.messages ?? []
+          expect(messages.filter((message) => message.role === "assistant")).toEqual([])
+          expect(JSON.stringify(messages).split(`call ${name}`).length - 1).toBe(1)
+        }
+
         // Replenished for the configuration used last (C's): its spares carry C's environment.
         yield* until(() => stats().spares === 2)
         yield* until(() => claudeProcessesIn(box.cwd).length === 5)

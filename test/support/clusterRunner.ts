@@ -11,6 +11,8 @@
  * - `MAX_IDLE`: the entities' idle time (default `5 minutes`); `SHARDS_PER_GROUP` is read by the
  *   cluster itself.
  * - `DRAIN_TIMEOUT`: `ClaudeCluster`'s `drainTimeout` (default its own).
+ * - `CLAUDE_POOL_SPARES`: when set, the runner's CLIs run through `ClaudeProcessPool.layerFromEnv()`
+ *   (spare CLIs and the other `CLAUDE_POOL_*` / `CLAUDE_MAX_LIVE_PROCESSES` variables).
  *
  * Tools: `charge` (wrapped in `idempotent`) and `notify` (plain); an input whose `slow` is true
  * makes `notify` wait a minute after recording its call, so a test can kill the runner during it.
@@ -37,6 +39,7 @@ import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.t
 import * as NodeSecretFile from "../../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import * as SqliteClient from "../../src/layers/SqliteClient.ts"
+import * as ClaudeProcessPool from "../../src/services/ClaudeProcessPool.ts"
 import * as Tool from "../../src/services/Tool.ts"
 
 const env = (name: string): string => {
@@ -100,6 +103,8 @@ const runner = ClaudeConversationRunner.layer({
       }
     })
 }).pipe(
+  // One pool per runner: the spares it keeps serve the conversations its shards bring.
+  Layer.provide(process.env["CLAUDE_POOL_SPARES"] === undefined ? Layer.empty : ClaudeProcessPool.layerFromEnv()),
   Layer.provide(ClaudeCluster.layerRunner({
     host: "127.0.0.1",
     port,
