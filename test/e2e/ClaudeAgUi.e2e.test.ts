@@ -9,14 +9,18 @@ import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as Layer from "effect/Layer"
 import * as NetAddress from "effect/net/NetAddress"
 import * as Scope from "effect/Scope"
+import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { join } from "node:path"
 import * as ClaudeAgUi from "../../src/ai/ClaudeAgUi.ts"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
@@ -26,7 +30,8 @@ import { claudeBinary, claudeProcessesIn, type Sandbox, sandbox } from "../suppo
 import { localServices, requestTimeout } from "../support/claudeClients.ts"
 import { describeWithClaude } from "../support/describeWithClaude.ts"
 import * as Fake from "../support/FakeMessagesApi.ts"
-import { allText } from "../support/liveHarness.ts"
+import { allText, until } from "../support/liveHarness.ts"
+import { transfer } from "./fixtures/approvalTool.ts"
 
 let ids = 0
 
@@ -56,6 +61,18 @@ const lookup = Tool.make("lookup", {
   parameters: {},
   handler: () => Effect.succeed("found it")
 })
+
+/** A tool that blocks until `gate` opens, telling `started` when it runs. */
+const waitTool = (started: Deferred.Deferred<void>, gate: Deferred.Deferred<void>) =>
+  Tool.make("wait", {
+    description: "Waits for the operator",
+    parameters: {},
+    handler: () =>
+      Deferred.succeed(started, undefined).pipe(Effect.andThen(Deferred.await(gate)), Effect.as("released"))
+  })
+
+/** Lines the approval tool appended, one per run. */
+const runs = (log: string) => existsSync(log) ? readFileSync(log, "utf8").split("\n").filter((l) => l !== "") : []
 
 /**
  * Serves ClaudeAgUi on 127.0.0.1 in a scope of its own (closing it is the server's restart), each
@@ -155,5 +172,104 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(allText(api.messageRequests().at(-1))).toContain("after tool: found it")
       }),
     { timeout: 180_000 }
+  )
+
+  it.live(
+    "aborting a run stops the turn and keeps the conversation: the next run has its history",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { url } = yield* serve(box, [])
+        const client = agentOn(url, "thread-abort")
+        yield* send(client, "Remember the word pineapple")
+        const [pid] = claudeProcessesIn(box.cwd)
+        const story = yield* Effect.forkChild(send(client, "Tell me a story"))
+        yield* until(() => client.events.some((e) => e.type === "TEXT_MESSAGE_CONTENT" && textOf([e]).includes("Once")))
+        client.agent.abortRun()
+        const stopped = yield* Fiber.join(story)
+        // The client reports its own abort; the server's side of the run was the interrupted turn.
+        expect(stopped.events.at(-1)).toMatchObject({ type: "RUN_ERROR", code: "abort" })
+        expect(textOf(stopped.events)).toContain("Once upon a time")
+
+        const next = yield* send(client, "What was the word?")
+        expect(textOf(next.events)).toBe("You said: What was the word?")
+        const history = allText(api.messageRequests().at(-1))
+        expect(history).toContain("pineapple")
+        expect(history).toContain("Tell me a story")
+        expect(history).toContain("Request interrupted by user")
+        // The same CLI: the abort interrupted the turn, not the conversation.
+        expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "a run sent while a tool runs is steered into the running turn and ends at once",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const started = yield* Deferred.make<void>()
+        const gate = yield* Deferred.make<void>()
+        const { url } = yield* serve(box, [waitTool(started, gate)])
+        const first = agentOn(url, "thread-steer")
+        const running = yield* Effect.forkChild(send(first, "Please wait for me"))
+        yield* Deferred.await(started)
+        // Another tab on the same thread: its run is folded into the running turn.
+        const second = agentOn(url, "thread-steer")
+        const steered = yield* send(second, "Also say banana")
+        expect(types(steered.events)).toEqual(["RUN_STARTED", "RUN_FINISHED"])
+        expect(steered.result?.result).toEqual({ steered: true })
+        yield* Deferred.succeed(gate, undefined)
+        const done = yield* Fiber.join(running)
+        expect(textOf(done.events)).toBe("after tool: released")
+        // The model read the steered text right after the tool's result, in the first run's turn.
+        const after = allText(api.messageRequests().at(-1))
+        expect(after).toContain("Also say banana")
+        expect(after.indexOf("Also say banana")).toBeGreaterThan(after.indexOf("released"))
+      }),
+    { timeout: 180_000 }
+  )
+
+  it.live(
+    "a parked tool call is an AG-UI interrupt; approved after a server restart, the tool runs once",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const store = join(box.dir, "store.sqlite")
+        const log = join(box.dir, "runs.log")
+        const before = yield* serve(box, [transfer(log)], store)
+        const client = agentOn(before.url, "thread-approve")
+        const parked = yield* send(client, "Send amount 5")
+        const finished = parked.events.find((e) => e.type === "RUN_FINISHED") as unknown as {
+          readonly outcome?: {
+            readonly type: string
+            readonly interrupts: ReadonlyArray<{ id: string; reason: string; metadata?: Record<string, unknown> }>
+          }
+        }
+        expect(finished.outcome?.type).toBe("interrupt")
+        const [interrupt] = finished.outcome!.interrupts
+        expect(interrupt!.reason).toBe(ClaudeAgUi.ApprovalReason)
+        expect(interrupt!.metadata?.[ClaudeAgUi.MetadataKey]).toEqual({ tool: "transfer", input: { amount: 5 } })
+        expect(runs(log)).toEqual([])
+
+        // The server stops (every CLI with it) and a new one starts on the same store.
+        yield* Scope.close(before.scope, Exit.void)
+        const after = yield* serve(box, [transfer(log)], store)
+        client.agent.url = after.url
+        const approved = yield* send(client, "", {
+          resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { approved: true } }]
+        })
+        expect(types(approved.events)).not.toContain("RUN_ERROR")
+        expect(textOf(approved.events)).toBe("after tool: sent 5")
+        expect(runs(log)).toEqual(["5"])
+        // The thread goes on from the approved turn.
+        const next = yield* send(client, "Thanks")
+        expect(textOf(next.events)).toBe("You said: Thanks")
+        expect(allText(api.messageRequests().at(-1))).toContain("sent 5")
+      }),
+    { timeout: 240_000 }
   )
 })
