@@ -223,8 +223,11 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(steered.result?.result).toEqual({ steered: true })
         yield* Deferred.succeed(gate, undefined)
         const done = yield* Fiber.join(running)
-        expect(textOf(done.events)).toBe("after tool: released")
-        // The model read the steered text right after the tool's result, in the first run's turn.
+        // The model read the steered text after the tool's result, within the first run: folded into
+        // the tool boundary (one answer), or, when the CLI had already sent the result, as the next
+        // turn of the same run (its answer follows in the same stream).
+        const text = textOf(done.events)
+        expect(text).toMatch(/^after tool: released(You said: Also say banana)?$/)
         const after = allText(api.messageRequests().at(-1))
         expect(after).toContain("Also say banana")
         expect(after.indexOf("Also say banana")).toBeGreaterThan(after.indexOf("released"))
