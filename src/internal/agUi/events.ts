@@ -79,10 +79,12 @@ export const makeEventMapper = (runId: string) => {
       case "ToolCallEnd":
       case "AgentToolEnd":
         return callEnded(event.id, event.result, event.isError)
+      case "Usage":
       case "Complete":
+        // A CLI turn ended (a steered message may start another in the same run): its text with it.
         return closeText()
       default:
-        // Usage, tasks, hooks, rate limits: nothing AG-UI's core events carry.
+        // Tasks, hooks, rate limits, reasoning: nothing this mapping sends.
         return []
     }
   }
