@@ -43,23 +43,18 @@
  * **Example** (Serving ClaudeLocal conversations at `/agent`)
  *
  * ```ts
- * import { NodeHttpServer, NodeRuntime } from "@effect/platform-node"
- * import { Layer } from "effect"
  * import { HttpRouter } from "effect/http"
  * import { ClaudeLocal } from "effect-chat-bridge"
  * import { ClaudeAgUi } from "effect-chat-bridge/ag-ui"
- * import { createServer } from "node:http"
  *
  * const Agent = ClaudeAgUi.layer({
  *   path: "/agent",
  *   conversation: ({ resume }) => ClaudeLocal.layerNode({ keepAlive: true, resume })
  * })
  *
- * const Server = HttpRouter.serve(Agent).pipe(
- *   Layer.provide(NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 3000 }))
- * )
- *
- * Layer.launch(Server).pipe(NodeRuntime.runMain)
+ * // Provide an HTTP server, e.g. NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 3000 }),
+ * // and `Layer.launch` it.
+ * export const App = HttpRouter.serve(Agent)
  * ```
  *
  * @summary A Claude Code conversation as an AG-UI agent over HTTP + SSE (stop, steer, approvals).
