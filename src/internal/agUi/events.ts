@@ -108,6 +108,17 @@ export const approvalRequired = (error: ChatError): ApprovalRequired | undefined
   error._tag === "ProviderError" && error.reason._tag === "ApprovalRequired" ? error.reason : undefined
 
 /**
+ * The `RUN_FINISHED` of a run whose turn was stopped from elsewhere (`ClaudeLive.interrupt`, another
+ * tab's Stop): AG-UI's `cancelled` outcome, the conversation intact.
+ */
+export const cancelled = (input: { readonly threadId: string; readonly runId: string }): AgUiSchema.Event => ({
+  type: "RUN_FINISHED",
+  threadId: input.threadId,
+  runId: input.runId,
+  outcome: { type: "cancelled" }
+})
+
+/**
  * The `RUN_FINISHED` of a run whose turn parked a tool call: AG-UI's interrupt outcome, one
  * interrupt whose id is the approval's. The client answers it with a run whose `resume` names it.
  */
