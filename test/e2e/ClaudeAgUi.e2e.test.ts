@@ -1,9 +1,10 @@
 /**
  * `effect-chat-bridge/ag-ui` spoken to by `@ag-ui/client`'s `HttpAgent` in plain Node: the real
  * `claude` binary (kept alive) against the fake Messages API, served by `ClaudeAgUi.layer` on a
- * loopback Node HTTP server. A run streams text and a tool call; an aborted run stops the turn and
- * the next run has its history; a run sent while a tool runs is steered into it; a parked tool call
- * is approved from a server started after the first one stopped.
+ * loopback Node HTTP server. A run streams text and a tool call, and a failed turn is RUN_ERROR; an
+ * aborted run stops the turn and the next run has its history; a run sent while a tool runs is
+ * steered into it; a parked tool call is approved from a server started after the first one
+ * stopped; the same endpoint serves ClaudeAgent.
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
