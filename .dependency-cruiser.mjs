@@ -67,7 +67,7 @@ export default {
       severity: "error",
       comment: "An entry point loads only what every user has installed; the Agent SDK, @effect/sql-pg and the "
         + "TypeScript compiler are reached only from the entries made for them.",
-      from: { path: "^src/(index|agent-settings-sqlite|session-store-sql|cluster|effect-ai)\\.ts$" },
+      from: { path: "^src/(index|agent-settings-sqlite|session-store-sql|cluster|effect-ai|ag-ui)\\.ts$" },
       to: { path: optionalPeers, reachable: true }
     },
     {

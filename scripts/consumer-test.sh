@@ -219,6 +219,8 @@ cp entries.mjs entries.ts
 cat > ai.ts <<'TS'
 import { AiToolkit, ChatLanguageModel } from "effect-chat-bridge/effect-ai"
 console.log(`effect-ai entry: ${typeof AiToolkit.fromToolkit}, ${typeof ChatLanguageModel.layer}`)
+import { ClaudeAgUi } from "effect-chat-bridge/ag-ui"
+console.log(`ag-ui entry: ${typeof ClaudeAgUi.layer}, ${typeof ClaudeAgUi.make}`)
 TS
 cp ai.ts ai.mjs && node ai.mjs
 sed -i 's/const failure = async (effect) =>/const failure = async (effect: Effect.Effect<unknown, unknown>) =>/; s/const expect = (text, needle) =>/const expect = (text: string, needle: string) =>/' entries.ts

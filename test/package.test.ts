@@ -130,6 +130,9 @@ describe("package", () => {
     // effect-ai runs on effect/ai, inside effect: no peer of its own either.
     expect([...modulesReachedFrom(path.join(root, "src/effect-ai.ts"))].some(isEffectAi)).toBe(true)
     expect(notInstalled("src/effect-ai.ts")).toEqual([])
+    // ag-ui serves through effect/ai's AgUiServer: no peer of its own.
+    expect([...modulesReachedFrom(path.join(root, "src/ag-ui.ts"))].some(isEffectAi)).toBe(true)
+    expect(notInstalled("src/ag-ui.ts")).toEqual([])
     // The cluster runs on effect/cluster and @effect/platform-node's socket runners: required peers.
     const cluster = [...modulesReachedFrom(path.join(root, "src/cluster.ts"))]
     expect(cluster.some((m) => m.includes("effect/cluster"))).toBe(true)
