@@ -154,19 +154,30 @@ const renderItem = (item: ChatLog.Item): HTMLElement => {
       li.append(element("div", "who", t(item.kind === "user" ? "you" : "agent")), element("div", "text", item.text))
       break
     case "tool": {
-      li.dataset["status"] = item.result === undefined ? "running" : item.isError === true ? "failed" : "done"
+      li.dataset["status"] = item.result !== undefined
+        ? (item.isError === true ? "failed" : "done")
+        : item.parked === true
+        ? "parked"
+        : "running"
       const head = element("div", "head")
       head.append(element("span", "badge", t("tool")), element("code", "name", item.name))
-      if (item.result === undefined) head.append(element("span", "spinner", t("running")))
+      if (item.parked === true && item.result === undefined) head.append(element("span", "ask", t("needsApproval")))
+      else if (item.result === undefined) head.append(element("span", "spinner", t("running")))
       else if (item.isError === true) head.append(element("span", "failed", t("failed")))
       li.append(head, element("div", "label", t("input")), element("pre", "args", pretty(item.args)))
-      if (item.result !== undefined) li.append(element("div", "label", t("result")), element("pre", "result", item.result))
+      if (item.result !== undefined) {
+        li.append(element("div", "label", t("result")), element("pre", "result", item.result))
+      }
       break
     }
     case "approval": {
       li.dataset["status"] = item.status
       const head = element("div", "head")
-      head.append(element("code", "name", item.tool), element("span", "ask", t("needsApproval")))
+      head.append(
+        element("span", "badge", t("tool")),
+        element("code", "name", item.tool),
+        element("span", "ask", t("needsApproval"))
+      )
       li.append(head, element("pre", "args", JSON.stringify(item.input, null, 2)))
       if (item.status === "pending") {
         const actions = element("div", "actions")
@@ -204,7 +215,9 @@ const render = () => {
   $("status").textContent = t(`state.${state}`)
   const list = $("messages")
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 40
-  list.replaceChildren(...items.map(renderItem))
+  // A parked call shows once: as its approval card (the same tool and input, with the decision).
+  const shown = items.filter((item) => !(item.kind === "tool" && item.parked === true && item.result === undefined))
+  list.replaceChildren(...shown.map(renderItem))
   $("empty").hidden = items.length > 0
   if (atBottom) list.scrollTop = list.scrollHeight
 }
@@ -238,6 +251,8 @@ const run = async (
   try {
     await agent.runAgent(resume ?? {}, {
       onEvent: ({ event }) => {
+        // After Stop, @ag-ui/client reports its own abort as RUN_ERROR (code "abort"): not an error.
+        if (handle.stopped && event.type === "RUN_ERROR") return
         ChatLog.applyEvent(items, event as unknown as ChatLog.LogEvent)
         if (event.type === "RUN_ERROR") failed = true
         if (event.type === "RUN_FINISHED" || event.type === "RUN_ERROR") finished = true
@@ -250,7 +265,8 @@ const run = async (
       items.push({ kind: "error", id: `dropped-${items.length}`, message: `${t("dropped")} (${String(error)})` })
     }
   }
-  if (handle.stopped && !finished) ChatLog.addStopped(items)
+  // An aborted run may end with the client's own RUN_FINISHED (outcome "cancelled"): Stop wins.
+  if (handle.stopped) ChatLog.addStopped(items)
   if (current === handle) {
     current = undefined
     settle(failed)

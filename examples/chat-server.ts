@@ -22,7 +22,6 @@
  * call parks, the page shows Approve / Deny).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import * as esbuild from "esbuild"
 import type * as AgUiSchema from "effect/ai/AgUiSchema"
 import * as AgUiServer from "effect/ai/AgUiServer"
 import * as Console from "effect/Console"
@@ -35,6 +34,7 @@ import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as esbuild from "esbuild"
 import * as fs from "node:fs"
 import { createServer } from "node:http"
 import * as path from "node:path"
@@ -173,7 +173,9 @@ const routes = (options: Options) =>
     const agent = yield* ClaudeAgUi.make({
       conversation: () =>
         ClaudeLocal.layerNode({ ...options.claude, keepAlive: true }).pipe(
-          Layer.tap((context) => Context.get(context, ChatClient).setTools([lookupOrder, refund, ...(options.tools ?? [])])),
+          Layer.tap((context) =>
+            Context.get(context, ChatClient).setTools([lookupOrder, refund, ...(options.tools ?? [])])
+          ),
           Layer.provide(Layer.succeedContext(store))
         )
     })

@@ -18,6 +18,8 @@ export type Item =
     args: string
     result?: string
     isError?: boolean
+    /** The run ended with this call waiting for a person (its result comes with the decision's answer). */
+    parked?: boolean
   }
   | {
     readonly kind: "approval"
@@ -87,6 +89,8 @@ export const applyEvent = (items: Array<Item>, event: LogEvent): void => {
     case "RUN_FINISHED": {
       const outcome = record(event["outcome"])
       if (outcome["type"] !== "interrupt" || !Array.isArray(outcome["interrupts"])) return
+      // The call the run stopped at: no result yet, and none will stream for it.
+      for (const item of items) if (item.kind === "tool" && item.result === undefined) item.parked = true
       for (const raw of outcome["interrupts"]) {
         const interrupt = record(raw)
         const parked = record(record(interrupt["metadata"])[metadataKey])
