@@ -14,7 +14,7 @@
  * each thread's log (what the page shows).
  *
  *   GET  /                      the page (`chat-server.html`)
- *   GET  /chat-page.js          its script, `chat-page.ts` bundled with esbuild at start
+ *   GET  /chat-page.js          its script, `support/chatPage.ts` bundled with esbuild at start
  *   GET  /api/threads/:threadId the thread's log (`{ threadId, items }`, see `support/chatLog.ts`)
  *   POST /agent                 the AG-UI agent (`RunAgentInput` in, Server-Sent Events out)
  *
@@ -148,10 +148,10 @@ export interface Options {
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url))
 
-/** The page's script: `chat-page.ts` and `@ag-ui/client`, one ES module for the browser. */
+/** The page's script: `support/chatPage.ts` and `@ag-ui/client`, one ES module for the browser. */
 const bundle = Effect.promise(() =>
   esbuild.build({
-    entryPoints: [here("chat-page.ts")],
+    entryPoints: [here("support/chatPage.ts")],
     bundle: true,
     write: false,
     format: "esm",
@@ -171,8 +171,9 @@ const routes = (options: Options) =>
       ClaudeSessionStoreSql.layerSqlite({ filename: path.join(options.dataDir, "sessions.sqlite") })
     ).pipe(Effect.orDie)
     const agent = yield* ClaudeAgUi.make({
-      conversation: () =>
-        ClaudeLocal.layerNode({ ...options.claude, keepAlive: true }).pipe(
+      // `resume`: a thread closed while idle comes back with its session (its history).
+      conversation: ({ resume }) =>
+        ClaudeLocal.layerNode({ ...options.claude, keepAlive: true, resume }).pipe(
           Layer.tap((context) =>
             Context.get(context, ChatClient).setTools([lookupOrder, refund, ...(options.tools ?? [])])
           ),

@@ -1,5 +1,5 @@
 /**
- * The script of `examples/chat-server.ts`'s page, bundled for the browser with esbuild when the
+ * Not an example of its own: the script of `examples/chat-server.ts`'s page, bundled for the browser with esbuild when the
  * server starts. It talks AG-UI to `/agent` with `@ag-ui/client`'s `HttpAgent` (one per run) and
  * keeps the conversation in the shared log model (`support/chatLog.ts`), which the server records
  * too: a reload asks the server for the thread's log and shows it again.
@@ -9,7 +9,7 @@
  * Deny), `error` (the server's `RUN_ERROR`, or the connection dropped).
  */
 import { HttpAgent } from "@ag-ui/client"
-import * as ChatLog from "./support/chatLog.ts"
+import * as ChatLog from "./chatLog.ts"
 
 type Locale = "en" | "zh-CN" | "zh-TW"
 type State = "idle" | "running" | "approval" | "error"
