@@ -17,7 +17,9 @@
  * - Events: `TEXT_MESSAGE_START` / `_CONTENT` / `_END` (text before and after each tool call is its
  *   own message), `TOOL_CALL_START` / `_ARGS` / `_END` and `TOOL_CALL_RESULT` for your tools and
  *   Claude Code's own, inside `RUN_STARTED` … `RUN_FINISHED`. A failed turn ends with `RUN_ERROR`
- *   carrying the typed error's message and its tag as `code` (`ProviderError/RateLimitError`, …).
+ *   carrying the typed error's message and its tag as `code` (`ProviderError/RateLimitError`, …);
+ *   a turn stopped from elsewhere (`ClaudeLive.interrupt`) ends with `RUN_FINISHED`, outcome
+ *   `cancelled`.
  * - **Stop**: a client that aborts the run (closes the request) interrupts the turn; the
  *   conversation and its CLI stay, and the next run has the stopped turn in its history.
  * - **Typing while it works**: a run on a thread whose run is still streaming is steered into it
@@ -43,7 +45,7 @@
  * **Example** (Serving ClaudeLocal conversations at `/agent`)
  *
  * ```ts
- * import { Layer } from "effect"
+ * import { HttpRouter } from "effect/http"
  * import { ClaudeLocal } from "effect-chat-bridge"
  * import { ClaudeAgUi } from "effect-chat-bridge/ag-ui"
  *
@@ -51,8 +53,10 @@
  *   path: "/agent",
  *   conversation: ({ resume }) => ClaudeLocal.layerNode({ keepAlive: true, resume })
  * })
- * // Serve it with HttpRouter.serve(Agent) on NodeHttpServer.layer(...)
- * declare const served: Layer.Layer<never>
+ *
+ * // Provide an HTTP server, e.g. NodeHttpServer.layer(createServer, { host: "127.0.0.1", port: 3000 }),
+ * // and `Layer.launch` it.
+ * export const App = HttpRouter.serve(Agent)
  * ```
  *
  * @summary A Claude Code conversation as an AG-UI agent over HTTP + SSE (stop, steer, approvals).
@@ -77,7 +81,7 @@ import { ChatClient, type ChatError } from "../services/ChatClient.ts"
 import { ClaudeApprovals } from "../services/ClaudeApprovals.ts"
 import { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import { ConversationId } from "../services/ClaudeConversation.ts"
-import { ClaudeLive } from "../services/ClaudeLive.ts"
+import { ClaudeLive, isInterrupted } from "../services/ClaudeLive.ts"
 
 /**
  * What {@link Options.conversation} is given for a thread.
@@ -154,8 +158,9 @@ const textMessage = (messageId: string, text: string): ReadonlyArray<AgUiSchema.
     { type: "TEXT_MESSAGE_END", messageId }
   ]
 
-/** The events a failed turn ends with: the approval interrupt, or `RUN_ERROR`. */
+/** The events a failed turn ends with: the approval interrupt, a cancelled run, or `RUN_ERROR`. */
 const failed = (input: AgUiSchema.RunAgentInput, error: ChatError): ReadonlyArray<AgUiSchema.Event> => {
+  if (isInterrupted(error)) return [Events.cancelled(input)]
   const approval = Events.approvalRequired(error)
   return [approval === undefined ? Events.runError(error) : Events.approvalInterrupt(input, approval)]
 }

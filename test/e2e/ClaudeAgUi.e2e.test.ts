@@ -43,6 +43,9 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   })
   if (results.length > 0) return { text: `after tool: ${results.map((r) => r.content).join(" | ")}` }
   const last = Fake.lastUserText(req)
+  if (last.includes("refuse")) {
+    return { status: 400, body: { type: "error", error: { type: "invalid_request_error", message: "prompt refused" } } }
+  }
   if (last.includes("story")) return { text: "Once upon a time, in a land far away", breakMidway: "hang" }
   const amount = /amount (\d+)/.exec(last)
   if (amount !== null) {
@@ -136,7 +139,7 @@ const textOf = (events: ReadonlyArray<BaseEvent>) =>
 
 describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code conversation (real claude)", () => {
   it.live(
-    "a run streams text and a tool call; the next run on the thread continues the conversation",
+    "a run streams text and a tool call; the next run on the thread continues it; a failed turn is RUN_ERROR",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -170,6 +173,12 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         // One CLI served both runs, and the model saw the first run in the second's history.
         expect(claudeProcessesIn(box.cwd)).toHaveLength(1)
         expect(allText(api.messageRequests().at(-1))).toContain("after tool: found it")
+
+        // A failed turn: RUN_ERROR with the typed error's message and kind (HttpAgent rejects the run).
+        const refused = yield* send(client, "Please refuse this")
+        const error = refused.events.find((e) => e.type === "RUN_ERROR") as unknown as { message: string; code: string }
+        expect(error.code).toMatch(/^ProviderError\//)
+        expect(error.message).toContain("prompt refused")
       }),
     { timeout: 180_000 }
   )

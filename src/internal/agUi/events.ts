@@ -79,10 +79,12 @@ export const makeEventMapper = (runId: string) => {
       case "ToolCallEnd":
       case "AgentToolEnd":
         return callEnded(event.id, event.result, event.isError)
+      case "Usage":
       case "Complete":
+        // A CLI turn ended (a steered message may start another in the same run): its text with it.
         return closeText()
       default:
-        // Usage, tasks, hooks, rate limits: nothing AG-UI's core events carry.
+        // Tasks, hooks, rate limits, reasoning: nothing this mapping sends.
         return []
     }
   }
@@ -104,6 +106,17 @@ export const runError = (error: ChatError | { readonly _tag: string; readonly me
 /** The error's `ApprovalRequired` reason, when the turn parked a tool call. */
 export const approvalRequired = (error: ChatError): ApprovalRequired | undefined =>
   error._tag === "ProviderError" && error.reason._tag === "ApprovalRequired" ? error.reason : undefined
+
+/**
+ * The `RUN_FINISHED` of a run whose turn was stopped from elsewhere (`ClaudeLive.interrupt`, another
+ * tab's Stop): AG-UI's `cancelled` outcome, the conversation intact.
+ */
+export const cancelled = (input: { readonly threadId: string; readonly runId: string }): AgUiSchema.Event => ({
+  type: "RUN_FINISHED",
+  threadId: input.threadId,
+  runId: input.runId,
+  outcome: { type: "cancelled" }
+})
 
 /**
  * The `RUN_FINISHED` of a run whose turn parked a tool call: AG-UI's interrupt outcome, one

@@ -116,6 +116,15 @@ describe("AG-UI event mapping", () => {
     })
   })
 
+  it("a turn stopped from elsewhere finishes the run as cancelled", () => {
+    expect(Events.cancelled({ threadId: "t", runId: "r" })).toEqual({
+      type: "RUN_FINISHED",
+      threadId: "t",
+      runId: "r",
+      outcome: { type: "cancelled" }
+    })
+  })
+
   it("resume entries become decisions: resolved approves, cancelled or approved:false denies", () => {
     const decisions = Events.resumeDecisions(input([], [
       { interruptId: "a1", status: "resolved", payload: { approved: true, updatedInput: { amount: 6 } } },
