@@ -32,6 +32,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as esbuild from "esbuild"
@@ -43,6 +44,7 @@ import * as ClaudeAgUi from "../src/ai/ClaudeAgUi.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../src/layers/ClaudeSessionStoreSql.ts"
 import { ChatClient } from "../src/services/ChatClient.ts"
+import { ClaudeSession } from "../src/services/ClaudeCodeOptions.ts"
 import * as Tool from "../src/services/Tool.ts"
 import * as ChatLog from "./support/chatLog.ts"
 import { runExample } from "./support/providers.ts"
@@ -89,7 +91,12 @@ const makeLogs = (dir: string) => {
     f(items)
     fs.writeFileSync(file(threadId), JSON.stringify(items))
   }
-  return { get, update }
+  // The Claude Code session a thread's conversation left, so the thread resumes it after a restart.
+  const sessionFile = (threadId: string) => path.join(dir, `${threadId}.session`)
+  const session = (threadId: string) =>
+    fs.existsSync(sessionFile(threadId)) ? fs.readFileSync(sessionFile(threadId), "utf8") : undefined
+  const keepSession = (threadId: string, sessionId: string) => fs.writeFileSync(sessionFile(threadId), sessionId)
+  return { get, update, session, keepSession }
 }
 
 /** The run's new user messages: those after the last message of another role (what the agent sends). */
@@ -171,11 +178,20 @@ const routes = (options: Options) =>
       ClaudeSessionStoreSql.layerSqlite({ filename: path.join(options.dataDir, "sessions.sqlite") })
     ).pipe(Effect.orDie)
     const agent = yield* ClaudeAgUi.make({
-      // `resume`: a thread closed while idle comes back with its session (its history).
-      conversation: ({ resume }) =>
-        ClaudeLocal.layerNode({ ...options.claude, keepAlive: true, resume }).pipe(
+      // A thread comes back with its session (its history): closed while idle (`resume`), or
+      // after a restart (the session its conversation left when it closed).
+      conversation: ({ resume, threadId }) =>
+        ClaudeLocal.layerNode({ ...options.claude, keepAlive: true, resume: resume ?? logs.session(threadId) }).pipe(
           Layer.tap((context) =>
-            Context.get(context, ChatClient).setTools([lookupOrder, refund, ...(options.tools ?? [])])
+            Effect.andThen(
+              Context.get(context, ChatClient).setTools([lookupOrder, refund, ...(options.tools ?? [])]),
+              Effect.addFinalizer(() =>
+                Effect.map(
+                  Context.get(context, ClaudeSession).sessionId,
+                  Option.map((id) => logs.keepSession(threadId, id))
+                )
+              )
+            )
           ),
           Layer.provide(Layer.succeedContext(store))
         )

@@ -258,7 +258,7 @@ describeWithClaude("examples/chat-server.ts in headless Chromium (real claude)",
   )
 
   it(
-    "a parked tool call shows Approve / Deny; approved after a server restart, its result shows",
+    "a parked tool call shows Approve / Deny; approved after a server restart, its result shows; the thread goes on after another",
     async () => {
       const { errors, page } = await open()
       await say(page, "Please refund order A-1")
@@ -283,6 +283,17 @@ describeWithClaude("examples/chat-server.ts in headless Chromium (real claude)",
       await waitState(page, "idle")
       expect(await items(page, "approval").first().getAttribute("data-status")).toBe("approved")
       await page.screenshot({ path: artifact("chat-server-approved.png"), fullPage: true })
+
+      // Another restart: the thread's next message goes on in its session (the model sees it all).
+      await server!.close()
+      server = await startServer(port)
+      await page.reload()
+      await page.locator("body[data-ready=true]").waitFor()
+      await say(page, "Anything else?")
+      await items(page, "assistant").filter({ hasText: "You said: Anything else?" }).waitFor()
+      const history = allText(api.messageRequests().at(-1))
+      expect(history).toContain("Please refund order A-1")
+      expect(history).toContain("Refunded 12.00 EUR on order A-1")
       expect(errors).toEqual([])
       await page.close()
     },
