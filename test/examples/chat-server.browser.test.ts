@@ -207,7 +207,9 @@ describeWithClaude("examples/chat-server.ts in headless Chromium (real claude)",
       await say(page, "Tell me a story")
       await items(page, "assistant").filter({ hasText: "Once upon" }).waitFor()
       expect(await state(page)).toBe("running")
-      await page.locator("#stop").click()
+      expect(await page.locator("#stop").isVisible()).toBe(true)
+      // Escape is the Stop button's key.
+      await page.keyboard.press("Escape")
       await items(page, "stopped").waitFor()
       await waitState(page, "idle")
       expect(await page.locator("#stop").isVisible()).toBe(false)
