@@ -1,15 +1,17 @@
 /**
  * `effect-chat-bridge/ag-ui` spoken to by `@ag-ui/client`'s `HttpAgent` in plain Node: the real
  * `claude` binary (kept alive) against the fake Messages API, served by `ClaudeAgUi.layer` on a
- * loopback Node HTTP server. A run streams text and a tool call; an aborted run stops the turn and
- * the next run has its history; a run sent while a tool runs is steered into it; a parked tool call
- * is approved from a server started after the first one stopped.
+ * loopback Node HTTP server. A run streams text and a tool call, and a failed turn is RUN_ERROR; an
+ * aborted run stops the turn and the next run has its history; a run sent while a tool runs is
+ * steered into it; a parked tool call is approved from a server started after the first one
+ * stopped; the same endpoint serves ClaudeAgent.
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { expect, it } from "@effect/vitest"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
@@ -22,6 +24,7 @@ import { existsSync, readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { join } from "node:path"
 import * as ClaudeAgUi from "../../src/ai/ClaudeAgUi.ts"
+import * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
 import * as ClaudeLocal from "../../src/layers/ClaudeLocal.ts"
 import * as ClaudeSessionStoreSql from "../../src/layers/ClaudeSessionStoreSql.ts"
 import { ChatClient } from "../../src/services/ChatClient.ts"
@@ -81,22 +84,27 @@ const runs = (log: string) => existsSync(log) ? readFileSync(log, "utf8").split(
  * Serves ClaudeAgUi on 127.0.0.1 in a scope of its own (closing it is the server's restart), each
  * thread a kept-alive ClaudeLocal in `box` with `tools`; its URL and the scope.
  */
-const serve = (box: Sandbox, tools: ReadonlyArray<Tool.Tool>, store?: string) =>
+const serve = (
+  box: Sandbox,
+  tools: ReadonlyArray<Tool.Tool>,
+  store?: string,
+  provider: "ClaudeLocal" | "ClaudeAgent" = "ClaudeLocal"
+) =>
   Effect.gen(function*() {
     const scope = yield* Scope.make()
     const conversation = ({ resume }: ClaudeAgUi.Thread) => {
-      const claude = ClaudeLocal.layer({
-        binary: claudeBinary,
+      const options = {
         cwd: box.cwd,
         env: box.env,
-        requestTimeout,
+        requestTimeout: requestTimeout as Duration.Input,
         keepAlive: true,
-        toolPolicy: { disabledTools: ["Bash"] },
         resume
-      }).pipe(
-        Layer.provide(localServices(box)),
-        Layer.tap((context) => Context.get(context, ChatClient).setTools(tools))
-      )
+      }
+      const claude = (provider === "ClaudeAgent"
+        ? ClaudeAgent.layer({ ...options, toolPolicy: { disabledTools: ["Bash"] } })
+        : ClaudeLocal.layer({ ...options, binary: claudeBinary, toolPolicy: { disabledTools: ["Bash"] } }).pipe(
+          Layer.provide(localServices(box))
+        )).pipe(Layer.tap((context) => Context.get(context, ChatClient).setTools(tools)))
       return store === undefined
         ? claude
         : claude.pipe(Layer.provide(ClaudeSessionStoreSql.layerSqlite({ filename: store })))
@@ -283,5 +291,25 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(allText(api.messageRequests().at(-1))).toContain("sent 5")
       }),
     { timeout: 240_000 }
+  )
+
+  it.live(
+    "the same endpoint on ClaudeAgent: a run streams a tool call and text, the next run continues",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const { url } = yield* serve(box, [lookup], undefined, "ClaudeAgent")
+        const client = agentOn(url, "thread-agent")
+        const first = yield* send(client, "Please lookup the word")
+        expect(types(first.events)).toEqual(expect.arrayContaining(["TOOL_CALL_START", "TOOL_CALL_RESULT"]))
+        const result = first.events.find((e) => e.type === "TOOL_CALL_RESULT") as unknown as { content: string }
+        expect(result.content).toBe("found it")
+        expect(textOf(first.events)).toBe("after tool: found it")
+        const second = yield* send(client, "Remember pineapple")
+        expect(textOf(second.events)).toBe("You said: Remember pineapple")
+        expect(allText(api.messageRequests().at(-1))).toContain("after tool: found it")
+      }),
+    { timeout: 180_000 }
   )
 })
