@@ -17,6 +17,11 @@ describe("examples/", () => {
       // A runnable example starts its program; a helper only exports things.
       expect(text, file).toMatch(/\brunMain\b|\brunExample\b/)
     }
-    expect(fs.readdirSync("examples/support").sort()).toEqual(["providers.ts", "weatherTools.ts"])
+    expect(fs.readdirSync("examples/support").sort()).toEqual([
+      "chatLog.ts",
+      "chatPage.ts",
+      "providers.ts",
+      "weatherTools.ts"
+    ])
   })
 })
