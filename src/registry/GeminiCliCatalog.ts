@@ -10,6 +10,7 @@
  * @since 2.2.0
  * @module
  */
+import * as ClaudeCodeCatalog from "./ClaudeCodeCatalog.ts"
 import * as Registry from "./Registry.ts"
 import type * as ToolDescriptor from "./ToolDescriptor.ts"
 
@@ -131,6 +132,52 @@ export const claudeEquivalents: Readonly<Partial<Record<ToolName, ReadonlyArray<
   web_fetch: ["WebFetch"],
   activate_skill: ["Skill"]
 }
+
+const fromClaude = new Map<string, Array<string>>()
+for (const [gemini, claude] of Object.entries(claudeEquivalents)) {
+  for (const c of claude ?? []) fromClaude.set(c, [...(fromClaude.get(c) ?? []), gemini])
+}
+
+/**
+ * The Gemini CLI tools a Claude Code tool stands for (empty for a tool without a counterpart, or
+ * a name that is not a Claude Code tool).
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const equivalentsOf = (claudeName: string): ReadonlyArray<string> => fromClaude.get(claudeName) ?? []
+
+/**
+ * The Claude Code tools a Gemini CLI tool stands for.
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const claudeNamesOf = (geminiName: string): ReadonlyArray<string> =>
+  (claudeEquivalents as Readonly<Record<string, ReadonlyArray<string> | undefined>>)[geminiName] ?? []
+
+/**
+ * An agent's opt-outs in Gemini CLI names: each Claude Code tool with a counterpart becomes its
+ * equivalents, one without is dropped (Gemini CLI has nothing to turn off), other entries (Gemini
+ * names, `mcp__…`, wildcards) are kept. Sorted, without duplicates.
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const fromClaudeNames = (entries: ReadonlyArray<string>): ReadonlyArray<string> => {
+  const out = new Set<string>()
+  for (const entry of entries) {
+    const equivalents = fromClaude.get(entry)
+    if (equivalents !== undefined) { for (const g of equivalents) out.add(g) }
+    else if (!claudeOnly.has(entry)) out.add(entry)
+  }
+  return [...out].sort()
+}
+
+/** Claude Code tool names with no Gemini CLI counterpart (and no Gemini tool of the same name). */
+const claudeOnly: ReadonlySet<string> = new Set(
+  ClaudeCodeCatalog.descriptors.map((d) => d.name as string).filter((n) => !fromClaude.has(n))
+)
 
 /**
  * The catalog alone, validated.
