@@ -13,9 +13,13 @@ import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as GeminiCliCatalog from "../../src/registry/GeminiCliCatalog.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import * as Tool from "../../src/services/Tool.ts"
+import { sandbox } from "../support/claudeCli.ts"
+import { localSession } from "../support/claudeClients.ts"
 import * as FakeGemini from "../support/FakeGemini.ts"
+import * as FakeMessages from "../support/FakeMessagesApi.ts"
 
 const gemini = path.join(
   path.dirname(createRequire(import.meta.url).resolve("@google/gemini-cli/package.json")),
@@ -132,6 +136,69 @@ describe("ToolPolicy.toGeminiPolicy with the real gemini binary", () => {
         // The bridge: visible in -p through the allow rule, without the opted-out tool.
         expect(after.filter((n) => n.includes("lookup"))).toHaveLength(1)
         expect(after.filter((n) => n.includes("secret"))).toEqual([])
+      })),
+    { timeout: 300_000 }
+  )
+
+  it.live(
+    "one agent's settings drive ClaudeLocal and gemini: each CLI gets the equivalent restriction",
+    () =>
+      Effect.scoped(Effect.gen(function*() {
+        const settings = { disabledTools: ["Read", "Grep", "mcp__gtb__secret"], allowedTools: ["Bash"] }
+        const tools = [tool("lookup"), tool("secret")]
+
+        // Claude Code, through ClaudeLocal and the real claude binary.
+        const messages = yield* FakeMessages.make(() => ({ text: "ok" }))
+        const box = yield* sandbox(messages.url)
+        const { chat, session } = yield* localSession(box, {
+          requestTimeout: "120 seconds",
+          allowPermissionDenials: true,
+          toolPolicy: settings
+        })
+        yield* chat.setTools(tools)
+        expect(yield* chat.chat("hi")).toBe("ok")
+        // claude 2.1.335 defers most built-ins behind ToolSearch: what it may use is what the run
+        // did not disallow; what the first request shows up front is checked too.
+        const claudeDenied = new Set((yield* session.toolPolicy).disallowedTools)
+        const claude = (messages.messageRequests()[0]!.body.tools ?? []).map((t) => t.name)
+
+        // Gemini CLI, with the same settings compiled by toGeminiPolicy.
+        const fake = yield* FakeGemini.make(() => ({ text: "ok" }))
+        const bridge = yield* NodeMcpBridge.make()
+        yield* bridge.setTools(tools)
+        const compiled = ToolPolicy.toGeminiPolicy(settings, { mcpServers: [bridge.serverName] })
+        if (compiled._tag === "Failure") return yield* Effect.die(compiled.failure)
+        const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gempol-policy-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => fs.rmSync(dir, { recursive: true })))
+        fs.writeFileSync(path.join(dir, "policy.toml"), compiled.success.policyToml, { mode: 0o600 })
+        const run = yield* runGemini({
+          apiUrl: fake.url,
+          mcpServers: {
+            gtb: {
+              httpUrl: bridge.url,
+              headers: { Authorization: `Bearer ${Redacted.value(bridge.token)}` },
+              ...compiled.success.mcpServers["gtb"]
+            }
+          },
+          args: ["--policy", path.join(dir, "policy.toml"), "--allowed-mcp-server-names", "gtb"]
+        })
+        expect(run.exitCode, run.stderr).toBe(0)
+        const gemini = declared(fake)
+
+        // The same restriction on both: opted out, auto-approved, the bridge minus its opted-out tool.
+        for (const name of ["Read", "Grep", "Bash", "Glob", "Edit"]) {
+          const equivalents = GeminiCliCatalog.equivalentsOf(name)
+          expect(equivalents.length, name).toBeGreaterThan(0)
+          const onClaude = !claudeDenied.has(name)
+          for (const g of equivalents) expect(gemini.includes(g), `${name} → ${g}`).toBe(onClaude)
+        }
+        expect([...claudeDenied]).toEqual(expect.arrayContaining(["Read", "Grep", "Edit", "mcp__gtb__secret"]))
+        expect(claude).not.toContain("Read")
+        expect(claude).toContain("Bash")
+        expect(claude).toContain("mcp__gtb__lookup")
+        expect(claude).not.toContain("mcp__gtb__secret")
+        expect(gemini.filter((n) => n.includes("lookup"))).toHaveLength(1)
+        expect(gemini.filter((n) => n.includes("secret"))).toEqual([])
       })),
     { timeout: 300_000 }
   )
