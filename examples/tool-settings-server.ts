@@ -24,6 +24,10 @@
  *   GET  /api/agents/:agentId?locale=zh-CN            the settings screen's data (see `Screen`)
  *   PUT  /api/agents/:agentId/switches/:switchId?locale=…  {"enabled": false}   flips one switch
  *
+ * Both take `&catalog=gemini` for Gemini CLI's catalog (`GeminiCliCatalog`): the same stored
+ * opt-outs (a Claude Code name stands for its Gemini equivalents), the `gemini -p` flags and the
+ * `--policy` file `ToolPolicy.toGeminiPolicy` makes of them.
+ *
  * A switch the session withholds carries `withheld` (the policy's English reason) and
  * `withheldText` (label, reason and how to allow it, in the asked language); its stored state is
  * kept. Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.

@@ -164,14 +164,11 @@ export class GeminiPolicyError extends Schema.TaggedError<GeminiPolicyError>()("
 
 const fail = (reason: InvalidSettings | StrictRefusal) => Result.fail(new GeminiPolicyError({ reason }))
 
-/** Claude Code name → its Gemini CLI equivalents. */
-const fromClaude: ReadonlyMap<string, ReadonlyArray<string>> = (() => {
-  const out = new Map<string, Array<string>>()
-  for (const [gemini, claude] of Object.entries(GeminiCliCatalog.claudeEquivalents)) {
-    for (const c of claude ?? []) out.set(c, [...(out.get(c) ?? []), gemini])
-  }
-  return out
-})()
+/** Claude Code name → its Gemini CLI equivalents (only names that have some). */
+const fromClaude: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
+  ClaudeCodeCatalog.descriptors.map((d) => [d.name as string, GeminiCliCatalog.equivalentsOf(d.name)] as const)
+    .filter(([, gemini]) => gemini.length > 0)
+)
 
 const merged = new WeakMap<Registry.Registry, Result.Result<Registry.Registry, Schema.SchemaError>>()
 
