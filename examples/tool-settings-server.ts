@@ -326,6 +326,14 @@ const withheldText = (
   }
 }
 
+/** The page's words for Gemini CLI's screen: the same sentences, naming that CLI. */
+const geminiWords = (ui: Readonly<Record<string, string>>): Readonly<Record<string, string>> =>
+  Object.fromEntries(
+    Object.entries(ui).map((
+      [k, v]
+    ) => [k, v.replaceAll("Claude Code", "Gemini CLI").replaceAll("claude -p", "gemini -p")])
+  )
+
 const screen = (
   registry: Registry.Registry,
   settings: AgentSettings.Settings,
@@ -368,7 +376,7 @@ const screen = (
     catalog: gemini === undefined ? "claude" : "gemini",
     command: gemini === undefined ? "claude" : "gemini",
     ...(gemini === undefined ? {} : { policyToml: gemini.policyToml }),
-    ui: uiMessages[locale],
+    ui: gemini === undefined ? uiMessages[locale] : geminiWords(uiMessages[locale]),
     sections,
     disabledTools: settings.disabledTools,
     conditions,

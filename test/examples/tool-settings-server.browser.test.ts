@@ -577,6 +577,7 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
       expect(await toggle(page, "read_many_files").isChecked()).toBe(false)
       expect(await toggle(page, "run_shell_command").isChecked()).toBe(true)
       expect(await row(page, "read_file").locator(".label").textContent()).toBe("Read files")
+      expect(await page.locator("[data-tool=invoke_agent] .note").textContent()).toBe("managed by Gemini CLI")
       expect(await page.locator("#flags").textContent()).toBe(
         "--policy policy.toml\n--allowed-mcp-server-names gtb,notes"
       )
