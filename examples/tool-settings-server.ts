@@ -24,6 +24,10 @@
  *   GET  /api/agents/:agentId?locale=zh-CN            the settings screen's data (see `Screen`)
  *   PUT  /api/agents/:agentId/switches/:switchId?locale=…  {"enabled": false}   flips one switch
  *
+ * Both take `&catalog=gemini` for Gemini CLI's catalog (`GeminiCliCatalog`): the same stored
+ * opt-outs (a Claude Code name stands for its Gemini equivalents), the `gemini -p` flags and the
+ * `--policy` file `ToolPolicy.toGeminiPolicy` makes of them.
+ *
  * A switch the session withholds carries `withheld` (the policy's English reason) and
  * `withheldText` (label, reason and how to allow it, in the asked language); its stored state is
  * kept. Bad input gets a 4xx with `{"error": "<what is wrong and what to do>"}` and changes nothing.
@@ -50,6 +54,7 @@ import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
 import * as CatalogView from "../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
 import * as Conditions from "../src/registry/Conditions.ts"
+import * as GeminiCliCatalog from "../src/registry/GeminiCliCatalog.ts"
 import * as Registry from "../src/registry/Registry.ts"
 import { type Category, categoryOrder, type Exposure } from "../src/registry/ToolDescriptor.ts"
 import * as ToolPolicy from "../src/registry/ToolPolicy.ts"
@@ -89,6 +94,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     newAgent: "New agent",
     create: "Create",
     flags: "claude -p flags for this agent",
+    catalog: "CLI",
     disabledTools: "Stored opt-outs",
     none: "(none)",
     "exposure.internal": "managed by Claude Code",
@@ -129,6 +135,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     newAgent: "新智能体",
     create: "创建",
     flags: "此智能体的 claude -p 参数",
+    catalog: "CLI",
     disabledTools: "已保存的停用项",
     none: "（无）",
     "exposure.internal": "由 Claude Code 管理",
@@ -168,6 +175,7 @@ const uiMessages: Readonly<Record<CatalogView.Locale, Readonly<Record<string, st
     newAgent: "新智慧代理",
     create: "建立",
     flags: "此智慧代理的 claude -p 參數",
+    catalog: "CLI",
     disabledTools: "已儲存的停用項目",
     none: "（無）",
     "exposure.internal": "由 Claude Code 管理",
@@ -258,10 +266,21 @@ interface Section {
   readonly fixed: ReadonlyArray<FixedTool>
 }
 
+/**
+ * Which CLI's catalog the screen shows: Claude Code's, or Gemini CLI's. Both read and write the
+ * agent's one list of opt-outs; on Gemini CLI a Claude Code name stands for its equivalents.
+ */
+export type CatalogName = "claude" | "gemini"
+
 /** Everything the page shows for one agent in one language. */
 export interface Screen {
   readonly agentId: string
   readonly locale: CatalogView.Locale
+  readonly catalog: CatalogName
+  /** The CLI the flags are for. */
+  readonly command: "claude" | "gemini"
+  /** Gemini CLI: the `--policy` file the flags name. */
+  readonly policyToml?: string
   readonly ui: Readonly<Record<string, string>>
   readonly sections: ReadonlyArray<Section>
   readonly disabledTools: ReadonlyArray<string>
@@ -307,16 +326,29 @@ const withheldText = (
   }
 }
 
+/** The page's words for Gemini CLI's screen: the same sentences, naming that CLI. */
+const geminiWords = (ui: Readonly<Record<string, string>>): Readonly<Record<string, string>> =>
+  Object.fromEntries(
+    Object.entries(ui).map((
+      [k, v]
+    ) => [k, v.replaceAll("Claude Code", "Gemini CLI").replaceAll("claude -p", "gemini -p")])
+  )
+
 const screen = (
   registry: Registry.Registry,
   settings: AgentSettings.Settings,
   policy: ToolPolicy.ToolPolicy,
   context: ToolPolicy.PolicyContext,
   session: Session,
-  locale: CatalogView.Locale
+  locale: CatalogView.Locale,
+  gemini?: ToolPolicy.GeminiPolicy
 ): Screen => {
   const conditions = context.conditions ?? {}
-  const switches = CatalogView.view(registry, settings, { locale, messages: appMessages, session: context })
+  // On Gemini CLI the switches read the opt-outs in its names (Bash → run_shell_command).
+  const agent = gemini === undefined
+    ? settings
+    : { disabledTools: GeminiCliCatalog.fromClaudeNames(settings.disabledTools) }
+  const switches = CatalogView.view(registry, agent, { locale, messages: appMessages, session: context })
   const blocked = new Set(policy.disallowedTools)
   const label = (key: string, fallback: string) => CatalogView.translate(key, locale, appMessages) ?? fallback
   const sections = categoryOrder.flatMap((category): Array<Section> => {
@@ -341,13 +373,22 @@ const screen = (
   return {
     agentId: settings.agentId,
     locale,
-    ui: uiMessages[locale],
+    catalog: gemini === undefined ? "claude" : "gemini",
+    command: gemini === undefined ? "claude" : "gemini",
+    ...(gemini === undefined ? {} : { policyToml: gemini.policyToml }),
+    ui: gemini === undefined ? uiMessages[locale] : geminiWords(uiMessages[locale]),
     sections,
     disabledTools: settings.disabledTools,
     conditions,
     session,
     policy,
-    flags: ToolPolicy.toCliFlags(policy)
+    flags: gemini === undefined ? ToolPolicy.toCliFlags(policy) : [
+      "--policy",
+      "policy.toml",
+      ...(gemini.allowedMcpServerNames.length === 0
+        ? []
+        : ["--allowed-mcp-server-names", gemini.allowedMcpServerNames.join(",")])
+    ]
   }
 }
 
@@ -456,6 +497,14 @@ const body = <S extends Schema.Decoder<unknown>>(schema: S) =>
 
 const locales = Object.keys(CatalogView.locales) as Array<CatalogView.Locale>
 
+/** `?catalog=` (`claude` when absent); another is a 400 naming both. */
+const catalogParam = Effect.gen(function*() {
+  const value = (yield* HttpServerRequest.ParsedSearchParams)["catalog"] ?? "claude"
+  return value === "claude" || value === "gemini"
+    ? value as CatalogName
+    : yield* badRequest(`unknown catalog ${JSON.stringify(value)}; use claude or gemini`)
+})
+
 /** `?locale=` (English when absent); an unknown one is a 400 naming the shipped ones. */
 const localeParam = Effect.gen(function*() {
   const value = (yield* HttpServerRequest.ParsedSearchParams)["locale"] ?? "en"
@@ -507,6 +556,7 @@ const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", 
 
 const app = Effect.fnUntraced(function*(
   registry: Registry.Registry,
+  geminiRegistry: Registry.Registry,
   conditions: Conditions.Conditions,
   session: Session,
   port: number
@@ -523,11 +573,25 @@ const app = Effect.fnUntraced(function*(
     ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode })
   }
 
-  const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
+  const claudeScreen = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
     Effect.map(
       AgentSettings.resolveToolPolicyFor(agent.agentId, context, { registry }),
       (policy) => screen(registry, agent, policy, context, session, locale)
     ).pipe(Effect.provideService(AgentSettings.AgentSettings, settings))
+  // Gemini CLI: the same opt-outs compiled by `ToolPolicy.toGeminiPolicy` for a `gemini -p` run.
+  const geminiScreen = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
+    Effect.fromResult(
+      ToolPolicy.toGeminiPolicy({ registry: geminiRegistry, disabledTools: agent.disabledTools, conditions }, {
+        mcpServers: ["gtb"],
+        ...(session.canUseTool === true ? { canUseTool: true } : {}),
+        ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode })
+      })
+    ).pipe(
+      Effect.mapError((e) => badRequest(e.message)),
+      Effect.map((gemini) => screen(geminiRegistry, agent, gemini.policy, context, session, locale, gemini))
+    )
+  const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale, catalog: CatalogName) =>
+    catalog === "gemini" ? geminiScreen(agent, locale) : claudeScreen(agent, locale)
 
   const router = yield* HttpRouter.make
   yield* router.add("GET", "/", HttpServerResponse.html(page))
@@ -546,8 +610,9 @@ const app = Effect.fnUntraced(function*(
     "/api/agents/:agentId",
     answer(Effect.gen(function*() {
       const locale = yield* localeParam
+      const catalog = yield* catalogParam
       const agent = yield* settings.get(yield* pathParam("agentId"))
-      return json(yield* screenOf(agent, locale))
+      return json(yield* screenOf(agent, locale, catalog))
     }))
   )
   yield* router.add(
@@ -555,14 +620,20 @@ const app = Effect.fnUntraced(function*(
     "/api/agents/:agentId/switches/:switchId",
     answer(Effect.gen(function*() {
       const locale = yield* localeParam
+      const catalog = yield* catalogParam
       const { enabled } = yield* body(Schema.Struct({ enabled: Schema.Boolean }))
       const agentId = yield* pathParam("agentId")
       const switchId = yield* pathParam("switchId")
       // Check everything before writing, so a bad request changes nothing.
       const current = yield* settings.get(agentId)
-      const entry = CatalogView.view(registry, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
-      if (entry === undefined) return yield* unknownSwitch(registry, switchId)
-      return json(yield* screenOf(yield* settings.toggle(agentId, entry, enabled), locale))
+      const shown = catalog === "gemini" ? geminiRegistry : registry
+      const entry = CatalogView.view(shown, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
+      if (entry === undefined) return yield* unknownSwitch(shown, switchId)
+      // Turning a Gemini CLI tool on also drops the Claude Code opt-outs that stood for it.
+      const stored = catalog === "gemini" && enabled
+        ? yield* settings.enable(agentId, [...entry.tools, ...entry.tools.flatMap(GeminiCliCatalog.claudeNamesOf)])
+        : yield* settings.toggle(agentId, entry, enabled)
+      return json(yield* screenOf(stored, locale, catalog))
     }))
   )
 
@@ -574,7 +645,12 @@ const app = Effect.fnUntraced(function*(
         : Effect.fail(e)
     )
   )
-  return guardLoopback(routed, port)
+  // The store checks opt-outs against both catalogs: the screens write either CLI's tool names.
+  const both = yield* Registry.make(
+    [...ClaudeCodeCatalog.descriptors, ...GeminiCliCatalog.descriptors, ...notesTools],
+    { pairGroups: ["notes"] }
+  ).pipe(Effect.orDie)
+  return guardLoopback(Effect.provideService(routed, AgentSettings.PolicyRegistry, both), port)
 })
 
 /** Why a switch id has no switch: not in the registry, or a tool the user cannot switch. */
@@ -661,6 +737,9 @@ export const layer = (options: Options) =>
     const unused = unusedSockets(server)
     return Layer.effectDiscard(Effect.gen(function*() {
       const registry = yield* ClaudeCodeCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(Effect.orDie)
+      const geminiRegistry = yield* GeminiCliCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(
+        Effect.orDie
+      )
       const conditions = options.conditions ??
         (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
       const settings = yield* AgentSettings.AgentSettings
@@ -668,7 +747,7 @@ export const layer = (options: Options) =>
       // Already listening here: the Host check needs the port a `port: 0` server got.
       const address = (yield* HttpServer.HttpServer).address
       const port = NetAddress.isInetAddress(address) ? address.port : -1
-      yield* HttpServer.serveEffect(yield* app(registry, conditions, options.session ?? {}, port))
+      yield* HttpServer.serveEffect(yield* app(registry, geminiRegistry, conditions, options.session ?? {}, port))
       // Added after serving, so it runs before the server's own finalizer waits for the close.
       yield* Effect.addFinalizer(() => Effect.sync(unused.destroy))
     })).pipe(Layer.provideMerge(NodeHttpServer.layer(() => server, { host: "127.0.0.1", port: options.port ?? 0 })))

@@ -16,6 +16,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as Headless from "../internal/policy/headlessTools.ts"
 import type * as Registry from "./Registry.ts"
 import { SdkToolNamePattern } from "./ToolDescriptor.ts"
+import * as GeminiPolicy from "./toolPolicy/geminiPolicy.ts"
 import { alwaysOn, unknownName, wildcardReport } from "./toolPolicy/ignored.ts"
 import {
   AgentToolSettings,
@@ -38,6 +39,14 @@ export {
   toCliFlags
 } from "./toolPolicy/cliFlags.ts"
 export type { ArgvBounds, BoundedPolicy } from "./toolPolicy/cliFlags.ts"
+export { GeminiPolicyError, InvalidSettings, StrictRefusal, toToml } from "./toolPolicy/geminiPolicy.ts"
+export type {
+  GeminiIgnored,
+  GeminiPolicy,
+  GeminiPolicyInput,
+  GeminiRule,
+  GeminiSession
+} from "./toolPolicy/geminiPolicy.ts"
 export {
   AgentSdkPermissionMode,
   AgentToolSettings,
@@ -519,3 +528,41 @@ export const checkOptOuts = (
   resolveValidated(registry, { disabledTools: entries }, { conditions: {}, headless: false }).ignored.filter((i) =>
     i.kind !== "partly-applied"
   )
+
+/**
+ * Compiles the policy for Gemini CLI: every built-in of the catalog gets a rule (`allow`,
+ * `ask_user` for a tool that asks and is not approved, `deny` for what the policy blocks), the
+ * registry's MCP tools by name, each extra server (the bridge) as a whole with its opted-out
+ * tools denied above it, and a last rule denies everything else — tools the catalog does not know
+ * (a newer CLI's) and servers not mounted.
+ *
+ * **Details**
+ *
+ * The same rules as the Claude compile (pair groups, conditions, interactive tools on headless
+ * runs, tools that ask withheld unless `allowedTools`, `permissionMode` or `canUseTool` lets them
+ * run); `ignored` as there, with the entries as written, plus `inexpressible` partial wildcards
+ * over a mounted server (a `mcp__gtb__read_*`: the registry tools it matches are denied by name,
+ * the server's other tools are not). Wildcards over built-ins lose nothing: the last rule denies
+ * what the catalog does not know.
+ *
+ * **Example** (One agent's settings for Gemini CLI)
+ *
+ * ```ts
+ * import { Result } from "effect"
+ * import { ToolPolicy } from "effect-chat-bridge"
+ *
+ * const gemini = ToolPolicy.toGeminiPolicy({ disabledTools: ["Bash", "mcp__gtb__delete_row"] }, { mcpServers: ["gtb"] })
+ * if (Result.isSuccess(gemini)) {
+ *   console.log(gemini.success.policyToml) // for --policy <file>
+ *   console.log(gemini.success.mcpServers) // { gtb: { excludeTools: ["delete_row"] } }
+ * }
+ * ```
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const toGeminiPolicy = (
+  input: GeminiPolicy.GeminiPolicyInput,
+  session: GeminiPolicy.GeminiSession = {}
+): Result.Result<GeminiPolicy.GeminiPolicy, GeminiPolicy.GeminiPolicyError> =>
+  GeminiPolicy.compile(input, session, resolveToolPolicyUnknown)

@@ -557,6 +557,59 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     180_000
   )
 
+  it(
+    "switches to Gemini CLI's catalog: the same opt-outs, its switches, the gemini -p flags and policy file",
+    async () => {
+      const page = await openAgent("two-clis")
+      const errors: Array<string> = []
+      page.on("pageerror", (e) => errors.push(e.message))
+      // On Claude Code's screen: Read off.
+      await toggle(page, "Read").click()
+      await page.locator("#disabled-tools", { hasText: "Read" }).waitFor()
+      expect(await page.locator("#policy-toml").isHidden()).toBe(true)
+
+      await page.locator("#cli").selectOption("gemini")
+      await page.waitForURL(/[?&]catalog=gemini/)
+      await toggle(page, "read_file").waitFor()
+      expect(await page.locator("#flags-label").textContent()).toBe("gemini -p flags for this agent")
+      // Read stands for both of Gemini CLI's readers.
+      expect(await toggle(page, "read_file").isChecked()).toBe(false)
+      expect(await toggle(page, "read_many_files").isChecked()).toBe(false)
+      expect(await toggle(page, "run_shell_command").isChecked()).toBe(true)
+      expect(await row(page, "read_file").locator(".label").textContent()).toBe("Read files")
+      expect(await page.locator("[data-tool=invoke_agent] .note").textContent()).toBe("managed by Gemini CLI")
+      expect(await page.locator("#flags").textContent()).toBe(
+        "--policy policy.toml\n--allowed-mcp-server-names gtb,notes"
+      )
+      const toml = page.locator("#policy-toml")
+      expect(await toml.isVisible()).toBe(true)
+      expect(await toml.textContent()).toMatch(/toolName = \[[^\]]*"read_file"[^\]]*\]\ndecision = "deny"/)
+
+      // A flip here writes Gemini CLI's name, and the policy file follows.
+      await toggle(page, "glob").click()
+      await page.locator("#disabled-tools", { hasText: "glob" }).waitFor()
+      expect(await page.locator("#disabled-tools").textContent()).toBe("Read\nglob")
+      expect(await toml.textContent()).toMatch(/"glob"[^\n]*\ndecision = "deny"/)
+
+      // The choice survives a reload, and the copy is a gemini command.
+      await page.reload()
+      await page.locator("body[data-ready=true]").waitFor()
+      expect(await page.locator("#cli").inputValue()).toBe("gemini")
+      expect(await toggle(page, "glob").isChecked()).toBe(false)
+
+      // Back on Claude Code's catalog, the same stored list.
+      await page.locator("#cli").selectOption("claude")
+      await page.waitForURL(/[?&]catalog=claude/)
+      await toggle(page, "Read").waitFor()
+      expect(await toggle(page, "Read").isChecked()).toBe(false)
+      expect(await page.locator("#flags-label").textContent()).toBe("claude -p flags for this agent")
+      expect(await page.locator("#policy-toml").isHidden()).toBe(true)
+      expect(errors).toEqual([])
+      await page.close()
+    },
+    180_000
+  )
+
   it("copies the flags as a claude -p command a shell takes as it is", async () => {
     await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
     const page = await openAgent("copier")

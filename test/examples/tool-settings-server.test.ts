@@ -337,6 +337,44 @@ describe("examples/tool-settings-server.ts API", () => {
 })
 
 describe("examples/tool-settings-server.ts shutdown", () => {
+  it("?catalog=gemini: Gemini CLI's switches from the same opt-outs, a --policy file, and a flip that writes them", async () => {
+    const agentId = "gemini-api"
+    expect((await send(server.url, "POST", "/api/agents", { agentId })).status).toBe(201)
+    // Stored from Claude Code's screen: Read (and the notes group) off.
+    expect((await send(server.url, "PUT", `/api/agents/${agentId}/switches/Read?locale=en`, { enabled: false })).status)
+      .toBe(200)
+    const get = async () => {
+      const reply = await send(server.url, "GET", `/api/agents/${agentId}?locale=en&catalog=gemini`)
+      expect(reply.status, reply.text).toBe(200)
+      return reply.json as Screen
+    }
+    const screen = await get()
+    expect(screen).toMatchObject({ catalog: "gemini", command: "gemini" })
+    expect(switchOf(screen, "read_file")).toMatchObject({ label: "Read files", enabled: false })
+    expect(switchOf(screen, "read_many_files")).toMatchObject({ enabled: false })
+    expect(switchOf(screen, "glob")).toMatchObject({ enabled: true })
+    expect(screen.flags).toEqual(["--policy", "policy.toml", "--allowed-mcp-server-names", "gtb,notes"])
+    expect(screen.policyToml).toMatch(/toolName = \[[^\]]*"read_file"[^\]]*\]\ndecision = "deny"/)
+    expect(fixedOf(screen, "web_fetch")).toMatchObject({ exposure: "disabled", on: false })
+
+    // A flip on Gemini CLI's screen: the Claude Code opt-out that stood for read_file goes too.
+    const flip = await send(server.url, "PUT", `/api/agents/${agentId}/switches/read_file?locale=en&catalog=gemini`, {
+      enabled: true
+    })
+    expect(flip.status, flip.text).toBe(200)
+    expect((flip.json as Screen).disabledTools).toEqual([])
+    const off = await send(server.url, "PUT", `/api/agents/${agentId}/switches/glob?locale=en&catalog=gemini`, {
+      enabled: false
+    })
+    expect(off.status, off.text).toBe(200)
+    expect((off.json as Screen).disabledTools).toEqual(["glob"])
+    expect((off.json as Screen).policyToml).toMatch(/"glob"[^\n]*\ndecision = "deny"/)
+
+    const bad = await send(server.url, "GET", `/api/agents/${agentId}?catalog=codex`)
+    expect(bad.status).toBe(400)
+    expect(bad.json).toEqual({ error: "unknown catalog \"codex\"; use claude or gemini" })
+  })
+
   it("closes a connection that never carried a request, instead of waiting for it", async () => {
     // What a browser's preconnect leaves: Node's close() waits for such a socket, and a request
     // sent on it after the restart would go to the stopped server.

@@ -41,7 +41,14 @@ export const zhCN: Readonly<Record<string, string>> = {
     "读写与账号绑定的 claude.ai 项目文档，不在应用自己的上下文工具之内",
   "shows a skill-proposal review card in the CLI; needs its interactive reviewer":
     "在 CLI 中显示技能提议审核卡片；需要交互式审核者",
-  "loads the workspace's skills on demand; read-only": "按需加载工作区的技能；只读"
+  "loads the workspace's skills on demand; read-only": "按需加载工作区的技能；只读",
+  "subagents are how Gemini CLI splits work": "Gemini CLI 通过子智能体拆分工作",
+  "a subagent's result channel; only returns its answer": "子智能体的结果通道；只返回其答案",
+  "session-local todo list; no side effects": "仅限本会话的待办列表；无副作用",
+  "records the conversation's topic for the CLI's context; no side effects": "为 CLI 的上下文记录对话主题；无副作用",
+  "the CLI's task tracker (an experimental feature); session-local planning state":
+    "CLI 的任务跟踪器（实验性功能）；仅限本会话的计划状态",
+  "reads Gemini CLI's own bundled docs; read-only": "读取 Gemini CLI 自带的文档；只读"
 }
 
 /** Traditional Chinese (Taiwan). */
@@ -76,5 +83,12 @@ export const zhTW: Readonly<Record<string, string>> = {
     "讀寫與帳號綁定的 claude.ai 專案文件，不在應用程式自己的情境工具之內",
   "shows a skill-proposal review card in the CLI; needs its interactive reviewer":
     "在 CLI 中顯示技能提議審查卡片；需要互動式審查者",
-  "loads the workspace's skills on demand; read-only": "依需求載入工作區的技能；唯讀"
+  "loads the workspace's skills on demand; read-only": "依需求載入工作區的技能；唯讀",
+  "subagents are how Gemini CLI splits work": "Gemini CLI 透過子代理拆分工作",
+  "a subagent's result channel; only returns its answer": "子代理的結果通道；只傳回其答案",
+  "session-local todo list; no side effects": "僅限本工作階段的待辦清單；無副作用",
+  "records the conversation's topic for the CLI's context; no side effects": "為 CLI 的情境記錄對話主題；無副作用",
+  "the CLI's task tracker (an experimental feature); session-local planning state":
+    "CLI 的工作追蹤器（實驗性功能）；僅限本工作階段的規劃狀態",
+  "reads Gemini CLI's own bundled docs; read-only": "讀取 Gemini CLI 內附的文件；唯讀"
 }
