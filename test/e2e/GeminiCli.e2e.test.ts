@@ -41,11 +41,11 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
 
 const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-") && !name.includes("test"))
 
-/** Processes whose parent is this test process (the CLIs it started). */
+/** `gemini --acp` processes still running (the CLI relaunches itself as a child: ask every process). */
 const children = () =>
-  execFileSync("ps", ["-o", "pid=,args=", "--ppid", String(process.pid)], { encoding: "utf8" })
+  execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
     .split("\n")
-    .filter((line) => line.includes("gemini"))
+    .filter((line) => line.includes("gemini") && line.includes("--acp") && !line.includes("ps -eo"))
 
 describe("GeminiCli on the real gemini 0.61.0", () => {
   it.live(

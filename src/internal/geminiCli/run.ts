@@ -203,8 +203,9 @@ export const buildArgs = (
  * Gemini CLI 0.61's `session/load` starts by recording a new chat under the session's id, in a
  * file named by the minute and the id's first 8 characters: within the minute the session was
  * written, that is the session's own file, which it resets before reading it ("No previous
- * sessions found"). Renaming the session's files out of that pattern (still `session-*.jsonl`,
- * which the CLI lists) keeps them whole; the CLI then goes on writing to the file it loaded.
+ * sessions found"). Renaming the session's files out of that pattern, each to a new name (still
+ * `session-*.jsonl`, which the CLI lists), keeps them whole; the CLI then goes on writing to the
+ * file it loaded, and the stubs earlier loads left hold no conversation, so the CLI skips them.
  */
 export const protectSession = (home: string, sessionId: string) =>
   Effect.sync(() => {
@@ -216,7 +217,11 @@ export const protectSession = (home: string, sessionId: string) =>
       if (!fs.existsSync(chats)) continue
       for (const file of fs.readdirSync(chats)) {
         if (file.startsWith("session-") && file.endsWith(suffix)) {
-          fs.renameSync(path.join(chats, file), path.join(chats, `${file.slice(0, -".jsonl".length)}-kept.jsonl`))
+          // A unique name: a stub the last load left in the same minute must not replace a kept file.
+          const kept = `${file.slice(0, -".jsonl".length)}-kept${Date.now()}${
+            Math.random().toString(36).slice(2, 8)
+          }.jsonl`
+          fs.renameSync(path.join(chats, file), path.join(chats, kept))
         }
       }
     }
