@@ -76,6 +76,8 @@ describe("GeminiCli on the real gemini 0.61.0", () => {
         })
 
         const first = yield* Scope.make()
+        // Closed here too when an assertion fails first (closing twice is a no-op).
+        yield* Effect.addFinalizer(() => Scope.close(first, Exit.void))
         const client = yield* GeminiCli.make(options).pipe(
           Scope.provide(first),
           Effect.provide(NodeSubprocess.layer)
@@ -109,6 +111,7 @@ describe("GeminiCli on the real gemini 0.61.0", () => {
 
         // A second client (a new CLI process, as after a restart) continues the session.
         const second = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(second, Exit.void))
         const resumed = yield* GeminiCli.make({ ...options, resume: session }).pipe(
           Scope.provide(second),
           Effect.provide(NodeSubprocess.layer)
