@@ -47,7 +47,7 @@ import {
   readBoundedBody
 } from "../internal/agentCli/loopbackGuard.ts"
 import * as McpServerSdk from "../internal/agentCli/mcpServerSdk.ts"
-import { mcpContent } from "../internal/agentCli/mediaMcp.ts"
+import { guardedContent, mcpContent } from "../internal/agentCli/mediaMcp.ts"
 import * as Telemetry from "../internal/chat/telemetry.ts"
 import {
   BindFailed,
@@ -336,7 +336,10 @@ export const make: <R = never>(
       fiber.addObserver((exit) => {
         for (const signal of signals) signal.removeEventListener("abort", onAbort)
         if (Exit.isSuccess(exit)) {
-          resolve({ content: mcpContent(exit.value), isError: exit.value.isError })
+          resolve({
+            content: (options.guardJsonText === true ? guardedContent : mcpContent)(exit.value),
+            isError: exit.value.isError
+          })
         } else {
           reject(new Error(`Tool call ${name} was cancelled`))
         }

@@ -340,6 +340,26 @@ export class SessionNotFoundError extends Schema.TaggedError<SessionNotFoundErro
 }
 
 /**
+ * The provider cannot do what was asked: an option or operation its runtime has no means for
+ * (`GeminiCli`'s `keepAlive`, a session snapshot, images), or a prompt its runtime would
+ * interpret instead of sending as text. `feature` names it; the message says what to use instead.
+ * Not retryable.
+ *
+ * @since 2.2.0
+ * @category errors
+ */
+export class NotSupportedError extends Schema.TaggedError<NotSupportedError>()("NotSupportedError", {
+  ...ReasonMessage,
+  /** What is not supported, such as `keepAlive` or `snapshot`. */
+  feature: Schema.String
+}) {
+  /** Not retryable: the same request is refused again. */
+  get isRetryable(): boolean {
+    return false
+  }
+}
+
+/**
  * Any other failure: an HTTP status outside the classes above, a stream error the provider does
  * not mark transient, an answer with nothing in it, a script that ran out of turns. Not retryable.
  *
@@ -377,7 +397,8 @@ export const ProviderErrorReason = Schema.Union([
   StalledError,
   ApprovalRequired,
   UnknownError,
-  SessionNotFoundError
+  SessionNotFoundError,
+  NotSupportedError
 ])
 
 /**
@@ -435,6 +456,7 @@ export const reasonFromHttpStatus = (params: {
  * | `StalledError` | yes | |
  * | `UnknownError` | no | `status?` |
  * | `SessionNotFoundError` | no | `sessionId` |
+ * | `NotSupportedError` | no | `feature` |
  *
  * **Gotchas**
  *

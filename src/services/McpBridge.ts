@@ -243,6 +243,15 @@ export interface McpBridgeOptions<R = never> {
    * @since 2.0.0
    */
   readonly hooks?: ((name: string, input: unknown) => Effect.Effect<unknown, unknown>) | undefined
+  /**
+   * Gemini CLI's MCP client reads a result whose first text item parses as JSON as the call's
+   * structured content, and rejects the call when that is not an object (a tool answering `5`,
+   * `true` or `[1]`). With this set such a result starts with an empty text item, so the text
+   * reaches the model unchanged. Default `false`.
+   *
+   * @since 2.2.0
+   */
+  readonly guardJsonText?: boolean | undefined
 }
 
 /**

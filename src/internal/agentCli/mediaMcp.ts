@@ -19,3 +19,22 @@ export const mcpContent = (result: ToolResult): CallToolResult["content"] => {
     )
   ]
 }
+
+/** Whether `text` parses as JSON that is not an object (what Gemini CLI cannot take as structured content). */
+const isScalarJson = (text: string): boolean => {
+  try {
+    const value: unknown = JSON.parse(text)
+    return typeof value !== "object" || value === null || Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
+/** {@link mcpContent}, led by an empty text item when the first text is JSON but not an object. */
+export const guardedContent = (result: ToolResult): CallToolResult["content"] => {
+  const content = mcpContent(result)
+  const first = content[0]
+  return first !== undefined && first.type === "text" && isScalarJson(first.text)
+    ? [{ type: "text", text: "" }, ...content]
+    : content
+}

@@ -1,0 +1,58 @@
+/**
+ * `GeminiCli`'s options. They live here, not in `layers/GeminiCli.ts`, because the client's
+ * internals (its plan and runs) read them; the layer re-exports them.
+ */
+import type * as Duration from "effect/Duration"
+import type { PolicyRule } from "./policy.ts"
+
+/**
+ * Options of `GeminiCli.make` and `GeminiCli.layer`; every field is optional.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export interface Options {
+  /** The `gemini` binary: a name on PATH or a path. Default `gemini`. */
+  readonly binary?: string | undefined
+  /**
+   * Passed as `--model`. Default `gemini-2.5-flash`: the CLI's own default (`auto`) first asks a
+   * router model which model to use, one more request per turn.
+   */
+  readonly model?: string | undefined
+  /** Replaces Gemini CLI's system prompt (written to a file the CLI reads through `GEMINI_SYSTEM_MD`). */
+  readonly systemPrompt?: string | undefined
+  /** Bound on one whole CLI run (all of its model turns and tool calls). Default 10 minutes. */
+  readonly requestTimeout?: Duration.Input | undefined
+  /**
+   * Working directory of the CLI. The CLI lists it into every request and loads its `GEMINI.md`,
+   * so the default is an empty private directory of the client, not the process's.
+   */
+  readonly cwd?: string | undefined
+  /**
+   * The CLI's home (`GEMINI_CLI_HOME`): its settings and its saved sessions. Default a private
+   * directory of the client, removed with it; give one that outlives the process to `resume` a
+   * session later (with the same `cwd`: the CLI files sessions by project).
+   */
+  readonly home?: string | undefined
+  /**
+   * Changes to the CLI's environment (`undefined` removes a variable). The base is an allow-list
+   * of this process's environment: `PATH`, locale and time zone, and the Gemini API variables
+   * (`GEMINI_API_KEY`, `GOOGLE_API_KEY`, `GOOGLE_GEMINI_BASE_URL`, `GOOGLE_CLOUD_PROJECT`, …).
+   */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined
+  /** How the CLI authenticates (`security.auth.selectedType`). Default `gemini-api-key`. */
+  readonly authType?: "gemini-api-key" | "vertex-ai" | "oauth-personal" | undefined
+  /** The bridge's MCP server name. Default `gtb`. */
+  readonly serverName?: string | undefined
+  /** A Gemini CLI session to continue (its id, as `GeminiCli.make`'s client reports it). */
+  readonly resume?: string | undefined
+  /**
+   * More `--policy` rules, after the ones that allow your tools (Gemini CLI's built-in tools, say).
+   * Default none: in a turn, the CLI's own tools that need a confirmation are refused.
+   */
+  readonly policyRules?: ReadonlyArray<PolicyRule> | undefined
+  /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
+  readonly killGrace?: Duration.Input | undefined
+  /** Not supported by Gemini CLI yet: setting it fails every turn with `NotSupportedError`. */
+  readonly keepAlive?: boolean | undefined
+}

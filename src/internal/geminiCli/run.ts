@@ -1,0 +1,328 @@
+/**
+ * One `GeminiCli` turn: a fresh `gemini --acp` in the client's private directories, the
+ * application's tools reached through a per-run bridge credential, the prompt as ACP text blocks.
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as fs from "node:fs"
+import * as path from "node:path"
+import {
+  AuthenticationError,
+  ConfigurationError,
+  InvalidRequestError,
+  InvalidResponseError,
+  NotSupportedError,
+  ProcessError,
+  ProviderError,
+  type ProviderErrorReason,
+  reasonFromHttpStatus,
+  TimeoutError
+} from "../../services/ChatClient.ts"
+import type { McpBridgeService } from "../../services/McpBridge.ts"
+import type { SubprocessError, SubprocessService } from "../../services/Subprocess.ts"
+import type { ToolSet } from "../../services/Tool.ts"
+import type { RunInput, RunOutcome } from "../claude/session.ts"
+import { schemaInstruction } from "../claudeLocal/args.ts"
+import * as Acp from "./acp.ts"
+import type { Options } from "./options.ts"
+import * as Policy from "./policy.ts"
+
+/** The provider name in errors, spans and metrics. */
+export const provider = "gemini-cli"
+
+/** The default bound on one run. */
+export const DefaultRequestTimeout = Duration.minutes(10)
+
+/** The default model: an explicit one, so that no router request precedes each turn. */
+export const DefaultModel = "gemini-2.5-flash"
+
+/** What a client holds across its turns. */
+export interface GeminiEnv {
+  readonly options: Options
+  readonly subprocess: SubprocessService
+  readonly serverName: string
+  /** The client's private directory: `home`, `tmp`, `work` and the run files live in it. */
+  readonly dir: string
+  readonly home: string
+  readonly cwd: string
+  readonly bridge: () => Option.Option<McpBridgeService>
+  readonly tools: () => ToolSet
+}
+
+/** This process's variables the CLI may see (the rest of the environment is not passed). */
+const AllowedEnv = [
+  "PATH",
+  "LANG",
+  "LC_ALL",
+  "LC_CTYPE",
+  "TZ",
+  "NODE_EXTRA_CA_CERTS",
+  "GEMINI_API_KEY",
+  "GOOGLE_API_KEY",
+  "GOOGLE_GEMINI_BASE_URL",
+  "GOOGLE_CLOUD_PROJECT",
+  "GOOGLE_CLOUD_LOCATION",
+  "GOOGLE_GENAI_USE_VERTEXAI",
+  "GOOGLE_APPLICATION_CREDENTIALS",
+  "HTTPS_PROXY",
+  "HTTP_PROXY",
+  "NO_PROXY"
+]
+
+/** The CLI's whole environment: the allow-list, the private directories, then `options.env`. */
+export const runEnv = (env: GeminiEnv, extra: Record<string, string>): Record<string, string | undefined> => {
+  const base: Record<string, string | undefined> = {}
+  // Every inherited variable is removed unless allowed (the Subprocess service inherits by default).
+  for (const name of Object.keys(process.env)) base[name] = undefined
+  for (const name of AllowedEnv) if (process.env[name] !== undefined) base[name] = process.env[name]
+  return {
+    ...base,
+    HOME: env.home,
+    GEMINI_CLI_HOME: env.home,
+    TMPDIR: path.join(env.dir, "tmp"),
+    ...extra,
+    ...env.options.env
+  }
+}
+
+/**
+ * The settings the CLI reads from its home: the auth type, and nothing that reaches the network
+ * on its own (usage statistics, update checks).
+ */
+export const settings = (options: Options) => ({
+  security: { auth: { selectedType: options.authType ?? "gemini-api-key" } },
+  privacy: { usageStatisticsEnabled: false },
+  telemetry: { enabled: false },
+  general: { disableAutoUpdate: true, disableUpdateNag: true }
+})
+
+/** Writes `contents` to `file` with mode 0600 (checked: a umask can only remove bits). */
+export const writePrivate = (file: string, contents: string) =>
+  Effect.sync(() => {
+    fs.writeFileSync(file, contents, { mode: 0o600 })
+    fs.chmodSync(file, 0o600)
+  })
+
+/** ACP's built-in commands: a prompt whose text starts with `/` or `$` and one of them is run, not sent. */
+const AcpCommands = ["memory", "extensions", "init", "restore", "about", "help"]
+
+/**
+ * The text ACP would dispatch as a command instead of sending it, if any. Everything else in a
+ * text block (`@path`, other `/words`, `\@`) reaches the model unchanged.
+ */
+export const interpretedCommand = (prompt: string): string | undefined => {
+  const trimmed = prompt.trim()
+  if (!trimmed.startsWith("/") && !trimmed.startsWith("$")) return undefined
+  const word = trimmed.slice(1).trim().split(/\s+/)[0] ?? ""
+  return AcpCommands.includes(word) ? `${trimmed[0]}${word}` : undefined
+}
+
+const fail = (reason: ProviderErrorReason) => new ProviderError({ provider, reason })
+
+/** Gemini CLI's exit codes, as reasons that say what to do next. */
+export const exitReason = (exitCode: number, stderr: string): ProviderErrorReason => {
+  const said = stderr.trim().split("\n").slice(-5).join("\n").slice(0, 1_000)
+  const tail = said === "" ? "" : `: ${said}`
+  switch (exitCode) {
+    case 41:
+      return new AuthenticationError({
+        message: `Gemini CLI could not authenticate${tail}. Set GEMINI_API_KEY (or pass it in \`env\`), or choose ` +
+          "another `authType`"
+      })
+    case 42:
+      return new InvalidRequestError({ message: `Gemini CLI refused the input${tail}` })
+    case 52:
+      return new ConfigurationError({ message: `Gemini CLI's configuration is invalid${tail}` })
+    case 53:
+      return new ProcessError({
+        message: `Gemini CLI reached its turn limit${tail}; start a new conversation`,
+        exitCode
+      })
+    case 55:
+      return new ConfigurationError({
+        message: `Gemini CLI does not trust the working directory${tail}; the library passes --skip-trust, so ` +
+          "check that the installed CLI supports it (0.61 or newer)"
+      })
+    default:
+      return new ProcessError({ message: `Gemini CLI exited with code ${exitCode}${tail}`, exitCode })
+  }
+}
+
+const fromSubprocess = (error: SubprocessError): ProviderError => {
+  const reason = error.reason
+  switch (reason._tag) {
+    case "NotFound":
+      return fail(
+        new ConfigurationError({
+          message: `${reason.message}. Install Gemini CLI with \`npm install -g @google/gemini-cli\`, or set \`binary\``
+        })
+      )
+    case "TimedOut":
+      return fail(new TimeoutError({ message: `Gemini CLI run timed out: ${reason.message}` }))
+    case "Exited":
+      return fail(exitReason(reason.exitCode, reason.stderrTail))
+    default:
+      return fail(new ProcessError({ message: reason.message }))
+  }
+}
+
+const fromAcp = (failure: Acp.AcpFailure): ProviderError => {
+  const status = /\b([45]\d\d)\b/.exec(failure.message)
+  if (failure.method === "session/load") {
+    return fail(
+      new ConfigurationError({
+        message:
+          `Gemini CLI could not load the session (${failure.message}); resume needs the same \`home\` and \`cwd\``
+      })
+    )
+  }
+  return fail(
+    status === null
+      ? new InvalidResponseError({ message: `Gemini CLI failed ${failure.method}: ${failure.message}` })
+      : reasonFromHttpStatus({ status: Number(status[1]), message: `Gemini CLI: ${failure.message}` })
+  )
+}
+
+/** The argv of a run: no prompt and no secret in it. */
+export const buildArgs = (
+  options: Options,
+  files: { readonly policy: string | undefined; readonly mounted: boolean },
+  serverName: string
+) => [
+  "--acp",
+  "--skip-trust",
+  "--model",
+  options.model ?? DefaultModel,
+  ...(files.policy === undefined ? [] : ["--policy", files.policy]),
+  ...(files.mounted ? ["--allowed-mcp-server-names", serverName] : [])
+]
+
+/**
+ * Gemini CLI 0.61's `session/load` starts by recording a new chat under the session's id, in a
+ * file named by the minute and the id's first 8 characters: within the minute the session was
+ * written, that is the session's own file, which it resets before reading it ("No previous
+ * sessions found"). Renaming the session's files out of that pattern, each to a new name (still
+ * `session-*.jsonl`, which the CLI lists), keeps them whole; the CLI then goes on writing to the
+ * file it loaded, and the stubs earlier loads left hold no conversation, so the CLI skips them.
+ */
+export const protectSession = (home: string, sessionId: string) =>
+  Effect.sync(() => {
+    const projects = path.join(home, ".gemini", "tmp")
+    if (!fs.existsSync(projects)) return
+    const suffix = `-${sessionId.slice(0, 8)}.jsonl`
+    for (const project of fs.readdirSync(projects)) {
+      const chats = path.join(projects, project, "chats")
+      if (!fs.existsSync(chats)) continue
+      for (const file of fs.readdirSync(chats)) {
+        if (file.startsWith("session-") && file.endsWith(suffix)) {
+          // A unique name: a stub the last load left in the same minute must not replace a kept file.
+          const kept = `${file.slice(0, -".jsonl".length)}-kept${Date.now()}${
+            Math.random().toString(36).slice(2, 8)
+          }.jsonl`
+          fs.renameSync(path.join(chats, file), path.join(chats, kept))
+        }
+      }
+    }
+  })
+
+/** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
+export const freshRun = (env: GeminiEnv) =>
+  Effect.fnUntraced(function*(input: RunInput) {
+    if (env.options.keepAlive === true) {
+      return yield* fail(
+        new NotSupportedError({
+          feature: "keepAlive",
+          message: "GeminiCli does not keep a CLI alive across turns yet; drop `keepAlive` (each turn runs a fresh CLI)"
+        })
+      )
+    }
+    const command = interpretedCommand(input.prompt)
+    if (command !== undefined) {
+      return yield* fail(
+        new NotSupportedError({
+          feature: "verbatimPrompt",
+          message:
+            `The prompt starts with ${command}, which Gemini CLI runs as its own command instead of sending it ` +
+            "to the model; reword it (a leading word before it is enough)"
+        })
+      )
+    }
+    const bridge = env.bridge()
+    const tools = env.tools().tools.map((tool) => tool.name)
+    const mounted = Option.isSome(bridge) && tools.length > 0
+    const rules = [
+      ...(mounted ? Policy.allowBridgeTools(env.serverName, tools) : []),
+      ...(env.options.policyRules ?? [])
+    ]
+    const runDir = yield* Effect.acquireRelease(
+      Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
+      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+    )
+    const policy = rules.length === 0 ? undefined : path.join(runDir, "policy.toml")
+    if (policy !== undefined) yield* writePrivate(policy, Policy.render(rules))
+    const extra: Record<string, string> = {}
+    if (env.options.systemPrompt !== undefined) {
+      extra["GEMINI_SYSTEM_MD"] = path.join(runDir, "system.md")
+      yield* writePrivate(extra["GEMINI_SYSTEM_MD"], env.options.systemPrompt)
+    }
+    if (Option.isSome(input.sessionId)) yield* protectSession(env.home, input.sessionId.value)
+    const mcpServers: Array<Acp.AcpMcpServer> = []
+    if (mounted) {
+      const run = yield* bridge.value.openRun
+      mcpServers.push({
+        type: "http",
+        name: env.serverName,
+        url: bridge.value.url,
+        headers: [{ name: "Authorization", value: `Bearer ${Redacted.value(run.token)}` }]
+      })
+    }
+    const schema = input.responseFormat === undefined
+      ? []
+      : [schemaInstruction(JSON.stringify(input.responseFormat.schema))]
+    const outcome = yield* Acp.runTurn(env.subprocess, {
+      command: env.options.binary ?? "gemini",
+      args: buildArgs(env.options, { policy, mounted }, env.serverName),
+      env: runEnv(env, extra),
+      cwd: env.cwd,
+      timeout: env.options.requestTimeout ?? DefaultRequestTimeout,
+      ...(env.options.killGrace === undefined ? {} : { killGrace: env.options.killGrace })
+    }, {
+      cwd: env.cwd,
+      mcpServers,
+      sessionId: Option.getOrUndefined(input.sessionId),
+      blocks: [input.prompt, ...schema],
+      emit: input.emit
+    }).pipe(
+      Effect.mapError((e) => (e._tag === "AcpFailure" ? fromAcp(e) : fromSubprocess(e)))
+    )
+    if (outcome === undefined) {
+      return yield* fail(new InvalidResponseError({ message: "Gemini CLI exited without answering the prompt" }))
+    }
+    yield* input.recordResult({
+      type: "result",
+      is_error: false,
+      result: outcome.text,
+      session_id: outcome.sessionId,
+      stop_reason: outcome.stopReason,
+      permission_denials: [],
+      ...(outcome.inputTokens === undefined && outcome.outputTokens === undefined
+        ? {}
+        : {
+          usage: {
+            input_tokens: outcome.inputTokens ?? 0,
+            output_tokens: outcome.outputTokens ?? 0,
+            cache_creation_input_tokens: 0,
+            cache_read_input_tokens: 0
+          }
+        })
+    })
+    const result: RunOutcome = {
+      text: outcome.text,
+      structured: undefined,
+      sessionId: outcome.sessionId,
+      activity: outcome.activity
+    }
+    return result
+  }, Effect.scoped)

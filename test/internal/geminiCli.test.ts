@@ -1,0 +1,69 @@
+/**
+ * GeminiCli's pure parts: the `--policy` file it writes, which prompt text ACP would run as a
+ * command, and what each exit code of Gemini CLI tells the caller.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { guardedContent, mcpContent } from "../../src/internal/agentCli/mediaMcp.ts"
+import * as Policy from "../../src/internal/geminiCli/policy.ts"
+import * as Run from "../../src/internal/geminiCli/run.ts"
+
+describe("GeminiCli internals", () => {
+  it("renders one allow rule per bridge tool, then the caller's rules", () => {
+    const text = Policy.render([
+      ...Policy.allowBridgeTools("gtb", ["add", "say \"hi\""]),
+      { toolName: "run_shell_command", decision: "deny", priority: 10 }
+    ])
+    expect(text).toBe(
+      "[[rule]]\nmcpName = \"gtb\"\ntoolName = \"add\"\ndecision = \"allow\"\n\n" +
+        "[[rule]]\nmcpName = \"gtb\"\ntoolName = \"say \\\"hi\\\"\"\ndecision = \"allow\"\n\n" +
+        "[[rule]]\ntoolName = \"run_shell_command\"\ndecision = \"deny\"\npriority = 10\n"
+    )
+  })
+
+  it("refuses only the text ACP would run as one of its commands", () => {
+    expect(Run.interpretedCommand("/memory show")).toBe("/memory")
+    expect(Run.interpretedCommand("  $init")).toBe("$init")
+    expect(Run.interpretedCommand("/ help me")).toBe("/help")
+    expect(Run.interpretedCommand("/cmd @notes.txt")).toBeUndefined()
+    expect(Run.interpretedCommand("please /memory")).toBeUndefined()
+    expect(Run.interpretedCommand("x@notes.txt")).toBeUndefined()
+  })
+
+  it("maps Gemini CLI's exit codes to reasons that say what to do", () => {
+    expect(Run.exitReason(41, "bad key")._tag).toBe("AuthenticationError")
+    expect(Run.exitReason(41, "").message).toContain("GEMINI_API_KEY")
+    expect(Run.exitReason(42, "")._tag).toBe("InvalidRequestError")
+    expect(Run.exitReason(52, "")._tag).toBe("ConfigurationError")
+    expect(Run.exitReason(55, "")._tag).toBe("ConfigurationError")
+    const other = Run.exitReason(1, "boom")
+    expect(other._tag).toBe("ProcessError")
+    expect(other.message).toContain("boom")
+  })
+
+  it("passes only allow-listed variables, the private directories and the caller's changes", () => {
+    process.env["ECB_GEMINI_TEST_SECRET"] = "s"
+    try {
+      const env = Run.runEnv({
+        options: { env: { EXTRA: "1" } },
+        dir: "/d",
+        home: "/d/home"
+      } as unknown as Run.GeminiEnv, {})
+      expect(env["ECB_GEMINI_TEST_SECRET"]).toBeUndefined()
+      expect("ECB_GEMINI_TEST_SECRET" in env).toBe(true)
+      expect(env["GEMINI_CLI_HOME"]).toBe("/d/home")
+      expect(env["TMPDIR"]).toBe("/d/tmp")
+      expect(env["EXTRA"]).toBe("1")
+      expect(env["PATH"]).toBe(process.env["PATH"])
+    } finally {
+      delete process.env["ECB_GEMINI_TEST_SECRET"]
+    }
+  })
+
+  it("leads a tool result whose text is JSON but not an object with an empty text item", () => {
+    const result = (content: string) => ({ name: "t", callId: "c", content, isError: false })
+    expect(guardedContent(result("5"))).toEqual([{ type: "text", text: "" }, { type: "text", text: "5" }])
+    expect(guardedContent(result("[1]"))).toEqual([{ type: "text", text: "" }, { type: "text", text: "[1]" }])
+    expect(guardedContent(result("{\"a\":1}"))).toEqual(mcpContent(result("{\"a\":1}")))
+    expect(guardedContent(result("hello"))).toEqual(mcpContent(result("hello")))
+  })
+})
