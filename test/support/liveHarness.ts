@@ -135,7 +135,12 @@ export const expectPermissionModeSwitch = (box: Sandbox, chat: ChatClientService
  * Interrupting a kept-alive turn's fiber mid-answer stops the CLI's turn politely within `bound`
  * ms: the next turn runs on the same process and its request holds the earlier turns.
  */
-export const expectPoliteFiberStop = (api: Fake.FakeMessagesApi, box: Sandbox, chat: ChatClientService, bound: number) =>
+export const expectPoliteFiberStop = (
+  api: Fake.FakeMessagesApi,
+  box: Sandbox,
+  chat: ChatClientService,
+  bound: number
+) =>
   Effect.gen(function*() {
     yield* chat.chat("Remember the word: pineapple.")
     const pid = onlyProcess(box)
