@@ -43,7 +43,6 @@ import * as Media from "../internal/chat/media.ts"
 import * as Approvals from "../internal/claude/approvals.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
 import {
-  Approvals as ApprovalsKey,
   liveSessionContext,
   makeSessionClient,
   replayOf,
@@ -63,7 +62,6 @@ import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
 import {
   ClaudeApprovals,
-  type ClaudeApprovalsService,
   ClaudeApprovalStore,
   makeMemory as approvalsInMemory
 } from "../services/ClaudeApprovals.ts"
@@ -217,17 +215,13 @@ export const make: (
       onDeferred: approvals.onDeferred
     })
     built.client = client
-    return Object.assign(client, { [ApprovalsKey]: approvals.service })
+    return Approvals.withApprovals(client, approvals.service)
   }
 )
 
 /** The context the layer provides: the client, its session, live controls and approvals. */
 const clientContext = (client: SessionClient) =>
-  Context.add(
-    liveSessionContext(client),
-    ClaudeApprovals,
-    (client as SessionClient & { readonly [ApprovalsKey]: ClaudeApprovalsService })[ApprovalsKey]
-  )
+  Context.add(liveSessionContext(client), ClaudeApprovals, Approvals.approvalsOf(client))
 
 /**
  * A ChatClient layer on the `claude` CLI; needs a Subprocess and a SecretFile implementation

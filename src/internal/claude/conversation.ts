@@ -27,7 +27,7 @@ import { type Emit, streamOf } from "../chat/loopClient.ts"
 import { type MediaSupport, requirePrompt, textOnly, userMessage } from "../chat/media.ts"
 import * as Telemetry from "../chat/telemetry.ts"
 import { decodeAnswer, responseFormatFor } from "../core/structuredAnswer.ts"
-import type { DeferredUse } from "./approvals.ts"
+import { ApprovalsKey, type DeferredUse } from "./approvals.ts"
 import { budgetSpent, remainingBudget, type RunInput, type RunOutcome } from "./session.ts"
 import type { ResultLine } from "./streamJson.ts"
 import type { Transcripts } from "./transcripts.ts"
@@ -328,7 +328,7 @@ export const replayOf = (client: SessionClient): (sessionId: string) => Effect.E
   (client as SessionClient & { readonly [Replay]: (sessionId: string) => Effect.Effect<string, ChatError> })[Replay]
 
 /** Where a Claude Code client keeps its `ClaudeApprovals` (set by the provider; not public API). */
-export const Approvals: unique symbol = Symbol.for("effect-chat-bridge/internal/approvals")
+export const Approvals = ApprovalsKey
 
 /** The approvals of a Claude Code client (the cluster runner's `Approve`/`Deny`); undefined for others. */
 export const approvalsOf = (client: SessionClient): ClaudeApprovalsService | undefined =>
