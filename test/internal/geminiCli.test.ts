@@ -19,8 +19,9 @@ describe("GeminiCli internals", () => {
     assert(Result.isSuccess(planned))
     const text = planned.success.policyText ?? ""
     expect(text).toMatch(/toolName = \[[^\]]*"read_file"[^\]]*\]\ndecision = "deny"/)
-    expect(text).toContain(`mcpName = "gtb"\ntoolName = "*"\ndecision = "allow"`)
+    expect(text).toContain(`mcpName = "gtb"\ntoolName = "lookup"\ndecision = "allow"\npriority = 100`)
     expect(text.trimEnd().endsWith(`toolName = "glob"\ndecision = "deny"`)).toBe(true)
+    expect(text).not.toMatch(/^toolName = "\*"\ndecision = "deny"/m)
     expect(planned.success.allowedMcpServerNames).toEqual(["gtb"])
     const args = Run.buildArgs({}, {
       policy: "/p.toml",

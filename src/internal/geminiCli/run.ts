@@ -217,9 +217,17 @@ export interface RunPolicy {
 }
 
 /**
+ * The compiled policy's last rule, `*` denied at priority 0. Gemini CLI 0.61 applies it to the
+ * ACP-mounted bridge's tools over their allow rules (a call is "denied by policy", the e2e shows
+ * it), so a run leaves it out: built-ins the catalog does not know keep the CLI's defaults.
+ */
+const isFallbackDeny = (rule: ToolPolicy.GeminiRule): boolean =>
+  rule.mcpName === undefined && rule.decision === "deny" && rule.toolName.includes("*")
+
+/**
  * The run's policy. Without `toolPolicy`: allow rules for the app's tools, then `policyRules`.
- * With it: the compiled policy, which allows the bridge's server as a whole (so the app's tools
- * stay visible) and denies what the opt-outs exclude, then `policyRules`. ACP's server entry has
+ * With it: the compiled policy (denies for what the opt-outs exclude), an allow per app tool
+ * (so your tools stay visible), then `policyRules`. ACP's server entry has
  * no `includeTools`/`excludeTools`, so the compiled deny rules are what hide the bridge's
  * excluded tools.
  */
@@ -245,13 +253,18 @@ export const runPolicy = (
     allowedTools: input.allowedTools,
     strict: input.strict
   }, { mcpServers: [serverName] })
+  // Each app tool gets its own allow, below the opt-outs' denies (900).
+  const allowed = mounted
+    ? Policy.allowBridgeTools(serverName, tools).map((rule) => ({ ...rule, priority: 100 }))
+    : []
   if (Result.isFailure(compiled)) {
     return Result.fail(
       fail(new ConfigurationError({ message: `GeminiCli toolPolicy: ${compiled.failure.message}` }))
     )
   }
   return Result.succeed({
-    policyText: compiled.success.policyToml + (extra.length === 0 ? "" : "\n" + Policy.render(extra)),
+    policyText: ToolPolicy.toToml(compiled.success.rules.filter((rule) => !isFallbackDeny(rule))) + "\n" +
+      Policy.render([...allowed, ...extra]),
     allowedMcpServerNames: compiled.success.allowedMcpServerNames
   })
 }
