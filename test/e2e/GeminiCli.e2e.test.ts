@@ -122,6 +122,24 @@ describe("GeminiCli on the real gemini 0.61.0", () => {
         expect(history).toContain("And now?")
         yield* Scope.close(second, Exit.void)
 
+        // A tool policy turns read_file off; the app's tool stays on.
+        const declared = (r: Fake.FakeRequest) =>
+          (r.body.tools ?? []).flatMap((t) => t.functionDeclarations ?? []).map((d) => d.name)
+        expect(declared(toolRequest)).toContain("read_file")
+        const third = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(third, Exit.void))
+        const limited = yield* GeminiCli.make({ ...options, toolPolicy: { disabledTools: ["read_file"] } }).pipe(
+          Scope.provide(third),
+          Effect.provide(NodeSubprocess.layer)
+        )
+        yield* limited.setTools([add])
+        expect(yield* limited.chat("Please add 2 and 3")).toContain("5")
+        expect(calls).toBe(2)
+        const offered = declared(api.generateRequests().at(-1)!)
+        expect(offered).not.toContain("read_file")
+        expect(offered.some((name) => name.endsWith("add"))).toBe(true)
+        yield* Scope.close(third, Exit.void)
+
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])
         expect(children()).toEqual([])
       }),

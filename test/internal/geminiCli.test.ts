@@ -2,12 +2,46 @@
  * GeminiCli's pure parts: the `--policy` file it writes, which prompt text ACP would run as a
  * command, and what each exit code of Gemini CLI tells the caller.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
+import * as Result from "effect/Result"
 import { guardedContent, mcpContent } from "../../src/internal/agentCli/mediaMcp.ts"
 import * as Policy from "../../src/internal/geminiCli/policy.ts"
 import * as Run from "../../src/internal/geminiCli/run.ts"
 
 describe("GeminiCli internals", () => {
+  it("compiles toolPolicy into the policy file and the mounted servers, the app's tools kept", () => {
+    const planned = Run.runPolicy(
+      { toolPolicy: { disabledTools: ["read_file"] }, policyRules: [{ toolName: "glob", decision: "deny" }] },
+      "gtb",
+      ["lookup"],
+      true
+    )
+    assert(Result.isSuccess(planned))
+    const text = planned.success.policyText ?? ""
+    expect(text).toMatch(/toolName = \[[^\]]*"read_file"[^\]]*\]\ndecision = "deny"/)
+    expect(text).toContain(`mcpName = "gtb"\ntoolName = "lookup"\ndecision = "allow"\npriority = 100`)
+    expect(text.trimEnd().endsWith(`toolName = "glob"\ndecision = "deny"`)).toBe(true)
+    expect(text).not.toMatch(/^toolName = "\*"\ndecision = "deny"/m)
+    expect(planned.success.allowedMcpServerNames).toEqual(["gtb"])
+    const args = Run.buildArgs({}, {
+      policy: "/p.toml",
+      mounted: true,
+      allowedMcpServerNames: planned.success.allowedMcpServerNames
+    }, "gtb")
+    expect(args.slice(-4)).toEqual(["--policy", "/p.toml", "--allowed-mcp-server-names", "gtb"])
+  })
+
+  it("keeps the allow rules without toolPolicy and fails a strict refusal as a config error", () => {
+    const plain = Run.runPolicy({}, "gtb", ["lookup"], true)
+    assert(Result.isSuccess(plain))
+    expect(plain.success.policyText).toBe(`[[rule]]\nmcpName = "gtb"\ntoolName = "lookup"\ndecision = "allow"\n`)
+    expect(plain.success.allowedMcpServerNames).toBeUndefined()
+    const refused = Run.runPolicy({ toolPolicy: { disabledTools: ["Bsh"], strict: true } }, "gtb", [], false)
+    assert(Result.isFailure(refused))
+    expect(refused.failure.reason._tag).toBe("ConfigurationError")
+    expect(refused.failure.message).toContain("Bsh")
+  })
+
   it("renders one allow rule per bridge tool, then the caller's rules", () => {
     const text = Policy.render([
       ...Policy.allowBridgeTools("gtb", ["add", "say \"hi\""]),

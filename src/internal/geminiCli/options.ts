@@ -3,6 +3,7 @@
  * internals (its plan and runs) read them; the layer re-exports them.
  */
 import type * as Duration from "effect/Duration"
+import type { ToolPolicyInput } from "../claude/options.ts"
 import type { PolicyRule } from "./policy.ts"
 
 /**
@@ -51,6 +52,13 @@ export interface Options {
    * Default none: in a turn, the CLI's own tools that need a confirmation are refused.
    */
   readonly policyRules?: ReadonlyArray<PolicyRule> | undefined
+  /**
+   * The tool policy, as `ClaudeLocal`'s `toolPolicy` takes it: each turn compiles it with
+   * `ToolPolicy.toGeminiPolicy` (the bridge's server allowed as a whole) into the `--policy` file,
+   * before `policyRules`, and mounts only its `--allowed-mcp-server-names`. A refusal (`strict`,
+   * invalid settings) fails the turn with a `config` `ProviderError`. Default none.
+   */
+  readonly toolPolicy?: ToolPolicyInput | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.Input | undefined
   /** Not supported by Gemini CLI yet: setting it fails every turn with `NotSupportedError`. */

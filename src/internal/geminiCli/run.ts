@@ -6,8 +6,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import {
   AuthenticationError,
   ConfigurationError,
@@ -188,16 +190,84 @@ const fromAcp = (failure: Acp.AcpFailure): ProviderError => {
 /** The argv of a run: no prompt and no secret in it. */
 export const buildArgs = (
   options: Options,
-  files: { readonly policy: string | undefined; readonly mounted: boolean },
+  files: {
+    readonly policy: string | undefined
+    readonly mounted: boolean
+    readonly allowedMcpServerNames?: ReadonlyArray<string> | undefined
+  },
   serverName: string
-) => [
-  "--acp",
-  "--skip-trust",
-  "--model",
-  options.model ?? DefaultModel,
-  ...(files.policy === undefined ? [] : ["--policy", files.policy]),
-  ...(files.mounted ? ["--allowed-mcp-server-names", serverName] : [])
-]
+) => {
+  const servers = files.allowedMcpServerNames ?? (files.mounted ? [serverName] : [])
+  return [
+    "--acp",
+    "--skip-trust",
+    "--model",
+    options.model ?? DefaultModel,
+    ...(files.policy === undefined ? [] : ["--policy", files.policy]),
+    ...(servers.length === 0 ? [] : ["--allowed-mcp-server-names", servers.join(",")])
+  ]
+}
+
+/** What a run's `--policy` file says and which MCP servers it mounts. */
+export interface RunPolicy {
+  /** The policy file's text; `undefined`: no `--policy`. */
+  readonly policyText: string | undefined
+  /** `--allowed-mcp-server-names` when the tool policy decides it; `undefined`: the bridge's, if mounted. */
+  readonly allowedMcpServerNames: ReadonlyArray<string> | undefined
+}
+
+/**
+ * The compiled policy's last rule, `*` denied at priority 0. Gemini CLI 0.61 applies it to the
+ * ACP-mounted bridge's tools over their allow rules (a call is "denied by policy", the e2e shows
+ * it), so a run leaves it out: built-ins the catalog does not know keep the CLI's defaults.
+ */
+const isFallbackDeny = (rule: ToolPolicy.GeminiRule): boolean =>
+  rule.mcpName === undefined && rule.decision === "deny" && rule.toolName.includes("*")
+
+/**
+ * The run's policy. Without `toolPolicy`: allow rules for the app's tools, then `policyRules`.
+ * With it: the compiled policy (denies for what the opt-outs exclude), an allow per app tool
+ * (so your tools stay visible), then `policyRules`. ACP's server entry has
+ * no `includeTools`/`excludeTools`, so the compiled deny rules are what hide the bridge's
+ * excluded tools.
+ */
+export const runPolicy = (
+  options: Options,
+  serverName: string,
+  tools: ReadonlyArray<string>,
+  mounted: boolean
+): Result.Result<RunPolicy, ProviderError> => {
+  const extra = options.policyRules ?? []
+  const input = options.toolPolicy
+  if (input === undefined) {
+    const rules = [...(mounted ? Policy.allowBridgeTools(serverName, tools) : []), ...extra]
+    return Result.succeed({
+      policyText: rules.length === 0 ? undefined : Policy.render(rules),
+      allowedMcpServerNames: undefined
+    })
+  }
+  const compiled = ToolPolicy.toGeminiPolicy({
+    registry: input.registry,
+    disabledTools: input.disabledTools,
+    conditions: input.conditions,
+    allowedTools: input.allowedTools,
+    strict: input.strict
+  }, { mcpServers: [serverName] })
+  // Each app tool gets its own allow, below the opt-outs' denies (900).
+  const allowed = mounted
+    ? Policy.allowBridgeTools(serverName, tools).map((rule) => ({ ...rule, priority: 100 }))
+    : []
+  if (Result.isFailure(compiled)) {
+    return Result.fail(
+      fail(new ConfigurationError({ message: `GeminiCli toolPolicy: ${compiled.failure.message}` }))
+    )
+  }
+  return Result.succeed({
+    policyText: ToolPolicy.toToml(compiled.success.rules.filter((rule) => !isFallbackDeny(rule))) + "\n" +
+      Policy.render([...allowed, ...extra]),
+    allowedMcpServerNames: compiled.success.allowedMcpServerNames
+  })
+}
 
 /**
  * Gemini CLI 0.61's `session/load` starts by recording a new chat under the session's id, in a
@@ -252,16 +322,15 @@ export const freshRun = (env: GeminiEnv) =>
     const bridge = env.bridge()
     const tools = env.tools().tools.map((tool) => tool.name)
     const mounted = Option.isSome(bridge) && tools.length > 0
-    const rules = [
-      ...(mounted ? Policy.allowBridgeTools(env.serverName, tools) : []),
-      ...(env.options.policyRules ?? [])
-    ]
+    const planned = runPolicy(env.options, env.serverName, tools, mounted)
+    if (Result.isFailure(planned)) return yield* Effect.fail(planned.failure)
+    const { allowedMcpServerNames, policyText } = planned.success
     const runDir = yield* Effect.acquireRelease(
       Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
       (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
     )
-    const policy = rules.length === 0 ? undefined : path.join(runDir, "policy.toml")
-    if (policy !== undefined) yield* writePrivate(policy, Policy.render(rules))
+    const policy = policyText === undefined ? undefined : path.join(runDir, "policy.toml")
+    if (policy !== undefined && policyText !== undefined) yield* writePrivate(policy, policyText)
     const extra: Record<string, string> = {}
     if (env.options.systemPrompt !== undefined) {
       extra["GEMINI_SYSTEM_MD"] = path.join(runDir, "system.md")
@@ -283,7 +352,7 @@ export const freshRun = (env: GeminiEnv) =>
       : [schemaInstruction(JSON.stringify(input.responseFormat.schema))]
     const outcome = yield* Acp.runTurn(env.subprocess, {
       command: env.options.binary ?? "gemini",
-      args: buildArgs(env.options, { policy, mounted }, env.serverName),
+      args: buildArgs(env.options, { policy, mounted, allowedMcpServerNames }, env.serverName),
       env: runEnv(env, extra),
       cwd: env.cwd,
       timeout: env.options.requestTimeout ?? DefaultRequestTimeout,
