@@ -42,12 +42,7 @@ import * as Scope from "effect/Scope"
 import * as Media from "../internal/chat/media.ts"
 import * as Approvals from "../internal/claude/approvals.ts"
 import * as CliVersion from "../internal/claude/cliVersion.ts"
-import {
-  liveSessionContext,
-  makeSessionClient,
-  replayOf,
-  type SessionClient
-} from "../internal/claude/conversation.ts"
+import { liveSessionContext, makeSessionClient, replayOf, type SessionClient } from "../internal/claude/conversation.ts"
 import * as ClaudeEnv from "../internal/claude/envConfig.ts"
 import * as SessionFile from "../internal/claude/sessionFile.ts"
 import { makeTranscripts } from "../internal/claude/transcripts.ts"
@@ -60,11 +55,7 @@ import * as Plan from "../internal/claudeLocal/plan.ts"
 import { freshRun } from "../internal/claudeLocal/run.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
 import type { ChatClient, ProviderError } from "../services/ChatClient.ts"
-import {
-  ClaudeApprovals,
-  ClaudeApprovalStore,
-  makeMemory as approvalsInMemory
-} from "../services/ClaudeApprovals.ts"
+import { ClaudeApprovals, ClaudeApprovalStore, makeMemory as approvalsInMemory } from "../services/ClaudeApprovals.ts"
 import type { ClaudeSession } from "../services/ClaudeCodeOptions.ts"
 import type { ClaudeLive } from "../services/ClaudeLive.ts"
 import * as Pool from "../services/ClaudeProcessPool.ts"
