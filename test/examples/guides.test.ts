@@ -1,5 +1,7 @@
+import { HttpAgent } from "@ag-ui/client"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schedule from "effect/Schedule"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -27,6 +29,14 @@ const freePort = Effect.callback<number>((resume) => {
     server.close(() => resume(Effect.succeed(port)))
   })
 })
+
+/** Succeeds once something accepts connections on `port`. */
+const listening = (port: number) =>
+  Effect.callback<void, Error>((resume) => {
+    const socket = net.connect(port, "127.0.0.1")
+    socket.once("connect", () => (socket.destroy(), resume(Effect.void)))
+    socket.once("error", (error) => resume(Effect.fail(error)))
+  })
 
 interface Finished {
   readonly code: number | null
@@ -80,6 +90,7 @@ const startIn = (name: string, cwd: string, env: Record<string, string | undefin
 describe("the shipped guides' programs", () => {
   it("every snippet of docs/*.md is run below", () => {
     expect(snippets.map((s) => `${s.source}: ${s.name}`).sort()).toEqual([
+      "docs/ag-ui.md: ag-ui",
       "docs/cluster.md: cluster-client",
       "docs/cluster.md: cluster-runner",
       "docs/effect-ai.md: effect-ai",
@@ -172,6 +183,43 @@ describe("the shipped guides' programs", () => {
         const deadline = Date.now() + 2_000
         while (claudeProcessesIn(box.cwd).length > 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
         expect(claudeProcessesIn(box.cwd), runner.output()).toEqual([])
+      }),
+    240_000
+  )
+
+  it.live(
+    "ag-ui.md: the AG-UI server streams a Claude Code answer to an HttpAgent and stops on SIGINT",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make((req) => ({ text: `You said: ${Fake.lastUserLine(req)}` }))
+        const box = yield* sandbox(api.url)
+        const bin = path.join(box.dir, "bin")
+        fs.mkdirSync(bin)
+        fs.symlinkSync(claudeBinary, path.join(bin, "claude"))
+        const port = yield* freePort
+        const env = {
+          ...withoutCredentials(),
+          ...box.env,
+          PATH: `${bin}${path.delimiter}${process.env["PATH"] ?? ""}`,
+          PORT: String(port)
+        }
+        const { answer, server } = yield* Effect.scoped(Effect.gen(function*() {
+          const server = yield* startIn("ag-ui", box.cwd, env)
+          const agent = new HttpAgent({ url: `http://127.0.0.1:${port}/agent`, threadId: "thread-guide" })
+          agent.addMessage({ id: "user-1", role: "user", content: "hello" })
+          // The server listens once its layers are built.
+          yield* listening(port).pipe(Effect.retry({ schedule: Schedule.spaced("250 millis"), times: 240 }))
+          const answer = yield* Effect.promise(() => agent.runAgent()).pipe(
+            Effect.map(() => agent.messages.filter((m) => m.role === "assistant").map((m) => m.content).join(""))
+          )
+          return { answer, server }
+        }))
+        expect(answer, server.output()).toBe("You said: hello")
+        expect(fs.existsSync(path.join(box.cwd, "sessions.sqlite"))).toBe(true)
+        expect(server.child.signalCode, server.output()).not.toBe("SIGKILL")
+        const deadline = Date.now() + 2_000
+        while (claudeProcessesIn(box.cwd).length > 0 && Date.now() < deadline) yield* Effect.sleep("50 millis")
+        expect(claudeProcessesIn(box.cwd), server.output()).toEqual([])
       }),
     240_000
   )
