@@ -6,6 +6,7 @@
  *
  * One connection per client, shared through a semaphore, as SQLite serialises writers anyway.
  * Two clients on one file contend through SQLite's own locks, waited on up to `busyTimeout`.
+ * Transactions start with `BEGIN IMMEDIATE` by default (see `transactionMode`).
  *
  * @summary A SQLite `SqlClient` on Node's built-in `node:sqlite`, shaped like `@effect/sql-pg`'s `PgClient`.
  * @group Sessions & storage
@@ -79,6 +80,21 @@ export interface SqliteClientConfig {
   readonly transformResultNames?: ((str: string) => string) | undefined
   /** Maps names in queries (the reverse of `transformResultNames`). */
   readonly transformQueryNames?: ((str: string) => string) | undefined
+  /**
+   * How `withTransaction` starts a transaction: `immediate` (default) takes the write lock at
+   * `BEGIN`, waiting up to `busyTimeout` for it.
+   *
+   * **Details**
+   *
+   * With `deferred` (SQLite's own default) a transaction that reads and then writes fails at once
+   * with `LockTimeoutError` whenever another process wrote in between: SQLite cannot move its
+   * read snapshot forward, so it does not wait. Effect's cluster storage inserts a message after
+   * reading it that way, and several runners on one file write every few hundred milliseconds.
+   * `SqlClient.BeginTransaction` still overrides this for one transaction.
+   *
+   * @since 2.2.0
+   */
+  readonly transactionMode?: "deferred" | "immediate" | "exclusive" | undefined
 }
 
 const defaultBusyTimeout = Duration.seconds(5)
@@ -147,6 +163,7 @@ export const make: (
     })
     const client = yield* SqlClient.make({
       ...acquirers,
+      beginTransaction: `BEGIN ${(options.transactionMode ?? "immediate").toUpperCase()}`,
       compiler: Statement.makeCompilerSqlite(options.transformQueryNames),
       driver: "node-sqlite",
       spanAttributes: spanAttributes(options),

@@ -8,7 +8,9 @@ import * as Reactivity from "effect/reactivity/Reactivity"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
+import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -53,6 +55,20 @@ const createTable = (sql: SqlClient.SqlClient) =>
 
 const names = (sql: SqlClient.SqlClient) =>
   Effect.map(sql<{ readonly name: string }>`SELECT name FROM t ORDER BY id`, (rows) => rows.map((row) => row.name))
+
+/** A separate Node process inserting a row every ~2 ms into table `t` of `filename` until killed. */
+const spawnWriter = (filename: string) =>
+  spawn(process.execPath, [
+    "--no-warnings",
+    "-e",
+    `const { DatabaseSync } = require("node:sqlite")
+const db = new DatabaseSync(process.argv[1])
+db.exec("PRAGMA busy_timeout = 10000")
+const insert = db.prepare("INSERT INTO t (name) VALUES (?)")
+let n = 0
+setInterval(() => insert.run("child-" + n++), 2)`,
+    filename
+  ], { stdio: "ignore" })
 
 describe("SqliteClient", () => {
   it.effect("runs effect/sql migrations once, on a real file", () =>
@@ -153,6 +169,47 @@ describe("SqliteClient", () => {
       yield* immediate(second, second`INSERT INTO t ${second.insert({ name: "next" })}`)
       assert.deepStrictEqual(yield* names(second), ["holder", "next"])
     }))
+
+  // Another process commits a write every few milliseconds, as cluster runners sharing one file
+  // do; each transaction here reads, waits a little, then writes (Effect's cluster storage
+  // saves a message that way).
+  const readThenWrite = (mode: SqliteClient.SqliteClientConfig["transactionMode"]) =>
+    Effect.gen(function*() {
+      const filename = yield* tempFile
+      const sql = yield* SqliteClient.make({ filename, transactionMode: mode }).pipe(Effect.provide(Reactivity.layer))
+      yield* createTable(sql)
+      yield* Effect.acquireRelease(
+        Effect.sync(() => spawnWriter(filename)),
+        (child) => Effect.sync(() => child.kill("SIGKILL"))
+      )
+      const childRows = sql<{ readonly n: number }>`SELECT count(*) AS n FROM t WHERE name LIKE 'child-%'`
+      yield* childRows.pipe(
+        Effect.filterOrFail((rows) => (rows[0]?.n ?? 0) > 0),
+        Effect.retry({ schedule: Schedule.spaced("20 millis"), times: 500 })
+      )
+      const exits = yield* Effect.forEach(Array.from({ length: 8 }, (_, i) => i), (i) =>
+        Effect.exit(
+          sql.withTransaction(
+            Effect.gen(function*() {
+              yield* sql`SELECT count(*) AS n FROM t`
+              yield* Effect.sleep("15 millis")
+              yield* sql`INSERT INTO t ${sql.insert({ name: `parent-${i}` })}`
+            })
+          )
+        ))
+      const parentRows = yield* sql<{ readonly n: number }>`SELECT count(*) AS n FROM t WHERE name LIKE 'parent-%'`
+      return { failures: exits.filter(Exit.isFailure).map(reasonTag), stored: parentRows[0]?.n }
+    })
+
+  it.live("a read-then-write transaction waits for another process's writes instead of failing", () =>
+    Effect.gen(function*() {
+      const immediate = yield* readThenWrite(undefined)
+      assert.deepStrictEqual(immediate, { failures: [], stored: 8 })
+      // The same transactions under SQLite's own `BEGIN` fail at once: what the default avoids.
+      const deferred = yield* readThenWrite("deferred")
+      assert.isAbove(deferred.failures.length, 0)
+      assert.isTrue(deferred.failures.every((tag) => tag === "LockTimeoutError"))
+    }), 30_000)
 
   it.effect("binds booleans as 0/1 and returns plain objects", () =>
     Effect.gen(function*() {
