@@ -12,7 +12,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as GeminiCli from "../../src/layers/GeminiCli.ts"
@@ -39,13 +39,26 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   return { text: "ok" }
 }
 
-const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-") && !name.includes("test"))
+/** The clients' private directories: under this test's own `TMPDIR`, so other runs on the machine do not count. */
+const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
 
-/** `gemini --acp` processes still running (the CLI relaunches itself as a child: ask every process). */
-const children = () =>
+const cwdOf = (pid: string): string => {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`)
+  } catch {
+    return ""
+  }
+}
+
+/**
+ * This test's `gemini --acp` processes still running (the CLI relaunches itself as a child: ask
+ * every process, and keep those working in the test's folder).
+ */
+const children = (box: string) =>
   execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
     .split("\n")
     .filter((line) => line.includes("gemini") && line.includes("--acp") && !line.includes("ps -eo"))
+    .filter((line) => cwdOf(line.trim().split(/\s+/)[0]!).startsWith(box))
 
 describe("GeminiCli on the real gemini 0.61.0", () => {
   it.live(
@@ -55,6 +68,15 @@ describe("GeminiCli on the real gemini 0.61.0", () => {
         const api = yield* Fake.make(model)
         const box = mkdtempSync(join(tmpdir(), "ecb-gemini-test-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
+        const savedTmp = process.env["TMPDIR"]
+        process.env["TMPDIR"] = join(box, "tmp")
+        mkdirSync(process.env["TMPDIR"])
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            if (savedTmp === undefined) delete process.env["TMPDIR"]
+            else process.env["TMPDIR"] = savedTmp
+          })
+        )
         const cwd = join(box, "work")
         const home = join(box, "home")
         mkdirSync(join(cwd, ".gemini", "commands"), { recursive: true })
@@ -141,7 +163,7 @@ describe("GeminiCli on the real gemini 0.61.0", () => {
         yield* Scope.close(third, Exit.void)
 
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])
-        expect(children()).toEqual([])
+        expect(children(box)).toEqual([])
       }),
     240_000
   )
