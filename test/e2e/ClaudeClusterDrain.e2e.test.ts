@@ -211,8 +211,7 @@ const rollingRestart = (kind: StorageKind) =>
           )
         )))
       // Replace each runner once the conversation is under way: a new one up, then the old one stopped.
-      yield* waitUntil("turn 2 charged", () =>
-        sideEffects(effectsFile).find((e) => e.input["amount"] === 102), 60_000)
+      yield* waitUntil("turn 2 charged", () => sideEffects(effectsFile).find((e) => e.input["amount"] === 102), 60_000)
       const charges = () => sideEffects(effectsFile).filter((e) => e.tool === "charge").length
       const stops: Array<{ readonly ms: number; readonly afterTurns: number }> = []
       for (const [i, runner] of old.entries()) {

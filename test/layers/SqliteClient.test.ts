@@ -5,10 +5,10 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Reactivity from "effect/reactivity/Reactivity"
+import * as Schedule from "effect/Schedule"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
-import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { spawn } from "node:child_process"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
@@ -201,15 +201,19 @@ describe("SqliteClient", () => {
       return { failures: exits.filter(Exit.isFailure).map(reasonTag), stored: parentRows[0]?.n }
     })
 
-  it.live("a read-then-write transaction waits for another process's writes instead of failing", () =>
-    Effect.gen(function*() {
-      const immediate = yield* readThenWrite(undefined)
-      assert.deepStrictEqual(immediate, { failures: [], stored: 8 })
-      // The same transactions under SQLite's own `BEGIN` fail at once: what the default avoids.
-      const deferred = yield* readThenWrite("deferred")
-      assert.isAbove(deferred.failures.length, 0)
-      assert.isTrue(deferred.failures.every((tag) => tag === "LockTimeoutError"))
-    }), 30_000)
+  it.live(
+    "a read-then-write transaction waits for another process's writes instead of failing",
+    () =>
+      Effect.gen(function*() {
+        const immediate = yield* readThenWrite(undefined)
+        assert.deepStrictEqual(immediate, { failures: [], stored: 8 })
+        // The same transactions under SQLite's own `BEGIN` fail at once: what the default avoids.
+        const deferred = yield* readThenWrite("deferred")
+        assert.isAbove(deferred.failures.length, 0)
+        assert.isTrue(deferred.failures.every((tag) => tag === "LockTimeoutError"))
+      }),
+    30_000
+  )
 
   it.effect("binds booleans as 0/1 and returns plain objects", () =>
     Effect.gen(function*() {
