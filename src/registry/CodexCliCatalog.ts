@@ -24,7 +24,9 @@ import type * as ToolDescriptor from "./ToolDescriptor.ts"
  */
 export const cliVersion = "0.171.0"
 
-type Extra = Partial<Pick<ToolDescriptor.ToolDescriptorInput, "condition" | "pairGroup" | "interactive" | "reason">>
+type Extra = Partial<
+  Pick<ToolDescriptor.ToolDescriptorInput, "condition" | "pairGroup" | "interactive" | "asks" | "reason">
+>
 
 const builtin = <const N extends string>(
   name: N,
@@ -50,20 +52,22 @@ const alwaysThere = "no Codex 0.171.0 switch removes it; in `codex exec` nobody 
  * depends on the model's metadata and on features: `apply_patch` and `tool_search` come with
  * models that declare them (`gpt-5.5`, not a model the CLI does not know), the MCP-resource tools
  * only with an MCP server mounted, the `multi_agent_v2` names (`followup_task`, …) only with that
- * feature on.
+ * feature on. `asks`: read as for Claude Code and Gemini CLI (a headless run withholds a shell
+ * or an edit tool unless `allowedTools` or the permission mode lets it run), so one agent's
+ * settings mean the same on all three CLIs; Codex itself runs them in its sandbox unasked.
  *
  * @category models
  * @since 2.2.0
  */
 export const descriptors = [
   // shell
-  builtin("exec_command", "shell", "user", { pairGroup: "bash" }),
+  builtin("exec_command", "shell", "user", { pairGroup: "bash", asks: "always" }),
   builtin("write_stdin", "shell", "internal", {
     pairGroup: "bash",
     reason: "writes to a running exec_command session; goes with exec_command"
   }),
   // file
-  builtin("apply_patch", "file", "user"),
+  builtin("apply_patch", "file", "user", { asks: "edit" }),
   // orchestration
   builtin("spawn_agent", "orchestration", "internal", { reason: subagents }),
   builtin("send_input", "orchestration", "internal", { reason: subagents }),
