@@ -1,0 +1,143 @@
+/**
+ * CodexCli on the real `codex` binary (`@openai/codex` 0.171.0) against the library's fake
+ * Responses API: a tool call reaches the in-process handler once and its result reaches the model,
+ * user text is data (`$skill` with a real skill on disk, `@file`, `/cmd` arrive as typed; the skill's
+ * body, the file and a `<stdin>` block never; the prompt is not in any process's argv), `ask`
+ * sends its schema, a second client resumes the thread, and nothing is left once the scopes close.
+ * One fake serves every case.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import { execFileSync } from "node:child_process"
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join, resolve } from "node:path"
+import * as CodexCli from "../../src/layers/CodexCli.ts"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import * as Tool from "../../src/services/Tool.ts"
+import * as Fake from "../support/FakeOpenAiResponses.ts"
+
+const binary = resolve("node_modules/.bin/codex")
+const fileSecret = "TOPSECRET-CODEX-NOTES-5b1e"
+const skillBody = "SKILLBODY-CODEX-DEMO-83a0"
+const verbatim = "$demo then $helper /status read @notes.txt please VERBATIM-7f3c"
+
+/** Every process's argv, read while the CLI is running (from inside the fake's answer). */
+const processList = () => execFileSync("ps", ["-eo", "args="], { encoding: "utf8" })
+let argvDuringVerbatim = ""
+
+/** The fake model: calls `add` when asked to add, reports a tool result, answers JSON for `ask`, else "ok". */
+const model = (req: Fake.FakeRequest): Fake.FakeReply => {
+  const outputs = Fake.functionOutputs(req)
+  if (outputs.length > 0) return { text: `sum: ${outputs[0]!.output}` }
+  const last = Fake.lastUserText(req)
+  if (last.includes("VERBATIM-7f3c")) argvDuringVerbatim = processList()
+  if (last.includes("Please add") && Fake.toolNames(req).includes("mcp__gtb.add")) {
+    return { functionCalls: [{ namespace: "mcp__gtb", name: "add", arguments: { a: 2, b: 3 } }] }
+  }
+  if (req.body.text?.format !== undefined) return { text: JSON.stringify({ answer: "yes" }) }
+  return { text: "ok" }
+}
+
+const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-codex-") && !name.includes("test"))
+
+/** `codex exec` processes still running (the npm launcher runs the native binary as a child). */
+const children = () =>
+  processList().split("\n").filter((line) => line.includes("codex") && line.includes(" exec ") && !line.includes("ps -eo"))
+
+describe("CodexCli on the real codex 0.171.0", () => {
+  it.live(
+    "tool calls, verbatim text, ask, resume in a second process and a clean close",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = mkdtempSync(join(tmpdir(), "ecb-codex-test-"))
+        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
+        const cwd = join(box, "work")
+        const home = join(box, "codex-home")
+        // A project skill and a user skill, where Codex loads them (two names: a name both
+        // define would be ambiguous, and Codex expands neither).
+        for (const [dir, name] of [[join(cwd, ".codex", "skills", "demo"), "demo"], [join(home, "skills", "helper"), "helper"]]) {
+          mkdirSync(dir, { recursive: true })
+          writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: A ${name} skill\n---\n${skillBody}-${name}\n`)
+        }
+        writeFileSync(join(cwd, "notes.txt"), fileSecret)
+        const options: CodexCli.Options = {
+          binary,
+          cwd,
+          home,
+          model: "gpt-fake",
+          baseUrl: api.url,
+          apiKey: Redacted.make("test-key")
+        }
+        const dirsBefore = ecbDirs()
+
+        let calls = 0
+        const add = Tool.make("add", {
+          description: "Adds two numbers",
+          parameters: { a: Schema.Number, b: Schema.Number },
+          handler: ({ a, b }) => Effect.sync(() => (calls++, a + b))
+        })
+
+        const first = yield* Scope.make()
+        // Closed here too when an assertion fails first (closing twice is a no-op).
+        yield* Effect.addFinalizer(() => Scope.close(first, Exit.void))
+        const client = yield* CodexCli.make(options).pipe(Scope.provide(first), Effect.provide(NodeSubprocess.layer))
+        yield* client.setTools([add])
+        const answer = yield* client.chat("Please add 2 and 3")
+        expect(calls).toBe(1)
+        expect(answer).toContain("5")
+        const toolRequest = api.responseRequests().find((r) => Fake.functionOutputs(r).length > 0)!
+        expect(Fake.functionOutputs(toolRequest)[0]!.output).toContain("5")
+        expect(toolRequest.headers["authorization"]).toBe("Bearer test-key")
+        expect((yield* client.usage).outputTokens).toBeGreaterThan(0)
+
+        // User text is data: no skill expanded, no file read, no command run, no <stdin> block.
+        expect(yield* client.chat(verbatim)).toBe("ok")
+        const sent = api.responseRequests().at(-1)!
+        expect(Fake.lastUserText(sent)).toBe(verbatim)
+        const everything = JSON.stringify(api.responseRequests().map((r) => r.body))
+        expect(everything).not.toContain(skillBody)
+        expect(everything).not.toContain(fileSecret)
+        expect(everything).not.toContain("<stdin>")
+        expect(argvDuringVerbatim).toContain("exec")
+        expect(argvDuringVerbatim).not.toContain("VERBATIM-7f3c")
+
+        // ask: the schema travels as --output-schema, the JSON answer decodes.
+        const decided = yield* client.ask("Decide", Schema.Struct({ answer: Schema.String }))
+        expect(decided.answer).toBe("yes")
+        expect(JSON.stringify(api.responseRequests().at(-1)!.body.text)).toContain("answer")
+
+        const thread = Option.getOrThrow(yield* client.sessionId)
+        const events = Array.from(yield* Stream.runCollect(client.chatStream("stream this")))
+        const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
+        expect(text).toBe("ok")
+        expect(events.at(-1)?._tag).toBe("Complete")
+        yield* Scope.close(first, Exit.void)
+
+        // A second client (a new CLI process, as after a restart) continues the thread.
+        const second = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(second, Exit.void))
+        const resumed = yield* CodexCli.make({ ...options, resume: thread }).pipe(
+          Scope.provide(second),
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(yield* resumed.chat("And now?")).toBe("ok")
+        const history = Fake.userTexts(api.responseRequests().at(-1)!)
+        expect(history).toContain("Please add 2 and 3")
+        expect(history).toContain("And now?")
+        expect(Option.getOrThrow(yield* resumed.sessionId)).toBe(thread)
+        yield* Scope.close(second, Exit.void)
+
+        expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])
+        expect(children()).toEqual([])
+      }),
+    240_000
+  )
+})
