@@ -15,6 +15,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { execFileSync } from "node:child_process"
+import { connect } from "node:net"
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -44,6 +45,16 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (req.body.text?.format !== undefined) return { text: JSON.stringify({ answer: "yes" }) }
   return { text: "ok" }
 }
+
+/** Whether something still accepts connections on a loopback port. */
+const listening = (port: number) =>
+  Effect.promise(() =>
+    new Promise<boolean>((resolve) => {
+      const socket = connect(port, "127.0.0.1")
+      socket.once("connect", () => (socket.destroy(), resolve(true)))
+      socket.once("error", () => resolve(false))
+    })
+  )
 
 const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-codex-") && !name.includes("test"))
 
@@ -108,6 +119,9 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(everything).not.toContain("<stdin>")
         expect(argvDuringVerbatim).toContain("exec")
         expect(argvDuringVerbatim).not.toContain("VERBATIM-7f3c")
+        // The bridge's URL is on argv (not a secret); its port must be closed once the client is.
+        const bridgePort = Number(/mcp_servers\.gtb\.url="http:\/\/127\.0\.0\.1:(\d+)\//.exec(argvDuringVerbatim)?.[1])
+        expect(yield* listening(bridgePort)).toBe(true)
 
         // ask: the schema travels as --output-schema, the JSON answer decodes.
         const decided = yield* client.ask("Decide", Schema.Struct({ answer: Schema.String }))
@@ -135,6 +149,7 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(Option.getOrThrow(yield* resumed.sessionId)).toBe(thread)
         yield* Scope.close(second, Exit.void)
 
+        expect(yield* listening(bridgePort)).toBe(false)
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])
         expect(children()).toEqual([])
       }),
