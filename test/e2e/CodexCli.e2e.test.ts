@@ -74,7 +74,11 @@ describe("CodexCli on the real codex 0.171.0", () => {
         const home = join(box, "codex-home")
         // A project skill and a user skill, where Codex loads them (two names: a name both
         // define would be ambiguous, and Codex expands neither).
-        for (const [dir, name] of [[join(cwd, ".codex", "skills", "demo"), "demo"], [join(home, "skills", "helper"), "helper"]]) {
+        const skills: ReadonlyArray<readonly [string, string]> = [
+          [join(cwd, ".codex", "skills", "demo"), "demo"],
+          [join(home, "skills", "helper"), "helper"]
+        ]
+        for (const [dir, name] of skills) {
           mkdirSync(dir, { recursive: true })
           writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: A ${name} skill\n---\n${skillBody}-${name}\n`)
         }
