@@ -58,9 +58,12 @@ const listening = (port: number) =>
 
 const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-codex-") && !name.includes("test"))
 
-/** `codex exec` processes still running (the npm launcher runs the native binary as a child). */
-const children = () =>
-  processList().split("\n").filter((line) => line.includes("codex") && line.includes(" exec ") && !line.includes("ps -eo"))
+/**
+ * `codex exec` runs of this test still running: their argv names the test's working directory
+ * (`--cd`), so other suites' CLIs on the machine do not count.
+ */
+const children = (box: string) =>
+  processList().split("\n").filter((line) => line.includes("exec --json") && line.includes(box))
 
 describe("CodexCli on the real codex 0.171.0", () => {
   it.live(
@@ -121,7 +124,9 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(everything).not.toContain(skillBody)
         expect(everything).not.toContain(fileSecret)
         expect(everything).not.toContain("<stdin>")
-        expect(argvDuringVerbatim).toContain("exec")
+        // The list was read while this test's CLI ran: its line is there, without the text.
+        expect(argvDuringVerbatim.split("\n").some((line) => line.includes("exec --json") && line.includes(box)))
+          .toBe(true)
         expect(argvDuringVerbatim).not.toContain("VERBATIM-7f3c")
         // The bridge's URL is on argv (not a secret); its port must be closed once the client is.
         const bridgePort = Number(/mcp_servers\.gtb\.url="http:\/\/127\.0\.0\.1:(\d+)\//.exec(argvDuringVerbatim)?.[1])
@@ -155,7 +160,7 @@ describe("CodexCli on the real codex 0.171.0", () => {
 
         expect(yield* listening(bridgePort)).toBe(false)
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])
-        expect(children()).toEqual([])
+        expect(children(box)).toEqual([])
       }),
     240_000
   )
