@@ -38,6 +38,9 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   const outputs = Fake.functionOutputs(req)
   if (outputs.length > 0) return { text: `sum: ${outputs[0]!.output}` }
   const last = Fake.lastUserText(req)
+  if (last.includes("FAIL-401")) {
+    return { status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error" } } }
+  }
   if (last.includes("VERBATIM-7f3c")) argvDuringVerbatim = processList()
   if (last.includes("Please add") && Fake.toolNames(req).includes("mcp__gtb.add")) {
     return { functionCalls: [{ namespace: "mcp__gtb", name: "add", arguments: { a: 2, b: 3 } }] }
@@ -67,7 +70,7 @@ const children = (box: string) =>
 
 describe("CodexCli on the real codex 0.171.0", () => {
   it.live(
-    "tool calls, verbatim text, ask, resume in a second process and a clean close",
+    "tool calls, verbatim text, ask, typed failures, resume in a second process and a clean close",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -92,7 +95,8 @@ describe("CodexCli on the real codex 0.171.0", () => {
           home,
           model: "gpt-fake",
           baseUrl: api.url,
-          apiKey: Redacted.make("test-key")
+          apiKey: Redacted.make("test-key"),
+          maxRetries: 0
         }
         const dirsBefore = ecbDirs()
 
@@ -142,6 +146,18 @@ describe("CodexCli on the real codex 0.171.0", () => {
         const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
         expect(text).toBe("ok")
         expect(events.at(-1)?._tag).toBe("Complete")
+
+        // A refused key fails the turn with a typed reason that says what to do.
+        const refused = yield* Effect.flip(client.chat("FAIL-401 please"))
+        expect(refused._tag === "ProviderError" && refused.reason._tag).toBe("AuthenticationError")
+        expect(refused.message).toContain("401")
+        const missing = yield* CodexCli.make({ ...options, binary: join(box, "no-such-codex") }).pipe(
+          Effect.flatMap((c) => Effect.flip(c.chat("hi"))),
+          Effect.scoped,
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(missing._tag === "ProviderError" && missing.reason._tag).toBe("ConfigurationError")
+        expect(missing.message).toContain("npm install -g @openai/codex")
         yield* Scope.close(first, Exit.void)
 
         // A second client (a new CLI process, as after a restart) continues the thread.

@@ -27,7 +27,11 @@ const run: Args.RunArgs = {
 
 describe("CodexCli internals", () => {
   it("builds an argv with no secret and the prompt read from stdin", () => {
-    const args = Args.buildArgs({ baseUrl: "http://127.0.0.1:1/v1", apiKey: Redacted.make("sk-secret") }, run)
+    const args = Args.buildArgs({
+      baseUrl: "http://127.0.0.1:1/v1",
+      apiKey: Redacted.make("sk-secret"),
+      maxRetries: 0
+    }, run)
     expect(args.slice(0, 5)).toEqual(["exec", "--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules"])
     expect(args.at(-1)).toBe("-")
     expect(args.join(" ")).not.toContain("sk-secret")
@@ -42,7 +46,10 @@ describe("CodexCli internals", () => {
       "/r/schema.json"
     ])
     expect(args).toContain(`model_provider="ecb"`)
-    expect(args.find((a) => a.startsWith("model_providers.ecb="))).toContain(`env_key="${Args.ApiKeyVar}"`)
+    expect(args.find((a) => a.startsWith("model_providers.ecb="))).toBe(
+      `model_providers.ecb={name="effect-chat-bridge",base_url="http://127.0.0.1:1/v1",wire_api="responses",` +
+        `env_key="${Args.ApiKeyVar}",request_max_retries=0,stream_max_retries=0}`
+    )
   })
 
   it("resumes a thread, loads skills on request and appends the caller's overrides last", () => {

@@ -50,13 +50,16 @@ export interface RunArgs {
 
 const config = (key: string, value: string) => ["-c", `${key}=${value}`]
 
+const retries = (n: number | undefined) =>
+  n === undefined ? "" : `,request_max_retries=${Math.trunc(n)},stream_max_retries=${Math.trunc(n)}`
+
 const providerArgs = (options: Options): Array<string> =>
   options.baseUrl === undefined && options.apiKey === undefined ? [] : [
     ...config("model_provider", tomlString(ProviderId)),
     ...config(
       `model_providers.${ProviderId}`,
       `{name="effect-chat-bridge",base_url=${tomlString(options.baseUrl ?? "https://api.openai.com/v1")},` +
-        `wire_api="responses",env_key="${ApiKeyVar}"}`
+        `wire_api="responses",env_key="${ApiKeyVar}"${retries(options.maxRetries)}}`
     )
   ]
 

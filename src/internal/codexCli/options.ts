@@ -27,6 +27,12 @@ export interface Options {
    * `OPENAI_API_KEY` of this process, when `baseUrl` is set.
    */
   readonly apiKey?: Redacted.Redacted<string> | undefined
+  /**
+   * How often the CLI retries a failed model request or stream, with `baseUrl` or `apiKey` (the
+   * library's provider: `request_max_retries` and `stream_max_retries`). Default: the CLI's own
+   * (a 401 is tried 5 more times, ~10 s, before the turn fails).
+   */
+  readonly maxRetries?: number | undefined
   /** Replaces Codex's base instructions (a private file the CLI reads through `model_instructions_file`). */
   readonly systemPrompt?: string | undefined
   /** Bound on one whole CLI run (all of its model turns and tool calls). Default 10 minutes. */
