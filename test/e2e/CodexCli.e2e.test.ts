@@ -158,6 +158,16 @@ describe("CodexCli on the real codex 0.171.0", () => {
         )
         expect(missing._tag === "ProviderError" && missing.reason._tag).toBe("ConfigurationError")
         expect(missing.message).toContain("npm install -g @openai/codex")
+        // A CLI that cannot reach the bridge (here: a wrong bearer) fails instead of answering without tools.
+        const cutOff = yield* CodexCli.make({ ...options, env: { CODEX_ECB_BRIDGE_TOKEN: "wrong" } }).pipe(
+          Effect.tap((c) => c.setTools([add])),
+          Effect.flatMap((c) => Effect.flip(c.chat("Please add 2 and 3"))),
+          Effect.scoped,
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(cutOff._tag === "ProviderError" && cutOff.reason._tag).toBe("ConfigurationError")
+        expect(cutOff.message).toContain("could not use the tool server")
+        expect(calls).toBe(1)
         yield* Scope.close(first, Exit.void)
 
         // A second client (a new CLI process, as after a restart) continues the thread.

@@ -169,7 +169,8 @@ export const freshRun = (env: CodexEnv) =>
     const schemaFile = input.responseFormat === undefined ? undefined : path.join(runDir, "schema.json")
     if (schemaFile !== undefined) yield* writePrivate(schemaFile, JSON.stringify(input.responseFormat?.schema))
     const secrets: Record<string, string> = {}
-    if (mounted) secrets[Args.BridgeTokenVar] = Redacted.value((yield* bridge.value.openRun).token)
+    const access = mounted ? yield* bridge.value.openRun : undefined
+    if (access !== undefined) secrets[Args.BridgeTokenVar] = Redacted.value(access.token)
     const skillFiles = env.options.loadSkills === true
       ? []
       : yield* Effect.sync(() => Skills.skillFiles(Skills.roots(env.codexHome, env.home, env.cwd)))
@@ -183,6 +184,17 @@ export const freshRun = (env: CodexEnv) =>
       threadId: Option.getOrUndefined(input.sessionId)
     })
     const reader = Events.makeReader(input.emit)
+    // `exec --json` says nothing when the CLI could not reach the bridge (the model then answers
+    // without your tools). The CLI holds its MCP session while it runs: looked at on each event
+    // until seen (a call of one of your tools says so too).
+    let reached = access === undefined
+    const onLine = (line: string) =>
+      Effect.andThen(
+        reader.line(line),
+        reached || access === undefined ? Effect.void : Effect.map(access.sessionCount, (open) => {
+          reached = open > 0 || line.includes(`"server":${JSON.stringify(env.serverName)}`)
+        })
+      )
     const exited = yield* env.subprocess.stream({
       command: env.options.binary ?? "codex",
       args,
@@ -193,7 +205,7 @@ export const freshRun = (env: CodexEnv) =>
       timeout: env.options.requestTimeout ?? DefaultRequestTimeout,
       ...(env.options.killGrace === undefined ? {} : { killGrace: env.options.killGrace })
     }).pipe(
-      Stream.runForEach(reader.line),
+      Stream.runForEach(onLine),
       Effect.map(() => undefined),
       // A failed turn exits 1: its own message says more than the exit code.
       Effect.catchTag("SubprocessError", (e) => Effect.succeed(e))
@@ -203,6 +215,14 @@ export const freshRun = (env: CodexEnv) =>
     if (exited !== undefined) return yield* fromSubprocess(exited)
     if (!turn.completed || turn.usage === undefined) {
       return yield* fail(new InvalidResponseError({ message: "Codex CLI exited without completing the turn" }))
+    }
+    if (!reached) {
+      return yield* fail(
+        new ConfigurationError({
+          message: `Codex CLI could not use the tool server (MCP server ${env.serverName}); refusing an answer ` +
+            "given without tools. Its stderr says why (a proxy in between, a changed bearer variable in `env`)"
+        })
+      )
     }
     yield* input.recordResult({
       type: "result",
