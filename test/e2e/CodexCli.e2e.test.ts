@@ -182,6 +182,9 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(history).toContain("Please add 2 and 3")
         expect(history).toContain("And now?")
         expect(Option.getOrThrow(yield* resumed.sessionId)).toBe(thread)
+        // Codex reports thread totals; the resumed client counts only its own turn (one request).
+        const resumedUsage = yield* resumed.usage
+        expect([resumedUsage.inputTokens, resumedUsage.outputTokens]).toEqual([10, 5])
         yield* Scope.close(second, Exit.void)
 
         expect(yield* listening(bridgePort)).toBe(false)

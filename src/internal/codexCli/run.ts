@@ -28,6 +28,7 @@ import * as Args from "./args.ts"
 import * as Events from "./events.ts"
 import type { Options } from "./options.ts"
 import * as Skills from "./skills.ts"
+import * as Threads from "./threads.ts"
 
 /** The provider name in errors, spans and metrics. */
 export const provider = "codex-cli"
@@ -183,6 +184,12 @@ export const freshRun = (env: CodexEnv) =>
       skillFiles,
       threadId: Option.getOrUndefined(input.sessionId)
     })
+    const resumed = Option.getOrUndefined(input.sessionId)
+    if (resumed !== undefined && !env.seen.has(resumed)) {
+      // A thread this client did not run yet: count from what its earlier turns already used.
+      const before = yield* Effect.sync(() => Threads.recordedTotals(env.codexHome, resumed))
+      if (before !== undefined) env.seen.set(resumed, before)
+    }
     const reader = Events.makeReader(input.emit)
     // `exec --json` says nothing when the CLI could not reach the bridge (the model then answers
     // without your tools). The CLI holds its MCP session while it runs: looked at on each event
