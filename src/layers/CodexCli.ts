@@ -12,8 +12,9 @@
  * `--ignore-user-config` and `--ignore-rules`; an allow-list of this process's environment;
  * `--sandbox read-only`; analytics, the release check and the `plugins`/`apps` features off; and,
  * unless you pass `cwd`, an empty private working directory. Codex expands a `$name` mention of a
- * skill into the skill's body, so unless `loadSkills` is set every run switches off each skill it
- * could load (and `AGENTS.md` files): the user's text reaches the model as typed.
+ * skill into the skill's body (on argv, on stdin and in `app-server` text items alike), so unless
+ * `loadSkills` is set every run switches off each skill it could load (and `AGENTS.md` files): the
+ * user's text reaches the model as typed.
  *
  * @summary Codex CLI as a `ChatClient`, your tools served over a loopback MCP bridge.
  * @group Chat providers
