@@ -40,6 +40,7 @@
 // Chat
 export * as ClaudeApi from "./layers/ClaudeApi.ts"
 export * as ClaudeLocal from "./layers/ClaudeLocal.ts"
+export * as CodexCli from "./layers/CodexCli.ts"
 export * as Fallback from "./layers/Fallback.ts"
 export * as Gemini from "./layers/Gemini.ts"
 export * as GeminiCli from "./layers/GeminiCli.ts"
