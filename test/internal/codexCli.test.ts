@@ -32,7 +32,13 @@ describe("CodexCli internals", () => {
       apiKey: Redacted.make("sk-secret"),
       maxRetries: 0
     }, run)
-    expect(args.slice(0, 5)).toEqual(["exec", "--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules"])
+    expect(args.slice(0, 5)).toEqual([
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--ignore-user-config",
+      "--ignore-rules"
+    ])
     expect(args.at(-1)).toBe("-")
     expect(args.join(" ")).not.toContain("sk-secret")
     expect(args).toContain(`mcp_servers.gtb.url="http://127.0.0.1:4242/mcp"`)
@@ -54,7 +60,12 @@ describe("CodexCli internals", () => {
 
   it("resumes a thread, loads skills on request and appends the caller's overrides last", () => {
     const args = Args.buildArgs(
-      { loadSkills: true, disabledFeatures: ["shell_tool"], config: { web_search: `"disabled"` }, sandbox: "workspace-write" },
+      {
+        loadSkills: true,
+        disabledFeatures: ["shell_tool"],
+        config: { web_search: `"disabled"` },
+        sandbox: "workspace-write"
+      },
       { ...run, bridgeUrl: undefined, threadId: "t-1" }
     )
     expect(args.slice(-3)).toEqual(["resume", "t-1", "-"])
@@ -92,7 +103,14 @@ describe("CodexCli internals", () => {
         { type: "turn.started" },
         {
           type: "item.started",
-          item: { id: "i1", type: "mcp_tool_call", server: "gtb", tool: "add", arguments: { a: 2 }, status: "in_progress" }
+          item: {
+            id: "i1",
+            type: "mcp_tool_call",
+            server: "gtb",
+            tool: "add",
+            arguments: { a: 2 },
+            status: "in_progress"
+          }
         },
         {
           type: "item.completed",
@@ -122,7 +140,9 @@ describe("CodexCli internals", () => {
     Effect.gen(function*() {
       const failed = Events.makeReader(undefined)
       yield* failed.line(JSON.stringify({ type: "error", message: "Reconnecting... 1/5" }))
-      yield* failed.line(JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } }))
+      yield* failed.line(
+        JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } })
+      )
       expect(failed.turn().failure).toBe("unexpected status 401 Unauthorized: bad key")
       const cut = Events.makeReader(undefined)
       yield* cut.line(JSON.stringify({ type: "error", message: "stream disconnected" }))

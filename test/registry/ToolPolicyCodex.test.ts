@@ -49,6 +49,16 @@ describe("ToolPolicy.toCodexPolicy", () => {
     })
     expect(p.withheld.map((w) => w.tool)).toEqual(["apply_patch", "exec_command"])
     expect(p.ignored).toEqual([])
+    // The same for CodexCli's options: the sandbox as its own option, the rest as `config`.
+    expect(p.cliOptions).toEqual({
+      disabledFeatures: p.disabledFeatures,
+      sandbox: "read-only",
+      config: {
+        web_search: "\"disabled\"",
+        approval_policy: "\"never\"",
+        "mcp_servers.gtb.default_tools_approval_mode": "\"approve\""
+      }
+    })
   })
 
   it("Claude Code names in opt-outs and allowedTools stand for their Codex equivalents; the bridge's opt-outs are disabled_tools", () => {

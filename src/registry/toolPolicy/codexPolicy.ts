@@ -109,6 +109,16 @@ export interface CodexPolicy {
   readonly config: ReadonlyArray<string>
   /** `--disable …` and `-c …`, ready for the command line. */
   readonly args: ReadonlyArray<string>
+  /**
+   * The same, as `CodexCli`'s options take them: spread into its `Options`
+   * (`CodexCli.layer({ ...policy.cliOptions, … })`).
+   */
+  readonly cliOptions: {
+    readonly disabledFeatures: ReadonlyArray<string>
+    readonly sandbox: "read-only" | "workspace-write"
+    /** `-c` overrides without the sandbox (`sandbox` says it): key → TOML value. */
+    readonly config: Readonly<Record<string, string>>
+  }
   /** Built-ins the model is offered, sorted. */
   readonly offeredTools: ReadonlyArray<string>
   /** Built-ins taken out of the request, sorted. */
@@ -323,6 +333,16 @@ export const compile = (
     mcpServers,
     config,
     args: [...disabledFeatures.flatMap((f) => ["--disable", f]), ...config.flatMap((c) => ["-c", c])],
+    cliOptions: {
+      disabledFeatures,
+      sandbox: sandboxMode,
+      config: Object.fromEntries(
+        config.filter((c) => !c.startsWith("sandbox_mode=")).map((c) => {
+          const at = c.indexOf("=")
+          return [c.slice(0, at), c.slice(at + 1)]
+        })
+      )
+    },
     offeredTools: offered.sort(),
     deniedTools: denied.sort(),
     sandboxedTools: sandboxed.sort(),
