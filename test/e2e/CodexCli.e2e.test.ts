@@ -173,7 +173,7 @@ describe("CodexCli on the real codex 0.171.0", () => {
         // A second client (a new CLI process, as after a restart) continues the thread.
         const second = yield* Scope.make()
         yield* Effect.addFinalizer(() => Scope.close(second, Exit.void))
-        const resumed = yield* CodexCli.make({ ...options, resume: thread }).pipe(
+        const resumed = yield* CodexCli.make({ ...options, resume: thread, systemPrompt: "SYSTEM-PROMPT-e41d" }).pipe(
           Scope.provide(second),
           Effect.provide(NodeSubprocess.layer)
         )
@@ -182,6 +182,10 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(history).toContain("Please add 2 and 3")
         expect(history).toContain("And now?")
         expect(Option.getOrThrow(yield* resumed.sessionId)).toBe(thread)
+        // systemPrompt replaces Codex's base instructions (read from a private file).
+        const instructed = api.responseRequests().at(-1)!.body
+        expect(JSON.stringify([instructed.instructions, instructed.input])).toContain("SYSTEM-PROMPT-e41d")
+        expect(JSON.stringify(instructed)).not.toContain("You are a coding agent running in the Codex CLI")
         // Codex reports thread totals; the resumed client counts only its own turn (one request).
         const resumedUsage = yield* resumed.usage
         expect([resumedUsage.inputTokens, resumedUsage.outputTokens]).toEqual([10, 5])

@@ -4,12 +4,14 @@
  * turn's message tells the caller.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Args from "../../src/internal/codexCli/args.ts"
+import * as CodexCli from "../../src/layers/CodexCli.ts"
 import * as Events from "../../src/internal/codexCli/events.ts"
 import * as Run from "../../src/internal/codexCli/run.ts"
 import * as Skills from "../../src/internal/codexCli/skills.ts"
@@ -160,4 +162,27 @@ describe("CodexCli internals", () => {
       fs.rmSync(box, { recursive: true, force: true })
     }
   })
+
+  it.effect("configFromEnv reads CODEX_CLI_* (the key redacted); overrides win", () =>
+    Effect.gen(function*() {
+      const options = yield* CodexCli.configFromEnv({ model: "gpt-given" }).pipe(
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({
+            env: {
+              CODEX_CLI_MODEL: "gpt-env",
+              CODEX_CLI_BASE_URL: "http://127.0.0.1:9/v1",
+              CODEX_CLI_API_KEY: "sk-env",
+              CODEX_CLI_REQUEST_TIMEOUT: "5 minutes"
+            }
+          })
+        )
+      )
+      expect(options.model).toBe("gpt-given")
+      expect(options.baseUrl).toBe("http://127.0.0.1:9/v1")
+      expect(options.apiKey !== undefined && Redacted.value(options.apiKey)).toBe("sk-env")
+      expect(String(options.apiKey)).not.toContain("sk-env")
+      expect(options.requestTimeout).toBeDefined()
+      expect(options.binary).toBeUndefined()
+    }))
 })
