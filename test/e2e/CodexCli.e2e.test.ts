@@ -142,10 +142,14 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(JSON.stringify(api.responseRequests().at(-1)!.body.text)).toContain("answer")
 
         const thread = Option.getOrThrow(yield* client.sessionId)
-        const events = Array.from(yield* Stream.runCollect(client.chatStream("stream this")))
+        // chatStream: your tool's call and result as ToolCallStart/End, the answer, then Complete.
+        const events = Array.from(yield* Stream.runCollect(client.chatStream("Please add 2 and 3, streaming")))
         const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
-        expect(text).toBe("ok")
+        expect(text).toContain("5")
+        expect(events.find((e) => e._tag === "ToolCallStart")).toMatchObject({ name: "add", arguments: { a: 2, b: 3 } })
+        expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "5", isError: false })
         expect(events.at(-1)?._tag).toBe("Complete")
+        expect(calls).toBe(2)
 
         // A refused key fails the turn with a typed reason that says what to do.
         const refused = yield* Effect.flip(client.chat("FAIL-401 please"))
@@ -167,7 +171,7 @@ describe("CodexCli on the real codex 0.171.0", () => {
         )
         expect(cutOff._tag === "ProviderError" && cutOff.reason._tag).toBe("ConfigurationError")
         expect(cutOff.message).toContain("could not use the tool server")
-        expect(calls).toBe(1)
+        expect(calls).toBe(2)
         yield* Scope.close(first, Exit.void)
 
         // A second client (a new CLI process, as after a restart) continues the thread.

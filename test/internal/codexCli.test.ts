@@ -87,7 +87,7 @@ describe("CodexCli internals", () => {
   it.effect("reads the JSONL events into a turn and reports them as chat events", () =>
     Effect.gen(function*() {
       const seen: Array<ChatEvent> = []
-      const reader = Events.makeReader((event) => Effect.sync(() => void seen.push(event)))
+      const reader = Events.makeReader((event) => Effect.sync(() => void seen.push(event)), "gtb")
       const lines = [
         { type: "thread.started", thread_id: "t-1" },
         { type: "item.completed", item: { id: "i0", type: "error", message: "Model metadata not found" } },
@@ -109,24 +109,33 @@ describe("CodexCli internals", () => {
             status: "completed"
           }
         },
-        { type: "item.completed", item: { id: "i2", type: "agent_message", text: "sum: 5" } },
+        { type: "item.started", item: { id: "i2", type: "command_execution", command: "echo hi", status: "in_progress" } },
+        {
+          type: "item.completed",
+          item: { id: "i2", type: "command_execution", command: "echo hi", aggregated_output: "hi\n", exit_code: 0 }
+        },
+        { type: "item.completed", item: { id: "i3", type: "agent_message", text: "sum: 5" } },
         { type: "turn.completed", usage: { input_tokens: 30, cached_input_tokens: 10, output_tokens: 7 } }
       ]
       for (const line of [...lines.map((l) => JSON.stringify(l)), "not json"]) yield* reader.line(line)
       const turn = reader.turn()
       expect(turn).toMatchObject({ threadId: "t-1", text: "sum: 5", completed: true, failure: undefined })
       expect(turn.usage).toEqual({ inputTokens: 30, cachedInputTokens: 10, outputTokens: 7 })
-      expect(seen.map((e) => e._tag)).toEqual(["AgentToolStart", "AgentToolEnd", "TextDelta"])
-      expect(seen[1]).toMatchObject({ name: "mcp__gtb__add", result: "5", isError: false })
+      expect(seen.map((e) => e._tag)).toEqual(["ToolCallStart", "ToolCallEnd", "AgentToolStart", "AgentToolEnd", "TextDelta"])
+      expect(seen[0]).toMatchObject({ name: "add", arguments: { a: 2 } })
+      expect(seen[1]).toMatchObject({ name: "add", result: "5", isError: false })
+      expect(seen[3]).toMatchObject({ name: "shell", result: "hi\n", isError: false })
+      // Only the CLI's own tools are agent activity.
+      expect(turn.activity.map((e) => e.name)).toEqual(["shell", "shell"])
     }))
 
   it.effect("keeps turn.failed's message, or the last error when no turn completed", () =>
     Effect.gen(function*() {
-      const failed = Events.makeReader(undefined)
+      const failed = Events.makeReader(undefined, "gtb")
       yield* failed.line(JSON.stringify({ type: "error", message: "Reconnecting... 1/5" }))
       yield* failed.line(JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } }))
       expect(failed.turn().failure).toBe("unexpected status 401 Unauthorized: bad key")
-      const cut = Events.makeReader(undefined)
+      const cut = Events.makeReader(undefined, "gtb")
       yield* cut.line(JSON.stringify({ type: "error", message: "stream disconnected" }))
       expect(cut.turn()).toMatchObject({ failure: "stream disconnected", completed: false })
     }))

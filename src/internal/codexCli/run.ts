@@ -190,7 +190,7 @@ export const freshRun = (env: CodexEnv) =>
       const before = yield* Effect.sync(() => Threads.recordedTotals(env.codexHome, resumed))
       if (before !== undefined) env.seen.set(resumed, before)
     }
-    const reader = Events.makeReader(input.emit)
+    const reader = Events.makeReader(input.emit, env.serverName)
     // `exec --json` says nothing when the CLI could not reach the bridge (the model then answers
     // without your tools). The CLI holds its MCP session while it runs: looked at on each event
     // until seen (a call of one of your tools says so too).
