@@ -123,7 +123,12 @@ const program = Effect.gen(function*() {
     lib.push(...(yield* Effect.promise(() => sample(2, libraryTurn, r === 0 ? 1 : 0))))
   }
   const ml = median(lib)
-  for (const [label, samples] of [["bare codex exec", base], ["bare codex exec, the library's switches", baseQuiet]] as const) {
+  for (
+    const [label, samples] of [["bare codex exec", base], [
+      "bare codex exec, the library's switches",
+      baseQuiet
+    ]] as const
+  ) {
     const mb = median(samples)
     console.log(
       `CodexCli tool turn (client + bridge + turn + close): ${ml.toFixed(0)} ms vs ${label} ${mb.toFixed(0)} ms → ` +

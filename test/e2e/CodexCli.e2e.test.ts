@@ -15,8 +15,8 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { execFileSync } from "node:child_process"
-import { connect } from "node:net"
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs"
+import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as CodexCli from "../../src/layers/CodexCli.ts"
@@ -86,7 +86,10 @@ describe("CodexCli on the real codex 0.171.0", () => {
         ]
         for (const [dir, name] of skills) {
           mkdirSync(dir, { recursive: true })
-          writeFileSync(join(dir, "SKILL.md"), `---\nname: ${name}\ndescription: A ${name} skill\n---\n${skillBody}-${name}\n`)
+          writeFileSync(
+            join(dir, "SKILL.md"),
+            `---\nname: ${name}\ndescription: A ${name} skill\n---\n${skillBody}-${name}\n`
+          )
         }
         writeFileSync(join(cwd, "notes.txt"), fileSecret)
         const options: CodexCli.Options = {

@@ -11,10 +11,10 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import * as Args from "../../src/internal/codexCli/args.ts"
-import * as CodexCli from "../../src/layers/CodexCli.ts"
 import * as Events from "../../src/internal/codexCli/events.ts"
 import * as Run from "../../src/internal/codexCli/run.ts"
 import * as Skills from "../../src/internal/codexCli/skills.ts"
+import * as CodexCli from "../../src/layers/CodexCli.ts"
 import type { ChatEvent } from "../../src/services/ChatEvent.ts"
 
 const run: Args.RunArgs = {
@@ -34,7 +34,13 @@ describe("CodexCli internals", () => {
       apiKey: Redacted.make("sk-secret"),
       maxRetries: 0
     }, run)
-    expect(args.slice(0, 5)).toEqual(["exec", "--json", "--skip-git-repo-check", "--ignore-user-config", "--ignore-rules"])
+    expect(args.slice(0, 5)).toEqual([
+      "exec",
+      "--json",
+      "--skip-git-repo-check",
+      "--ignore-user-config",
+      "--ignore-rules"
+    ])
     expect(args.at(-1)).toBe("-")
     expect(args.join(" ")).not.toContain("sk-secret")
     expect(args).toContain(`mcp_servers.gtb.url="http://127.0.0.1:4242/mcp"`)
@@ -56,7 +62,12 @@ describe("CodexCli internals", () => {
 
   it("resumes a thread, loads skills on request and appends the caller's overrides last", () => {
     const args = Args.buildArgs(
-      { loadSkills: true, disabledFeatures: ["shell_tool"], config: { web_search: `"disabled"` }, sandbox: "workspace-write" },
+      {
+        loadSkills: true,
+        disabledFeatures: ["shell_tool"],
+        config: { web_search: `"disabled"` },
+        sandbox: "workspace-write"
+      },
       { ...run, bridgeUrl: undefined, threadId: "t-1" }
     )
     expect(args.slice(-3)).toEqual(["resume", "t-1", "-"])
@@ -94,7 +105,14 @@ describe("CodexCli internals", () => {
         { type: "turn.started" },
         {
           type: "item.started",
-          item: { id: "i1", type: "mcp_tool_call", server: "gtb", tool: "add", arguments: { a: 2 }, status: "in_progress" }
+          item: {
+            id: "i1",
+            type: "mcp_tool_call",
+            server: "gtb",
+            tool: "add",
+            arguments: { a: 2 },
+            status: "in_progress"
+          }
         },
         {
           type: "item.completed",
@@ -109,7 +127,10 @@ describe("CodexCli internals", () => {
             status: "completed"
           }
         },
-        { type: "item.started", item: { id: "i2", type: "command_execution", command: "echo hi", status: "in_progress" } },
+        {
+          type: "item.started",
+          item: { id: "i2", type: "command_execution", command: "echo hi", status: "in_progress" }
+        },
         {
           type: "item.completed",
           item: { id: "i2", type: "command_execution", command: "echo hi", aggregated_output: "hi\n", exit_code: 0 }
@@ -121,7 +142,13 @@ describe("CodexCli internals", () => {
       const turn = reader.turn()
       expect(turn).toMatchObject({ threadId: "t-1", text: "sum: 5", completed: true, failure: undefined })
       expect(turn.usage).toEqual({ inputTokens: 30, cachedInputTokens: 10, outputTokens: 7 })
-      expect(seen.map((e) => e._tag)).toEqual(["ToolCallStart", "ToolCallEnd", "AgentToolStart", "AgentToolEnd", "TextDelta"])
+      expect(seen.map((e) => e._tag)).toEqual([
+        "ToolCallStart",
+        "ToolCallEnd",
+        "AgentToolStart",
+        "AgentToolEnd",
+        "TextDelta"
+      ])
       expect(seen[0]).toMatchObject({ name: "add", arguments: { a: 2 } })
       expect(seen[1]).toMatchObject({ name: "add", result: "5", isError: false })
       expect(seen[3]).toMatchObject({ name: "shell", result: "hi\n", isError: false })
@@ -133,7 +160,9 @@ describe("CodexCli internals", () => {
     Effect.gen(function*() {
       const failed = Events.makeReader(undefined, "gtb")
       yield* failed.line(JSON.stringify({ type: "error", message: "Reconnecting... 1/5" }))
-      yield* failed.line(JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } }))
+      yield* failed.line(
+        JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } })
+      )
       expect(failed.turn().failure).toBe("unexpected status 401 Unauthorized: bad key")
       const cut = Events.makeReader(undefined, "gtb")
       yield* cut.line(JSON.stringify({ type: "error", message: "stream disconnected" }))
