@@ -70,7 +70,7 @@ const children = (box: string) =>
 
 describe("CodexCli on the real codex 0.171.0", () => {
   it.live(
-    "tool calls, verbatim text, ask, typed failures, resume in a second process and a clean close",
+    "tool calls, verbatim text, ask, typed failures, resume in a second process, toolPolicy and a clean close",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -197,6 +197,34 @@ describe("CodexCli on the real codex 0.171.0", () => {
         const resumedUsage = yield* resumed.usage
         expect([resumedUsage.inputTokens, resumedUsage.outputTokens]).toEqual([10, 5])
         yield* Scope.close(second, Exit.void)
+
+        // toolPolicy: the agent's opt-outs (Claude Code's names work) become Codex's switches; the
+        // app's tool stays offered and runs. A strict refusal fails before any CLI starts.
+        const offered = (r: Fake.FakeRequest) => Fake.toolNames(r)
+        expect(offered(toolRequest)).toEqual(expect.arrayContaining(["exec_command", "view_image"]))
+        const third = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(third, Exit.void))
+        const limited = yield* CodexCli.make({ ...options, toolPolicy: { disabledTools: ["Read"] } }).pipe(
+          Scope.provide(third),
+          Effect.provide(NodeSubprocess.layer)
+        )
+        yield* limited.setTools([add])
+        expect(yield* limited.chat("Please add 2 and 3")).toContain("5")
+        expect(calls).toBe(3)
+        const limitedTools = offered(api.responseRequests().at(-1)!)
+        expect(limitedTools).not.toContain("view_image")
+        expect(limitedTools).toContain("mcp__gtb.add")
+        expect(limitedTools).not.toContain("exec_command")
+        const strict = yield* Effect.flip(
+          CodexCli.make({ ...options, toolPolicy: { disabledTools: ["Bsh"], strict: true } }).pipe(
+            Effect.flatMap((c) => c.chat("hi")),
+            Effect.scoped,
+            Effect.provide(NodeSubprocess.layer)
+          )
+        )
+        expect(strict._tag === "ProviderError" && strict.reason._tag).toBe("ConfigurationError")
+        expect(strict.message).toContain("Bsh")
+        yield* Scope.close(third, Exit.void)
 
         expect(yield* listening(bridgePort)).toBe(false)
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])

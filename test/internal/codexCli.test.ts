@@ -3,10 +3,11 @@
  * switched off), the JSONL events read into a turn, the skills found on disk, and what a failed
  * turn's message tells the caller.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -223,4 +224,25 @@ describe("CodexCli internals", () => {
       expect(options.requestTimeout).toBeDefined()
       expect(options.binary).toBeUndefined()
     }))
+
+  it("compiles toolPolicy into the run's switches: before your own, the sandbox read-only when edits are off", () => {
+    const compiled = Run.compilePolicy({ toolPolicy: { disabledTools: ["Edit", "Read"] } }, "gtb")
+    assert(Result.isSuccess(compiled))
+    const policy = compiled.success
+    assert(policy !== undefined)
+    expect(policy.sandbox).toBe("read-only")
+    const args = Args.buildArgs({ sandbox: "workspace-write", disabledFeatures: ["goals"], toolPolicy: {} }, {
+      ...run,
+      policy
+    })
+    expect(args.slice(args.indexOf("--sandbox"), args.indexOf("--sandbox") + 2)).toEqual(["--sandbox", "read-only"])
+    const disabled = args.flatMap((a, i) => (args[i - 1] === "--disable" ? [a] : []))
+    expect(disabled.slice(0, 2)).toEqual(["plugins", "apps"])
+    expect(disabled.at(-1)).toBe("goals")
+    expect(disabled).toEqual(expect.arrayContaining([...policy.disabledFeatures]))
+    const refused = Run.compilePolicy({ toolPolicy: { disabledTools: ["Bsh"], strict: true } }, "gtb")
+    assert(Result.isFailure(refused))
+    expect(refused.failure.reason._tag).toBe("ConfigurationError")
+    expect(Run.compilePolicy({}, "gtb")).toEqual(Result.succeed(undefined))
+  })
 })
