@@ -31,6 +31,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
 import type { Options } from "../internal/codexCli/options.ts"
@@ -77,14 +78,24 @@ const noTranscripts: Transcripts = {
     )
 }
 
-/** The client's private directory (0700), removed with its scope. */
-const privateDir = Effect.acquireRelease(
-  Effect.sync(() => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ecb-codex-"))
-    for (const sub of ["codex", "home", "tmp", "work"]) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
-    return dir
-  }),
-  (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+/**
+ * The client's private directory (0700), removed with its scope, or when the process ends without
+ * closing it (a signal, `process.exit`).
+ */
+const privateDir = Effect.map(
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ecb-codex-"))
+      for (const sub of ["codex", "home", "tmp", "work"]) fs.mkdirSync(path.join(dir, sub), { mode: 0o700 })
+      return { dir, untrack: trackDirectory(dir) }
+    }),
+    ({ dir, untrack }) =>
+      Effect.sync(() => {
+        fs.rmSync(dir, { recursive: true, force: true })
+        untrack()
+      })
+  ),
+  ({ dir }) => dir
 )
 
 /**

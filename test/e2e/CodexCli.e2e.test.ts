@@ -70,7 +70,7 @@ const children = (box: string) =>
 
 describe("CodexCli on the real codex 0.171.0", () => {
   it.live(
-    "tool calls, verbatim text, ask, typed failures, resume in a second process and a clean close",
+    "tool calls, verbatim text, ask, typed failures, resume in a second process, toolPolicy and a clean close",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
@@ -145,10 +145,14 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(JSON.stringify(api.responseRequests().at(-1)!.body.text)).toContain("answer")
 
         const thread = Option.getOrThrow(yield* client.sessionId)
-        const events = Array.from(yield* Stream.runCollect(client.chatStream("stream this")))
+        // chatStream: your tool's call and result as ToolCallStart/End, the answer, then Complete.
+        const events = Array.from(yield* Stream.runCollect(client.chatStream("Please add 2 and 3, streaming")))
         const text = events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")
-        expect(text).toBe("ok")
+        expect(text).toContain("5")
+        expect(events.find((e) => e._tag === "ToolCallStart")).toMatchObject({ name: "add", arguments: { a: 2, b: 3 } })
+        expect(events.find((e) => e._tag === "ToolCallEnd")).toMatchObject({ name: "add", result: "5", isError: false })
         expect(events.at(-1)?._tag).toBe("Complete")
+        expect(calls).toBe(2)
 
         // A refused key fails the turn with a typed reason that says what to do.
         const refused = yield* Effect.flip(client.chat("FAIL-401 please"))
@@ -170,13 +174,13 @@ describe("CodexCli on the real codex 0.171.0", () => {
         )
         expect(cutOff._tag === "ProviderError" && cutOff.reason._tag).toBe("ConfigurationError")
         expect(cutOff.message).toContain("could not use the tool server")
-        expect(calls).toBe(1)
+        expect(calls).toBe(2)
         yield* Scope.close(first, Exit.void)
 
         // A second client (a new CLI process, as after a restart) continues the thread.
         const second = yield* Scope.make()
         yield* Effect.addFinalizer(() => Scope.close(second, Exit.void))
-        const resumed = yield* CodexCli.make({ ...options, resume: thread }).pipe(
+        const resumed = yield* CodexCli.make({ ...options, resume: thread, systemPrompt: "SYSTEM-PROMPT-e41d" }).pipe(
           Scope.provide(second),
           Effect.provide(NodeSubprocess.layer)
         )
@@ -185,10 +189,42 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(history).toContain("Please add 2 and 3")
         expect(history).toContain("And now?")
         expect(Option.getOrThrow(yield* resumed.sessionId)).toBe(thread)
+        // systemPrompt replaces Codex's base instructions (read from a private file).
+        const instructed = api.responseRequests().at(-1)!.body
+        expect(JSON.stringify([instructed.instructions, instructed.input])).toContain("SYSTEM-PROMPT-e41d")
+        expect(JSON.stringify(instructed)).not.toContain("You are a coding agent running in the Codex CLI")
         // Codex reports thread totals; the resumed client counts only its own turn (one request).
         const resumedUsage = yield* resumed.usage
         expect([resumedUsage.inputTokens, resumedUsage.outputTokens]).toEqual([10, 5])
         yield* Scope.close(second, Exit.void)
+
+        // toolPolicy: the agent's opt-outs (Claude Code's names work) become Codex's switches; the
+        // app's tool stays offered and runs. A strict refusal fails before any CLI starts.
+        const offered = (r: Fake.FakeRequest) => Fake.toolNames(r)
+        expect(offered(toolRequest)).toEqual(expect.arrayContaining(["exec_command", "view_image"]))
+        const third = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(third, Exit.void))
+        const limited = yield* CodexCli.make({ ...options, toolPolicy: { disabledTools: ["Read"] } }).pipe(
+          Scope.provide(third),
+          Effect.provide(NodeSubprocess.layer)
+        )
+        yield* limited.setTools([add])
+        expect(yield* limited.chat("Please add 2 and 3")).toContain("5")
+        expect(calls).toBe(3)
+        const limitedTools = offered(api.responseRequests().at(-1)!)
+        expect(limitedTools).not.toContain("view_image")
+        expect(limitedTools).toContain("mcp__gtb.add")
+        expect(limitedTools).not.toContain("exec_command")
+        const strict = yield* Effect.flip(
+          CodexCli.make({ ...options, toolPolicy: { disabledTools: ["Bsh"], strict: true } }).pipe(
+            Effect.flatMap((c) => c.chat("hi")),
+            Effect.scoped,
+            Effect.provide(NodeSubprocess.layer)
+          )
+        )
+        expect(strict._tag === "ProviderError" && strict.reason._tag).toBe("ConfigurationError")
+        expect(strict.message).toContain("Bsh")
+        yield* Scope.close(third, Exit.void)
 
         expect(yield* listening(bridgePort)).toBe(false)
         expect(ecbDirs().filter((name) => !dirsBefore.includes(name))).toEqual([])

@@ -3,9 +3,11 @@
  * switched off), the JSONL events read into a turn, the skills found on disk, and what a failed
  * turn's message tells the caller.
  */
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
+import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -13,6 +15,7 @@ import * as Args from "../../src/internal/codexCli/args.ts"
 import * as Events from "../../src/internal/codexCli/events.ts"
 import * as Run from "../../src/internal/codexCli/run.ts"
 import * as Skills from "../../src/internal/codexCli/skills.ts"
+import * as CodexCli from "../../src/layers/CodexCli.ts"
 import type { ChatEvent } from "../../src/services/ChatEvent.ts"
 
 const run: Args.RunArgs = {
@@ -96,7 +99,7 @@ describe("CodexCli internals", () => {
   it.effect("reads the JSONL events into a turn and reports them as chat events", () =>
     Effect.gen(function*() {
       const seen: Array<ChatEvent> = []
-      const reader = Events.makeReader((event) => Effect.sync(() => void seen.push(event)))
+      const reader = Events.makeReader((event) => Effect.sync(() => void seen.push(event)), "gtb")
       const lines = [
         { type: "thread.started", thread_id: "t-1" },
         { type: "item.completed", item: { id: "i0", type: "error", message: "Model metadata not found" } },
@@ -125,26 +128,44 @@ describe("CodexCli internals", () => {
             status: "completed"
           }
         },
-        { type: "item.completed", item: { id: "i2", type: "agent_message", text: "sum: 5" } },
+        {
+          type: "item.started",
+          item: { id: "i2", type: "command_execution", command: "echo hi", status: "in_progress" }
+        },
+        {
+          type: "item.completed",
+          item: { id: "i2", type: "command_execution", command: "echo hi", aggregated_output: "hi\n", exit_code: 0 }
+        },
+        { type: "item.completed", item: { id: "i3", type: "agent_message", text: "sum: 5" } },
         { type: "turn.completed", usage: { input_tokens: 30, cached_input_tokens: 10, output_tokens: 7 } }
       ]
       for (const line of [...lines.map((l) => JSON.stringify(l)), "not json"]) yield* reader.line(line)
       const turn = reader.turn()
       expect(turn).toMatchObject({ threadId: "t-1", text: "sum: 5", completed: true, failure: undefined })
       expect(turn.usage).toEqual({ inputTokens: 30, cachedInputTokens: 10, outputTokens: 7 })
-      expect(seen.map((e) => e._tag)).toEqual(["AgentToolStart", "AgentToolEnd", "TextDelta"])
-      expect(seen[1]).toMatchObject({ name: "mcp__gtb__add", result: "5", isError: false })
+      expect(seen.map((e) => e._tag)).toEqual([
+        "ToolCallStart",
+        "ToolCallEnd",
+        "AgentToolStart",
+        "AgentToolEnd",
+        "TextDelta"
+      ])
+      expect(seen[0]).toMatchObject({ name: "add", arguments: { a: 2 } })
+      expect(seen[1]).toMatchObject({ name: "add", result: "5", isError: false })
+      expect(seen[3]).toMatchObject({ name: "shell", result: "hi\n", isError: false })
+      // Only the CLI's own tools are agent activity.
+      expect(turn.activity.map((e) => e.name)).toEqual(["shell", "shell"])
     }))
 
   it.effect("keeps turn.failed's message, or the last error when no turn completed", () =>
     Effect.gen(function*() {
-      const failed = Events.makeReader(undefined)
+      const failed = Events.makeReader(undefined, "gtb")
       yield* failed.line(JSON.stringify({ type: "error", message: "Reconnecting... 1/5" }))
       yield* failed.line(
         JSON.stringify({ type: "turn.failed", error: { message: "unexpected status 401 Unauthorized: bad key" } })
       )
       expect(failed.turn().failure).toBe("unexpected status 401 Unauthorized: bad key")
-      const cut = Events.makeReader(undefined)
+      const cut = Events.makeReader(undefined, "gtb")
       yield* cut.line(JSON.stringify({ type: "error", message: "stream disconnected" }))
       expect(cut.turn()).toMatchObject({ failure: "stream disconnected", completed: false })
     }))
@@ -179,5 +200,49 @@ describe("CodexCli internals", () => {
     } finally {
       fs.rmSync(box, { recursive: true, force: true })
     }
+  })
+
+  it.effect("configFromEnv reads CODEX_CLI_* (the key redacted); overrides win", () =>
+    Effect.gen(function*() {
+      const options = yield* CodexCli.configFromEnv({ model: "gpt-given" }).pipe(
+        Effect.provideService(
+          ConfigProvider.ConfigProvider,
+          ConfigProvider.fromEnv({
+            env: {
+              CODEX_CLI_MODEL: "gpt-env",
+              CODEX_CLI_BASE_URL: "http://127.0.0.1:9/v1",
+              CODEX_CLI_API_KEY: "sk-env",
+              CODEX_CLI_REQUEST_TIMEOUT: "5 minutes"
+            }
+          })
+        )
+      )
+      expect(options.model).toBe("gpt-given")
+      expect(options.baseUrl).toBe("http://127.0.0.1:9/v1")
+      expect(options.apiKey !== undefined && Redacted.value(options.apiKey)).toBe("sk-env")
+      expect(String(options.apiKey)).not.toContain("sk-env")
+      expect(options.requestTimeout).toBeDefined()
+      expect(options.binary).toBeUndefined()
+    }))
+
+  it("compiles toolPolicy into the run's switches: before your own, the sandbox read-only when edits are off", () => {
+    const compiled = Run.compilePolicy({ toolPolicy: { disabledTools: ["Edit", "Read"] } }, "gtb")
+    assert(Result.isSuccess(compiled))
+    const policy = compiled.success
+    assert(policy !== undefined)
+    expect(policy.sandbox).toBe("read-only")
+    const args = Args.buildArgs({ sandbox: "workspace-write", disabledFeatures: ["goals"], toolPolicy: {} }, {
+      ...run,
+      policy
+    })
+    expect(args.slice(args.indexOf("--sandbox"), args.indexOf("--sandbox") + 2)).toEqual(["--sandbox", "read-only"])
+    const disabled = args.flatMap((a, i) => (args[i - 1] === "--disable" ? [a] : []))
+    expect(disabled.slice(0, 2)).toEqual(["plugins", "apps"])
+    expect(disabled.at(-1)).toBe("goals")
+    expect(disabled).toEqual(expect.arrayContaining([...policy.disabledFeatures]))
+    const refused = Run.compilePolicy({ toolPolicy: { disabledTools: ["Bsh"], strict: true } }, "gtb")
+    assert(Result.isFailure(refused))
+    expect(refused.failure.reason._tag).toBe("ConfigurationError")
+    expect(Run.compilePolicy({}, "gtb")).toEqual(Result.succeed(undefined))
   })
 })

@@ -32,6 +32,13 @@ export const overrideArgs = (overrides: {
   ...Object.entries(overrides.config ?? {}).flatMap(([key, value]) => ["-c", `${key}=${value}`])
 ]
 
+/** A compiled tool policy's switches (`ToolPolicy.toCodexPolicy`'s `cliOptions`). */
+export interface PolicySwitches {
+  readonly disabledFeatures: ReadonlyArray<string>
+  readonly sandbox: "read-only" | "workspace-write"
+  readonly config: Readonly<Record<string, string>>
+}
+
 /** What one run's argv depends on besides the options. */
 export interface RunArgs {
   readonly serverName: string
@@ -46,7 +53,13 @@ export interface RunArgs {
   readonly skillFiles: ReadonlyArray<string>
   /** The thread to continue (`exec resume <id>`). */
   readonly threadId: string | undefined
+  /** The compiled `toolPolicy`, when there is one. */
+  readonly policy?: PolicySwitches | undefined
 }
+
+/** The sandbox: a policy that blocks edits makes it read-only whatever `sandbox` says. */
+const sandboxOf = (options: Options, policy: PolicySwitches | undefined) =>
+  policy?.sandbox === "read-only" ? "read-only" : options.sandbox ?? policy?.sandbox ?? "read-only"
 
 const config = (key: string, value: string) => ["-c", `${key}=${value}`]
 
@@ -93,7 +106,7 @@ export const buildArgs = (options: Options, run: RunArgs): Array<string> => [
   "--ignore-user-config",
   "--ignore-rules",
   "--sandbox",
-  options.sandbox ?? "read-only",
+  sandboxOf(options, run.policy),
   "--cd",
   run.cwd,
   ...(options.model === undefined ? [] : ["--model", options.model]),
@@ -103,8 +116,13 @@ export const buildArgs = (options: Options, run: RunArgs): Array<string> => [
   ...bridgeArgs(run),
   ...(run.schemaFile === undefined ? [] : ["--output-schema", run.schemaFile]),
   ...overrideArgs({
-    disabledFeatures: [...DefaultDisabledFeatures, ...(options.disabledFeatures ?? [])],
-    config: options.config
+    disabledFeatures: [
+      ...DefaultDisabledFeatures,
+      ...(run.policy?.disabledFeatures ?? []),
+      ...(options.disabledFeatures ?? [])
+    ],
+    // The policy's settings override the bridge's defaults above; your own `config` comes last.
+    config: { ...run.policy?.config, ...options.config }
   }),
   ...(run.threadId === undefined ? [] : ["resume", run.threadId]),
   "-"

@@ -5,7 +5,14 @@
  * thread), `turn.failed` and top-level `error` (what went wrong).
  */
 import * as Effect from "effect/Effect"
-import { AgentToolEnd, AgentToolStart, type ChatEvent, TextDelta } from "../../services/ChatEvent.ts"
+import {
+  AgentToolEnd,
+  AgentToolStart,
+  type ChatEvent,
+  TextDelta,
+  ToolCallEnd,
+  ToolCallStart
+} from "../../services/ChatEvent.ts"
 import type { Emit } from "../chat/loopClient.ts"
 
 /** Token counts as `turn.completed` reports them: totals over the whole thread so far. */
@@ -50,8 +57,21 @@ const resultText = (item: Json): string => {
   return content.map((part) => (isObject(part) && typeof part["text"] === "string" ? part["text"] : "")).join("")
 }
 
-/** An item as a tool start or end, with the names the library uses (`mcp__<server>__<tool>`). */
-const toolEvent = (item: Json, done: boolean): AgentToolStart | AgentToolEnd | undefined => {
+/**
+ * A call of one of your tools (on the bridge's server) as `ToolCallStart`/`ToolCallEnd` with its
+ * own name, as the other providers report them; `undefined` for any other item.
+ */
+const bridgeEvent = (item: Json, done: boolean, serverName: string): ToolCallStart | ToolCallEnd | undefined => {
+  if (item["type"] !== "mcp_tool_call" || item["server"] !== serverName) return undefined
+  const id = String(item["id"] ?? "")
+  const name = String(item["tool"])
+  return done
+    ? new ToolCallEnd({ id, name, result: resultText(item), isError: item["status"] === "failed" })
+    : new ToolCallStart({ id, name, arguments: item["arguments"] ?? {} })
+}
+
+/** The CLI's own tools (shell, other MCP servers) as agent activity, named `mcp__<server>__<tool>`. */
+const agentEvent = (item: Json, done: boolean): AgentToolStart | AgentToolEnd | undefined => {
   const id = String(item["id"] ?? "")
   if (item["type"] === "mcp_tool_call") {
     const name = `mcp__${String(item["server"])}__${String(item["tool"])}`
@@ -72,8 +92,11 @@ const toolEvent = (item: Json, done: boolean): AgentToolStart | AgentToolEnd | u
   return undefined
 }
 
-/** Reads a run's lines; `line` reports each event as it comes (for `chatStream`), `turn` sums up. */
-export const makeReader = (emit: Emit | undefined) => {
+/**
+ * Reads a run's lines; `line` reports each event as it comes (for `chatStream`), `turn` sums up.
+ * `serverName` is the bridge's: calls of its tools are your tools' calls, not agent activity.
+ */
+export const makeReader = (emit: Emit | undefined, serverName: string) => {
   let threadId: string | undefined
   let text = ""
   let usage: ThreadUsage | undefined
@@ -88,7 +111,9 @@ export const makeReader = (emit: Emit | undefined) => {
       text = item["text"]
       return text === "" ? Effect.void : report(new TextDelta({ text }))
     }
-    const event = toolEvent(item, done)
+    const bridged = bridgeEvent(item, done, serverName)
+    if (bridged !== undefined) return report(bridged)
+    const event = agentEvent(item, done)
     if (event === undefined) return Effect.void
     activity.push(event)
     return report(event)

@@ -4,6 +4,7 @@
  */
 import type * as Duration from "effect/Duration"
 import type * as Redacted from "effect/Redacted"
+import type { ToolPolicyInput } from "../claude/options.ts"
 
 /**
  * Options of `CodexCli.make` and `CodexCli.layer`; every field is optional.
@@ -70,6 +71,15 @@ export interface Options {
    * for Codex settings without an option here. Default none.
    */
   readonly config?: Readonly<Record<string, string>> | undefined
+  /**
+   * The tool policy, as `ClaudeLocal`'s and `GeminiCli`'s `toolPolicy` take it (opt-outs in any
+   * CLI's names): each turn compiles it with `ToolPolicy.toCodexPolicy` (the bridge's server
+   * approved as a whole, minus its opted-out tools) into `--disable` features, `-c` settings and the
+   * sandbox (`read-only` when edits are blocked; else `sandbox`, else the policy's), before
+   * `disabledFeatures` and `config`. A refusal (`strict`, invalid settings) fails the turn with a
+   * `ConfigurationError`. Default none.
+   */
+  readonly toolPolicy?: ToolPolicyInput | undefined
   /**
    * Let the CLI load skills and `AGENTS.md` files (its bundled skills, the ones under `home` and
    * the project's). Default `false`: a `$name` mention in your text could otherwise pull a skill's

@@ -7,9 +7,11 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as fs from "node:fs"
 import * as path from "node:path"
+import * as ToolPolicy from "../../registry/ToolPolicy.ts"
 import {
   ConfigurationError,
   InvalidResponseError,
@@ -145,6 +147,25 @@ const turnUsage = (env: CodexEnv, threadId: string | undefined, totals: Events.T
   }
 }
 
+/** `toolPolicy` compiled for this run's bridge; `undefined` without one. */
+export const compilePolicy = (
+  options: Options,
+  serverName: string
+): Result.Result<Args.PolicySwitches | undefined, ProviderError> => {
+  const input = options.toolPolicy
+  if (input === undefined) return Result.succeed(undefined)
+  const compiled = ToolPolicy.toCodexPolicy({
+    registry: input.registry,
+    disabledTools: input.disabledTools,
+    conditions: input.conditions,
+    allowedTools: input.allowedTools,
+    strict: input.strict
+  }, { mcpServers: [serverName] })
+  return Result.isFailure(compiled)
+    ? Result.fail(fail(new ConfigurationError({ message: `CodexCli toolPolicy: ${compiled.failure.message}` })))
+    : Result.succeed(compiled.success.cliOptions)
+}
+
 const notSupported = (feature: string, message: string) => fail(new NotSupportedError({ feature, message }))
 
 /** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
@@ -159,6 +180,8 @@ export const freshRun = (env: CodexEnv) =>
     if (input.fork) {
       return yield* notSupported("forkSession", "CodexCli does not fork threads yet; resume the thread instead")
     }
+    const policy = compilePolicy(env.options, env.serverName)
+    if (Result.isFailure(policy)) return yield* Effect.fail(policy.failure)
     const bridge = env.bridge()
     const mounted = Option.isSome(bridge) && env.tools().tools.length > 0
     const runDir = yield* Effect.acquireRelease(
@@ -182,7 +205,8 @@ export const freshRun = (env: CodexEnv) =>
       instructionsFile,
       schemaFile,
       skillFiles,
-      threadId: Option.getOrUndefined(input.sessionId)
+      threadId: Option.getOrUndefined(input.sessionId),
+      policy: policy.success
     })
     const resumed = Option.getOrUndefined(input.sessionId)
     if (resumed !== undefined && !env.seen.has(resumed)) {
@@ -190,7 +214,7 @@ export const freshRun = (env: CodexEnv) =>
       const before = yield* Effect.sync(() => Threads.recordedTotals(env.codexHome, resumed))
       if (before !== undefined) env.seen.set(resumed, before)
     }
-    const reader = Events.makeReader(input.emit)
+    const reader = Events.makeReader(input.emit, env.serverName)
     // `exec --json` says nothing when the CLI could not reach the bridge (the model then answers
     // without your tools). The CLI holds its MCP session while it runs: looked at on each event
     // until seen (a call of one of your tools says so too).
