@@ -3,7 +3,7 @@
  * `@google/gemini-cli` binary against the fake Gemini API: the `--policy` TOML parses, the denied
  * built-ins are absent from the request's `functionDeclarations`, the allowed ones present, and
  * the bridge's tools are visible in `-p` except the one the agent opted out of. And one agent's
- * settings object driving ClaudeLocal, gemini and CodexCli (compiled by `toCodexPolicy`) alike.
+ * settings object driving ClaudeLocal, gemini and CodexCli (its `toolPolicy` option) alike.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -206,7 +206,8 @@ describe("ToolPolicy.toGeminiPolicy with the real gemini binary", () => {
         expect(gemini.filter((n) => n.includes("lookup"))).toHaveLength(1)
         expect(gemini.filter((n) => n.includes("secret"))).toEqual([])
 
-        // Codex CLI, through CodexCli and the real codex binary, the same settings compiled by toCodexPolicy.
+        // Codex CLI, through CodexCli and the real codex binary: the same object as its toolPolicy
+        // (each turn compiles it with toCodexPolicy; compiled here too, to read what it decided).
         const responses = yield* FakeResponses.make(() => ({ text: "ok" }))
         const codexPolicy = ToolPolicy.toCodexPolicy(settings, { mcpServers: ["gtb"] })
         if (codexPolicy._tag === "Failure") return yield* Effect.die(codexPolicy.failure)
@@ -217,7 +218,7 @@ describe("ToolPolicy.toGeminiPolicy with the real gemini binary", () => {
           baseUrl: responses.url,
           apiKey: Redacted.make("test-key"),
           maxRetries: 0,
-          ...codexPolicy.success.cliOptions
+          toolPolicy: settings
         }).pipe(Effect.provide(NodeSubprocess.layer))
         yield* codexClient.setTools(tools)
         expect(yield* codexClient.chat("hi")).toBe("ok")
