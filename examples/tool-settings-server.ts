@@ -26,7 +26,8 @@
  *
  * Both take `&catalog=gemini` for Gemini CLI's catalog (`GeminiCliCatalog`): the same stored
  * opt-outs (a Claude Code name stands for its Gemini equivalents), the `gemini -p` flags and the
- * `--policy` file `ToolPolicy.toGeminiPolicy` makes of them.
+ * `--policy` file `ToolPolicy.toGeminiPolicy` makes of them; `&catalog=codex` for Codex CLI's
+ * (`CodexCliCatalog`) and the `codex exec` switches `ToolPolicy.toCodexPolicy` makes of them.
  *
  * A switch the session withholds carries `withheld` (the policy's English reason) and
  * `withheldText` (label, reason and how to allow it, in the asked language); its stored state is
@@ -53,6 +54,7 @@ import { fileURLToPath } from "node:url"
 import * as AgentSettingsSqlite from "../src/layers/AgentSettingsSqlite.ts"
 import * as CatalogView from "../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../src/registry/ClaudeCodeCatalog.ts"
+import * as CodexCliCatalog from "../src/registry/CodexCliCatalog.ts"
 import * as Conditions from "../src/registry/Conditions.ts"
 import * as GeminiCliCatalog from "../src/registry/GeminiCliCatalog.ts"
 import * as Registry from "../src/registry/Registry.ts"
@@ -267,10 +269,10 @@ interface Section {
 }
 
 /**
- * Which CLI's catalog the screen shows: Claude Code's, or Gemini CLI's. Both read and write the
- * agent's one list of opt-outs; on Gemini CLI a Claude Code name stands for its equivalents.
+ * Which CLI's catalog the screen shows: Claude Code's, Gemini CLI's or Codex CLI's. All read and
+ * write the agent's one list of opt-outs; on the others a Claude Code name stands for its equivalents.
  */
-export type CatalogName = "claude" | "gemini"
+export type CatalogName = "claude" | "gemini" | "codex"
 
 /** Everything the page shows for one agent in one language. */
 export interface Screen {
@@ -278,7 +280,9 @@ export interface Screen {
   readonly locale: CatalogView.Locale
   readonly catalog: CatalogName
   /** The CLI the flags are for. */
-  readonly command: "claude" | "gemini"
+  readonly command: "claude" | "gemini" | "codex"
+  /** The command line the flags follow (`claude -p`, `gemini -p`, `codex exec`). */
+  readonly invocation: ReadonlyArray<string>
   /** Gemini CLI: the `--policy` file the flags name. */
   readonly policyToml?: string
   readonly ui: Readonly<Record<string, string>>
@@ -326,13 +330,59 @@ const withheldText = (
   }
 }
 
-/** The page's words for Gemini CLI's screen: the same sentences, naming that CLI. */
-const geminiWords = (ui: Readonly<Record<string, string>>): Readonly<Record<string, string>> =>
+/** The page's words for another CLI's screen: the same sentences, naming that CLI. */
+const cliWords = (
+  ui: Readonly<Record<string, string>>,
+  name: string,
+  invocation: string
+): Readonly<Record<string, string>> =>
   Object.fromEntries(
-    Object.entries(ui).map((
-      [k, v]
-    ) => [k, v.replaceAll("Claude Code", "Gemini CLI").replaceAll("claude -p", "gemini -p")])
+    Object.entries(ui).map(([k, v]) => [k, v.replaceAll("Claude Code", name).replaceAll("claude -p", invocation)])
   )
+
+/** What another CLI's compile made of the opt-outs. */
+type Compiled =
+  | { readonly catalog: "gemini"; readonly gemini: ToolPolicy.GeminiPolicy }
+  | { readonly catalog: "codex"; readonly codex: ToolPolicy.CodexPolicy }
+
+/** The screen's CLI-specific part: which names the switches read, the words, the command line. */
+const cliOf = (compiled: Compiled | undefined, settings: AgentSettings.Settings, locale: CatalogView.Locale) => {
+  if (compiled === undefined) {
+    return {
+      agent: settings,
+      catalog: "claude" as const,
+      invocation: ["claude", "-p"],
+      ui: uiMessages[locale],
+      extra: {}
+    }
+  }
+  if (compiled.catalog === "gemini") {
+    const gemini = compiled.gemini
+    return {
+      // The switches read the opt-outs in Gemini CLI's names (Bash → run_shell_command).
+      agent: { disabledTools: GeminiCliCatalog.fromClaudeNames(settings.disabledTools) },
+      catalog: "gemini" as const,
+      invocation: ["gemini", "-p"],
+      ui: cliWords(uiMessages[locale], "Gemini CLI", "gemini -p"),
+      extra: { policyToml: gemini.policyToml },
+      flags: [
+        "--policy",
+        "policy.toml",
+        ...(gemini.allowedMcpServerNames.length === 0
+          ? []
+          : ["--allowed-mcp-server-names", gemini.allowedMcpServerNames.join(",")])
+      ]
+    }
+  }
+  return {
+    agent: { disabledTools: CodexCliCatalog.fromClaudeNames(settings.disabledTools) },
+    catalog: "codex" as const,
+    invocation: ["codex", "exec"],
+    ui: cliWords(uiMessages[locale], "Codex CLI", "codex exec"),
+    extra: {},
+    flags: compiled.codex.args
+  }
+}
 
 const screen = (
   registry: Registry.Registry,
@@ -341,13 +391,11 @@ const screen = (
   context: ToolPolicy.PolicyContext,
   session: Session,
   locale: CatalogView.Locale,
-  gemini?: ToolPolicy.GeminiPolicy
+  compiled?: Compiled
 ): Screen => {
   const conditions = context.conditions ?? {}
-  // On Gemini CLI the switches read the opt-outs in its names (Bash → run_shell_command).
-  const agent = gemini === undefined
-    ? settings
-    : { disabledTools: GeminiCliCatalog.fromClaudeNames(settings.disabledTools) }
+  const cli = cliOf(compiled, settings, locale)
+  const agent = cli.agent
   const switches = CatalogView.view(registry, agent, { locale, messages: appMessages, session: context })
   const blocked = new Set(policy.disallowedTools)
   const label = (key: string, fallback: string) => CatalogView.translate(key, locale, appMessages) ?? fallback
@@ -373,22 +421,17 @@ const screen = (
   return {
     agentId: settings.agentId,
     locale,
-    catalog: gemini === undefined ? "claude" : "gemini",
-    command: gemini === undefined ? "claude" : "gemini",
-    ...(gemini === undefined ? {} : { policyToml: gemini.policyToml }),
-    ui: gemini === undefined ? uiMessages[locale] : geminiWords(uiMessages[locale]),
+    catalog: cli.catalog,
+    command: cli.catalog,
+    invocation: cli.invocation,
+    ...cli.extra,
+    ui: cli.ui,
     sections,
     disabledTools: settings.disabledTools,
     conditions,
     session,
     policy,
-    flags: gemini === undefined ? ToolPolicy.toCliFlags(policy) : [
-      "--policy",
-      "policy.toml",
-      ...(gemini.allowedMcpServerNames.length === 0
-        ? []
-        : ["--allowed-mcp-server-names", gemini.allowedMcpServerNames.join(",")])
-    ]
+    flags: "flags" in cli ? cli.flags : ToolPolicy.toCliFlags(policy)
   }
 }
 
@@ -500,9 +543,9 @@ const locales = Object.keys(CatalogView.locales) as Array<CatalogView.Locale>
 /** `?catalog=` (`claude` when absent); another is a 400 naming both. */
 const catalogParam = Effect.gen(function*() {
   const value = (yield* HttpServerRequest.ParsedSearchParams)["catalog"] ?? "claude"
-  return value === "claude" || value === "gemini"
+  return value === "claude" || value === "gemini" || value === "codex"
     ? value as CatalogName
-    : yield* badRequest(`unknown catalog ${JSON.stringify(value)}; use claude or gemini`)
+    : yield* badRequest(`unknown catalog ${JSON.stringify(value)}; use claude, gemini or codex`)
 })
 
 /** `?locale=` (English when absent); an unknown one is a 400 naming the shipped ones. */
@@ -557,6 +600,7 @@ const page = fs.readFileSync(fileURLToPath(new URL("tool-settings-server.html", 
 const app = Effect.fnUntraced(function*(
   registry: Registry.Registry,
   geminiRegistry: Registry.Registry,
+  codexRegistry: Registry.Registry,
   conditions: Conditions.Conditions,
   session: Session,
   port: number
@@ -588,10 +632,30 @@ const app = Effect.fnUntraced(function*(
       })
     ).pipe(
       Effect.mapError((e) => badRequest(e.message)),
-      Effect.map((gemini) => screen(geminiRegistry, agent, gemini.policy, context, session, locale, gemini))
+      Effect.map((gemini) =>
+        screen(geminiRegistry, agent, gemini.policy, context, session, locale, { catalog: "gemini", gemini })
+      )
+    )
+  // Codex CLI: the same opt-outs compiled by `ToolPolicy.toCodexPolicy` for a `codex exec` run.
+  const codexScreen = (agent: AgentSettings.Settings, locale: CatalogView.Locale) =>
+    Effect.fromResult(
+      ToolPolicy.toCodexPolicy({ registry: codexRegistry, disabledTools: agent.disabledTools, conditions }, {
+        mcpServers: ["gtb"],
+        ...(session.canUseTool === true ? { canUseTool: true } : {}),
+        ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode })
+      })
+    ).pipe(
+      Effect.mapError((e) => badRequest(e.message)),
+      Effect.map((codex) =>
+        screen(codexRegistry, agent, codex.policy, context, session, locale, { catalog: "codex", codex })
+      )
     )
   const screenOf = (agent: AgentSettings.Settings, locale: CatalogView.Locale, catalog: CatalogName) =>
-    catalog === "gemini" ? geminiScreen(agent, locale) : claudeScreen(agent, locale)
+    catalog === "gemini"
+      ? geminiScreen(agent, locale)
+      : catalog === "codex"
+      ? codexScreen(agent, locale)
+      : claudeScreen(agent, locale)
 
   const router = yield* HttpRouter.make
   yield* router.add("GET", "/", HttpServerResponse.html(page))
@@ -626,12 +690,17 @@ const app = Effect.fnUntraced(function*(
       const switchId = yield* pathParam("switchId")
       // Check everything before writing, so a bad request changes nothing.
       const current = yield* settings.get(agentId)
-      const shown = catalog === "gemini" ? geminiRegistry : registry
+      const shown = catalog === "gemini" ? geminiRegistry : catalog === "codex" ? codexRegistry : registry
       const entry = CatalogView.view(shown, current).flatMap((s) => s.entries).find((e) => e.id === switchId)
       if (entry === undefined) return yield* unknownSwitch(shown, switchId)
-      // Turning a Gemini CLI tool on also drops the Claude Code opt-outs that stood for it.
-      const stored = catalog === "gemini" && enabled
-        ? yield* settings.enable(agentId, [...entry.tools, ...entry.tools.flatMap(GeminiCliCatalog.claudeNamesOf)])
+      // Turning another CLI's tool on also drops the Claude Code opt-outs that stood for it.
+      const claudeNamesOf = catalog === "gemini"
+        ? GeminiCliCatalog.claudeNamesOf
+        : catalog === "codex"
+        ? CodexCliCatalog.claudeNamesOf
+        : undefined
+      const stored = claudeNamesOf !== undefined && enabled
+        ? yield* settings.enable(agentId, [...entry.tools, ...entry.tools.flatMap(claudeNamesOf)])
         : yield* settings.toggle(agentId, entry, enabled)
       return json(yield* screenOf(stored, locale, catalog))
     }))
@@ -645,9 +714,15 @@ const app = Effect.fnUntraced(function*(
         : Effect.fail(e)
     )
   )
-  // The store checks opt-outs against both catalogs: the screens write either CLI's tool names.
+  // The store checks opt-outs against every catalog: the screens write any CLI's tool names.
   const both = yield* Registry.make(
-    [...ClaudeCodeCatalog.descriptors, ...GeminiCliCatalog.descriptors, ...notesTools],
+    [
+      ...ClaudeCodeCatalog.descriptors,
+      ...GeminiCliCatalog.descriptors,
+      // Gemini CLI's MCP-resource tools have the same names; one entry each is enough to check a name.
+      ...CodexCliCatalog.descriptors.filter((d) => !GeminiCliCatalog.registry.byName.has(d.name)),
+      ...notesTools
+    ],
     { pairGroups: ["notes"] }
   ).pipe(Effect.orDie)
   return guardLoopback(Effect.provideService(routed, AgentSettings.PolicyRegistry, both), port)
@@ -740,6 +815,9 @@ export const layer = (options: Options) =>
       const geminiRegistry = yield* GeminiCliCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(
         Effect.orDie
       )
+      const codexRegistry = yield* CodexCliCatalog.makeRegistry(notesTools, { pairGroups: ["notes"] }).pipe(
+        Effect.orDie
+      )
       const conditions = options.conditions ??
         (yield* Conditions.detectConditions({ cwd: process.cwd() }).pipe(Effect.provide(NodeServices.layer)))
       const settings = yield* AgentSettings.AgentSettings
@@ -747,7 +825,9 @@ export const layer = (options: Options) =>
       // Already listening here: the Host check needs the port a `port: 0` server got.
       const address = (yield* HttpServer.HttpServer).address
       const port = NetAddress.isInetAddress(address) ? address.port : -1
-      yield* HttpServer.serveEffect(yield* app(registry, geminiRegistry, conditions, options.session ?? {}, port))
+      yield* HttpServer.serveEffect(
+        yield* app(registry, geminiRegistry, codexRegistry, conditions, options.session ?? {}, port)
+      )
       // Added after serving, so it runs before the server's own finalizer waits for the close.
       yield* Effect.addFinalizer(() => Effect.sync(unused.destroy))
     })).pipe(Layer.provideMerge(NodeHttpServer.layer(() => server, { host: "127.0.0.1", port: options.port ?? 0 })))

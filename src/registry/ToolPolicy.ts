@@ -16,6 +16,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as Headless from "../internal/policy/headlessTools.ts"
 import type * as Registry from "./Registry.ts"
 import { SdkToolNamePattern } from "./ToolDescriptor.ts"
+import * as CodexPolicy from "./toolPolicy/codexPolicy.ts"
 import * as GeminiPolicy from "./toolPolicy/geminiPolicy.ts"
 import { alwaysOn, unknownName, wildcardReport } from "./toolPolicy/ignored.ts"
 import {
@@ -39,6 +40,14 @@ export {
   toCliFlags
 } from "./toolPolicy/cliFlags.ts"
 export type { ArgvBounds, BoundedPolicy } from "./toolPolicy/cliFlags.ts"
+export { CodexPolicyError } from "./toolPolicy/codexPolicy.ts"
+export type {
+  CodexIgnored,
+  CodexMcpServerPolicy,
+  CodexPolicy,
+  CodexPolicyInput,
+  CodexSession
+} from "./toolPolicy/codexPolicy.ts"
 export { GeminiPolicyError, InvalidSettings, StrictRefusal, toToml } from "./toolPolicy/geminiPolicy.ts"
 export type {
   GeminiIgnored,
@@ -566,3 +575,45 @@ export const toGeminiPolicy = (
   session: GeminiPolicy.GeminiSession = {}
 ): Result.Result<GeminiPolicy.GeminiPolicy, GeminiPolicy.GeminiPolicyError> =>
   GeminiPolicy.compile(input, session, resolveToolPolicyUnknown)
+
+/**
+ * Compiles the policy for Codex CLI: each built-in the policy blocks is taken out of the request
+ * by its switch (`--disable shell_tool unified_exec`, `--disable view_image`, `-c
+ * web_search="disabled"`, …; features that bring tools from outside the catalog — connectors,
+ * plugins, image generation — are always off), `apply_patch`, which no switch removes, is refused
+ * by the `read-only` sandbox, and the MCP servers get `enabled_tools`/`disabled_tools` and
+ * approval modes so the allowed tools run under `codex exec` (whose approval policy is `never`).
+ *
+ * **Details**
+ *
+ * The same rules as the Claude and Gemini compiles (pair groups, conditions, tools that ask
+ * withheld on headless runs unless `allowedTools`, `permissionMode` or `canUseTool` lets them
+ * run); `ignored` as there, with the entries as written, plus `inexpressible`: a partial wildcard
+ * over a mounted server (`disabled_tools` lists names), a blocked built-in no switch removes.
+ *
+ * **Gotchas**
+ *
+ * Codex has no "deny everything else": a built-in a newer CLI adds is on until the catalog knows
+ * it (`CodexDriftGuard` says when).
+ *
+ * **Example** (One agent's settings for Codex CLI)
+ *
+ * ```ts
+ * import { Result } from "effect"
+ * import { ToolPolicy } from "effect-chat-bridge"
+ *
+ * const codex = ToolPolicy.toCodexPolicy({ disabledTools: ["Bash", "mcp__gtb__delete_row"] }, { mcpServers: ["gtb"] })
+ * if (Result.isSuccess(codex)) {
+ *   console.log(codex.success.args) // ["--disable", "shell_tool", …, "-c", "web_search=\"disabled\"", …]
+ *   console.log(codex.success.mcpServers) // { gtb: { disabled_tools: ["delete_row"], default_tools_approval_mode: "approve" } }
+ * }
+ * ```
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const toCodexPolicy = (
+  input: CodexPolicy.CodexPolicyInput,
+  session: CodexPolicy.CodexSession = {}
+): Result.Result<CodexPolicy.CodexPolicy, CodexPolicy.CodexPolicyError> =>
+  CodexPolicy.compile(input, session, resolveToolPolicyUnknown)

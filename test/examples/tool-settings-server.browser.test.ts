@@ -610,6 +610,54 @@ describe("examples/tool-settings-server.ts in headless Chromium", () => {
     180_000
   )
 
+  it(
+    "switches to Codex CLI's catalog: the same opt-outs, its switches, the codex exec flags and the copied command",
+    async () => {
+      await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
+      const page = await openAgent("three-clis")
+      const errors: Array<string> = []
+      page.on("pageerror", (e) => errors.push(e.message))
+      // On Claude Code's screen: Read off.
+      await toggle(page, "Read").click()
+      await page.locator("#disabled-tools", { hasText: "Read" }).waitFor()
+
+      await page.locator("#cli").selectOption("codex")
+      await page.waitForURL(/[?&]catalog=codex/)
+      await toggle(page, "view_image").waitFor()
+      expect(await page.locator("#flags-label").textContent()).toBe("codex exec flags for this agent")
+      // Read stands for Codex CLI's image viewer; the shell and the patch tool stay on.
+      expect(await toggle(page, "view_image").isChecked()).toBe(false)
+      expect(await toggle(page, "group:bash").isChecked()).toBe(true)
+      expect(await toggle(page, "apply_patch").isChecked()).toBe(true)
+      expect(await row(page, "view_image").locator(".label").textContent()).toBe("View images")
+      expect(await page.locator("[data-tool=spawn_agent] .note").textContent()).toBe("managed by Codex CLI")
+      const flags = page.locator("#flags")
+      expect(await flags.textContent()).toContain("--disable view_image")
+      expect(await flags.textContent()).toContain("-c web_search=\"disabled\"")
+      expect(await page.locator("#policy-toml").isHidden()).toBe(true)
+
+      // A flip here writes Codex CLI's name, and the switches follow: no patch tool, a read-only sandbox.
+      await toggle(page, "apply_patch").click()
+      await page.locator("#disabled-tools", { hasText: "apply_patch" }).waitFor()
+      expect(await page.locator("#disabled-tools").textContent()).toBe("Read\napply_patch")
+      expect(await flags.textContent()).toContain("-c sandbox_mode=\"read-only\"")
+
+      // The choice survives a reload, and the copy is a codex exec command a shell takes as it is.
+      await page.reload()
+      await page.locator("body[data-ready=true]").waitFor()
+      expect(await page.locator("#cli").inputValue()).toBe("codex")
+      expect(await toggle(page, "apply_patch").isChecked()).toBe(false)
+      await page.locator("#copy").click()
+      await page.locator("#copy", { hasText: "Copied" }).waitFor()
+      const copied = await page.evaluate(() => navigator.clipboard.readText())
+      expect(copied).toMatch(/^codex exec --disable apps /)
+      expect(copied).toContain(" -c 'sandbox_mode=\"read-only\"'")
+      expect(errors).toEqual([])
+      await page.close()
+    },
+    180_000
+  )
+
   it("copies the flags as a claude -p command a shell takes as it is", async () => {
     await browser!.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server!.url })
     const page = await openAgent("copier")

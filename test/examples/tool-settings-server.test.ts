@@ -370,9 +370,44 @@ describe("examples/tool-settings-server.ts shutdown", () => {
     expect((off.json as Screen).disabledTools).toEqual(["glob"])
     expect((off.json as Screen).policyToml).toMatch(/"glob"[^\n]*\ndecision = "deny"/)
 
-    const bad = await send(server.url, "GET", `/api/agents/${agentId}?catalog=codex`)
+    const bad = await send(server.url, "GET", `/api/agents/${agentId}?catalog=copilot`)
     expect(bad.status).toBe(400)
-    expect(bad.json).toEqual({ error: "unknown catalog \"codex\"; use claude or gemini" })
+    expect(bad.json).toEqual({ error: "unknown catalog \"copilot\"; use claude, gemini or codex" })
+  })
+
+  it("?catalog=codex: Codex CLI's switches from the same opt-outs, the codex exec switches, and a flip that writes them", async () => {
+    const agentId = "codex-api"
+    expect((await send(server.url, "POST", "/api/agents", { agentId })).status).toBe(201)
+    // Stored from Claude Code's screen: Read off, which on Codex CLI is view_image.
+    expect((await send(server.url, "PUT", `/api/agents/${agentId}/switches/Read?locale=en`, { enabled: false })).status)
+      .toBe(200)
+    const reply = await send(server.url, "GET", `/api/agents/${agentId}?locale=zh-CN&catalog=codex`)
+    expect(reply.status, reply.text).toBe(200)
+    const screen = reply.json as Screen
+    expect(screen).toMatchObject({ catalog: "codex", command: "codex", invocation: ["codex", "exec"] })
+    expect(switchOf(screen, "view_image")).toMatchObject({ label: "查看图片", enabled: false })
+    expect(switchOf(screen, "apply_patch")).toMatchObject({ enabled: true })
+    expect(fixedOf(screen, "web_search")).toMatchObject({ exposure: "disabled", on: false })
+    expect(fixedOf(screen, "request_user_input")).toMatchObject({ exposure: "internal", on: true })
+    const pairs = (flags: ReadonlyArray<string>) => flags.flatMap((f, i) => i % 2 === 0 ? [`${f} ${flags[i + 1]}`] : [])
+    expect(pairs(screen.flags)).toEqual(
+      expect.arrayContaining(["--disable view_image", "--disable apps", "-c web_search=\"disabled\""])
+    )
+    expect(screen.policyToml).toBeUndefined()
+
+    // A flip on Codex CLI's screen: the Claude Code opt-out that stood for view_image goes too.
+    const flip = await send(server.url, "PUT", `/api/agents/${agentId}/switches/view_image?locale=en&catalog=codex`, {
+      enabled: true
+    })
+    expect(flip.status, flip.text).toBe(200)
+    expect((flip.json as Screen).disabledTools).toEqual([])
+    expect(pairs((flip.json as Screen).flags)).not.toContain("--disable view_image")
+    const off = await send(server.url, "PUT", `/api/agents/${agentId}/switches/apply_patch?locale=en&catalog=codex`, {
+      enabled: false
+    })
+    expect(off.status, off.text).toBe(200)
+    expect((off.json as Screen).disabledTools).toEqual(["apply_patch"])
+    expect(pairs((off.json as Screen).flags)).toContain("-c sandbox_mode=\"read-only\"")
   })
 
   it("closes a connection that never carried a request, instead of waiting for it", async () => {

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url"
 import ts from "typescript"
 import * as CatalogView from "../../src/registry/CatalogView.ts"
 import * as ClaudeCodeCatalog from "../../src/registry/ClaudeCodeCatalog.ts"
+import * as CodexCliCatalog from "../../src/registry/CodexCliCatalog.ts"
 import * as GeminiCliCatalog from "../../src/registry/GeminiCliCatalog.ts"
 import * as Registry from "../../src/registry/Registry.ts"
 import { categoryOrder } from "../../src/registry/ToolDescriptor.ts"
@@ -79,7 +80,8 @@ describe("i18n completeness", () => {
   const expectedKeys = [
     ...categoryOrder.map((c) => `category.${c}`),
     ...registry.descriptors.flatMap((d) => [d.labelKey, d.descriptionKey]),
-    ...GeminiCliCatalog.registry.descriptors.flatMap((d) => [d.labelKey, d.descriptionKey])
+    ...GeminiCliCatalog.registry.descriptors.flatMap((d) => [d.labelKey, d.descriptionKey]),
+    ...CodexCliCatalog.registry.descriptors.flatMap((d) => [d.labelKey, d.descriptionKey])
   ]
 
   it("descriptor keys are distinct", () => {
@@ -118,7 +120,11 @@ describe("i18n completeness", () => {
   })
 
   it("every reason of the catalog is translated into both Chinese locales; a reason without one stays English", () => {
-    const all = [...registry.descriptors, ...GeminiCliCatalog.registry.descriptors]
+    const all = [
+      ...registry.descriptors,
+      ...GeminiCliCatalog.registry.descriptors,
+      ...CodexCliCatalog.registry.descriptors
+    ]
     for (const d of all.filter((d) => d.reason !== undefined)) {
       expect(CatalogView.reasonOf(d, "en"), d.name).toEqual({ text: d.reason, locale: "en" })
       for (const locale of ["zh-CN", "zh-TW"] as const) {

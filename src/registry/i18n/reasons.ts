@@ -48,7 +48,19 @@ export const zhCN: Readonly<Record<string, string>> = {
   "records the conversation's topic for the CLI's context; no side effects": "为 CLI 的上下文记录对话主题；无副作用",
   "the CLI's task tracker (an experimental feature); session-local planning state":
     "CLI 的任务跟踪器（实验性功能）；仅限本会话的计划状态",
-  "reads Gemini CLI's own bundled docs; read-only": "读取 Gemini CLI 自带的文档；只读"
+  "reads Gemini CLI's own bundled docs; read-only": "读取 Gemini CLI 自带的文档；只读",
+  "subagents are how Codex splits work": "Codex 通过子智能体拆分工作",
+  "the thread's goal, kept by the CLI; session-local, no side effects": "由 CLI 保存的对话目标；仅限本会话，无副作用",
+  "no Codex 0.171.0 switch removes it; in `codex exec` nobody can answer it":
+    "Codex 0.171.0 没有开关能移除它；在 `codex exec` 中没有人能回答它",
+  "asks the user for wider sandbox permissions; an experimental feature only an interactive client answers":
+    "向用户请求更宽的沙箱权限；实验性功能，只有交互式客户端能回答",
+  "messages the user in the middle of a turn; an experimental feature, the app gets the final answer":
+    "在轮次进行中给用户发消息；实验性功能，应用只接收最终答案",
+  "finds the MCP tools a model defers; blocking it hides MCP tools":
+    "查找模型延迟加载的 MCP 工具；禁用它会隐藏 MCP 工具",
+  "writes to a running exec_command session; goes with exec_command":
+    "向正在运行的 exec_command 会话写入；与 exec_command 一起"
 }
 
 /** Traditional Chinese (Taiwan). */
@@ -90,5 +102,18 @@ export const zhTW: Readonly<Record<string, string>> = {
   "records the conversation's topic for the CLI's context; no side effects": "為 CLI 的情境記錄對話主題；無副作用",
   "the CLI's task tracker (an experimental feature); session-local planning state":
     "CLI 的工作追蹤器（實驗性功能）；僅限本工作階段的規劃狀態",
-  "reads Gemini CLI's own bundled docs; read-only": "讀取 Gemini CLI 內附的文件；唯讀"
+  "reads Gemini CLI's own bundled docs; read-only": "讀取 Gemini CLI 內附的文件；唯讀",
+  "subagents are how Codex splits work": "Codex 透過子代理拆分工作",
+  "the thread's goal, kept by the CLI; session-local, no side effects":
+    "由 CLI 保存的對話目標；僅限本工作階段，無副作用",
+  "no Codex 0.171.0 switch removes it; in `codex exec` nobody can answer it":
+    "Codex 0.171.0 沒有開關能移除它；在 `codex exec` 中沒有人能回答它",
+  "asks the user for wider sandbox permissions; an experimental feature only an interactive client answers":
+    "向使用者請求更寬的沙箱權限；實驗性功能，只有互動式用戶端能回答",
+  "messages the user in the middle of a turn; an experimental feature, the app gets the final answer":
+    "在回合進行中傳訊息給使用者；實驗性功能，應用程式只接收最終答案",
+  "finds the MCP tools a model defers; blocking it hides MCP tools":
+    "尋找模型延後載入的 MCP 工具；停用它會隱藏 MCP 工具",
+  "writes to a running exec_command session; goes with exec_command":
+    "向執行中的 exec_command 工作階段寫入；與 exec_command 一起"
 }
