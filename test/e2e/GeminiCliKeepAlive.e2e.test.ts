@@ -1,7 +1,7 @@
 /**
  * GeminiCli with `keepAlive` on the real `gemini` binary against the library's fake Gemini API:
  * turns share one `gemini --acp` (one ACP session, a `session/prompt` each), a later turn calls an
- * in-process tool on that process, a killed process is replaced by the next turn (which loads
+ * in-process tool on that process, an interrupted turn is cancelled and the process kept, a killed process is replaced by the next turn (which loads
  * the session, history included), and nothing is left once the scope closes.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -29,6 +29,7 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (Fake.lastUserText(req).includes("Please add") && tool !== undefined) {
     return { functionCalls: [{ name: tool.name, args: { a: 2, b: 3 } }] }
   }
+  if (Fake.lastUserText(req).includes("Take your time")) return { text: "late", delayMs: 30_000 }
   return { text: "ok" }
 }
 
@@ -85,12 +86,19 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         expect(calls).toBe(1)
         expect(geminiIn(cwd)).toEqual(first)
         expect(history(api)).toContain("Say hello")
+        // Each prompt's usage is its own (three model requests of 10 + 5 tokens), not the session's so far.
         const usage = yield* client.usage
-        expect(usage.outputTokens).toBeGreaterThan(0)
+        expect([usage.inputTokens, usage.outputTokens]).toEqual([30, 15])
 
         // Streaming on the kept process.
         const events = Array.from(yield* Stream.runCollect(client.chatStream("stream this")))
         expect(events.flatMap((e) => (e._tag === "TextDelta" ? [e.text] : [])).join("")).toBe("ok")
+        expect(geminiIn(cwd)).toEqual(first)
+
+        // An interrupted turn is cancelled over ACP (`session/cancel`): the process stays.
+        const slow = yield* Effect.exit(client.chat("Take your time").pipe(Effect.timeout("2 seconds")))
+        expect(Exit.isFailure(slow)).toBe(true)
+        expect(yield* client.chat("Still there?")).toBe("ok")
         expect(geminiIn(cwd)).toEqual(first)
 
         // Killed while idle: the next turn answers on a new process that loaded the session.
