@@ -197,7 +197,7 @@ const main = Effect.gen(function*() {
   yield* kept.setTools([add])
   yield* fresh.setTools([add])
   const turn = (client: GeminiCli.GeminiCliClient) => () =>
-    Effect.runPromise(Effect.orDie(client.chat("What is 2 + 3?")))
+    Effect.runPromise(Effect.asVoid(Effect.orDie(client.chat("What is 2 + 3?"))))
   yield* Effect.promise(() =>
     compareSlow("keepAlive later tool turn vs a fresh CLI per turn", turn(kept), turn(fresh), 5)
   )
