@@ -29,7 +29,8 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (Fake.lastUserText(req).includes("Please add") && tool !== undefined) {
     return { functionCalls: [{ name: tool.name, args: { a: 2, b: 3 } }] }
   }
-  if (Fake.lastUserText(req).includes("Take your time")) return { text: "late", delayMs: 30_000 }
+  // Streams its first chunk, then nothing: only a cancel (or the end of the process) ends it.
+  if (Fake.lastUserText(req).includes("Take your time")) return { text: "late answer", breakMidway: "hang" }
   return { text: "ok" }
 }
 
@@ -98,6 +99,10 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         // An interrupted turn is cancelled over ACP (`session/cancel`): the process stays.
         const slow = yield* Effect.exit(client.chat("Take your time").pipe(Effect.timeout("2 seconds")))
         expect(Exit.isFailure(slow)).toBe(true)
+        // The cancel reached the CLI, which aborted its model request (before any other turn).
+        const hung = api.requests.findIndex((r) => Fake.lastUserText(r).includes("Take your time"))
+        for (let i = 0; i < 40 && !api.abandoned.includes(hung); i++) yield* Effect.sleep("50 millis")
+        expect(api.abandoned).toContain(hung)
         expect(yield* client.chat("Still there?")).toBe("ok")
         expect(geminiIn(cwd)).toEqual(first)
 

@@ -239,8 +239,11 @@ export const start = Effect.fnUntraced(function*<E>(params: {
 
   const settle = (within: Duration.Input) =>
     Effect.suspend(() => {
+      // The prompt's answer, unless it came: an interrupted fiber leaves the prompt running in the CLI.
       const answer = open
-      if (answer === undefined || ended !== undefined) return Effect.succeed(ended === undefined)
+      if (answer === undefined || Deferred.isDoneUnsafe(answer) || ended !== undefined) {
+        return Effect.succeed(ended === undefined)
+      }
       return send(`${JSON.stringify({ jsonrpc: "2.0", method: "session/cancel", params: { sessionId } })}\n`).pipe(
         Effect.andThen(Deferred.await(answer)),
         Effect.as(true),
@@ -255,7 +258,7 @@ export const start = Effect.fnUntraced(function*<E>(params: {
     key: params.key,
     sessionId,
     alive: () => ended === undefined,
-    prompt: (blocks, emit) => aroundTurn(Effect.ensuring(prompt(blocks, emit), Effect.sync(() => (open = undefined)))),
+    prompt: (blocks, emit) => aroundTurn(prompt(blocks, emit)),
     settle,
     close
   }
