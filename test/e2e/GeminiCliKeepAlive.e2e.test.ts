@@ -2,11 +2,13 @@
  * GeminiCli with `keepAlive` on the real `gemini` binary against the library's fake Gemini API:
  * turns share one `gemini --acp` (one ACP session, a `session/prompt` each), a later turn calls an
  * in-process tool on that process, an interrupted turn is cancelled and the process kept, a killed process is replaced by the next turn (which loads
- * the session, history included), and nothing is left once the scope closes.
+ * the session, history included), a client closed right after an answer leaves a session a new
+ * client resumes with that answer, and nothing is left once the scopes close.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -70,12 +72,14 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         })
         const scope = yield* Scope.make()
         yield* Effect.addFinalizer(() => Scope.close(scope, Exit.void))
-        const client = yield* GeminiCli.make({
+        const options: GeminiCli.Options = {
           binary,
           cwd,
+          home: join(box, "home"),
           keepAlive: true,
           env: { GOOGLE_GEMINI_BASE_URL: api.url, GEMINI_API_KEY: "test-key" }
-        }).pipe(Scope.provide(scope), Effect.provide(NodeSubprocess.layer))
+        }
+        const client = yield* GeminiCli.make(options).pipe(Scope.provide(scope), Effect.provide(NodeSubprocess.layer))
         yield* client.setTools([add])
 
         expect(yield* client.chat("Say hello")).toBe("ok")
@@ -121,7 +125,20 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         expect(calls).toBe(2)
         expect(geminiIn(cwd)).toEqual(second)
 
+        const session = Option.getOrThrow(yield* client.sessionId)
         yield* Scope.close(scope, Exit.void)
+        expect(geminiIn(cwd)).toEqual([])
+
+        // Closed right after its answer, the kept CLI still wrote it: a new client resumes with it.
+        const again = yield* Scope.make()
+        yield* Effect.addFinalizer(() => Scope.close(again, Exit.void))
+        const resumed = yield* GeminiCli.make({ ...options, resume: session }).pipe(
+          Scope.provide(again),
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(yield* resumed.chat("Resumed?")).toBe("ok")
+        expect(history(api)).toContain("Please add 2 and 3 again")
+        yield* Scope.close(again, Exit.void)
         expect(geminiIn(cwd)).toEqual([])
         const dirsAfter = readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
         expect(dirsAfter.filter((name) => !dirsBefore.includes(name) && name !== box.split("/").at(-1))).toEqual([])
