@@ -1,9 +1,10 @@
 /**
  * GeminiCli with `keepAlive` on the real `gemini` binary against the library's fake Gemini API:
  * turns share one `gemini --acp` (one ACP session, a `session/prompt` each), a later turn calls an
- * in-process tool on that process, an interrupted turn is cancelled and the process kept, a killed process is replaced by the next turn (which loads
- * the session, history included), a client closed right after an answer leaves a session a new
- * client resumes with that answer, and nothing is left once the scopes close.
+ * in-process tool on that process, an interrupted turn is cancelled and the process kept, a killed
+ * process is replaced by the next turn (which loads the session, history included), a client
+ * closed right after an answer leaves a session a new client resumes with that answer, a new tool
+ * set gets a new process on the same session, and nothing is left once the scopes close.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -138,6 +139,13 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         )
         expect(yield* resumed.chat("Resumed?")).toBe("ok")
         expect(history(api)).toContain("Please add 2 and 3 again")
+        // The CLI lists a server's tools when it connects: a new tool set gets a new process.
+        const before = geminiIn(cwd)
+        yield* resumed.setTools([add])
+        expect(yield* resumed.chat("Please add 2 and 3 once more")).toContain("5")
+        expect(calls).toBe(3)
+        expect(geminiIn(cwd).some((p) => before.some((b) => b.pid === p.pid))).toBe(false)
+        expect(history(api)).toContain("Resumed?")
         yield* Scope.close(again, Exit.void)
         expect(geminiIn(cwd)).toEqual([])
         const dirsAfter = readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
