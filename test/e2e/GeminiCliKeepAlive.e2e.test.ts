@@ -55,7 +55,7 @@ const history = (api: Fake.FakeGemini) => JSON.stringify(api.generateRequests().
 
 describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
   it.live(
-    "turns share one process, a killed one is replaced with the history, nothing is left after close",
+    "turns share one process; a cancelled turn keeps it, a killed one or a new tool set replaces it with the history; nothing left after close",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
