@@ -2,6 +2,7 @@
  * Google's Gemini CLI (`@google/gemini-cli`) as a ChatClient. Each turn runs a fresh
  * `gemini --acp` (the Agent Client Protocol over stdio) and sends the prompt as text content
  * blocks, which the CLI passes to the model verbatim; conversations continue with `session/load`.
+ * With `keepAlive` one `gemini --acp` serves the client's turns, one `session/prompt` each.
  * Your in-process tools reach the CLI through the same loopback MCP bridge as `ClaudeLocal`'s,
  * started on the first non-empty `setTools`; each run gets a bearer of its own, sent in the ACP
  * `session/new` request on stdin (never argv, environment or a file), and a `--policy` file that
@@ -35,6 +36,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
+import * as Live from "../internal/geminiCli/live.ts"
 import type { Options } from "../internal/geminiCli/options.ts"
 import * as Run from "../internal/geminiCli/run.ts"
 import { ChatClient, type ChatClientService, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
@@ -151,7 +153,7 @@ export const make: (
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model ?? Run.DefaultModel,
-      run: Run.freshRun(env),
+      run: options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env),
       setTools,
       resume: options.resume,
       transcripts: noTranscripts

@@ -1,14 +1,60 @@
 /**
  * GeminiCli's pure parts: the `--policy` file it writes, which prompt text ACP would run as a
- * command, and what each exit code of Gemini CLI tells the caller.
+ * command, what each exit code of Gemini CLI tells the caller, and what keys a kept-alive process.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
 import { guardedContent, mcpContent } from "../../src/internal/agentCli/mediaMcp.ts"
+import type { RunInput } from "../../src/internal/claude/session.ts"
 import * as Policy from "../../src/internal/geminiCli/policy.ts"
 import * as Run from "../../src/internal/geminiCli/run.ts"
+import { Usage } from "../../src/services/ChatClient.ts"
+import type { SubprocessService } from "../../src/services/Subprocess.ts"
+import * as Tool from "../../src/services/Tool.ts"
+
+const tool = (name: string, description = "A tool") =>
+  Tool.make(name, { description, parameters: { a: Schema.Number }, handler: ({ a }) => Effect.succeed(a) })
+
+/** A client's environment with `tools` set (no bridge: the plan only reads the tool list). */
+const envWith = (tools: ReadonlyArray<Tool.Tool>): Run.GeminiEnv => ({
+  options: {},
+  subprocess: {} as SubprocessService,
+  serverName: "gtb",
+  dir: "/nonexistent",
+  home: "/nonexistent/home",
+  cwd: "/nonexistent/work",
+  bridge: () => Option.none(),
+  tools: () => ({ tools, byName: new Map(tools.map((t) => [t.name, t])) })
+})
+
+const input = (prompt: string): RunInput => ({
+  prompt,
+  responseFormat: undefined,
+  sessionId: Option.none(),
+  fork: false,
+  emit: undefined,
+  budgetUsd: undefined,
+  recordResult: () => Effect.succeed(Usage.empty)
+})
 
 describe("GeminiCli internals", () => {
+  it.effect("keys a kept-alive process by its tool set: the same tools reuse it, any change replaces it", () =>
+    Effect.gen(function*() {
+      const key = (tools: ReadonlyArray<Tool.Tool>) =>
+        Effect.map(Run.planTurn(envWith(tools), input("hi")), (plan) => plan.key)
+      const base = yield* key([tool("add")])
+      expect(yield* key([tool("add")])).toBe(base)
+      expect(yield* key([tool("add"), tool("mul")])).not.toBe(base)
+      expect(yield* key([tool("add", "Adds, differently")])).not.toBe(base)
+      expect(yield* key([])).not.toBe(base)
+      // A prompt ACP would run as a command is refused before any process is chosen.
+      const refused = yield* Effect.flip(Run.planTurn(envWith([tool("add")]), input("/memory show")))
+      expect(refused._tag === "ProviderError" && refused.reason._tag).toBe("NotSupportedError")
+    }))
+
   it("compiles toolPolicy into the policy file and the mounted servers, the app's tools kept", () => {
     const planned = Run.runPolicy(
       { toolPolicy: { disabledTools: ["read_file"] }, policyRules: [{ toolName: "glob", decision: "deny" }] },

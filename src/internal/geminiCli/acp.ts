@@ -54,11 +54,11 @@ export interface AcpOutcome {
   readonly activity: ReadonlyArray<AgentToolStart | AgentToolEnd>
 }
 
-type Json = Record<string, unknown>
+export type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null
+export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null
 
-const parse = (line: string): Json | undefined => {
+export const parse = (line: string): Json | undefined => {
   try {
     const value: unknown = JSON.parse(line)
     return isObject(value) ? value : undefined
@@ -67,18 +67,36 @@ const parse = (line: string): Json | undefined => {
   }
 }
 
-const rpc = (id: number, method: string, params: unknown) =>
+/** The `session/prompt` request's params: the prompt as text blocks, which reach the model verbatim. */
+export const promptParams = (sessionId: string, blocks: ReadonlyArray<string>) => ({
+  sessionId,
+  prompt: blocks.map((block) => ({ type: "text", text: block }))
+})
+
+/** After `session/load`: the command list the CLI schedules behind the history's replay. */
+export const isReplayEnd = (update: Json): boolean => update["sessionUpdate"] === "available_commands_update"
+
+export const rpc = (id: number, method: string, params: unknown) =>
   `${JSON.stringify({ jsonrpc: "2.0", id, method, params })}\n`
 
-const reply = (id: unknown, body: { readonly result: unknown } | { readonly error: unknown }) =>
+export const reply = (id: unknown, body: { readonly result: unknown } | { readonly error: unknown }) =>
   `${JSON.stringify({ jsonrpc: "2.0", id, ...body })}\n`
+
+/** A JSON-RPC error answer to `method`, as an `AcpFailure`. */
+export const failureOf = (method: string, error: Json): AcpFailure => ({
+  _tag: "AcpFailure",
+  method,
+  code: typeof error["code"] === "number" ? error["code"] : undefined,
+  message: String(error["message"] ?? "error") +
+    (isObject(error["data"]) || typeof error["data"] === "string" ? `: ${JSON.stringify(error["data"])}` : "")
+})
 
 /**
  * A permission request: the turn has no one to ask, so it is refused. The application's own
  * tools never ask (the run's `--policy` file allows them); the CLI's tools that need a
  * confirmation are refused, as `-p` refuses them.
  */
-const refusal = (params: unknown) => {
+export const refusal = (params: unknown) => {
   const options = isObject(params) && Array.isArray(params["options"]) ? params["options"] : []
   const reject = options.find((o): o is Json => isObject(o) && String(o["kind"]).startsWith("reject"))
   return reject === undefined
@@ -99,45 +117,20 @@ const usageOf = (result: unknown) => {
 }
 
 /**
- * The turn's state machine: each stdout line may answer a request (then the next request is
- * sent), report progress (`session/update`), or ask the client something (`session/request_permission`).
+ * Reads one prompt's `session/update` notifications: the answer's text chunks, and the CLI's tool
+ * calls as `AgentToolStart`/`AgentToolEnd`, each reported to `emit` as it arrives.
  */
-const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>, finish: Effect.Effect<void>) => {
-  const requests = new Map<number, string>()
-  let nextId = 0
-  let sessionId = turn.sessionId
-  let prompting = false
-  let loaded = false
+export const makeUpdateReader = (emit: Emit | undefined) => {
   let text = ""
-  let outcome: AcpOutcome | undefined
   const activity: Array<AgentToolStart | AgentToolEnd> = []
   const titles = new Map<string, string>()
-
-  const request = (method: string, params: unknown) => {
-    const id = ++nextId
-    requests.set(id, method)
-    return send(rpc(id, method, params))
-  }
-  const emit = (event: ChatEvent) => (turn.emit === undefined ? Effect.void : turn.emit(event))
-  const start = request("initialize", { protocolVersion: 1, clientCapabilities: {} })
-
-  const prompt = () => {
-    prompting = true
-    return request("session/prompt", {
-      sessionId,
-      prompt: turn.blocks.map((block) => ({ type: "text", text: block }))
-    })
-  }
-
-  const onUpdate = (update: Json) => {
+  const report = (event: ChatEvent) => (emit === undefined ? Effect.void : emit(event))
+  const onUpdate = (update: Json): Effect.Effect<void> => {
     const kind = update["sessionUpdate"]
-    // `session/load` replays the session's history as updates, without a marker, after its
-    // response; the command list it schedules behind the replay says the replay is over.
-    if (!prompting) return loaded && kind === "available_commands_update" ? prompt() : Effect.void
     if (kind === "agent_message_chunk" && isObject(update["content"])) {
       const delta = String(update["content"]["text"] ?? "")
       text += delta
-      return delta === "" ? Effect.void : emit(new TextDelta({ text: delta }))
+      return delta === "" ? Effect.void : report(new TextDelta({ text: delta }))
     }
     const id = String(update["toolCallId"] ?? "")
     if (kind === "tool_call") {
@@ -145,7 +138,7 @@ const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>
       titles.set(id, name)
       const event = new AgentToolStart({ id, name, input: update["rawInput"] ?? {} })
       activity.push(event)
-      return emit(event)
+      return report(event)
     }
     if (kind === "tool_call_update" && (update["status"] === "completed" || update["status"] === "failed")) {
       const event = new AgentToolEnd({
@@ -155,9 +148,48 @@ const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>
         isError: update["status"] === "failed"
       })
       activity.push(event)
-      return emit(event)
+      return report(event)
     }
     return Effect.void
+  }
+  /** The prompt's outcome from its `session/prompt` result. */
+  const outcome = (sessionId: string, result: unknown): AcpOutcome => {
+    const stopReason = isObject(result) && typeof result["stopReason"] === "string" ? result["stopReason"] : undefined
+    return { sessionId, text, stopReason, ...usageOf(result), activity }
+  }
+  return { onUpdate, outcome }
+}
+
+/**
+ * The turn's state machine: each stdout line may answer a request (then the next request is
+ * sent), report progress (`session/update`), or ask the client something (`session/request_permission`).
+ */
+const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>, finish: Effect.Effect<void>) => {
+  const requests = new Map<number, string>()
+  let nextId = 0
+  let sessionId = turn.sessionId
+  let prompting = false
+  let loaded = false
+  let outcome: AcpOutcome | undefined
+  const reader = makeUpdateReader(turn.emit)
+
+  const request = (method: string, params: unknown) => {
+    const id = ++nextId
+    requests.set(id, method)
+    return send(rpc(id, method, params))
+  }
+  const start = request("initialize", { protocolVersion: 1, clientCapabilities: {} })
+
+  const prompt = () => {
+    prompting = true
+    return request("session/prompt", promptParams(sessionId ?? "", turn.blocks))
+  }
+
+  const onUpdate = (update: Json) => {
+    // `session/load` replays the session's history as updates, without a marker, after its
+    // response; the command list it schedules behind the replay says the replay is over.
+    if (!prompting) return loaded && isReplayEnd(update) ? prompt() : Effect.void
+    return reader.onUpdate(update)
   }
 
   const onResponse = (method: string, result: unknown): Effect.Effect<void> => {
@@ -176,8 +208,7 @@ const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>
       return Effect.void
     }
     if (method === "session/prompt") {
-      const stopReason = isObject(result) && typeof result["stopReason"] === "string" ? result["stopReason"] : undefined
-      outcome = { sessionId: sessionId ?? "", text, stopReason, ...usageOf(result), activity }
+      outcome = reader.outcome(sessionId ?? "", result)
       return finish
     }
     return Effect.void
@@ -201,15 +232,7 @@ const makeProtocol = (turn: AcpTurn, send: (line: string) => Effect.Effect<void>
     const asked = requests.get(Number(message["id"]))
     if (asked === undefined) return Effect.void
     const error = message["error"]
-    if (isObject(error)) {
-      return Effect.fail({
-        _tag: "AcpFailure",
-        method: asked,
-        code: typeof error["code"] === "number" ? error["code"] : undefined,
-        message: String(error["message"] ?? "error") +
-          (isObject(error["data"]) || typeof error["data"] === "string" ? `: ${JSON.stringify(error["data"])}` : "")
-      })
-    }
+    if (isObject(error)) return Effect.fail(failureOf(asked, error))
     return onResponse(asked, message["result"])
   }
 

@@ -61,6 +61,11 @@ export interface Options {
   readonly toolPolicy?: ToolPolicyInput | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.Input | undefined
-  /** Not supported by Gemini CLI yet: setting it fails every turn with `NotSupportedError`. */
+  /**
+   * Keep one `gemini --acp` per client, its ACP session reused across turns (a `session/prompt`
+   * each), started on the first turn and stopped when the client's scope closes. A turn with
+   * another tool set or policy, a failed turn, or a process that died starts a new one, which
+   * loads the session. Default `false`: a fresh CLI per turn.
+   */
   readonly keepAlive?: boolean | undefined
 }

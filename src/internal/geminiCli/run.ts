@@ -121,7 +121,7 @@ export const interpretedCommand = (prompt: string): string | undefined => {
   return AcpCommands.includes(word) ? `${trimmed[0]}${word}` : undefined
 }
 
-const fail = (reason: ProviderErrorReason) => new ProviderError({ provider, reason })
+export const fail = (reason: ProviderErrorReason) => new ProviderError({ provider, reason })
 
 /** Gemini CLI's exit codes, as reasons that say what to do next. */
 export const exitReason = (exitCode: number, stderr: string): ProviderErrorReason => {
@@ -152,7 +152,7 @@ export const exitReason = (exitCode: number, stderr: string): ProviderErrorReaso
   }
 }
 
-const fromSubprocess = (error: SubprocessError): ProviderError => {
+export const fromSubprocess = (error: SubprocessError): ProviderError => {
   const reason = error.reason
   switch (reason._tag) {
     case "NotFound":
@@ -170,7 +170,7 @@ const fromSubprocess = (error: SubprocessError): ProviderError => {
   }
 }
 
-const fromAcp = (failure: Acp.AcpFailure): ProviderError => {
+export const fromAcp = (failure: Acp.AcpFailure): ProviderError => {
   const status = /\b([45]\d\d)\b/.exec(failure.message)
   if (failure.method === "session/load") {
     return fail(
@@ -297,71 +297,138 @@ export const protectSession = (home: string, sessionId: string) =>
     }
   })
 
-/** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
-export const freshRun = (env: GeminiEnv) =>
-  Effect.fnUntraced(function*(input: RunInput) {
-    if (env.options.keepAlive === true) {
-      return yield* fail(
-        new NotSupportedError({
-          feature: "keepAlive",
-          message: "GeminiCli does not keep a CLI alive across turns yet; drop `keepAlive` (each turn runs a fresh CLI)"
-        })
-      )
-    }
-    const command = interpretedCommand(input.prompt)
-    if (command !== undefined) {
-      return yield* fail(
-        new NotSupportedError({
-          feature: "verbatimPrompt",
-          message:
-            `The prompt starts with ${command}, which Gemini CLI runs as its own command instead of sending it ` +
-            "to the model; reword it (a leading word before it is enough)"
-        })
-      )
-    }
-    const bridge = env.bridge()
-    const tools = env.tools().tools.map((tool) => tool.name)
-    const mounted = Option.isSome(bridge) && tools.length > 0
-    const planned = runPolicy(env.options, env.serverName, tools, mounted)
-    if (Result.isFailure(planned)) return yield* Effect.fail(planned.failure)
-    const { allowedMcpServerNames, policyText } = planned.success
-    const runDir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
-    const policy = policyText === undefined ? undefined : path.join(runDir, "policy.toml")
-    if (policy !== undefined && policyText !== undefined) yield* writePrivate(policy, policyText)
-    const extra: Record<string, string> = {}
-    if (env.options.systemPrompt !== undefined) {
-      extra["GEMINI_SYSTEM_MD"] = path.join(runDir, "system.md")
-      yield* writePrivate(extra["GEMINI_SYSTEM_MD"], env.options.systemPrompt)
-    }
-    if (Option.isSome(input.sessionId)) yield* protectSession(env.home, input.sessionId.value)
-    const mcpServers: Array<Acp.AcpMcpServer> = []
-    if (mounted) {
-      const run = yield* bridge.value.openRun
-      mcpServers.push({
-        type: "http",
-        name: env.serverName,
-        url: bridge.value.url,
-        headers: [{ name: "Authorization", value: `Bearer ${Redacted.value(run.token)}` }]
+/** What a turn runs with, decided before any process starts. */
+export interface TurnPlan {
+  readonly bridge: Option.Option<McpBridgeService>
+  readonly mounted: boolean
+  readonly policyText: string | undefined
+  readonly allowedMcpServerNames: ReadonlyArray<string> | undefined
+  /** What a process started for this plan was given: a kept-alive CLI serves only turns with its key. */
+  readonly key: string
+}
+
+/** The turn's plan, or the refusal of a prompt the CLI would not pass on verbatim. */
+export const planTurn = Effect.fnUntraced(function*(env: GeminiEnv, input: RunInput) {
+  const command = interpretedCommand(input.prompt)
+  if (command !== undefined) {
+    return yield* fail(
+      new NotSupportedError({
+        feature: "verbatimPrompt",
+        message: `The prompt starts with ${command}, which Gemini CLI runs as its own command instead of sending it ` +
+          "to the model; reword it (a leading word before it is enough)"
       })
-    }
-    const schema = input.responseFormat === undefined
-      ? []
-      : [schemaInstruction(JSON.stringify(input.responseFormat.schema))]
-    const outcome = yield* Acp.runTurn(env.subprocess, {
+    )
+  }
+  const bridge = env.bridge()
+  const tools = env.tools().tools
+  const names = tools.map((tool) => tool.name)
+  const mounted = Option.isSome(bridge) && names.length > 0
+  const planned = runPolicy(env.options, env.serverName, names, mounted)
+  if (Result.isFailure(planned)) return yield* Effect.fail(planned.failure)
+  const { allowedMcpServerNames, policyText } = planned.success
+  // The CLI lists a server's tools once, when it connects: another tool set needs another process.
+  const key = JSON.stringify({
+    policyText,
+    allowedMcpServerNames,
+    mounted,
+    tools: tools.map((tool) => [tool.name, tool.description])
+  })
+  const plan: TurnPlan = { bridge, mounted, policyText, allowedMcpServerNames, key }
+  return plan
+})
+
+/**
+ * A process's run options and MCP servers for `plan`, in the caller's scope: its files (the
+ * `--policy` file, the system prompt) in a private directory, and a bridge credential of its own.
+ */
+export const prepareProcess = Effect.fnUntraced(function*(env: GeminiEnv, plan: TurnPlan) {
+  const runDir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+  const { allowedMcpServerNames, mounted, policyText } = plan
+  const policy = policyText === undefined ? undefined : path.join(runDir, "policy.toml")
+  if (policy !== undefined && policyText !== undefined) yield* writePrivate(policy, policyText)
+  const extra: Record<string, string> = {}
+  if (env.options.systemPrompt !== undefined) {
+    extra["GEMINI_SYSTEM_MD"] = path.join(runDir, "system.md")
+    yield* writePrivate(extra["GEMINI_SYSTEM_MD"], env.options.systemPrompt)
+  }
+  const mcpServers: Array<Acp.AcpMcpServer> = []
+  let aroundTurn: (<A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>) | undefined
+  if (mounted && Option.isSome(plan.bridge)) {
+    const bridge = plan.bridge.value
+    const run = yield* bridge.openRun
+    aroundTurn = run.withRunSpan
+    mcpServers.push({
+      type: "http",
+      name: env.serverName,
+      url: bridge.url,
+      headers: [{ name: "Authorization", value: `Bearer ${Redacted.value(run.token)}` }]
+    })
+  }
+  return {
+    runOptions: {
       command: env.options.binary ?? "gemini",
       args: buildArgs(env.options, { policy, mounted, allowedMcpServerNames }, env.serverName),
       env: runEnv(env, extra),
       cwd: env.cwd,
-      timeout: env.options.requestTimeout ?? DefaultRequestTimeout,
       ...(env.options.killGrace === undefined ? {} : { killGrace: env.options.killGrace })
+    },
+    mcpServers,
+    aroundTurn
+  }
+})
+
+/** The prompt's text blocks: the prompt, then for `ask` the schema instruction. */
+export const blocksOf = (input: RunInput): ReadonlyArray<string> =>
+  input.responseFormat === undefined
+    ? [input.prompt]
+    : [input.prompt, schemaInstruction(JSON.stringify(input.responseFormat.schema))]
+
+/** Counts a prompt's usage and gives the conversation its outcome. */
+export const finishTurn = Effect.fnUntraced(function*(input: RunInput, outcome: Acp.AcpOutcome) {
+  yield* input.recordResult({
+    type: "result",
+    is_error: false,
+    result: outcome.text,
+    session_id: outcome.sessionId,
+    stop_reason: outcome.stopReason,
+    permission_denials: [],
+    ...(outcome.inputTokens === undefined && outcome.outputTokens === undefined
+      ? {}
+      : {
+        usage: {
+          input_tokens: outcome.inputTokens ?? 0,
+          output_tokens: outcome.outputTokens ?? 0,
+          cache_creation_input_tokens: 0,
+          cache_read_input_tokens: 0
+        }
+      })
+  })
+  const result: RunOutcome = {
+    text: outcome.text,
+    structured: undefined,
+    sessionId: outcome.sessionId,
+    activity: outcome.activity
+  }
+  return result
+})
+
+/** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
+export const freshRun = (env: GeminiEnv) =>
+  Effect.fnUntraced(function*(input: RunInput) {
+    const plan = yield* planTurn(env, input)
+    const { mcpServers, runOptions } = yield* prepareProcess(env, plan)
+    if (Option.isSome(input.sessionId)) yield* protectSession(env.home, input.sessionId.value)
+    const outcome = yield* Acp.runTurn(env.subprocess, {
+      ...runOptions,
+      timeout: env.options.requestTimeout ?? DefaultRequestTimeout
     }, {
       cwd: env.cwd,
       mcpServers,
       sessionId: Option.getOrUndefined(input.sessionId),
-      blocks: [input.prompt, ...schema],
+      blocks: blocksOf(input),
       emit: input.emit
     }).pipe(
       Effect.mapError((e) => (e._tag === "AcpFailure" ? fromAcp(e) : fromSubprocess(e)))
@@ -369,29 +436,5 @@ export const freshRun = (env: GeminiEnv) =>
     if (outcome === undefined) {
       return yield* fail(new InvalidResponseError({ message: "Gemini CLI exited without answering the prompt" }))
     }
-    yield* input.recordResult({
-      type: "result",
-      is_error: false,
-      result: outcome.text,
-      session_id: outcome.sessionId,
-      stop_reason: outcome.stopReason,
-      permission_denials: [],
-      ...(outcome.inputTokens === undefined && outcome.outputTokens === undefined
-        ? {}
-        : {
-          usage: {
-            input_tokens: outcome.inputTokens ?? 0,
-            output_tokens: outcome.outputTokens ?? 0,
-            cache_creation_input_tokens: 0,
-            cache_read_input_tokens: 0
-          }
-        })
-    })
-    const result: RunOutcome = {
-      text: outcome.text,
-      structured: undefined,
-      sessionId: outcome.sessionId,
-      activity: outcome.activity
-    }
-    return result
+    return yield* finishTurn(input, outcome)
   }, Effect.scoped)
