@@ -63,6 +63,17 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
         const cwd = join(box, "work")
         mkdirSync(cwd)
+        // The clients' private directories go under this test's own TMPDIR: other suites' and
+        // other checkouts' GeminiCli tests may run at the same time.
+        const savedTmp = process.env["TMPDIR"]
+        process.env["TMPDIR"] = join(box, "tmp")
+        mkdirSync(process.env["TMPDIR"])
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            if (savedTmp === undefined) delete process.env["TMPDIR"]
+            else process.env["TMPDIR"] = savedTmp
+          })
+        )
         const dirsBefore = readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
 
         let calls = 0
@@ -149,7 +160,7 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         yield* Scope.close(again, Exit.void)
         expect(geminiIn(cwd)).toEqual([])
         const dirsAfter = readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
-        expect(dirsAfter.filter((name) => !dirsBefore.includes(name) && name !== box.split("/").at(-1))).toEqual([])
+        expect(dirsAfter.filter((name) => !dirsBefore.includes(name))).toEqual([])
       }),
     240_000
   )
