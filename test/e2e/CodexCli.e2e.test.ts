@@ -38,6 +38,7 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   const outputs = Fake.functionOutputs(req)
   if (outputs.length > 0) return { text: `sum: ${outputs[0]!.output}` }
   const last = Fake.lastUserText(req)
+  if (last.includes("SLOW-TURN")) return { text: "too late", delayMs: 20_000 }
   if (last.includes("FAIL-401")) {
     return { status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error" } } }
   }
@@ -165,6 +166,15 @@ describe("CodexCli on the real codex 0.171.0", () => {
         )
         expect(missing._tag === "ProviderError" && missing.reason._tag).toBe("ConfigurationError")
         expect(missing.message).toContain("npm install -g @openai/codex")
+        // A turn past requestTimeout is stopped (its process group killed) and fails, retryable.
+        const slow = yield* CodexCli.make({ ...options, requestTimeout: "4 seconds" }).pipe(
+          Effect.flatMap((c) => Effect.flip(c.chat("SLOW-TURN please"))),
+          Effect.scoped,
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(slow._tag === "ProviderError" && slow.reason._tag).toBe("TimeoutError")
+        expect(slow._tag === "ProviderError" && slow.isRetryable).toBe(true)
+        expect(children(box)).toEqual([])
         // A CLI that cannot reach the bridge (here: a wrong bearer) fails instead of answering without tools.
         const cutOff = yield* CodexCli.make({ ...options, env: { CODEX_ECB_BRIDGE_TOKEN: "wrong" } }).pipe(
           Effect.tap((c) => c.setTools([add])),
