@@ -2,7 +2,8 @@
  * The tool policy compiled for Gemini CLI (`ToolPolicy.toGeminiPolicy`), read back by the real
  * `@google/gemini-cli` binary against the fake Gemini API: the `--policy` TOML parses, the denied
  * built-ins are absent from the request's `functionDeclarations`, the allowed ones present, and
- * the bridge's tools are visible in `-p` except the one the agent opted out of.
+ * the bridge's tools are visible in `-p` except the one the agent opted out of. And one agent's
+ * settings object driving ClaudeLocal, gemini and CodexCli (its `toolPolicy` option) alike.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -12,7 +13,11 @@ import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as CodexCli from "../../src/layers/CodexCli.ts"
 import * as NodeMcpBridge from "../../src/layers/NodeMcpBridge.ts"
+import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
+import * as CodexCliCatalog from "../../src/registry/CodexCliCatalog.ts"
+import * as CodexDriftGuard from "../../src/registry/CodexDriftGuard.ts"
 import * as GeminiCliCatalog from "../../src/registry/GeminiCliCatalog.ts"
 import * as ToolPolicy from "../../src/registry/ToolPolicy.ts"
 import * as Tool from "../../src/services/Tool.ts"
@@ -20,6 +25,7 @@ import { sandbox } from "../support/claudeCli.ts"
 import { localSession } from "../support/claudeClients.ts"
 import * as FakeGemini from "../support/FakeGemini.ts"
 import * as FakeMessages from "../support/FakeMessagesApi.ts"
+import * as FakeResponses from "../support/FakeOpenAiResponses.ts"
 
 const gemini = path.join(
   path.dirname(createRequire(import.meta.url).resolve("@google/gemini-cli/package.json")),
@@ -141,7 +147,7 @@ describe("ToolPolicy.toGeminiPolicy with the real gemini binary", () => {
   )
 
   it.live(
-    "one agent's settings drive ClaudeLocal and gemini: each CLI gets the equivalent restriction",
+    "one agent's settings drive ClaudeLocal, gemini and CodexCli: each CLI gets the equivalent restriction",
     () =>
       Effect.scoped(Effect.gen(function*() {
         const settings = { disabledTools: ["Read", "Grep", "mcp__gtb__secret"], allowedTools: ["Bash"] }
@@ -199,6 +205,40 @@ describe("ToolPolicy.toGeminiPolicy with the real gemini binary", () => {
         expect(claude).not.toContain("mcp__gtb__secret")
         expect(gemini.filter((n) => n.includes("lookup"))).toHaveLength(1)
         expect(gemini.filter((n) => n.includes("secret"))).toEqual([])
+
+        // Codex CLI, through CodexCli and the real codex binary: the same object as its toolPolicy
+        // (each turn compiles it with toCodexPolicy; compiled here too, to read what it decided).
+        const responses = yield* FakeResponses.make(() => ({ text: "ok" }))
+        const codexPolicy = ToolPolicy.toCodexPolicy(settings, { mcpServers: ["gtb"] })
+        if (codexPolicy._tag === "Failure") return yield* Effect.die(codexPolicy.failure)
+        expect(codexPolicy.success.ignored).toEqual([])
+        const codexClient = yield* CodexCli.make({
+          binary: path.resolve("node_modules/.bin/codex"),
+          model: "gpt-fake",
+          baseUrl: responses.url,
+          apiKey: Redacted.make("test-key"),
+          maxRetries: 0,
+          toolPolicy: settings
+        }).pipe(Effect.provide(NodeSubprocess.layer))
+        yield* codexClient.setTools(tools)
+        expect(yield* codexClient.chat("hi")).toBe("ok")
+        const codexRequest = responses.responseRequests().at(-1)!
+        const codex = CodexDriftGuard.toolNamesOfRequest(codexRequest.body)
+        // Read → view_image off, Bash → exec_command on, as on Claude Code; Edit (withheld there)
+        // → apply_patch, which no switch removes: the read-only sandbox refuses its writes.
+        for (const name of ["Read", "Bash"]) {
+          const equivalents = CodexCliCatalog.equivalentsOf(name)
+          expect(equivalents.length, name).toBeGreaterThan(0)
+          for (const c of equivalents) expect(codex.includes(c), `${name} → ${c}`).toBe(!claudeDenied.has(name))
+        }
+        expect(codex).not.toContain("view_image")
+        expect(codex).toContain("exec_command")
+        expect(CodexCliCatalog.equivalentsOf("Edit")).toEqual(["apply_patch"])
+        expect(codexPolicy.success.sandboxMode).toBe("read-only")
+        // Grep has no Codex counterpart: nothing to turn off.
+        expect(CodexCliCatalog.equivalentsOf("Grep")).toEqual([])
+        const codexBridge = FakeResponses.toolNames(codexRequest).filter((n) => n.startsWith("mcp__gtb."))
+        expect(codexBridge).toEqual(["mcp__gtb.lookup"])
       })),
     { timeout: 300_000 }
   )
