@@ -167,7 +167,7 @@ describe("CodexCli on the real codex 0.171.0", () => {
         expect(missing._tag === "ProviderError" && missing.reason._tag).toBe("ConfigurationError")
         expect(missing.message).toContain("npm install -g @openai/codex")
         // A turn past requestTimeout is stopped (its process group killed) and fails, retryable.
-        const slow = yield* CodexCli.make({ ...options, requestTimeout: "4 seconds" }).pipe(
+        const slow = yield* CodexCli.make({ ...options, requestTimeout: "2 seconds" }).pipe(
           Effect.flatMap((c) => Effect.flip(c.chat("SLOW-TURN please"))),
           Effect.scoped,
           Effect.provide(NodeSubprocess.layer)
