@@ -171,10 +171,11 @@ export const make: (
 /**
  * A ChatClient layer on Codex CLI; needs a Subprocess implementation (use {@link layerNode} for
  * Node's). Calls fail with `ProviderError` whose reason is `ConfigurationError` with an install
- * hint when the binary is missing, the status's reason when the model API answered an error
- * (`AuthenticationError` for 401: set `OPENAI_API_KEY` or `apiKey`), `TimeoutError` after
- * `requestTimeout`, `ProcessError` for any other failed run (with the exit code and stderr), and
- * `NotSupportedError` for what Codex CLI cannot do (see `docs/codex-cli.md`).
+ * hint when the binary is missing (also: a `toolPolicy` refusal, a bridge the CLI never reached),
+ * the status's reason when the model API answered an error (`AuthenticationError` for 401: set
+ * `OPENAI_API_KEY` or `apiKey`), `TimeoutError` after `requestTimeout`, `ProcessError` for any
+ * other failed run (with the exit code and stderr), and `NotSupportedError` for what Codex CLI
+ * cannot do (see `docs/codex-cli.md`).
  *
  * @example
  * ```ts

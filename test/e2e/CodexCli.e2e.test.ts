@@ -1,10 +1,10 @@
 /**
  * CodexCli on the real `codex` binary (`@openai/codex` 0.171.0) against the library's fake
  * Responses API: a tool call reaches the in-process handler once and its result reaches the model,
- * user text is data (`$skill` with a real skill on disk, `@file`, `/cmd` arrive as typed; the skill's
- * body, the file and a `<stdin>` block never; the prompt is not in any process's argv), `ask`
- * sends its schema, a second client resumes the thread, and nothing is left once the scopes close.
- * One fake serves every case.
+ * user text is data (`$skill` with a real skill on disk, `@file`, `/cmd`, `!cmd` arrive as typed;
+ * the skill's body, the file and a `<stdin>` block never; the prompt is not in any process's
+ * argv), `ask` sends its schema, failures are typed, a second client resumes the thread, the tool
+ * policy removes built-ins, and nothing is left once the scopes close. One fake serves every case.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -27,7 +27,7 @@ import * as Fake from "../support/FakeOpenAiResponses.ts"
 const binary = resolve("node_modules/.bin/codex")
 const fileSecret = "TOPSECRET-CODEX-NOTES-5b1e"
 const skillBody = "SKILLBODY-CODEX-DEMO-83a0"
-const verbatim = "$demo then $helper /status read @notes.txt please VERBATIM-7f3c"
+const verbatim = "$demo then $helper /status read @notes.txt !cat notes.txt please VERBATIM-7f3c"
 
 /** Every process's argv, read while the CLI is running (from inside the fake's answer). */
 const processList = () => execFileSync("ps", ["-eo", "args="], { encoding: "utf8" })
@@ -38,6 +38,7 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   const outputs = Fake.functionOutputs(req)
   if (outputs.length > 0) return { text: `sum: ${outputs[0]!.output}` }
   const last = Fake.lastUserText(req)
+  if (last.includes("SLOW-TURN")) return { text: "too late", delayMs: 20_000 }
   if (last.includes("FAIL-401")) {
     return { status: 401, body: { error: { message: "Incorrect API key provided", type: "invalid_request_error" } } }
   }
@@ -165,6 +166,15 @@ describe("CodexCli on the real codex 0.171.0", () => {
         )
         expect(missing._tag === "ProviderError" && missing.reason._tag).toBe("ConfigurationError")
         expect(missing.message).toContain("npm install -g @openai/codex")
+        // A turn past requestTimeout is stopped (its process group killed) and fails, retryable.
+        const slow = yield* CodexCli.make({ ...options, requestTimeout: "2 seconds" }).pipe(
+          Effect.flatMap((c) => Effect.flip(c.chat("SLOW-TURN please"))),
+          Effect.scoped,
+          Effect.provide(NodeSubprocess.layer)
+        )
+        expect(slow._tag === "ProviderError" && slow.reason._tag).toBe("TimeoutError")
+        expect(slow._tag === "ProviderError" && slow.isRetryable).toBe(true)
+        expect(children(box)).toEqual([])
         // A CLI that cannot reach the bridge (here: a wrong bearer) fails instead of answering without tools.
         const cutOff = yield* CodexCli.make({ ...options, env: { CODEX_ECB_BRIDGE_TOKEN: "wrong" } }).pipe(
           Effect.tap((c) => c.setTools([add])),

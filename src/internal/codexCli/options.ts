@@ -59,7 +59,10 @@ export interface Options {
   readonly serverName?: string | undefined
   /** A Codex thread to continue (its id, as `CodexCli.make`'s client reports it); needs the same `home`. */
   readonly resume?: string | undefined
-  /** `--sandbox` for the CLI's own shell tool. Default `read-only`. */
+  /**
+   * `--sandbox` for the CLI's own shell tool. Default `read-only` (with `toolPolicy`: the policy's,
+   * and always `read-only` when it blocks edits).
+   */
   readonly sandbox?: "read-only" | "workspace-write" | "danger-full-access" | undefined
   /**
    * Codex features to switch off (`--disable <feature>`), after the library's defaults (`plugins`

@@ -22,7 +22,7 @@ import {
   reasonFromHttpStatus,
   TimeoutError
 } from "../../services/ChatClient.ts"
-import type { McpBridgeService } from "../../services/McpBridge.ts"
+import type { McpBridgeRun, McpBridgeService } from "../../services/McpBridge.ts"
 import type { SubprocessError, SubprocessService } from "../../services/Subprocess.ts"
 import type { ToolSet } from "../../services/Tool.ts"
 import type { RunInput, RunOutcome } from "../claude/session.ts"
@@ -168,6 +168,72 @@ export const compilePolicy = (
 
 const notSupported = (feature: string, message: string) => fail(new NotSupportedError({ feature, message }))
 
+/** The run's private files (0600, in a directory removed with the run): instructions and the `ask` schema. */
+const runFiles = Effect.fnUntraced(function*(env: CodexEnv, input: RunInput) {
+  const runDir = yield* Effect.acquireRelease(
+    Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
+    (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
+  )
+  const instructionsFile = env.options.systemPrompt === undefined ? undefined : path.join(runDir, "instructions.md")
+  if (instructionsFile !== undefined) yield* writePrivate(instructionsFile, env.options.systemPrompt ?? "")
+  const schemaFile = input.responseFormat === undefined ? undefined : path.join(runDir, "schema.json")
+  if (schemaFile !== undefined) yield* writePrivate(schemaFile, JSON.stringify(input.responseFormat?.schema))
+  return { instructionsFile, schemaFile }
+})
+
+/** A thread this client did not run yet: its usage counts from what its earlier turns used. */
+const rememberThread = (env: CodexEnv, threadId: string | undefined) =>
+  Effect.sync(() => {
+    if (threadId === undefined || env.seen.has(threadId)) return
+    const before = Threads.recordedTotals(env.codexHome, threadId)
+    if (before !== undefined) env.seen.set(threadId, before)
+  })
+
+/**
+ * Whether the CLI reached the bridge. `exec --json` says nothing when it could not (the model
+ * then answers without your tools); the CLI holds its MCP session while it runs, so the run's
+ * sessions are looked at on each event until one is seen (a call of one of your tools says so too).
+ */
+const watchBridge = (access: McpBridgeRun | undefined, serverName: string) => {
+  let reached = access === undefined
+  const called = `"server":${JSON.stringify(serverName)}`
+  return {
+    line: (line: string): Effect.Effect<void> =>
+      reached || access === undefined ? Effect.void : Effect.map(access.sessionCount, (open) => {
+        reached = open > 0 || line.includes(called)
+      }),
+    reached: () => reached
+  }
+}
+
+/**
+ * How the run ended, as the turn's error if it failed: a process that timed out or could not
+ * start first, then the turn's own failure (a failed turn exits 1: its message says more), then
+ * the exit, a turn never completed, a bridge never reached.
+ */
+const judge = (
+  env: CodexEnv,
+  turn: Events.Turn,
+  exited: SubprocessError | undefined,
+  reached: boolean
+): Effect.Effect<void, ProviderError> => {
+  if (exited !== undefined && exited.reason._tag !== "Exited") return Effect.fail(fromSubprocess(exited))
+  if (turn.failure !== undefined) return Effect.fail(fail(failureReason(turn.failure)))
+  if (exited !== undefined) return Effect.fail(fromSubprocess(exited))
+  if (!turn.completed) {
+    return Effect.fail(fail(new InvalidResponseError({ message: "Codex CLI exited without completing the turn" })))
+  }
+  if (!reached) {
+    return Effect.fail(fail(
+      new ConfigurationError({
+        message: `Codex CLI could not use the tool server (MCP server ${env.serverName}); refusing an answer ` +
+          "given without tools. Its stderr says why (a proxy in between, a changed bearer variable in `env`)"
+      })
+    ))
+  }
+  return Effect.void
+}
+
 /** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
 export const freshRun = (env: CodexEnv) =>
   Effect.fnUntraced(function*(input: RunInput) {
@@ -184,14 +250,7 @@ export const freshRun = (env: CodexEnv) =>
     if (Result.isFailure(policy)) return yield* Effect.fail(policy.failure)
     const bridge = env.bridge()
     const mounted = Option.isSome(bridge) && env.tools().tools.length > 0
-    const runDir = yield* Effect.acquireRelease(
-      Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "run-"))),
-      (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
-    )
-    const instructionsFile = env.options.systemPrompt === undefined ? undefined : path.join(runDir, "instructions.md")
-    if (instructionsFile !== undefined) yield* writePrivate(instructionsFile, env.options.systemPrompt ?? "")
-    const schemaFile = input.responseFormat === undefined ? undefined : path.join(runDir, "schema.json")
-    if (schemaFile !== undefined) yield* writePrivate(schemaFile, JSON.stringify(input.responseFormat?.schema))
+    const { instructionsFile, schemaFile } = yield* runFiles(env, input)
     const secrets: Record<string, string> = {}
     const access = mounted ? yield* bridge.value.openRun : undefined
     if (access !== undefined) secrets[Args.BridgeTokenVar] = Redacted.value(access.token)
@@ -208,24 +267,9 @@ export const freshRun = (env: CodexEnv) =>
       threadId: Option.getOrUndefined(input.sessionId),
       policy: policy.success
     })
-    const resumed = Option.getOrUndefined(input.sessionId)
-    if (resumed !== undefined && !env.seen.has(resumed)) {
-      // A thread this client did not run yet: count from what its earlier turns already used.
-      const before = yield* Effect.sync(() => Threads.recordedTotals(env.codexHome, resumed))
-      if (before !== undefined) env.seen.set(resumed, before)
-    }
+    yield* rememberThread(env, Option.getOrUndefined(input.sessionId))
     const reader = Events.makeReader(input.emit, env.serverName)
-    // `exec --json` says nothing when the CLI could not reach the bridge (the model then answers
-    // without your tools). The CLI holds its MCP session while it runs: looked at on each event
-    // until seen (a call of one of your tools says so too).
-    let reached = access === undefined
-    const onLine = (line: string) =>
-      Effect.andThen(
-        reader.line(line),
-        reached || access === undefined ? Effect.void : Effect.map(access.sessionCount, (open) => {
-          reached = open > 0 || line.includes(`"server":${JSON.stringify(env.serverName)}`)
-        })
-      )
+    const watch = watchBridge(access, env.serverName)
     const exited = yield* env.subprocess.stream({
       command: env.options.binary ?? "codex",
       args,
@@ -236,24 +280,15 @@ export const freshRun = (env: CodexEnv) =>
       timeout: env.options.requestTimeout ?? DefaultRequestTimeout,
       ...(env.options.killGrace === undefined ? {} : { killGrace: env.options.killGrace })
     }).pipe(
-      Stream.runForEach(onLine),
+      Stream.runForEach((line) => Effect.andThen(reader.line(line), watch.line(line))),
       Effect.map(() => undefined),
-      // A failed turn exits 1: its own message says more than the exit code.
+      // Judged with the turn's events below.
       Effect.catchTag("SubprocessError", (e) => Effect.succeed(e))
     )
     const turn = reader.turn()
-    if (turn.failure !== undefined) return yield* fail(failureReason(turn.failure))
-    if (exited !== undefined) return yield* fromSubprocess(exited)
-    if (!turn.completed || turn.usage === undefined) {
-      return yield* fail(new InvalidResponseError({ message: "Codex CLI exited without completing the turn" }))
-    }
-    if (!reached) {
-      return yield* fail(
-        new ConfigurationError({
-          message: `Codex CLI could not use the tool server (MCP server ${env.serverName}); refusing an answer ` +
-            "given without tools. Its stderr says why (a proxy in between, a changed bearer variable in `env`)"
-        })
-      )
+    yield* judge(env, turn, exited, watch.reached())
+    if (turn.usage === undefined) {
+      return yield* fail(new InvalidResponseError({ message: "Codex CLI reported no usage" }))
     }
     yield* input.recordResult({
       type: "result",
