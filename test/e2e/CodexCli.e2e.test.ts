@@ -60,7 +60,8 @@ const listening = (port: number) =>
     })
   )
 
-const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-codex-") && !name.includes("test"))
+/** The clients' private directories, under the test's own `TMPDIR`. */
+const ecbDirs = () => readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-codex-"))
 
 /**
  * `codex exec` runs of this test still running: their argv names the test's working directory
@@ -77,6 +78,17 @@ describe("CodexCli on the real codex 0.171.0", () => {
         const api = yield* Fake.make(model)
         const box = mkdtempSync(join(tmpdir(), "ecb-codex-test-"))
         yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
+        // The clients' private directories go under this test's own TMPDIR: other suites'
+        // CodexCli runs (the three-CLI policy test) may run at the same time.
+        const savedTmp = process.env["TMPDIR"]
+        process.env["TMPDIR"] = join(box, "tmp")
+        mkdirSync(process.env["TMPDIR"])
+        yield* Effect.addFinalizer(() =>
+          Effect.sync(() => {
+            if (savedTmp === undefined) delete process.env["TMPDIR"]
+            else process.env["TMPDIR"] = savedTmp
+          })
+        )
         const cwd = join(box, "work")
         const home = join(box, "codex-home")
         // A project skill and a user skill, where Codex loads them (two names: a name both
