@@ -89,6 +89,7 @@ import {
   startQuery
 } from "../internal/claudeAgent/query.ts"
 import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
+import * as AgentSpare from "../internal/claudeAgent/spare.ts"
 import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup, type TurnEnd } from "../internal/claudeAgent/turn.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
@@ -360,11 +361,13 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     last: Option.fromNullishOr(resume),
     fork: resume !== undefined && options.forkSession === true
   }
+  const pool = yield* Effect.serviceOption(Pool.ClaudeProcessPool)
   const live = KeepAlive.make({
     applySettings: controls.applySettings,
     interrupted: AgentControls.interruptedError(serverName),
     clientScope: yield* Effect.scope,
-    pool: yield* Effect.serviceOption(Pool.ClaudeProcessPool),
+    pool,
+    spare: AgentSpare.claim(() => controls.withOverrides(setup), pool),
     session,
     start,
     consume: read,
