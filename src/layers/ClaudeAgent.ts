@@ -25,7 +25,9 @@
  * input: later turns skip the CLI's start-up (about 20× faster against a local API, see the bench).
  * That CLI belongs to the client's scope; a failed or interrupted turn ends it, as do `setTools`
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
- * turn starts a new one resuming the session.
+ * turn starts a new one resuming the session. With a `ClaudeProcessPool` that keeps `spares`, a
+ * brand-new kept-alive conversation claims a CLI the SDK's `prewarm()` started ahead (its own tool
+ * server handed over at the claim), so that its first turn skips the start-up too.
  *
  * With a `ClaudeSessionStore` in context, every query mirrors its session to the store through
  * the SDK's `sessionStore` (flush `batched`: a turn's entries are stored before its result), keyed
