@@ -201,7 +201,9 @@ const startSpare = (
         const servers = planned.mounted
           ? { [setup.serverName]: yield* makeToolServer(setup.serverName, toolSet, controller.signal, setup.runSlot) }
           : {}
-        // Both go to the CLI at once (claim, then the servers); the first message waits for them.
+        // Both go to the CLI at once (claim, then the servers); the first message waits for them:
+        // sent before the answer, it finds the in-process server still `pending` (checked on
+        // 2.1.335: its connection takes round trips through the SDK), and the turn fails.
         const accepted = yield* Effect.tryPromise(async () => {
           const [, set] = await Promise.all([
             parked.claimed,
