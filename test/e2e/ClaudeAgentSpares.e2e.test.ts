@@ -4,6 +4,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import type * as ClaudeAgent from "../../src/layers/ClaudeAgent.ts"
+import * as ClaudeCodeOptions from "../../src/services/ClaudeCodeOptions.ts"
 import * as Pool from "../../src/services/ClaudeProcessPool.ts"
 import * as Tool from "../../src/services/Tool.ts"
 import { loggingBinary, type Sandbox, sandbox } from "../support/claudeCli.ts"
@@ -17,6 +18,10 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (results.length > 0) return { text: `result: ${results.map((r) => r.content).join(" | ")}` }
   const call = /^call (\w+)$/.exec(Fake.lastUserLine(req))
   if (call !== null) return { toolUses: [{ name: `mcp__gtb__${call[1]}`, input: {} }] }
+  const bash = /^bash (\w+)$/.exec(Fake.lastUserLine(req))
+  if (bash !== null) {
+    return { toolUses: [{ name: "Bash", input: { command: `mkdir ${bash[1]}-dir`, description: "make a dir" } }] }
+  }
   return { text: `You said: ${Fake.lastUserLine(req)}` }
 }
 
@@ -169,5 +174,41 @@ describeWithClaude("ClaudeProcessPool spares with the real claude CLI (ClaudeAge
         expect(stats()).toMatchObject({ live: 0, spares: 0 })
       }),
     300_000
+  )
+  it.live(
+    "a ClaudeAgent spare asks the canUseTool of the conversation that claimed it, never the one whose configuration started it",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box: Sandbox = yield* sandbox(api.url)
+        const pool = yield* Pool.make({ maxLiveProcesses: 3, spares: 1 })
+        const asked: Array<string> = []
+        /** A new keepAlive conversation whose canUseTool records `who` and denies. */
+        const conversation = (who: string) =>
+          Effect.gen(function*() {
+            const scope = yield* Scope.make()
+            const { chat } = yield* agentSession(box, {
+              keepAlive: true,
+              requestTimeout: "120 seconds",
+              canUseTool: (request) =>
+                Effect.sync(() => {
+                  asked.push(`${who}: ${String(request.input["command"])}`)
+                  return ClaudeCodeOptions.deny(`${who} says no`)
+                })
+            }, { pool }).pipe(Scope.provide(scope))
+            yield* chat.setTools([secretTool(who)])
+            return { chat, scope }
+          })
+        const teacher = yield* conversation("teacher")
+        expect(yield* teacher.chat.chat("bash teacher")).toContain("teacher says no")
+        yield* Scope.close(teacher.scope, Exit.void)
+        yield* until(() => Effect.runSync(pool.stats).spares === 1)
+        const claimer = yield* conversation("claimer")
+        expect(yield* claimer.chat.chat("bash claimer")).toContain("claimer says no")
+        expect(yield* claimer.chat.chat("call claimer")).toBe("result: claimer-secret")
+        expect(Effect.runSync(pool.stats)).toMatchObject({ claims: 1, misses: 1 })
+        expect(asked).toEqual(["teacher: mkdir teacher-dir", "claimer: mkdir claimer-dir"])
+      }),
+    120_000
   )
 })
