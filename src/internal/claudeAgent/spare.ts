@@ -185,19 +185,46 @@ const startSpare = (
           if (ended) signalGroup(spawned.child, "SIGKILL")
         }
       })
-      const parked = yield* Effect.tryPromise(() => sdk.prewarm({ options }))
-      prewarmed.spare = parked
-      void parked.exited.then(() => (ended = true), () => (ended = true))
+      // Parked at once, before `prewarm()` resolves (it waits for the CLI's initialize): a claim
+      // meanwhile waits for it, which is still sooner than a cold start.
+      const prewarming = sdk.prewarm({ options }).then((spare) => {
+        prewarmed.spare = spare
+        if (ended) spare.close()
+        void spare.exited.then(() => (ended = true), () => (ended = true))
+        return spare
+      })
+      // Its failure is read below (and by a claim); never an unhandled rejection.
+      prewarming.catch(() => undefined)
+      // A spare that did not start gives its permit back (from the pool's scope: not its own).
+      yield* Effect.forkIn(
+        Effect.tryPromise(() => prewarming).pipe(
+          Effect.catch((error) =>
+            Effect.andThen(
+              Effect.logDebug("spare claude CLI not started").pipe(Effect.annotateLogs({ error: String(error) })),
+              Effect.andThen(Effect.sync(() => (ended = true)), close)
+            )
+          )
+        ),
+        poolScope
+      )
       yield* permit.touch
 
       const adopt: AgentSpare["adopt"] = Effect.fnUntraced(function*({ canUseTool, prompt, toolSet }) {
         claimed = true
         yield* Effect.addFinalizer(() => close)
         owner = canUseTool
-        const query = yield* Effect.try(() =>
-          parked.claim({ prompt, options: { cwd: setup.options.cwd ?? process.cwd() } })
-        ).pipe(Effect.option)
+        const query = yield* Effect.tryPromise(() => prewarming).pipe(
+          Effect.timeout(ClaimTimeout),
+          Effect.flatMap((parked) =>
+            Effect.try(() => ({
+              parked,
+              query: parked.claim({ prompt, options: { cwd: setup.options.cwd ?? process.cwd() } })
+            }))
+          ),
+          Effect.option
+        )
         if (Option.isNone(query)) return yield* Effect.as(close, Option.none<Claimed>())
+        const { parked } = query.value
         const servers = planned.mounted
           ? { [setup.serverName]: yield* makeToolServer(setup.serverName, toolSet, controller.signal, setup.runSlot) }
           : {}
@@ -207,7 +234,7 @@ const startSpare = (
         const accepted = yield* Effect.tryPromise(async () => {
           const [, set] = await Promise.all([
             parked.claimed,
-            Object.keys(servers).length === 0 ? undefined : query.value.setMcpServers(servers)
+            Object.keys(servers).length === 0 ? undefined : query.value.query.setMcpServers(servers)
           ])
           return set === undefined || Object.keys(set.errors).length === 0
         }).pipe(
@@ -216,7 +243,7 @@ const startSpare = (
         )
         if (!accepted) return yield* Effect.as(close, Option.none<Claimed>())
         yield* permit.claim
-        const iterator = query.value[Symbol.asyncIterator]()
+        const iterator = query.value.query[Symbol.asyncIterator]()
         let pull: Promise<IteratorResult<AgentSdk.SDKMessage, void>> | undefined
         const started: Started = {
           next: () => (pull ??= iterator.next()),
@@ -226,7 +253,7 @@ const startSpare = (
           controller,
           cli: () => cli,
           mounted: planned.mounted,
-          controls: query.value
+          controls: query.value.query
         }
         return Option.some({ started, permit })
       })
