@@ -64,9 +64,12 @@ interface AgentSpare extends Pool.SpareProcess {
 }
 
 /** Whether `value` holds a function anywhere (callbacks are one client's, not a configuration). */
-const holdsFunction = (value: unknown): boolean =>
-  typeof value === "function" ||
-  (typeof value === "object" && value !== null && Object.values(value).some(holdsFunction))
+const holdsFunction = (value: unknown, seen: Set<unknown> = new Set()): boolean => {
+  if (typeof value === "function") return true
+  if (typeof value !== "object" || value === null || seen.has(value)) return false
+  seen.add(value)
+  return Object.values(value).some((inner) => holdsFunction(inner, seen))
+}
 
 /** Whether a spare can serve a conversation of this client with `toolSet` (see the module's notes). */
 const eligible = (setup: QuerySetup, toolSet: Tool.ToolSet) =>
