@@ -1,31 +1,37 @@
 /**
- * Spare CLIs: the first turn of a brand-new conversation (ClaudeLocal `keepAlive`, one tool call),
- * real `claude` binary against the fake Messages API:
- * - candidate: a `ClaudeProcessPool` with `spares: 2` — the conversation claims a spare (started
- *   and idle beforehand), hands it its bridge run and sends its first message;
- * - baseline: the same pool without spares — the first turn starts its CLI cold.
- * Both pass `cliVersion`, so neither runs a `claude --version` probe first.
- * Rounds alternate the two so both see the same load. Reports the median first-turn time of both
- * and their ratio (target ≤ 0.3×, that of a prewarmed conversation), and the peak resident memory
- * of all CLIs (the conversation's and the spares') against the pool's budget: its bound × the RSS
- * of one kept CLI × 1.2, as `claude-pool.bench.ts` counts it.
+ * Spare CLIs: the first turn of a brand-new conversation (`keepAlive`, one tool call), real
+ * `claude` binary against the fake Messages API, for both Claude providers:
+ * - ClaudeLocal: the conversation claims a spare (started and idle beforehand), hands it its
+ *   bridge run with `mcp_set_servers` and sends its first message;
+ * - ClaudeAgent: the conversation claims a spare the SDK's `prewarm()` started (`claim()`, then
+ *   its own tool server with `setMcpServers`) and sends its first message;
+ * - baseline (each): the same pool without spares — the first turn starts its CLI cold.
+ * ClaudeLocal passes `cliVersion` and ClaudeAgent runs the SDK's own binary, so neither runs a
+ * `claude --version` probe first. `SPARES_BENCH_PROVIDERS=local` (or `agent`) runs one of them.
+ * Rounds alternate candidate and baseline so both see the same load. Reports the median
+ * first-turn time of both and their ratio (target ≤ 0.3×, that of a prewarmed conversation), and
+ * the peak resident memory of all CLIs (the conversation's and the spares') against the pool's
+ * budget: its bound × the RSS of one kept CLI × 1.2, as `claude-pool.bench.ts` counts it.
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
+import { readdirSync, readFileSync, readlinkSync } from "node:fs"
 import { performance } from "node:perf_hooks"
 import { PinnedVersion } from "../src/internal/claude/cliVersion.ts"
+import * as ClaudeAgent from "../src/layers/ClaudeAgent.ts"
 import * as ClaudeLocal from "../src/layers/ClaudeLocal.ts"
 import * as NodeSecretFile from "../src/layers/NodeSecretFile.ts"
 import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
 import { ChatClient } from "../src/services/ChatClient.ts"
 import * as Pool from "../src/services/ClaudeProcessPool.ts"
 import * as Tool from "../src/services/Tool.ts"
-import { claudeBinary, claudeProcessesIn, sandbox } from "../test/support/claudeCli.ts"
+import { claudeBinary, type Sandbox, sandbox } from "../test/support/claudeCli.ts"
 import * as Fake from "../test/support/FakeMessagesApi.ts"
 import { median, rssMiB, untilIdle } from "./util.ts"
 
@@ -39,38 +45,67 @@ const add = Tool.make("add", {
   handler: ({ a, b }) => Effect.succeed(a + b)
 })
 
-const main = Effect.scoped(Effect.gen(function*() {
+/**
+ * Pids of live claude CLIs working inside `dir`: a parked ClaudeAgent spare works in a parking
+ * folder under the config home, not in the session's cwd.
+ */
+const claudeProcessesUnder = (dir: string): Array<number> => {
+  const pids: Array<number> = []
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      if (!readlinkSync(`/proc/${entry}/cwd`).startsWith(`${dir}/`)) continue
+      if (!readFileSync(`/proc/${entry}/cmdline`, "utf8").includes("claude")) continue
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8")
+      if (!stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) pids.push(Number(entry))
+    } catch {
+      // The process went away while we looked.
+    }
+  }
+  return pids
+}
+
+/** A kept-alive client of one provider on `pool`, in `box`. */
+type ClientLayer = (box: Sandbox, pool: Pool.ClaudeProcessPoolService) => Layer.Layer<ChatClient, unknown>
+
+const providers: Record<string, ClientLayer> = {
+  local: (box, pool) =>
+    ClaudeLocal.layer({
+      binary: claudeBinary,
+      cwd: box.cwd,
+      env: box.env,
+      keepAlive: true,
+      // Without it each new client's first turn first runs `claude --version` (a CLI start of
+      // its own, spare or not): a server that starts many conversations passes it.
+      cliVersion: PinnedVersion,
+      requestTimeout: "10 minutes"
+    }).pipe(
+      Layer.provide(NodeSubprocess.layer),
+      Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
+      Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
+    ),
+  agent: (box, pool) =>
+    ClaudeAgent.layer({ cwd: box.cwd, env: box.env, keepAlive: true, requestTimeout: "10 minutes" }).pipe(
+      Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
+    )
+}
+
+const measure = Effect.fnUntraced(function*(name: string, clientLayer: ClientLayer) {
   const api = yield* Fake.make((req) => {
     const results = Fake.toolResults(req)
     if (results.length > 0) return { text: `The sum is ${results[0]!.content}.` }
     return { toolUses: [{ name: "mcp__gtb__add", input: { a: 2, b: 40 } }] }
   })
   const box = yield* sandbox(api.url)
-  const cliPids = () => claudeProcessesIn(box.cwd)
+  const cliPids = () => claudeProcessesUnder(box.dir)
 
   /** A new conversation on `pool`: the time of its first turn (the client is built beforehand). */
   const firstTurn = (pool: Pool.ClaudeProcessPoolService) =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const chat = yield* Layer.buildWithScope(
-        Layer.fresh(
-          ClaudeLocal.layer({
-            binary: claudeBinary,
-            cwd: box.cwd,
-            env: box.env,
-            keepAlive: true,
-            // Without it each new client's first turn first runs `claude --version` (a CLI start of
-            // its own, spare or not): a server that starts many conversations passes it.
-            cliVersion: PinnedVersion,
-            requestTimeout: "10 minutes"
-          }).pipe(
-            Layer.provide(NodeSubprocess.layer),
-            Layer.provide(NodeSecretFile.layer({ directory: box.secrets })),
-            Layer.provide(Layer.succeed(Pool.ClaudeProcessPool, pool))
-          )
-        ),
-        scope
-      ).pipe(Effect.map((ctx) => Context.get(ctx, ChatClient)))
+      const chat = yield* Layer.buildWithScope(Layer.fresh(clientLayer(box, pool)), scope).pipe(
+        Effect.map((ctx) => Context.get(ctx, ChatClient))
+      )
       yield* chat.setTools([add])
       const started = performance.now()
       const answer = yield* chat.chat("please add 2 and 40")
@@ -118,7 +153,7 @@ const main = Effect.scoped(Effect.gen(function*() {
   const ratio = median(warm) / median(baseline)
   const budget = MaxLive * single * 1.2
   console.log(
-    `first turn of a new conversation (one tool call), median of ${Rounds}: with a spare ${
+    `${name}: first turn of a new conversation (one tool call), median of ${Rounds}: with a spare ${
       median(warm).toFixed(0)
     } ms vs cold ${median(baseline).toFixed(0)} ms → ratio ${ratio.toFixed(2)}×  (target ≤ ${Target}×: ${
       ratio <= Target ? "met" : "MISSED"
@@ -127,13 +162,22 @@ const main = Effect.scoped(Effect.gen(function*() {
     }× of cold; spare pool: ${stats.claims} claims, ${stats.misses} misses`
   )
   console.log(
-    `peak RSS of the CLIs with 2 spares: ${
+    `${name}: peak RSS of the CLIs with 2 spares: ${
       peakRss.toFixed(0)
     } MiB over at most ${peakCount} CLIs; budget ${MaxLive} × ${single.toFixed(0)} MiB (one kept CLI) × 1.2 = ${
       budget.toFixed(0)
     } MiB  (${peakRss <= budget ? "met" : "MISSED"})`
   )
-}))
+}, Effect.scoped)
+
+const main = Effect.gen(function*() {
+  const only = Option.fromNullishOr(process.env["SPARES_BENCH_PROVIDERS"]?.split(","))
+  for (const [name, clientLayer] of Object.entries(providers)) {
+    if (Option.isNone(only) || only.value.includes(name)) {
+      yield* measure(name === "local" ? "ClaudeLocal" : "ClaudeAgent", clientLayer)
+    }
+  }
+})
 
 Effect.runPromise(main).catch((e) => {
   console.error(e)

@@ -25,7 +25,9 @@
  * input: later turns skip the CLI's start-up (about 20× faster against a local API, see the bench).
  * That CLI belongs to the client's scope; a failed or interrupted turn ends it, as do `setTools`
  * and `ask` (which needs a per-query output format and runs on a fresh CLI as usual), and the next
- * turn starts a new one resuming the session.
+ * turn starts a new one resuming the session. With a `ClaudeProcessPool` that keeps `spares`, a
+ * brand-new kept-alive conversation claims a CLI the SDK's `prewarm()` started ahead (its own tool
+ * server handed over at the claim), so that its first turn skips the start-up too.
  *
  * With a `ClaudeSessionStore` in context, every query mirrors its session to the store through
  * the SDK's `sessionStore` (flush `batched`: a turn's entries are stored before its result), keyed
@@ -89,6 +91,7 @@ import {
   startQuery
 } from "../internal/claudeAgent/query.ts"
 import { type AgentSdkModule, loadAgentSdk, provider } from "../internal/claudeAgent/sdk.ts"
+import * as AgentSpare from "../internal/claudeAgent/spare.ts"
 import * as AgentStore from "../internal/claudeAgent/store.ts"
 import { consume, interpret, type InterpretSetup, type TurnEnd } from "../internal/claudeAgent/turn.ts"
 import * as ToolPolicy from "../registry/ToolPolicy.ts"
@@ -360,11 +363,13 @@ export const make: (options?: Options) => Effect.Effect<SessionClient, never, Sc
     last: Option.fromNullishOr(resume),
     fork: resume !== undefined && options.forkSession === true
   }
+  const pool = yield* Effect.serviceOption(Pool.ClaudeProcessPool)
   const live = KeepAlive.make({
     applySettings: controls.applySettings,
     interrupted: AgentControls.interruptedError(serverName),
     clientScope: yield* Effect.scope,
-    pool: yield* Effect.serviceOption(Pool.ClaudeProcessPool),
+    pool,
+    spare: AgentSpare.claim(() => controls.withOverrides(setup), pool),
     session,
     start,
     consume: read,

@@ -17,11 +17,12 @@
  * Without this service in the context the clients are unbounded, as before: nothing to provide.
  *
  * **Spare CLIs** (`spares`, off by default): the pool keeps CLIs started ahead of demand for
- * conversations that do not exist yet, so that a new conversation's first turn is warm. A spare is
- * started with everything that cannot change later (binary, model, environment, settings, policy
- * flags, cwd) and without tools or session: it serves only brand-new conversations whose start
- * configuration (its key) is the same, and receives its conversation's own bridge credential when
- * claimed. The pool keeps `spares` of them for each of the `spareKeys` configurations new
+ * conversations that do not exist yet, so that a new conversation's first turn is warm (ClaudeLocal
+ * and, since 2.2.0, ClaudeAgent, both with `keepAlive`). A spare is started with everything that
+ * cannot change later (binary, model, environment, settings, policy flags, cwd) and without tools
+ * or session: it serves only brand-new conversations whose start configuration (its key) is the
+ * same, and receives its conversation's own tools (bridge credential or tool server) when claimed.
+ * The pool keeps `spares` of them for each of the `spareKeys` configurations new
  * conversations used last; a claimed spare is replaced once its first turn ends (a CLI starting
  * beside that turn would slow it down); a spare unclaimed for
  * `spareIdleTimeout` is stopped (and replaced only when its configuration is used again). Spares

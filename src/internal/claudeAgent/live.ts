@@ -21,6 +21,7 @@ import type { InitLine } from "../claude/streamJson.ts"
 import type * as UserMessage from "../claude/userMessage.ts"
 import { makeInbox, type QueryParams, type Started } from "./query.ts"
 import { provider } from "./sdk.ts"
+import type * as Spare from "./spare.ts"
 import type { Transcript, TurnEnd } from "./turn.ts"
 
 /** The query a `keepAlive` client keeps between turns; it and its CLI live in `scope`. */
@@ -77,6 +78,16 @@ export interface LiveSetup {
   readonly pool: Option.Option<Pool.ClaudeProcessPoolService>
   readonly session: SessionState
   readonly start: (params: QueryParams) => Effect.Effect<Started, ProviderError, Scope.Scope>
+  /**
+   * A brand-new conversation's first query on a spare of the pool (see `spare.ts`), in the
+   * current scope; undefined (or none) starts it cold.
+   */
+  readonly spare?:
+    | ((
+      prompt: AsyncIterable<AgentSdk.SDKUserMessage>,
+      budgetUsd: number | undefined
+    ) => Effect.Effect<Option.Option<Spare.Claimed>, never, Scope.Scope>)
+    | undefined
   readonly consume: (
     started: Started,
     emit: Emit | undefined,
@@ -147,6 +158,10 @@ export const make = (setup: LiveSetup): KeepAlive => {
   const startLive = Effect.fnUntraced(
     function*(resume: Option.Option<string>, fork: boolean, budgetUsd: number | undefined) {
       const scope = yield* Scope.fork(setup.clientScope, "sequential")
+      const spare = Option.isNone(resume) && setup.spare !== undefined
+        ? yield* claimSpare(scope, setup.spare, budgetUsd)
+        : undefined
+      if (spare !== undefined) return spare
       // ClaudeProcessPool: a permit while the query lives; eviction ends it (the next turn resumes).
       const permit = yield* Pool.acquireFrom(
         setup.pool,
@@ -172,19 +187,42 @@ export const make = (setup: LiveSetup): KeepAlive => {
       yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
       // Started: from now on the pool may count it idle (and reclaim it for a waiting turn).
       yield* permit.touch
-      const query: LiveQuery = {
-        ...started,
-        scope,
-        send: inbox.push,
-        flushed: inbox.flushed,
-        permit,
-        init: undefined,
-        running: undefined
-      }
-      if (setup.applySettings !== undefined) yield* setup.applySettings(query)
-      return query
+      return yield* liveQuery(scope, started, inbox, permit)
     }
   )
+
+  const liveQuery = Effect.fnUntraced(function*(
+    scope: Scope.Closeable,
+    started: Started,
+    inbox: ReturnType<typeof makeInbox>,
+    permit: Pool.Permit
+  ) {
+    const query: LiveQuery = {
+      ...started,
+      scope,
+      send: inbox.push,
+      flushed: inbox.flushed,
+      permit,
+      init: undefined,
+      running: undefined
+    }
+    if (setup.applySettings !== undefined) yield* setup.applySettings(query)
+    return query
+  })
+
+  /** A spare of the pool as the new conversation's query; undefined when none was claimed. */
+  const claimSpare = Effect.fnUntraced(function*(
+    scope: Scope.Closeable,
+    spare: NonNullable<LiveSetup["spare"]>,
+    budgetUsd: number | undefined
+  ) {
+    const inbox = makeInbox()
+    const claimed = yield* spare(inbox.iterable, budgetUsd).pipe(Scope.provide(scope))
+    if (Option.isNone(claimed)) return undefined
+    // Runs first on close: the SDK sees the end of its input, then the spare is stopped.
+    yield* Scope.addFinalizer(scope, Effect.sync(inbox.end))
+    return yield* liveQuery(scope, claimed.value.started, inbox, claimed.value.permit)
+  })
 
   /**
    * After the fiber of a turn was interrupted: asks the CLI to stop that turn and reads its

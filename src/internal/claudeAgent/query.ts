@@ -186,7 +186,7 @@ export const checkExecutable = (path: string): Effect.Effect<void, ProviderError
   Effect.tryPromise({ try: () => access(path, constants.X_OK), catch: () => configError(executableHint(path)) })
 
 /** A settings file (0600, in a fresh 0700 directory) that lives as long as the current scope. */
-const writeSettingsFile = (settings: unknown): Effect.Effect<string, ProviderError, Scope.Scope> =>
+export const writeSettingsFile = (settings: unknown): Effect.Effect<string, ProviderError, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.tryPromise({
       try: async () => {
@@ -231,7 +231,7 @@ const replayTools = Effect.fnUntraced(function*(setup: QuerySetup, toolSet: Tool
 })
 
 /** The parts of a query's options decided per query, beside the client's own options. */
-interface PerQuery {
+export interface PerQuery {
   readonly params: QueryParams
   /** The resolved tool policy (the typed extension options go through it). */
   readonly policy: ToolPolicy.ToolPolicy
@@ -362,6 +362,27 @@ const readToEnd = (next: Started["next"], grace: number) =>
   }).pipe(Effect.timeoutOption(grace), Effect.asVoid)
 
 /**
+ * The tool policy of a query serving `toolSet`, and whether it mounts the tool server. The same
+ * rule as ClaudeLocal: every turn is headless, so interactive tools are blocked unless the
+ * permission mode is bypassPermissions; the SDK's PreToolUse hook also covers a mode changed
+ * while the query runs.
+ */
+export const resolvePolicy = Effect.fnUntraced(function*(setup: QuerySetup, toolSet: Tool.ToolSet) {
+  const policy = yield* setup.policy.resolve(requestedServers(setup, toolSet))
+  return { policy, mounted: toolSet.tools.length > 0 && policy.mountedServers.includes(setup.serverName) }
+})
+
+/** The SDK passes disallowedTools as one argument: a long list goes to a settings file (with the sandbox). */
+export const boundedPolicy = (options: Options, policy: ToolPolicy.ToolPolicy) =>
+  Effect.fromResult(ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })).pipe(
+    Effect.mapError((e) => configError(e.message)),
+    Effect.map((bounded) => ({
+      bounded,
+      sandbox: options.sandbox === undefined ? undefined : Extensions.sandboxSettings(options.sandbox)
+    }))
+  )
+
+/**
  * Starts a query in the current scope: its CLI, its tool server (from the tool set of now) and
  * the SDK's query. Closing the scope ends all three, the CLI last.
  */
@@ -371,12 +392,7 @@ export const startQuery = Effect.fnUntraced(
     const module = yield* setup.sdk
     if (options.pathToClaudeCodeExecutable !== undefined) yield* checkExecutable(options.pathToClaudeCodeExecutable)
     const toolSet = yield* setup.tools
-    const serving = toolSet.tools.length > 0
-    // The same rule as ClaudeLocal: every turn is headless, so interactive tools are blocked
-    // unless the permission mode is bypassPermissions; the SDK's PreToolUse hook also covers
-    // a mode changed while the query runs.
-    const policy = yield* setup.policy.resolve(requestedServers(setup, toolSet))
-    const mounted = serving && policy.mountedServers.includes(serverName)
+    const { mounted, policy } = yield* resolvePolicy(setup, toolSet)
 
     const controller = new AbortController()
     let cli: SpawnedCli | undefined
@@ -396,11 +412,7 @@ export const startQuery = Effect.fnUntraced(
         : {})
     }
     const fromPolicy = ToolPolicy.toAgentSdkOptions(policy, { permissionMode, headless: true, mcpServers })
-    // The SDK passes disallowedTools as one argument: a long list goes to a settings file.
-    const bounded = yield* Effect.fromResult(
-      ToolPolicy.boundPolicy(policy, { inlineBytes: ToolPolicy.defaultArgvBounds.argBytes })
-    ).pipe(Effect.mapError((e) => configError(e.message)))
-    const sandbox = options.sandbox === undefined ? undefined : Extensions.sandboxSettings(options.sandbox)
+    const { bounded, sandbox } = yield* boundedPolicy(options, policy)
     const gate = mounted ? yield* gateHooks(setup, toolSet) : undefined
     // A settings file, never argv: the gate's hook carries a bearer token.
     const settingsPath = bounded.settings === undefined && gate === undefined

@@ -19,6 +19,9 @@
  * message otherwise pays ~0.3–0.5 s of one-time work (system prompt, context) between its
  * `requesting` status and the API request; after the warm-up its first message costs about what a
  * later one does. The control request writes nothing to the session file.
+ *
+ * The claim does not wait for the `mcp_set_servers` answer: the first message follows it on stdin
+ * (2.1.335 applies the servers before it reads on), which saves that round trip.
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -118,7 +121,8 @@ const warmUp = (cli: LiveCli.LiveCli) =>
 /**
  * Hands a claimed spare its conversation: the bridge run (a token of its own, in the process's
  * scope), `key`, and a finalizer in the client's scope (the process lives in the pool's). A spare
- * that refuses is closed, and the turn starts cold.
+ * that has ended (or does not take its conversation in time) is closed, and the turn starts cold;
+ * one that refuses the servers fails its first turn on the init line's server status.
  */
 const adopt = (env: LocalEnv, plan: RunPlan, key: string, cli: LiveCli.LiveCli) =>
   cli.claim(
