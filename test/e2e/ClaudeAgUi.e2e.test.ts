@@ -217,6 +217,18 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(history).toContain("Request interrupted by user")
         // The same CLI: the abort interrupted the turn, not the conversation.
         expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+
+        // Stop on the very first message of a thread: its CLI has no session on record yet, and
+        // still keeps the stopped turn for the next run.
+        const fresh = agentOn(url, "thread-abort-first")
+        const first = yield* Effect.forkChild(send(fresh, "Tell me a story about pears"))
+        yield* until(() => fresh.events.some((e) => e.type === "TEXT_MESSAGE_CONTENT"))
+        fresh.agent.abortRun()
+        yield* Fiber.join(first)
+        const after = yield* send(fresh, "What was the fruit?")
+        expect(textOf(after.events)).toBe("You said: What was the fruit?")
+        expect(allText(api.messageRequests().at(-1))).toContain("story about pears")
+        expect(claudeProcessesIn(box.cwd)).toHaveLength(2)
       }),
     { timeout: 180_000 }
   )
