@@ -328,7 +328,11 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         // Denied with a reason: the resumed turn's answer is the model's reply to the denial.
         const six = yield* park("Send amount 6")
         const denied = yield* send(client, "", {
-          resume: [{ interruptId: six, status: "resolved", payload: { approved: false, reason: "over the daily limit" } }]
+          resume: [{
+            interruptId: six,
+            status: "resolved",
+            payload: { approved: false, reason: "over the daily limit" }
+          }]
         })
         expect(types(denied.events)).not.toContain("RUN_ERROR")
         expect(textOf(denied.events)).toMatch(/^after tool: .*over the daily limit/)
