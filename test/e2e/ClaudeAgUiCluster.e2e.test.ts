@@ -6,6 +6,7 @@
  * this process). `@ag-ui/client`'s `HttpAgent`:
  *
  * - gets a streamed answer with the runner's tool call, and the next run continues the thread;
+ * - a run sent from another tab while the runner's tool runs is steered into the running turn;
  * - parks a call that needs an approval (an AG-UI interrupt) and approves it through `resume`:
  *   the tool runs once on the runner and the model gets its result;
  * - aborts a run mid-answer: the runner's turn stops and the next run has it in its history.
@@ -42,9 +43,10 @@ const model = (req: Fake.FakeRequest): Fake.FakeReply => {
   if (results.length > 0) return { text: `after tool: ${results.map((r) => r.content).join(" | ")}` }
   const last = Fake.lastUserLine(req)
   if (last.includes("story")) return { text: "Once upon a time, in a land far away", breakMidway: "hang" }
-  const charge = /charge (\d+)/.exec(last)
+  const charge = /charge (\d+)( slowly)?/.exec(last)
   if (charge !== null) {
-    return { toolUses: [{ id: `toolu_cl_${++ids}`, name: "mcp__gtb__charge", input: { amount: Number(charge[1]) } }] }
+    const input = { amount: Number(charge[1]), ...(charge[2] === undefined ? {} : { wait: 3 }) }
+    return { toolUses: [{ id: `toolu_cl_${++ids}`, name: "mcp__gtb__charge", input }] }
   }
   const transfer = /transfer (\d+)/.exec(last)
   if (transfer !== null) {
@@ -72,7 +74,7 @@ const textOf = (events: ReadonlyArray<BaseEvent>) =>
 
 describeWithClaude("ClaudeAgUi over the cluster: an AG-UI HttpAgent, one SQLite runner (real claude)", () => {
   it.live(
-    "a thread is the cluster conversation of its id: streamed tool call and answer, approval through resume, Stop",
+    "a thread is the cluster conversation of its id: streamed tool call and answer, steer, approval through resume, Stop",
     () =>
       Effect.gen(function*() {
         const { sql, storage } = yield* sharedStorage("SQLite")
@@ -124,6 +126,19 @@ describeWithClaude("ClaudeAgUi over the cluster: an AG-UI HttpAgent, one SQLite 
         const second = yield* send("Remember pineapple")
         expect(textOf(second.events)).toBe("You said: Remember pineapple")
         expect(allText(api.messageRequests().at(-1))).toContain("after tool: charged 3")
+
+        // Typing while it works: a run from another tab during the runner's tool call is steered
+        // into the running turn (through the cluster's live controls) and ends at once.
+        const slow = yield* Effect.forkChild(send("Please charge 4 slowly"))
+        yield* until(() => sideEffects(effectsFile).some((e) => e.tool === "charge:start" && e.input["amount"] === 4))
+        const tab = new HttpAgent({ url, threadId: "thread-cluster" })
+        tab.addMessage({ id: `user-${++ids}`, role: "user", content: "Also say banana" })
+        const steered = yield* Effect.promise(() => tab.runAgent())
+        expect(steered.result).toEqual({ steered: true })
+        const charged = yield* Fiber.join(slow)
+        expect(textOf(charged.events)).toMatch(/^after tool: charged 4(You said: Also say banana)?$/)
+        const carrying = allText(api.messageRequests().at(-1))
+        expect(carrying.indexOf("Also say banana")).toBeGreaterThan(carrying.indexOf("charged 4"))
 
         // A parked call: an AG-UI interrupt, approved through resume; the runner runs it once.
         const parked = yield* send("Please transfer 5")
