@@ -198,6 +198,8 @@ export const make = Effect.fn("ClaudeAgUi.make")(function*<E, R>(options: Option
     const map = Events.makeEventMapper(input.runId)
     return Context.get(context, ChatClient).chatStream(text).pipe(
       Stream.flatMap((event) => Stream.fromIterable(map(event))),
+      // A turn may end with a call whose start never came (its input streamed, then refused).
+      Stream.concat(Stream.suspend(() => Stream.fromIterable(map.close()))),
       Stream.catch((error) => Stream.fromIterable([...map.close(), ...failed(input, error)])),
       Stream.ensuring(remember(input.threadId, context)),
       Stream.ensuring(Effect.sync(() => {
