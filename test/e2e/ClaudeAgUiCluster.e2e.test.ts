@@ -9,7 +9,8 @@
  * - a run sent from another tab while the runner's tool runs is steered into the running turn;
  * - parks a call that needs an approval (an AG-UI interrupt) and approves it through `resume`:
  *   the tool runs once on the runner and the model gets its result;
- * - aborts a run mid-answer: the runner's turn stops and the next run has it in its history.
+ * - aborts a run mid-answer: the runner's turn stops and the next run has it in its history,
+ *   also on a thread's very first message.
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -178,6 +179,21 @@ describeWithClaude("ClaudeAgUi over the cluster: an AG-UI HttpAgent, one SQLite 
         expect(runner.clis()).toEqual(clis)
         // The runner hosted the thread once, throughout.
         expect(runner.lines().filter((l) => l === "HOSTING thread-cluster")).toHaveLength(1)
+
+        // Stop on a thread's very first message: the runner keeps the stopped turn all the same.
+        const fresh = new HttpAgent({ url, threadId: "thread-cluster-first" })
+        const seen: Array<BaseEvent> = []
+        fresh.subscribe({ onEvent: ({ event }) => void seen.push(event) })
+        fresh.addMessage({ id: `user-${++ids}`, role: "user", content: "Tell me a story about pears" })
+        const pears = yield* Effect.forkChild(Effect.promise(() => fresh.runAgent().catch(() => undefined)))
+        yield* until(() => seen.some((e) => e.type === "TEXT_MESSAGE_CONTENT"))
+        fresh.abortRun()
+        yield* Fiber.join(pears)
+        fresh.addMessage({ id: `user-${++ids}`, role: "user", content: "What was the fruit?" })
+        const from = seen.length
+        yield* Effect.promise(() => fresh.runAgent())
+        expect(textOf(seen.slice(from))).toBe("You said: What was the fruit?")
+        expect(allText(api.messageRequests().at(-1))).toContain("story about pears")
       }).pipe(Effect.scoped),
     { timeout: 180_000 }
   )
