@@ -7,8 +7,9 @@
  *
  * - Each thread is one conversation, built from your `conversation` function on its first run
  *   (a `ClaudeLocal` or `ClaudeAgent` layer with `keepAlive`, with your session store and
- *   `ClaudeProcessPool` if you provide them; or a cluster conversation:
- *   `ClaudeConversation.layerChatClient(id)` + `layerLive(id)`), kept while runs come, and closed
+ *   `ClaudeProcessPool` if you provide them; or the cluster conversation of the thread's id:
+ *   `ClaudeConversation.layerChatClient(id)` + `layerLive(id)` + `layerApprovals(id)`, whose
+ *   session the cluster keeps), kept while runs come, and closed
  *   after `idleTimeToLive` without one (Effect's `LayerMap`). A thread closed while idle is built
  *   again with `resume` set to the session its last run left, so it keeps its history.
  * - The history lives with Claude Code: a run sends only the input's trailing user messages (those
@@ -197,6 +198,8 @@ export const make = Effect.fn("ClaudeAgUi.make")(function*<E, R>(options: Option
     const map = Events.makeEventMapper(input.runId)
     return Context.get(context, ChatClient).chatStream(text).pipe(
       Stream.flatMap((event) => Stream.fromIterable(map(event))),
+      // A turn may end with a call whose start never came (its input streamed, then refused).
+      Stream.concat(Stream.suspend(() => Stream.fromIterable(map.close()))),
       Stream.catch((error) => Stream.fromIterable([...map.close(), ...failed(input, error)])),
       Stream.ensuring(remember(input.threadId, context)),
       Stream.ensuring(Effect.sync(() => {

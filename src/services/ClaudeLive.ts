@@ -142,7 +142,8 @@ export class NotKeptAlive extends Schema.TaggedError<NotKeptAlive>()("NotKeptAli
 }
 
 /**
- * `interrupt` or `steer` while no turn runs.
+ * `interrupt` or `steer` while no turn runs (for `steer`, also while the running turn is being
+ * stopped: the stop drops queued messages, so send the text as the next turn instead).
  *
  * @since 2.0.0
  * @category errors
@@ -303,6 +304,7 @@ export interface ClaudeLiveService {
   /**
    * Adds `text` to the running turn (see {@link SteerWhen}; default `next`). The running `chat`
    * returns the answer of the last turn it ran; with `now`, the replaced turn's text is dropped.
+   * Fails with `NoRunningTurn` when none runs, or when the running one is being stopped.
    */
   readonly steer: (text: string, options?: { readonly when?: SteerWhen | undefined }) => Effect.Effect<
     void,

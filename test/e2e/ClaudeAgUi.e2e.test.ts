@@ -4,7 +4,8 @@
  * loopback Node HTTP server. A run streams text and a tool call, and a failed turn is RUN_ERROR; an
  * aborted run stops the turn and the next run has its history; a run sent while a tool runs is
  * steered into it; a parked tool call is approved from a server started after the first one
- * stopped; the same endpoint serves ClaudeAgent.
+ * stopped, and denied (`approved: false`, or a cancelled interrupt) without running; the same
+ * endpoint serves ClaudeAgent.
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -217,6 +218,18 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(history).toContain("Request interrupted by user")
         // The same CLI: the abort interrupted the turn, not the conversation.
         expect(claudeProcessesIn(box.cwd)).toEqual([pid])
+
+        // Stop on the very first message of a thread: its CLI has no session on record yet, and
+        // still keeps the stopped turn for the next run.
+        const fresh = agentOn(url, "thread-abort-first")
+        const first = yield* Effect.forkChild(send(fresh, "Tell me a story about pears"))
+        yield* until(() => fresh.events.some((e) => e.type === "TEXT_MESSAGE_CONTENT"))
+        fresh.agent.abortRun()
+        yield* Fiber.join(first)
+        const after = yield* send(fresh, "What was the fruit?")
+        expect(textOf(after.events)).toBe("You said: What was the fruit?")
+        expect(allText(api.messageRequests().at(-1))).toContain("story about pears")
+        expect(claudeProcessesIn(box.cwd)).toHaveLength(2)
       }),
     { timeout: 180_000 }
   )
@@ -291,6 +304,62 @@ describeWithClaude("ClaudeAgUi: an AG-UI HttpAgent against a Claude Code convers
         expect(allText(api.messageRequests().at(-1))).toContain("sent 5")
       }),
     { timeout: 240_000 }
+  )
+
+  it.live(
+    "a parked tool call denied through resume (approved: false, or a cancelled interrupt): the model reads the denial, the tool never runs",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const box = yield* sandbox(api.url)
+        const log = join(box.dir, "runs.log")
+        const { url } = yield* serve(box, [transfer(log)], join(box.dir, "store.sqlite"))
+        const client = agentOn(url, "thread-deny")
+        /** Sends the message; the interrupt its run finished with. */
+        const park = (text: string) =>
+          Effect.map(send(client, text), (run) => {
+            const finished = run.events.find((e) => e.type === "RUN_FINISHED") as unknown as {
+              readonly outcome?: { readonly type: string; readonly interrupts: ReadonlyArray<{ readonly id: string }> }
+            }
+            expect(finished.outcome?.type).toBe("interrupt")
+            return finished.outcome!.interrupts[0]!.id
+          })
+
+        // Denied with a reason: the resumed turn's answer is the model's reply to the denial.
+        const six = yield* park("Send amount 6")
+        const denied = yield* send(client, "", {
+          resume: [{
+            interruptId: six,
+            status: "resolved",
+            payload: { approved: false, reason: "over the daily limit" }
+          }]
+        })
+        expect(types(denied.events)).not.toContain("RUN_ERROR")
+        expect(textOf(denied.events)).toMatch(/^after tool: .*over the daily limit/)
+        expect(runs(log)).toEqual([])
+
+        // A cancelled interrupt denies too, with the default reason the model reads.
+        const eight = yield* park("Send amount 8")
+        const cancelled = yield* send(client, "", { resume: [{ interruptId: eight, status: "cancelled" }] })
+        expect(types(cancelled.events)).not.toContain("RUN_ERROR")
+        expect(textOf(cancelled.events)).toMatch(/^after tool: .*The user denied this tool call/)
+        expect(runs(log)).toEqual([])
+
+        // A decided call cannot be approved afterwards: RUN_ERROR with the approval error's reason.
+        const late = yield* send(client, "", {
+          resume: [{ interruptId: six, status: "resolved", payload: { approved: true } }]
+        })
+        expect(late.events.find((e) => e.type === "RUN_ERROR")).toMatchObject({ code: "ApprovalError/AlreadyDecided" })
+        expect(runs(log)).toEqual([])
+
+        // The thread goes on, the denials in its history.
+        const next = yield* send(client, "Thanks")
+        expect(textOf(next.events)).toBe("You said: Thanks")
+        const history = allText(api.messageRequests().at(-1))
+        expect(history).toContain("over the daily limit")
+        expect(history).toContain("The user denied this tool call")
+      }),
+    { timeout: 180_000 }
   )
 
   it.live(

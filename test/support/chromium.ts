@@ -3,8 +3,8 @@
  * `CHROMIUM_PATH` when set; else a system Chrome or Chromium (Debian's `chromium`, Google Chrome,
  * on the usual paths or PATH); else the headless Chromium that the npm package
  * `@sparticuz/chromium` ships inside its tarball (linux x64), unpacked into the temp directory on
- * first use. `CHROMIUM_PATH=bundled` picks that one even when a system one exists. (The same
- * search as the settings page's browser test, for the chat page's.)
+ * first use. `CHROMIUM_PATH=bundled` picks that one even when a system one exists. Used by the
+ * settings page's and the chat page's browser tests.
  */
 import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
@@ -130,7 +130,7 @@ export const findChromium = async (): Promise<Found> => {
   return system !== undefined ? { executablePath: system, env: {}, source: "system" } : bundledChromium()
 }
 
-/** A headless Chromium in a persistent profile under `folder`, as the settings page's test launches it. */
+/** A headless Chromium in a persistent profile under `folder` (English, 1000×900), as the browser tests use it. */
 export const launch = async (folder: string): Promise<BrowserContext> => {
   const found = await findChromium()
   console.log(`chromium: ${found.executablePath} (${found.source}, ${version(found.executablePath, found.env)})`)

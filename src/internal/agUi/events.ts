@@ -29,6 +29,12 @@ export const makeEventMapper = (runId: string) => {
     textId = undefined
     return [{ type: "TEXT_MESSAGE_END", messageId }]
   }
+  /** Ends the calls opened from streamed arguments whose start event never came. */
+  const closeCalls = (): Array<AgUiSchema.Event> => {
+    const open = [...streamed]
+    streamed.clear()
+    return open.map((toolCallId) => ({ type: "TOOL_CALL_END", toolCallId }))
+  }
   const toolStart = (toolCallId: string, toolCallName: string): Array<AgUiSchema.Event> => {
     started.add(toolCallId)
     return [...closeText(), { type: "TOOL_CALL_START", toolCallId, toolCallName }]
@@ -44,6 +50,8 @@ export const makeEventMapper = (runId: string) => {
   const callEnded = (id: string, content: string, isError: boolean): Array<AgUiSchema.Event> => {
     // A result without a start (a call begun before the stream was joined) has nothing to answer.
     if (!started.has(id)) return []
+    // A call opened from streamed arguments is ended before its result (AG-UI's order).
+    const end: Array<AgUiSchema.Event> = streamed.delete(id) ? [{ type: "TOOL_CALL_END", toolCallId: id }] : []
     const result: AgUiSchema.Event = {
       type: "TOOL_CALL_RESULT",
       messageId: `${runId}-result-${id}`,
@@ -51,7 +59,7 @@ export const makeEventMapper = (runId: string) => {
       content,
       role: "tool"
     }
-    return [isError ? { ...result, metadata: { "effect/ai": { isFailure: true } } } : result]
+    return [...end, isError ? { ...result, metadata: { "effect/ai": { isFailure: true } } } : result]
   }
 
   const map = (event: ChatEvent): ReadonlyArray<AgUiSchema.Event> => {
@@ -89,8 +97,11 @@ export const makeEventMapper = (runId: string) => {
     }
   }
   return Object.assign(map, {
-    /** What ends the run's open text message (before an error or a finish the mapper did not see). */
-    close: closeText
+    /**
+     * What ends the run's open text message and tool calls (at its end, before an error or a
+     * finish the mapper did not see): AG-UI clients refuse `RUN_FINISHED` while either is open.
+     */
+    close: (): Array<AgUiSchema.Event> => [...closeText(), ...closeCalls()]
   })
 }
 

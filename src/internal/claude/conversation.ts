@@ -150,15 +150,15 @@ export const makeSessionClient = Effect.fnUntraced(
       if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
       // One CLI run is one turn span; the run's own model turns are inside the CLI.
       // An interrupted turn ran in the session: the next turn continues it (and stores it).
+      const ranIn = (id: string) =>
+        Effect.asVoid(Effect.all([
+          params.transcripts.afterRun(id).pipe(Effect.ignore),
+          Ref.set(sessionId, Option.some(id)),
+          Ref.set(fork, false),
+          Ref.set(pending, [])
+        ]))
       const interrupted = (error: ChatError) =>
-        isInterrupted(error) && error.reason.sessionId !== undefined
-          ? Effect.all([
-            params.transcripts.afterRun(error.reason.sessionId).pipe(Effect.ignore),
-            Ref.set(sessionId, Option.some(error.reason.sessionId)),
-            Ref.set(fork, false),
-            Ref.set(pending, [])
-          ])
-          : Effect.void
+        isInterrupted(error) && error.reason.sessionId !== undefined ? ranIn(error.reason.sessionId) : Effect.void
       const outcome = yield* Telemetry.turnSpan(
         info,
         params.run({
@@ -169,7 +169,8 @@ export const makeSessionClient = Effect.fnUntraced(
           fork: yield* Ref.get(fork),
           emit,
           budgetUsd,
-          recordResult: recordResult(emit)
+          recordResult: recordResult(emit),
+          stopped: ranIn
         })
       ).pipe(Effect.tapError(interrupted))
       const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)

@@ -68,6 +68,11 @@ export interface RunInput {
   readonly recordResult: (line: ResultLine) => Effect.Effect<Usage>
   /** Resume `sessionId` with no user message: the CLI replays the call parked for an approval. */
   readonly replay?: boolean | undefined
+  /**
+   * A turn whose fiber was interrupted and that a kept-alive CLI stopped politely ran in this
+   * session (also a first turn, whose session nothing else recorded): the next turn continues it.
+   */
+  readonly stopped?: ((sessionId: string) => Effect.Effect<void>) | undefined
 }
 
 /**

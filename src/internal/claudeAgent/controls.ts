@@ -144,8 +144,9 @@ export const makeControls = (keepAlive: boolean, steering: Steering) => {
       Effect.catch((e) => fail(new Rejected({ control: "steer", error: e.message })))
     )
     const uuid = crypto.randomUUID()
-    // The turn may have ended while the version was checked.
-    if (q.running !== turn) return yield* fail(new NoRunningTurn({ control: "steer" }))
+    // The turn may have ended while the version was checked; a turn being stopped drops what is
+    // queued, so a message steered into it now would be lost.
+    if (q.running !== turn || turn.interrupted) return yield* fail(new NoRunningTurn({ control: "steer" }))
     turn.pending.add(uuid)
     q.send(steering.message(input, { uuid, priority: options?.when ?? "next" }))
   })

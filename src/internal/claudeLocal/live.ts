@@ -69,11 +69,15 @@ export const makeLive = (
    * After a failed turn: an interrupted fiber stops the CLI's turn politely and keeps the process
    * when it can; our own `Interrupted` keeps it; anything else stops it (no half-read turn survives).
    */
-  const afterFailure = Effect.fnUntraced(function*<E>(cause: Cause.Cause<E>) {
+  const afterFailure = Effect.fnUntraced(function*<E>(input: RunInput, cause: Cause.Cause<E>) {
     const error = Option.getOrUndefined(Cause.findErrorOption(cause))
     if (isInterrupted(error)) return
     const cli = slot.current()
     if (error === undefined && Cause.hasInterrupts(cause) && cli !== undefined && (yield* cli.settle(PoliteStop))) {
+      // The stopped turn is in the CLI's session: the conversation must know it, or a first
+      // turn's next one would not match this CLI and start a new session without it.
+      const session = cli.sessionId()
+      if (Option.isSome(session) && input.stopped !== undefined) yield* input.stopped(session.value)
       return
     }
     yield* slot.drop
@@ -180,7 +184,7 @@ export const makeLive = (
       return outcome
     },
     Effect.scoped,
-    Effect.onError(afterFailure)
+    (turn, input) => Effect.onError(turn, (cause) => afterFailure(input, cause))
   )
 
   const run = (input: RunInput) =>

@@ -348,7 +348,8 @@ export const start = Effect.fnUntraced(function*<E>(params: {
   const steer = (message: UserMessage.UserMessage) =>
     Effect.suspend(() => {
       const current = open
-      if (current === undefined || ended !== undefined) return Effect.succeed(false)
+      // A turn being stopped drops what is queued (`cancel_queued`): a message steered now would be lost.
+      if (current === undefined || ended !== undefined || current.interrupted) return Effect.succeed(false)
       if (message.uuid !== undefined) current.pending.add(message.uuid)
       return Effect.as(Queue.offer(input, `${JSON.stringify(message)}\n`), true)
     })

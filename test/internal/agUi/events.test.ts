@@ -82,6 +82,23 @@ describe("AG-UI event mapping", () => {
     expect(map.close()).toEqual([])
   })
 
+  it("a call opened from streamed arguments is ended by its result, or by close (AG-UI refuses RUN_FINISHED while it is open)", () => {
+    const map = Events.makeEventMapper("r")
+    const answered = [
+      new ToolInputDelta({ id: "c1", name: "lookup", delta: "{}" }),
+      new ToolCallEnd({ id: "c1", name: "lookup", result: "found", isError: false })
+    ].flatMap(map)
+    expect(answered.map((e) => e.type)).toEqual([
+      "TOOL_CALL_START",
+      "TOOL_CALL_ARGS",
+      "TOOL_CALL_END",
+      "TOOL_CALL_RESULT"
+    ])
+    map(new ToolInputDelta({ id: "c2", name: "lookup", delta: "{\"word\":" }))
+    expect(map.close()).toEqual([{ type: "TOOL_CALL_END", toolCallId: "c2" }])
+    expect(map.close()).toEqual([])
+  })
+
   it("a failed turn is RUN_ERROR with the typed error's message and tag; a parked call is an interrupt", () => {
     const limited = new ProviderError({ provider: "claude-code", reason: new RateLimitError({ message: "slow down" }) })
     expect(Events.runError(limited)).toEqual({

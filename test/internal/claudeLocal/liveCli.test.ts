@@ -49,7 +49,7 @@ const prepare = (extra: ReadonlyArray<string>) => (resume: Option.Option<string>
 /**
  * A stand-in that speaks the control protocol: each control_request is echoed back (\`slow\` after
  * the others, \`bogus\` refused); "hang" starts a turn that only an interrupt ends, with an
- * error_during_execution result; "ede" prints such a result unasked.
+ * error_during_execution result 300 ms later; "ede" prints such a result unasked.
  */
 const controlStub = `
 let hanging = false
@@ -60,7 +60,7 @@ require("readline").createInterface({ input: process.stdin }).on("line", (line) 
     const { request, request_id } = msg
     if (request.subtype === "interrupt") {
       out({ type: "control_response", response: { subtype: "success", request_id, response: { still_queued: [] } } })
-      if (hanging) { hanging = false; out({ type: "result", subtype: "error_during_execution", is_error: true, session_id: "s" }) }
+      if (hanging) { hanging = false; setTimeout(() => out({ type: "result", subtype: "error_during_execution", is_error: true, session_id: "s" }), 300) }
       return
     }
     if (request.subtype === "bogus") {
@@ -188,7 +188,12 @@ describe("claudeLiveCli", () => {
       // A turn we interrupt ends at its result and says so; the process answers the next turn.
       const fiber = yield* Effect.forkChild(cli.turn(say("hang"), noLines))
       yield* Effect.sleep("200 millis")
-      const receipt = yield* cli.interrupt
+      const interrupting = yield* Effect.forkChild(cli.interrupt)
+      yield* Effect.yieldNow
+      // A message steered into a turn being stopped is refused: written after the interrupt, its
+      // answer would be read as the next turn's.
+      assert.isFalse(yield* cli.steer(say("late")))
+      const receipt = yield* Fiber.join(interrupting)
       assert.deepStrictEqual(receipt, Option.some({ _tag: "Success", response: { still_queued: [] } }))
       const stopped = yield* Fiber.join(fiber)
       assert.isTrue(stopped.interrupted)
