@@ -31,6 +31,7 @@ import * as Scope from "effect/Scope"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { mergeEnvOptions } from "../internal/agentCli/envOptions.ts"
 import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
@@ -224,14 +225,7 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
       cwd: Config.option(Config.String("CODEX_CLI_CWD")),
       home: Config.option(Config.String("CODEX_CLI_HOME"))
     }),
-    (env): Options => {
-      const read: Record<string, unknown> = {}
-      for (const [key, value] of Object.entries(env) as Array<[string, Option.Option<unknown>]>) {
-        if (Option.isSome(value)) read[key] = value.value
-      }
-      const given = Object.fromEntries(Object.entries(overrides).filter(([, v]) => v !== undefined))
-      return { ...read, ...given }
-    }
+    (env): Options => mergeEnvOptions<Options>(env, overrides)
   )
 
 /**

@@ -7,12 +7,11 @@
  */
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import * as ClaudeCodeCatalog from "../ClaudeCodeCatalog.ts"
 import * as CodexCliCatalog from "../CodexCliCatalog.ts"
-import * as Registry from "../Registry.ts"
-import type { ToolDescriptor } from "../ToolDescriptor.ts"
+import type * as Registry from "../Registry.ts"
 import { InvalidSettings, StrictRefusal } from "./geminiPolicy.ts"
 import type { IgnoredOptOut, PermissionMode, ToolPolicy, WithheldTool } from "./model.ts"
+import * as OtherCliNames from "./otherCliNames.ts"
 
 /**
  * The agent's side: the shape of `ClaudeLocal`'s `toolPolicy` option, so one object configures
@@ -155,58 +154,7 @@ export class CodexPolicyError extends Schema.TaggedError<CodexPolicyError>()("Co
 
 const fail = (reason: InvalidSettings | StrictRefusal) => Result.fail(new CodexPolicyError({ reason }))
 
-/** Claude Code name → its Codex CLI equivalents (only names that have some). */
-const fromClaude: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
-  ClaudeCodeCatalog.descriptors.map((d) => [d.name as string, CodexCliCatalog.equivalentsOf(d.name)] as const)
-    .filter(([, codex]) => codex.length > 0)
-)
-
-const merged = new WeakMap<Registry.Registry, Result.Result<Registry.Registry, Schema.SchemaError>>()
-
-/** The Codex registry for `registry`: itself when it has the Codex built-ins, else the catalog plus its MCP tools. */
-const codexRegistryOf = (registry: Registry.Registry | undefined) => {
-  if (registry === undefined) return Result.succeed(CodexCliCatalog.registry)
-  if (CodexCliCatalog.descriptors.every((d) => registry.byName.has(d.name))) return Result.succeed(registry)
-  const cached = merged.get(registry)
-  if (cached !== undefined) return cached
-  const mcp: ReadonlyArray<ToolDescriptor> = registry.descriptors.filter((d) => d.kind === "mcp")
-  const made = Registry.makeResult([...CodexCliCatalog.descriptors, ...mcp], {
-    conditions: registry.conditions,
-    pairGroups: registry.pairGroups
-  })
-  merged.set(registry, made)
-  return made
-}
-
-const globOf = (pattern: string) =>
-  new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")}$`)
-
-/**
- * An opt-out in Codex CLI names, with the entry it came from: Claude Code names become their
- * equivalents (a wildcard also those of the Claude tools it matches); a Claude Code tool without
- * an equivalent has nothing to turn off. Gemini CLI names are not Codex's and pass as unknown.
- */
-const translate = (registry: Registry.Registry, entries: ReadonlyArray<string>) => {
-  const out: Array<string> = []
-  const origin = new Map<string, string>()
-  const add = (name: string, entry: string) => {
-    out.push(name)
-    if (!origin.has(name)) origin.set(name, entry)
-  }
-  for (const entry of entries) {
-    if (registry.byName.has(entry) || entry.startsWith("mcp__")) add(entry, entry)
-    else if (fromClaude.has(entry)) { for (const c of fromClaude.get(entry)!) add(c, entry) }
-    else if (ClaudeCodeCatalog.registry.byName.has(entry)) continue
-    else {
-      if (entry.includes("*")) {
-        const glob = globOf(entry)
-        for (const [claude, codex] of fromClaude) if (glob.test(claude)) { for (const c of codex) add(c, entry) }
-      }
-      add(entry, entry)
-    }
-  }
-  return { names: out, origin }
-}
+const { registryOf: codexRegistryOf, translate } = OtherCliNames.makeNames(CodexCliCatalog)
 
 /** A TOML value: names are validated ASCII, and JSON's string escapes are TOML's. */
 const toml = (value: unknown): string =>
@@ -425,7 +373,7 @@ const inexpressible = (entry: string, extraMounted: ReadonlyArray<string>): Code
   if (!entry.startsWith("mcp__") || !entry.includes("*") || entry === "mcp__*") return undefined
   const m = /^mcp__(.+?)__(.*)$/.exec(entry)
   if (m === null || m[2] === "*") return undefined
-  const server = globOf(m[1]!)
+  const server = OtherCliNames.globOf(m[1]!)
   const hit = extraMounted.filter((s) => server.test(s))
   if (hit.length === 0) return undefined
   return {

@@ -7,11 +7,11 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Headless from "../../internal/policy/headlessTools.ts"
-import * as ClaudeCodeCatalog from "../ClaudeCodeCatalog.ts"
 import * as GeminiCliCatalog from "../GeminiCliCatalog.ts"
-import * as Registry from "../Registry.ts"
+import type * as Registry from "../Registry.ts"
 import type { ToolDescriptor } from "../ToolDescriptor.ts"
 import type { IgnoredOptOut, PermissionMode, ToolPolicy, WithheldTool } from "./model.ts"
+import * as OtherCliNames from "./otherCliNames.ts"
 
 /**
  * The agent's side: the shape of `ClaudeLocal`'s `toolPolicy` option, so one object configures
@@ -164,58 +164,7 @@ export class GeminiPolicyError extends Schema.TaggedError<GeminiPolicyError>()("
 
 const fail = (reason: InvalidSettings | StrictRefusal) => Result.fail(new GeminiPolicyError({ reason }))
 
-/** Claude Code name → its Gemini CLI equivalents (only names that have some). */
-const fromClaude: ReadonlyMap<string, ReadonlyArray<string>> = new Map(
-  ClaudeCodeCatalog.descriptors.map((d) => [d.name as string, GeminiCliCatalog.equivalentsOf(d.name)] as const)
-    .filter(([, gemini]) => gemini.length > 0)
-)
-
-const merged = new WeakMap<Registry.Registry, Result.Result<Registry.Registry, Schema.SchemaError>>()
-
-/** The Gemini registry for `registry`: itself when it has the Gemini built-ins, else the catalog plus its MCP tools. */
-const geminiRegistryOf = (registry: Registry.Registry | undefined) => {
-  if (registry === undefined) return Result.succeed(GeminiCliCatalog.registry)
-  if (GeminiCliCatalog.descriptors.every((d) => registry.byName.has(d.name))) return Result.succeed(registry)
-  const cached = merged.get(registry)
-  if (cached !== undefined) return cached
-  const mcp: ReadonlyArray<ToolDescriptor> = registry.descriptors.filter((d) => d.kind === "mcp")
-  const made = Registry.makeResult([...GeminiCliCatalog.descriptors, ...mcp], {
-    conditions: registry.conditions,
-    pairGroups: registry.pairGroups
-  })
-  merged.set(registry, made)
-  return made
-}
-
-const globOf = (pattern: string) =>
-  new RegExp(`^${pattern.split("*").map((p) => p.replace(/[.+?^${}()|[\]\\/-]/g, "\\$&")).join(".*")}$`)
-
-/**
- * An opt-out in Gemini CLI names, with the entry it came from: Claude Code names become their
- * equivalents (a Claude wildcard also those of the Claude tools it matches); a Claude Code tool
- * without an equivalent has nothing to turn off.
- */
-const translate = (registry: Registry.Registry, entries: ReadonlyArray<string>) => {
-  const out: Array<string> = []
-  const origin = new Map<string, string>()
-  const add = (name: string, entry: string) => {
-    out.push(name)
-    if (!origin.has(name)) origin.set(name, entry)
-  }
-  for (const entry of entries) {
-    if (registry.byName.has(entry) || entry.startsWith("mcp__")) add(entry, entry)
-    else if (fromClaude.has(entry)) { for (const g of fromClaude.get(entry)!) add(g, entry) }
-    else if (ClaudeCodeCatalog.registry.byName.has(entry)) continue
-    else {
-      if (entry.includes("*")) {
-        const glob = globOf(entry)
-        for (const [claude, gemini] of fromClaude) if (glob.test(claude)) { for (const g of gemini) add(g, entry) }
-      }
-      add(entry, entry)
-    }
-  }
-  return { names: out, origin }
-}
+const { registryOf: geminiRegistryOf, translate } = OtherCliNames.makeNames(GeminiCliCatalog)
 
 const priority = { deny: 900, tool: 500, server: 100, fallback: 0 } as const
 
@@ -370,7 +319,7 @@ const inexpressible = (entry: string, extraMounted: ReadonlyArray<string>): Gemi
   if (!entry.startsWith("mcp__") || !entry.includes("*") || entry === "mcp__*") return undefined
   const m = /^mcp__(.+?)__(.*)$/.exec(entry)
   if (m === null || m[2] === "*") return undefined
-  const server = globOf(m[1]!)
+  const server = OtherCliNames.globOf(m[1]!)
   const hit = extraMounted.filter((s) => server.test(s))
   if (hit.length === 0) return undefined
   return {
