@@ -154,7 +154,7 @@ export class CodexPolicyError extends Schema.TaggedError<CodexPolicyError>()("Co
 
 const fail = (reason: InvalidSettings | StrictRefusal) => Result.fail(new CodexPolicyError({ reason }))
 
-const { registryOf: codexRegistryOf, translate } = OtherCliNames.makeNames(CodexCliCatalog)
+const names = OtherCliNames.makeNames(CodexCliCatalog)
 
 /** A TOML value: names are validated ASCII, and JSON's string escapes are TOML's. */
 const toml = (value: unknown): string =>
@@ -171,43 +171,12 @@ const key = (segment: string): string => /^[A-Za-z0-9_-]+$/.test(segment) ? segm
 export const compile = (
   input: CodexPolicyInput,
   session: CodexSession,
-  resolve: (
-    registry: Registry.Registry,
-    agent: unknown,
-    ctx: unknown
-  ) => Result.Result<ToolPolicy, Schema.SchemaError>
+  resolve: OtherCliNames.Resolve
 ): Result.Result<CodexPolicy, CodexPolicyError> => {
-  const registry = codexRegistryOf(input.registry)
-  if (Result.isFailure(registry)) return fail(new InvalidSettings({ message: registry.failure.message }))
-  const reg = registry.success
-  // Not strings: the resolution's decoder says what is wrong, with the input as written.
-  const raw = [input.disabledTools ?? [], input.allowedTools ?? []]
-  if (!raw.every((list) => Array.isArray(list) && list.every((e) => typeof e === "string"))) {
-    const refused = resolve(reg, { disabledTools: input.disabledTools }, {
-      conditions: {},
-      headless: true,
-      ...(input.allowedTools === undefined ? {} : { allowedTools: input.allowedTools })
-    })
-    return fail(new InvalidSettings({ message: Result.isFailure(refused) ? refused.failure.message : "invalid lists" }))
-  }
-  const disabled = translate(reg, input.disabledTools ?? [])
-  const allowed = translate(reg, input.allowedTools ?? []).names.filter((n) => !n.includes("*"))
-  const headless = session.headless ?? true
-  const extra = session.mcpServers ?? []
-  const resolved = resolve(reg, { disabledTools: disabled.names }, {
-    conditions: { ...input.conditions },
-    headless,
-    ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode }),
-    ...(session.canUseTool === true ? { canUseTool: true } : {}),
-    ...(allowed.length === 0 ? {} : { allowedTools: [...new Set(allowed)].slice(0, 64) }),
-    ...(extra.length === 0 ? {} : { mcpServers: extra })
-  })
-  if (Result.isFailure(resolved)) return fail(new InvalidSettings({ message: resolved.failure.message }))
-  const policy = resolved.success
-  const ignored: Array<CodexIgnored> = policy.ignored.map((i) => ({
-    ...i,
-    entry: disabled.origin.get(i.entry) ?? i.entry
-  }))
+  const resolvedIn = OtherCliNames.resolveIn(names, input, session, resolve)
+  if (Result.isFailure(resolvedIn)) return fail(new InvalidSettings({ message: resolvedIn.failure }))
+  const { disabled, extra, headless, policy, registry: reg } = resolvedIn.success
+  const ignored: Array<CodexIgnored> = [...resolvedIn.success.ignored]
   const blocked = new Set(policy.disallowedTools)
   const builtins = reg.descriptors.filter((d) => d.kind === "sdk")
   const features = new Set(CodexCliCatalog.alwaysDisabledFeatures)

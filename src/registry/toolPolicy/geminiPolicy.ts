@@ -164,7 +164,7 @@ export class GeminiPolicyError extends Schema.TaggedError<GeminiPolicyError>()("
 
 const fail = (reason: InvalidSettings | StrictRefusal) => Result.fail(new GeminiPolicyError({ reason }))
 
-const { registryOf: geminiRegistryOf, translate } = OtherCliNames.makeNames(GeminiCliCatalog)
+const names = OtherCliNames.makeNames(GeminiCliCatalog)
 
 const priority = { deny: 900, tool: 500, server: 100, fallback: 0 } as const
 
@@ -172,43 +172,12 @@ const priority = { deny: 900, tool: 500, server: 100, fallback: 0 } as const
 export const compile = (
   input: GeminiPolicyInput,
   session: GeminiSession,
-  resolve: (
-    registry: Registry.Registry,
-    agent: unknown,
-    ctx: unknown
-  ) => Result.Result<ToolPolicy, Schema.SchemaError>
+  resolve: OtherCliNames.Resolve
 ): Result.Result<GeminiPolicy, GeminiPolicyError> => {
-  const registry = geminiRegistryOf(input.registry)
-  if (Result.isFailure(registry)) return fail(new InvalidSettings({ message: registry.failure.message }))
-  const reg = registry.success
-  // Not strings: the resolution's decoder says what is wrong, with the input as written.
-  const raw = [input.disabledTools ?? [], input.allowedTools ?? []]
-  if (!raw.every((list) => Array.isArray(list) && list.every((e) => typeof e === "string"))) {
-    const refused = resolve(reg, { disabledTools: input.disabledTools }, {
-      conditions: {},
-      headless: true,
-      ...(input.allowedTools === undefined ? {} : { allowedTools: input.allowedTools })
-    })
-    return fail(new InvalidSettings({ message: Result.isFailure(refused) ? refused.failure.message : "invalid lists" }))
-  }
-  const disabled = translate(reg, input.disabledTools ?? [])
-  const allowed = translate(reg, input.allowedTools ?? []).names.filter((n) => !n.includes("*"))
-  const headless = session.headless ?? true
-  const extra = session.mcpServers ?? []
-  const resolved = resolve(reg, { disabledTools: disabled.names }, {
-    conditions: { ...input.conditions },
-    headless,
-    ...(session.permissionMode === undefined ? {} : { permissionMode: session.permissionMode }),
-    ...(session.canUseTool === true ? { canUseTool: true } : {}),
-    ...(allowed.length === 0 ? {} : { allowedTools: [...new Set(allowed)].slice(0, 64) }),
-    ...(extra.length === 0 ? {} : { mcpServers: extra })
-  })
-  if (Result.isFailure(resolved)) return fail(new InvalidSettings({ message: resolved.failure.message }))
-  const policy = resolved.success
-  const ignored: Array<GeminiIgnored> = policy.ignored.map((i) => ({
-    ...i,
-    entry: disabled.origin.get(i.entry) ?? i.entry
-  }))
+  const resolvedIn = OtherCliNames.resolveIn(names, input, session, resolve)
+  if (Result.isFailure(resolvedIn)) return fail(new InvalidSettings({ message: resolvedIn.failure }))
+  const { allowed, extra, policy, registry: reg } = resolvedIn.success
+  const ignored: Array<GeminiIgnored> = [...resolvedIn.success.ignored]
   const blocked = new Set(policy.disallowedTools)
   const mounted = new Set(policy.mountedServers)
   const rules: Array<GeminiRule> = []
