@@ -33,6 +33,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { mergeEnvOptions } from "../internal/agentCli/envOptions.ts"
 import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
+import * as VersionCheck from "../internal/agentCli/versionCheck.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
 import type { Options } from "../internal/codexCli/options.ts"
@@ -100,6 +101,15 @@ const privateDir = Effect.map(
 )
 
 /**
+ * The oldest Codex CLI this client runs on (the release it was checked on); an older one fails at the
+ * first turn with `ConfigurationError`, naming the upgrade command.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export const MinimumCliVersion: string = Run.versionRequirement.minimum
+
+/**
  * Builds a ChatClient on Codex CLI. The bridge (if tools are set) and the client's private
  * directory live in the scope of `make`, and are closed with it.
  *
@@ -149,10 +159,16 @@ export const make: (
       yield* Ref.set(tools, set)
     })
 
+    const checkVersion = yield* VersionCheck.make(
+      Run.versionRequirement,
+      subprocess,
+      () => ({ command: options.binary ?? "codex", env: Run.runEnv(env, {}), cwd: env.cwd }),
+      Run.fromSubprocess
+    )
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model,
-      run: Run.freshRun(env),
+      run: (input) => Effect.andThen(checkVersion, Run.freshRun(env)(input)),
       setTools,
       resume: options.resume,
       transcripts: noTranscripts

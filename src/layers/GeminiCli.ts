@@ -35,6 +35,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { mergeEnvOptions } from "../internal/agentCli/envOptions.ts"
+import * as VersionCheck from "../internal/agentCli/versionCheck.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
 import * as Live from "../internal/geminiCli/live.ts"
@@ -102,6 +103,15 @@ const privateDir = Effect.acquireRelease(
 )
 
 /**
+ * The oldest Gemini CLI this client runs on (the release it was checked on); an older one fails at the
+ * first turn with `ConfigurationError`, naming the upgrade command.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export const MinimumCliVersion: string = Run.versionRequirement.minimum
+
+/**
  * Builds a ChatClient on Gemini CLI. The bridge (if tools are set) and the client's private
  * directory live in the scope of `make`, and are closed with it.
  *
@@ -151,10 +161,17 @@ export const make: (
       yield* Ref.set(tools, set)
     })
 
+    const checkVersion = yield* VersionCheck.make(
+      Run.versionRequirement,
+      subprocess,
+      () => ({ command: options.binary ?? "gemini", env: Run.runEnv(env, {}), cwd: env.cwd }),
+      Run.fromSubprocess
+    )
+    const run = options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env)
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model ?? Run.DefaultModel,
-      run: options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env),
+      run: (input) => Effect.andThen(checkVersion, run(input)),
       setTools,
       resume: options.resume,
       transcripts: noTranscripts

@@ -35,6 +35,14 @@ import * as Threads from "./threads.ts"
 /** The provider name in errors, spans and metrics. */
 export const provider = "codex-cli"
 
+/** The oldest Codex CLI `CodexCli` runs on: the release its switches and tests were checked on. */
+export const versionRequirement = {
+  provider,
+  name: "Codex CLI",
+  minimum: "0.171.0",
+  upgrade: "npm install -g @openai/codex@latest"
+} as const
+
 /** The default bound on one run. */
 export const DefaultRequestTimeout = Duration.minutes(10)
 
@@ -108,7 +116,7 @@ export const failureReason = (message: string): ProviderErrorReason => {
   return new ProcessError({ message: `Codex CLI's turn failed: ${message}` })
 }
 
-const fromSubprocess = (error: SubprocessError): ProviderError => {
+export const fromSubprocess = (error: SubprocessError): ProviderError => {
   const reason = error.reason
   switch (reason._tag) {
     case "NotFound":

@@ -34,6 +34,15 @@ import * as Policy from "./policy.ts"
 /** The provider name in errors, spans and metrics. */
 export const provider = "gemini-cli"
 
+/** The oldest Gemini CLI `GeminiCli` runs on: the release its ACP workarounds and tests were checked on. */
+export const versionRequirement = {
+  provider,
+  name: "Gemini CLI",
+  minimum: "0.61.0",
+  upgrade: "npm install -g @google/gemini-cli@latest",
+  packageName: "@google/gemini-cli"
+} as const
+
 /** The default bound on one run. */
 export const DefaultRequestTimeout = Duration.minutes(10)
 
