@@ -1,7 +1,7 @@
 /**
  * The oldest release an agent CLI provider runs on, checked once per client, at its first turn:
- * the version of the npm package the command resolves to (Gemini CLI's `--version` starts the
- * whole CLI, ~2 s), else `<binary> --version`, compared with the provider's minimum — the release its workarounds and
+ * the version of the npm package the command resolves to (no process: Gemini CLI's `--version`
+ * starts the whole CLI, ~2 s), else `<binary> --version`, compared with the provider's minimum — the release its workarounds and
  * tests were checked on. An older CLI fails the turn with a `ConfigurationError` naming both
  * versions and the upgrade command, before any run. Output without a version (a wrapper script)
  * is logged and the run goes on; a `--version` that fails says nothing, and the run reports why

@@ -40,7 +40,8 @@ export const versionRequirement = {
   provider,
   name: "Codex CLI",
   minimum: "0.171.0",
-  upgrade: "npm install -g @openai/codex@latest"
+  upgrade: "npm install -g @openai/codex@latest",
+  packageName: "@openai/codex"
 } as const
 
 /** The default bound on one run. */

@@ -75,10 +75,14 @@ describe("agent CLI version check", () => {
       const wrapper = script(dir, "wrapper", "0.61.0")
       assert.deepStrictEqual(VersionCheck.packageVersion(wrapper, "@google/gemini-cli", ""), Option.none())
       assert.deepStrictEqual(VersionCheck.packageVersion("absent", "@google/gemini-cli", bin), Option.none())
-      // The installed devDependency, as the e2e suites run it.
+      // The installed devDependencies, as the e2e suites run them.
       assert.deepStrictEqual(
         VersionCheck.packageVersion(resolve("node_modules/.bin/gemini"), "@google/gemini-cli", ""),
         Option.some(GeminiCli.MinimumCliVersion)
+      )
+      assert.deepStrictEqual(
+        VersionCheck.packageVersion(resolve("node_modules/.bin/codex"), "@openai/codex", ""),
+        Option.some(CodexCli.MinimumCliVersion)
       )
     }).pipe(Effect.scoped))
 
@@ -120,5 +124,11 @@ describe("agent CLI version check", () => {
       assert.include(codexError.message, "Codex CLI is 0.160.0")
       // Only `--version` ran: the turn never started the CLI.
       assert.strictEqual(runs(codexFile), 1)
+      // An npm-installed Codex CLI: its package says the version, no process runs.
+      const codexPackage = yield* CodexCli.make({
+        binary: join(fakePackage(join(dir, "codex-package"), "@openai/codex", "0.99.0"), "cli")
+      })
+      const packageError = yield* Effect.flip(codexPackage.chat("hello"))
+      assert.include(packageError.message, "Codex CLI is 0.99.0")
     }).pipe(Effect.scoped, Effect.provide(NodeSubprocess.layer)))
 })
