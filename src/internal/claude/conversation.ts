@@ -150,13 +150,14 @@ export const makeSessionClient = Effect.fnUntraced(
       if (Option.isSome(resumed)) yield* params.transcripts.beforeRun(resumed.value)
       // One CLI run is one turn span; the run's own model turns are inside the CLI.
       // An interrupted turn ran in the session: the next turn continues it (and stores it).
-      const ranIn = (id: string) =>
+      const continueIn = (id: string) =>
         Effect.asVoid(Effect.all([
-          params.transcripts.afterRun(id).pipe(Effect.ignore),
           Ref.set(sessionId, Option.some(id)),
           Ref.set(fork, false),
           Ref.set(pending, [])
         ]))
+      const ranIn = (id: string) =>
+        Effect.andThen(params.transcripts.afterRun(id).pipe(Effect.ignore), continueIn(id))
       const interrupted = (error: ChatError) =>
         isInterrupted(error) && error.reason.sessionId !== undefined ? ranIn(error.reason.sessionId) : Effect.void
       const outcome = yield* Telemetry.turnSpan(
@@ -170,7 +171,10 @@ export const makeSessionClient = Effect.fnUntraced(
           emit,
           budgetUsd,
           recordResult: recordResult(emit),
-          stopped: ranIn
+          // A turn whose fiber was interrupted is continued by this client's next turn (which
+          // stores it), but not stored now: a cluster runner interrupts its turns when it stops,
+          // and hands them back to run again elsewhere from the stored session.
+          stopped: continueIn
         })
       ).pipe(Effect.tapError(interrupted))
       const ran = outcome.sessionId ?? Option.getOrUndefined(resumed)
