@@ -156,8 +156,7 @@ export const makeSessionClient = Effect.fnUntraced(
           Ref.set(fork, false),
           Ref.set(pending, [])
         ]))
-      const ranIn = (id: string) =>
-        Effect.andThen(params.transcripts.afterRun(id).pipe(Effect.ignore), continueIn(id))
+      const ranIn = (id: string) => Effect.andThen(params.transcripts.afterRun(id).pipe(Effect.ignore), continueIn(id))
       const interrupted = (error: ChatError) =>
         isInterrupted(error) && error.reason.sessionId !== undefined ? ranIn(error.reason.sessionId) : Effect.void
       const outcome = yield* Telemetry.turnSpan(
