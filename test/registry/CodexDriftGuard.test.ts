@@ -200,3 +200,12 @@ describe("CodexDriftGuard pure parts", () => {
     )
   })
 })
+
+describe("CodexCliCatalog lookups the drift report is read with", () => {
+  it("a Codex tool's Claude Code names, none for a name the catalog does not map", () => {
+    expect(CodexCliCatalog.claudeNamesOf("web_search")).toEqual(["WebSearch"])
+    expect(CodexCliCatalog.claudeNamesOf("tool_of_goals")).toEqual([])
+    expect(CodexCliCatalog.equivalentsOf("WebSearch")).toEqual(["web_search"])
+    expect(CodexCliCatalog.equivalentsOf("NotAClaudeTool")).toEqual([])
+  })
+})
