@@ -10,13 +10,18 @@ import * as Stream from "effect/Stream"
 
 export type Event = Sse.Event
 
-/** Largest pending event accepted (the parser's default is 10 MiB); a bigger one fails the stream. */
+/**
+ * Largest event the parser holds while waiting for its end (the parser's default is 10 MiB): the
+ * bound is on what stays buffered between chunks, so a bigger event that arrives complete in one
+ * chunk (already in memory) passes.
+ */
 export const MaxEventSize = 4 * 1024 * 1024
 
 /**
  * Decodes an SSE byte stream into its events. `retry:` fields are ignored: a POST answer cannot be
- * resumed (`Sse.decode` would fail the stream with them). An event over `MaxEventSize` fails the
- * stream with `onTooLarge`'s error, after the events parsed before it.
+ * resumed (`Sse.decode` would fail the stream with them). An event still incomplete at the end of
+ * a chunk and over `MaxEventSize` fails the stream with `onTooLarge`'s error, after the events
+ * parsed before it.
  */
 export const decode = <E, E2>(
   bytes: Stream.Stream<Uint8Array, E>,
