@@ -29,6 +29,7 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { PermissionMode } from "../internal/core/permissionMode.ts"
+import { resendWhenCutShort } from "../internal/core/resend.ts"
 import { decodeAnswer, responseFormatFor } from "../internal/core/structuredAnswer.ts"
 import {
   ChatClient,
@@ -494,6 +495,25 @@ export const turnCutShort = (conversationId: string, turnId: string): ProviderEr
   })
 
 /**
+ * What the caller of a persisted request (`chat`, `ask`, `approve`, `deny`) sees when its runner
+ * stopped while the caller waited and every resend of it came back cut short too.
+ *
+ * @category utils
+ * @since 2.2.0
+ */
+export const requestCutShort = (conversationId: string, what: string, sends: number): ProviderError =>
+  new ProviderError({
+    provider: "claude-cluster",
+    reason: new ProcessError({
+      message: `The runner hosting conversation ${conversationId} stopped while ${what} waited for its answer, ` +
+        `and the ${sends} sends of it got no answer. It is stored, unanswered: send it again with the same id ` +
+        "once a runner is up (the conversation's next runner runs it from the stored session, or answers it from " +
+        "its records if it had finished)",
+      transient: true
+    })
+  })
+
+/**
  * Joins buffered prompts and the prompt the way a local client does (text by blank lines).
  *
  * @category utils
@@ -548,7 +568,14 @@ export const client: Effect.Effect<
         yield* requireText("prompt", prompt)
         const turnId = yield* turnIdOf(options)
         yield* Effect.annotateCurrentSpan({ "conversation.id": conversationId, "conversation.turn_id": turnId })
-        return yield* withPending(prompt, (joined) => rpc.Chat({ turnId, prompt: joined }))
+        return yield* withPending(
+          prompt,
+          (joined) =>
+            resendWhenCutShort(
+              rpc.Chat({ turnId, prompt: joined }),
+              (sends) => requestCutShort(conversationId, `turn ${turnId}`, sends)
+            )
+        )
       }),
       chatStream: (prompt, options) =>
         Stream.unwrap(Effect.gen(function*() {
@@ -579,11 +606,14 @@ export const client: Effect.Effect<
         const raw = yield* withPending(
           question,
           (joined) =>
-            rpc.Ask({
-              turnId,
-              prompt: joined,
-              format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
-            })
+            resendWhenCutShort(
+              rpc.Ask({
+                turnId,
+                prompt: joined,
+                format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
+              }),
+              (sends) => requestCutShort(conversationId, `turn ${turnId}`, sends)
+            )
         )
         return yield* decodeAnswer(schema, raw, wrapped)
       }),
@@ -619,16 +649,24 @@ const approvalsOf = (
   conversationId: string,
   rpc: ReturnType<Effect.Success<typeof ClaudeConversation.client>>
 ): ConversationApprovals => {
+  const cutShort = (approvalId: string) => (sends: number) =>
+    requestCutShort(conversationId, `the decision on ${approvalId}`, sends)
   const span = (name: string, approvalId?: string) =>
     Effect.withSpan(`ClaudeConversation.${name}`, {
       attributes: { "conversation.id": conversationId, ...(approvalId === undefined ? {} : { approvalId }) }
     })
   return {
     approve: (approvalId, options) =>
-      rpc.Approve(
-        options?.updatedInput === undefined ? { approvalId } : { approvalId, updatedInput: { ...options.updatedInput } }
+      resendWhenCutShort(
+        rpc.Approve(
+          options?.updatedInput === undefined ?
+            { approvalId } :
+            { approvalId, updatedInput: { ...options.updatedInput } }
+        ),
+        cutShort(approvalId)
       ).pipe(span("approve", approvalId)),
-    deny: (approvalId, reason) => rpc.Deny({ approvalId, reason }).pipe(span("deny", approvalId)),
+    deny: (approvalId, reason) =>
+      resendWhenCutShort(rpc.Deny({ approvalId, reason }), cutShort(approvalId)).pipe(span("deny", approvalId)),
     list: rpc.ListApprovals().pipe(span("listApprovals"))
   }
 }

@@ -190,8 +190,11 @@ const rollingRestart = (kind: StorageKind) =>
     const api = yield* Fake.make(rollingModel())
     const effectsDir = yield* tempDir("ecb-side-effects-")
     const effectsFile = join(effectsDir, "side-effects.jsonl")
+    const runners: Array<Runner> = []
     const start = (n: number) =>
-      startRunner({ name: `runner-${n}`, storage, apiUrl: api.url, sideEffects: effectsFile })
+      startRunner({ name: `runner-${n}`, storage, apiUrl: api.url, sideEffects: effectsFile }).pipe(
+        Effect.tap((runner) => Effect.sync(() => runners.push(runner)))
+      )
     const old = yield* Effect.all([1, 2, 3].map(start), { concurrency: "unbounded" })
     yield* Effect.provide(shardsSettled(kind, old.length), sql)
 
@@ -237,7 +240,15 @@ const rollingRestart = (kind: StorageKind) =>
           stops.map((s) => `${s.ms} ms after SIGTERM (sent after ${s.afterTurns} turns)`).join(", ")
         }`
       )
-    }).pipe(Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))))
+    }).pipe(
+      Effect.provide(ClaudeCluster.layerClient().pipe(Layer.provide(sql))),
+      // A rare failure under heavy load is only explained by what the runners logged.
+      Effect.tapCause(() =>
+        Effect.sync(() => {
+          for (const r of runners) console.log(`--- [${kind}] ${r.name} log ---\n${r.log()}`)
+        })
+      )
+    )
   }).pipe(Effect.scoped)
 
 /** A streamed turn (not persisted) cut short by a stopping runner: what its caller sees. */
