@@ -261,6 +261,12 @@ describe("ClaudeConversationRunner's host (scripted session client)", () => {
         expect(turn.message).toContain("could not set conversation picky-1 up")
         expect(turn.message).toContain("not used")
         expect(made.options).toHaveLength(1)
+        // Trying a failed setup again in the same activation is no failover.
+        yield* Effect.flatMap(conversation("conv-probe"), (probe) => probe.chat("probe", { turnId: "probe" }))
+        const failoversBefore = yield* failoversOf("conv-probe")
+        expect((yield* Effect.flip(picky.chat("hi again", { turnId: "p2" })))._tag).toBe("ConversationSetupError")
+        expect(made.options).toHaveLength(3)
+        expect(yield* failoversOf("picky-1")).toBe(failoversBefore)
       }).pipe(Effect.provide(runner({ filename, made })))
     }).pipe(Effect.scoped))
 

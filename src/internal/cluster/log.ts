@@ -43,8 +43,11 @@ export interface LogState {
   readonly replies: ReadonlyMap<string, unknown>
 }
 
-/** Reads a conversation's records into the state a runner continues from. */
-export const stateOf = (entries: ReadonlyArray<TranscriptEntry>): LogState => {
+/**
+ * Reads a conversation's records into the state a runner continues from. `self` is the reading
+ * activation: its own unended record (a setup that failed and is tried again) is no failover.
+ */
+export const stateOf = (entries: ReadonlyArray<TranscriptEntry>, self?: string): LogState => {
   let sessionId: string | undefined
   let usage = Usage.empty
   let lastActivation: string | undefined
@@ -75,7 +78,7 @@ export const stateOf = (entries: ReadonlyArray<TranscriptEntry>): LogState => {
   return {
     sessionId,
     usage,
-    failedOver: lastActivation !== undefined && !ended.has(lastActivation),
+    failedOver: lastActivation !== undefined && lastActivation !== self && !ended.has(lastActivation),
     unfinished: new Set([...started].filter((id) => !finished.has(id))),
     replies
   }
@@ -87,7 +90,7 @@ export const make = (store: ClaudeSessionStoreService, projectKey: string, conve
   const activation = crypto.randomUUID()
   const append = (entry: TranscriptEntry) => store.append(key, [{ timestamp: new Date().toISOString(), ...entry }])
   return {
-    load: Effect.map(store.load(key), (entries) => stateOf(Option.getOrElse(entries, () => []))),
+    load: Effect.map(store.load(key), (entries) => stateOf(Option.getOrElse(entries, () => []), activation)),
     activated: append({ type: `${Prefix}activated`, uuid: `activated:${activation}`, activation, runner }),
     passivated: append({ type: `${Prefix}passivated`, uuid: `passivated:${activation}`, activation, runner }),
     turnStarted: (turnId: string) =>
