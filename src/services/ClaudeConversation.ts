@@ -29,7 +29,6 @@ import * as Rpc from "effect/rpc/Rpc"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { PermissionMode } from "../internal/core/permissionMode.ts"
-import { resendWhenCutShort } from "../internal/core/resend.ts"
 import { decodeAnswer, responseFormatFor } from "../internal/core/structuredAnswer.ts"
 import {
   ChatClient,
@@ -495,23 +494,35 @@ export const turnCutShort = (conversationId: string, turnId: string): ProviderEr
   })
 
 /**
- * What the caller of a persisted request (`chat`, `ask`, `approve`, `deny`) sees when its runner
- * stopped while the caller waited and every resend of it came back cut short too.
+ * What the caller of a persisted request (`chat`, `ask`, `approve`, `deny`) sees when the cluster
+ * stored a bare interrupt as its answer: its runner was interrupted while it ran. The request id
+ * is used up (sending it again returns the same answer), so the error says to use a new one.
  *
  * @category utils
  * @since 2.2.0
  */
-export const requestCutShort = (conversationId: string, what: string, sends: number): ProviderError =>
+export const answeredWithInterrupt = (conversationId: string, what: string): ProviderError =>
   new ProviderError({
     provider: "claude-cluster",
     reason: new ProcessError({
-      message: `The runner hosting conversation ${conversationId} stopped while ${what} waited for its answer, ` +
-        `and the ${sends} sends of it got no answer. It is stored, unanswered: send it again with the same id ` +
-        "once a runner is up (the conversation's next runner runs it from the stored session, or answers it from " +
-        "its records if it had finished)",
+      message: `The cluster stored an interrupt as the answer of ${what} of conversation ${conversationId}: its ` +
+        "runner was interrupted while it ran, and nothing of it was answered. Send it again with a new id (the " +
+        "same id returns this answer again)",
       transient: true
     })
   })
+
+/** A bare interrupt that came back as a persisted request's answer, as a typed error. */
+const typedInterrupt = <A, E>(
+  send: Effect.Effect<A, E>,
+  error: () => ProviderError
+): Effect.Effect<A, E | ProviderError> =>
+  // The caller's own interruption runs no handler: only an answer that is an interrupt gets here.
+  Effect.catchCause(
+    send,
+    (cause): Effect.Effect<never, E | ProviderError> =>
+      Cause.hasInterruptsOnly(cause) ? Effect.fail(error()) : Effect.failCause(cause)
+  )
 
 /**
  * Joins buffered prompts and the prompt the way a local client does (text by blank lines).
@@ -571,9 +582,9 @@ export const client: Effect.Effect<
         return yield* withPending(
           prompt,
           (joined) =>
-            resendWhenCutShort(
+            typedInterrupt(
               rpc.Chat({ turnId, prompt: joined }),
-              (sends) => requestCutShort(conversationId, `turn ${turnId}`, sends)
+              () => answeredWithInterrupt(conversationId, `turn ${turnId}`)
             )
         )
       }),
@@ -606,13 +617,13 @@ export const client: Effect.Effect<
         const raw = yield* withPending(
           question,
           (joined) =>
-            resendWhenCutShort(
+            typedInterrupt(
               rpc.Ask({
                 turnId,
                 prompt: joined,
                 format: { name: format.name, schema: format.schema as Record<string, Schema.Json>, wrapped }
               }),
-              (sends) => requestCutShort(conversationId, `turn ${turnId}`, sends)
+              () => answeredWithInterrupt(conversationId, `turn ${turnId}`)
             )
         )
         return yield* decodeAnswer(schema, raw, wrapped)
@@ -649,15 +660,14 @@ const approvalsOf = (
   conversationId: string,
   rpc: ReturnType<Effect.Success<typeof ClaudeConversation.client>>
 ): ConversationApprovals => {
-  const cutShort = (approvalId: string) => (sends: number) =>
-    requestCutShort(conversationId, `the decision on ${approvalId}`, sends)
+  const cutShort = (approvalId: string) => () => answeredWithInterrupt(conversationId, `the decision on ${approvalId}`)
   const span = (name: string, approvalId?: string) =>
     Effect.withSpan(`ClaudeConversation.${name}`, {
       attributes: { "conversation.id": conversationId, ...(approvalId === undefined ? {} : { approvalId }) }
     })
   return {
     approve: (approvalId, options) =>
-      resendWhenCutShort(
+      typedInterrupt(
         rpc.Approve(
           options?.updatedInput === undefined ?
             { approvalId } :
@@ -666,7 +676,7 @@ const approvalsOf = (
         cutShort(approvalId)
       ).pipe(span("approve", approvalId)),
     deny: (approvalId, reason) =>
-      resendWhenCutShort(rpc.Deny({ approvalId, reason }), cutShort(approvalId)).pipe(span("deny", approvalId)),
+      typedInterrupt(rpc.Deny({ approvalId, reason }), cutShort(approvalId)).pipe(span("deny", approvalId)),
     list: rpc.ListApprovals().pipe(span("listApprovals"))
   }
 }

@@ -37,12 +37,14 @@ interface Made {
 
 /**
  * Echoes the last user message; `boom` fails as a provider's 500 would; `park` parks a call the
- * way a Claude Code client does (`ApprovalRequired`, no conversation id).
+ * way a Claude Code client does (`ApprovalRequired`, no conversation id); `cut` ends in an interrupt.
  */
 const respond = (request: { readonly history: ReadonlyArray<{ readonly role: string }> }) => {
   const last = request.history.filter((m) => m.role === "user").at(-1)
   const text = last !== undefined && "content" in last ? String(last.content) : ""
   if (text.includes("boom")) return Effect.succeed(Scripted.fail(Scripted.httpError(500, "fake-claude")))
+  // An interrupt from inside the turn (its CLI's reader, say), not of the handler's own fiber.
+  if (text.includes("cut")) return Effect.interrupt
   if (text.includes("park")) {
     return Effect.succeed(Scripted.fail(
       new ProviderError({
@@ -168,6 +170,12 @@ describe("ClaudeConversationRunner's host (scripted session client)", () => {
           input: { amount: 5 },
           conversationId: "conv-errors"
         })
+        // A turn that ends in an interrupt while the runner is up: a typed error is its stored answer.
+        const cut = yield* Effect.flip(c.chat("cut short", { turnId: "t4" }))
+        expect(cut).toMatchObject({ _tag: "ProviderError", reason: { _tag: "ProcessError", transient: true } })
+        expect(cut.message).toContain("Turn t4 of conversation conv-errors was interrupted from inside on runner")
+        expect(cut.message).toContain("Send the prompt again with a new turn id")
+        expect(yield* Effect.flip(c.chat("cut short", { turnId: "t4" }))).toMatchObject({ message: cut.message })
         // The parked session is the conversation's now: its turn is recorded done with it.
         const done = (yield* records("conv-errors")).filter((e) => e.type.endsWith("/turn-done"))
         expect(done.map((e) => [e["turnId"], e["sessionId"]])).toEqual([

@@ -20,7 +20,7 @@ import * as Ref from "effect/Ref"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as SynchronizedRef from "effect/SynchronizedRef"
-import { ApprovalRequired, type ChatError, ProviderError, Usage } from "../../services/ChatClient.ts"
+import { ApprovalRequired, type ChatError, ProcessError, ProviderError, Usage } from "../../services/ChatClient.ts"
 import type { ChatEvent } from "../../services/ChatEvent.ts"
 import { Complete } from "../../services/ChatEvent.ts"
 import type { ApprovalError, ClaudeApprovalsService, PendingApproval } from "../../services/ClaudeApprovals.ts"
@@ -226,16 +226,41 @@ export const make = Effect.fnUntraced(
     /**
      * A turn that ends badly while this runner shuts down was cut short by the shutdown (its CLI
      * stopped, its tool interrupted), not failed by the model or a tool: hand it back unanswered.
+     * One that ends in a bare interrupt while the runner is up would have that interrupt stored as
+     * its answer (the cluster stores what is not its own shutdown's): store an error that says so.
      */
-    const handBackOnShutdown = <A, E>(turnId: string, effect: Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      Effect.catchCause(effect, (cause) =>
-        Effect.flatMap(sharding.isShutdown, (down) =>
-          down
-            ? Effect.logInfo("a turn cut short by the runner's shutdown is left for the next runner").pipe(
+    const handBackOnShutdown = <A, E>(
+      turnId: string,
+      effect: Effect.Effect<A, E>
+    ): Effect.Effect<A, E | ProviderError> =>
+      Effect.catchCause(
+        effect,
+        (cause) =>
+          Effect.flatMap(sharding.isShutdown, (down): Effect.Effect<never, E | ProviderError> => {
+            if (down) {
+              return Effect.logInfo("a turn cut short by the runner's shutdown is left for the next runner").pipe(
+                Effect.annotateLogs({ conversationId, turnId }),
+                Effect.andThen(Effect.failCause(abandoned))
+              )
+            }
+            if (!Cause.hasInterruptsOnly(cause)) return Effect.failCause(cause)
+            return Effect.logWarning("a cluster turn ended in an interrupt from inside it", cause).pipe(
               Effect.annotateLogs({ conversationId, turnId }),
-              Effect.andThen(Effect.failCause(abandoned))
+              Effect.andThen(Effect.fail(interruptedInside(turnId)))
             )
-            : Effect.failCause(cause)))
+          })
+      )
+
+    const interruptedInside = (turnId: string) =>
+      new ProviderError({
+        provider: "claude-cluster",
+        reason: new ProcessError({
+          message: `Turn ${turnId} of conversation ${conversationId} was interrupted from inside on runner ${runner} ` +
+            "(its CLI or a tool was stopped; not by its caller, nor by a stop of the runner), and nothing of it was " +
+            "answered. Send the prompt again with a new turn id: this error is the stored answer of this one",
+          transient: true
+        })
+      })
 
     /**
      * A turn that parked a call: the session it is parked in becomes the conversation's (so the
