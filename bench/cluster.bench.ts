@@ -82,13 +82,17 @@ const running = (pid: number) => {
   }
 }
 
-/** Live processes whose parent is this one. */
+/**
+ * Live processes whose parent is this one, but the library's exit-cleanup watchdog: a `sh` meant to
+ * live as long as this process (it ends when this process's end closes its pipe).
+ */
 const children = () =>
   readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((pid) => {
     try {
       const stat = readFileSync(`/proc/${pid}/stat`, "utf8")
       const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ")
-      return fields[0] !== "Z" && Number(fields[1]) === process.pid
+      const watchdog = readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("trap '' INT HUP")
+      return fields[0] !== "Z" && Number(fields[1]) === process.pid && !watchdog
     } catch {
       return false
     }
