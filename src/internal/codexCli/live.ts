@@ -105,8 +105,9 @@ export const prepareProcess = Effect.fnUntraced(function*(env: Run.CodexEnv, pla
     Effect.sync(() => fs.mkdtempSync(path.join(env.dir, "live-"))),
     (dir) => Effect.sync(() => fs.rmSync(dir, { recursive: true, force: true }))
   )
-  const instructionsFile = env.options.systemPrompt === undefined ? undefined : path.join(runDir, "instructions.md")
-  if (instructionsFile !== undefined) yield* Run.writePrivate(instructionsFile, env.options.systemPrompt ?? "")
+  const { systemPrompt } = env.options
+  const instructionsFile = systemPrompt === undefined ? undefined : path.join(runDir, "instructions.md")
+  if (instructionsFile !== undefined) yield* Run.writePrivate(instructionsFile, `${systemPrompt}`)
   const secrets: Record<string, string> = {}
   const access = plan.mounted && Option.isSome(plan.bridge) ? yield* plan.bridge.value.openRun : undefined
   if (access !== undefined) secrets[Args.BridgeTokenVar] = Redacted.value(access.token)
@@ -367,7 +368,6 @@ export const makeLive = (env: Run.CodexEnv, parent: Scope.Scope) => {
     })
 
   const run = Effect.fnUntraced(function*(input: RunInput) {
-    if (input.fork) return yield* Run.refuseFork
     // Refused before a process is started, and without dropping the running one.
     const plan = yield* planTurn(env)
     const { outcome, server } = yield* attempt(input, plan, true).pipe(
