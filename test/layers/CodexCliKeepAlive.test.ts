@@ -81,6 +81,7 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
   switch (m.method) {
     case "initialize": return out({ id: m.id, result: { userAgent: "fake" } })
     case "thread/start":
+      if (mode === "hang-start") return
       if (mode === "start-fails") return out({ id: m.id, error: { code: -32600, message: "bad config" } })
       if (mode === "exit-at-start") { process.stderr.write("fatal: config broken\\n"); process.exit(3) }
       thread = "th-" + process.pid
@@ -387,6 +388,17 @@ describe("CodexCli keepAlive on a stand-in app-server", () => {
       const gone = reasonOf(yield* Effect.flip(removed.chat("two")))
       expect(gone?._tag).toBe("ConfigurationError")
       expect(gone?.message).toContain("npm install -g @openai/codex")
+    }).pipe(Effect.scoped))
+
+  it.live("a turn interrupted while its process opens the thread stops that process", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeCodex
+      const codex = yield* client(fake.binary, fake.env("hang-start"))
+      const fiber = yield* Effect.forkChild(codex.chat("hi"))
+      while (fake.calls("thread/start").length === 0) yield* Effect.sleep("20 millis")
+      yield* Fiber.interrupt(fiber)
+      const [started] = fake.entries()
+      expect(() => process.kill(started!.pid, 0)).toThrow()
     }).pipe(Effect.scoped))
 
   it.live("a refused tool policy fails the turn before any process starts", () =>

@@ -148,13 +148,11 @@ export const start = Effect.fnUntraced(function*<E>(params: {
 }): Effect.fn.Return<LiveServer, E | AppServer.RpcFailure | AppServer.ServerEnded> {
   const scope = yield* Scope.fork(params.parent, "sequential")
   const close = Scope.close(scope, Exit.void)
-  const { access, runOptions } = yield* params.prepare.pipe(Scope.provide(scope), Effect.onError(() => close))
-  const connection = yield* AppServer.connect(params.subprocess, runOptions).pipe(Scope.provide(scope))
   let active:
     | { readonly reader: ReturnType<typeof makeTurnReader>; readonly started: Deferred.Deferred<string> }
     | undefined
   let bridgeStatus: string | undefined
-  connection.listen((method, message) => {
+  const listener: AppServer.Listener = (method, message) => {
     if (method === "mcpServer/startupStatus/updated" && message["name"] === params.serverName) {
       bridgeStatus = String(message["status"])
     }
@@ -163,10 +161,15 @@ export const start = Effect.fnUntraced(function*<E>(params: {
       Deferred.doneUnsafe(active.started, Exit.succeed(String(message["turn"]["id"])))
     }
     return active === undefined ? Effect.void : active.reader.onNotification(method, message)
-  })
-  const threadId = yield* connection.orEnded(AppServer.openThread(connection, params.resume, params.settings)).pipe(
-    Effect.onError(() => close)
-  )
+  }
+  // Whatever stops the opening (a failure, the turn's timeout or interruption) stops the process.
+  const { access, connection, threadId } = yield* Effect.gen(function*() {
+    const { access, runOptions } = yield* params.prepare
+    const connection = yield* AppServer.connect(params.subprocess, runOptions)
+    connection.listen(listener)
+    const threadId = yield* connection.orEnded(AppServer.openThread(connection, params.resume, params.settings))
+    return { access, connection, threadId }
+  }).pipe(Scope.provide(scope), Effect.onError(() => close))
 
   const turn = (text: string, outputSchema: unknown, emit: Emit | undefined) =>
     Effect.suspend(() => {
