@@ -16,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import { connect } from "node:net"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
@@ -167,12 +167,13 @@ describe("CodexCli keepAlive on the real codex 0.171.0", () => {
         expect(codexIn(cwd)).toEqual(second)
 
         const thread = Option.getOrThrow(yield* client.sessionId)
-        const bridgeUrl = /mcp_servers\.gtb\.url="http:\/\/127\.0\.0\.1:(\d+)\//.exec(
-          execFileSync("ps", ["-eo", "args="], { encoding: "utf8" })
-        )
+        // The bridge's URL is on the kept process's argv (not a secret); its port closes with the client.
+        const argv = second.flatMap((p) => readFileSync(`/proc/${p.pid}/cmdline`, "utf8").split("\0")).join("\n")
+        const bridgePort = Number(/mcp_servers\.gtb\.url="http:\/\/127\.0\.0\.1:(\d+)\//.exec(argv)?.[1])
+        expect(yield* listening(bridgePort)).toBe(true)
         yield* Scope.close(scope, Exit.void)
         expect(codexIn(cwd)).toEqual([])
-        expect(yield* listening(Number(bridgeUrl?.[1]))).toBe(false)
+        expect(yield* listening(bridgePort)).toBe(false)
 
         // A new client resumes the thread (thread/resume), its history included.
         const again = yield* Scope.make()
