@@ -5,15 +5,18 @@
  * turn spawned directly with node:child_process (prompt on argv, the same fake Responses API, the
  * same provider settings, an already running bridge, a fresh `CODEX_HOME` too). Both run the real
  * binary; samples alternate so machine load hits both alike. The ratio is what the library adds
- * to a turn.
+ * to a turn. Then a later tool turn of a `keepAlive` client (a `turn/start` on its running `codex
+ * app-server`) against a later tool turn of an `exec` client (a fresh `codex exec resume`), both
+ * clients built and warmed once, samples alternating: what keeping the CLI alive saves a turn; and
+ * the kept app-server's resident memory.
  */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Redacted from "effect/Redacted"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
-import { spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { execFileSync, spawn } from "node:child_process"
+import { mkdirSync, mkdtempSync, readlinkSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as CodexCli from "../src/layers/CodexCli.ts"
@@ -21,7 +24,7 @@ import * as NodeMcpBridge from "../src/layers/NodeMcpBridge.ts"
 import * as NodeSubprocess from "../src/layers/NodeSubprocess.ts"
 import * as Tool from "../src/services/Tool.ts"
 import * as Fake from "../test/support/FakeOpenAiResponses.ts"
-import { median, sample } from "./util.ts"
+import { median, rssMiB, sample } from "./util.ts"
 
 const binary = resolve("node_modules/.bin/codex")
 const prompt = "Please add 2 and 3"
@@ -136,6 +139,53 @@ const program = Effect.gen(function*() {
     )
   }
   console.log(`tool calls run: ${calls} (one per turn)`)
+  yield* laterTurns(options)
+})
+
+/** `codex app-server` processes (the launcher and the binary) working in `cwd`. */
+const appServersIn = (cwd: string): Array<number> =>
+  execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((line) => line.includes("app-server") && !line.includes("ps -eo"))
+    .map((line) => Number(line.trim().split(/\s+/)[0]))
+    .filter((pid) => {
+      try {
+        return readlinkSync(`/proc/${pid}/cwd`) === cwd
+      } catch {
+        return false
+      }
+    })
+
+/** A later tool turn: `keepAlive` (turn/start on the running app-server) vs exec (a fresh `codex exec resume`). */
+const laterTurns = Effect.fnUntraced(function*(options: CodexCli.Options) {
+  const scope = yield* Scope.make()
+  const client = (extra: CodexCli.Options) =>
+    CodexCli.make({ ...options, ...extra }).pipe(
+      Scope.provide(scope),
+      Effect.provide(NodeSubprocess.layer),
+      Effect.tap((c) => c.setTools([add]))
+    )
+  const liveCwd = mkdtempSync(join(dir, "live-"))
+  const live = yield* client({ keepAlive: true, cwd: liveCwd })
+  const exec = yield* client({})
+  const turn = (c: CodexCli.CodexCliClient) => () =>
+    Effect.runPromise(c.chat(prompt)).then((answer) => {
+      if (!answer.includes("5")) throw new Error(`unexpected answer ${answer}`)
+    })
+  const kept: Array<number> = []
+  const fresh: Array<number> = []
+  for (let r = 0; r < 4; r++) {
+    fresh.push(...(yield* Effect.promise(() => sample(2, turn(exec), r === 0 ? 1 : 0))))
+    kept.push(...(yield* Effect.promise(() => sample(2, turn(live), r === 0 ? 1 : 0))))
+  }
+  const rss = rssMiB(appServersIn(liveCwd))
+  yield* Scope.close(scope, Exit.void)
+  const [mk, mf] = [median(kept), median(fresh)]
+  console.log(
+    `CodexCli later tool turn, keepAlive (turn/start on the kept app-server): ${mk.toFixed(0)} ms vs a fresh ` +
+      `exec turn (codex exec resume) ${mf.toFixed(0)} ms → ratio ${(mk / mf).toFixed(2)}× ` +
+      `(${kept.length} + ${fresh.length} samples); kept app-server resident ${rss.toFixed(0)} MiB`
+  )
 })
 
 Effect.runPromise(Effect.scoped(program)).then(

@@ -1,7 +1,8 @@
 /**
  * OpenAI's Codex CLI (`@openai/codex`) as a ChatClient. Each turn runs a fresh `codex exec --json`
  * whose whole prompt is written to its stdin (`-`), never argv; conversations continue with
- * `codex exec resume <thread>`. Your in-process tools reach the CLI through the same loopback MCP
+ * `codex exec resume <thread>`. With `keepAlive` one `codex app-server` serves the client's turns,
+ * a `turn/start` each with the prompt as a text item (JSON-RPC on stdio). Your in-process tools reach the CLI through the same loopback MCP
  * bridge as `ClaudeLocal`'s, started on the first non-empty `setTools`; each run gets a bearer of
  * its own, in the child's environment only (`bearer_token_env_var`), and the bridge's tools are
  * pre-approved (`exec` refuses MCP calls that would need an approval).
@@ -36,6 +37,7 @@ import { trackDirectory } from "../internal/agentCli/exitCleanup.ts"
 import * as VersionCheck from "../internal/agentCli/versionCheck.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
 import type { Transcripts } from "../internal/claude/transcripts.ts"
+import * as Live from "../internal/codexCli/live.ts"
 import type { Options } from "../internal/codexCli/options.ts"
 import * as Run from "../internal/codexCli/run.ts"
 import { ChatClient, type ChatClientService, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
@@ -165,10 +167,11 @@ export const make: (
       () => ({ command: options.binary ?? "codex", env: Run.runEnv(env, {}), cwd: env.cwd }),
       Run.fromSubprocess
     )
+    const run = options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env)
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model,
-      run: (input) => Effect.andThen(checkVersion, Run.freshRun(env)(input)),
+      run: (input) => Effect.andThen(checkVersion, run(input)),
       setTools,
       resume: options.resume,
       transcripts: noTranscripts

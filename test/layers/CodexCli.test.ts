@@ -236,14 +236,6 @@ describe("CodexCli on a stand-in binary", () => {
       expect(reason?.message).toContain("requestTimeout")
     }))
 
-  it.live("keepAlive is refused as NotSupportedError", () =>
-    Effect.gen(function*() {
-      const fake = yield* fakeCodex
-      const codex = yield* client({ binary: fake.binary, keepAlive: true, env: fake.env({}) })
-      const reason = reasonOf(yield* Effect.flip(codex.chat("hi")))
-      expect(reason?._tag === "NotSupportedError" && reason.feature).toBe("keepAlive")
-    }))
-
   it.live("with tools set, an answer given without ever reaching the bridge is refused", () =>
     Effect.gen(function*() {
       const fake = yield* fakeCodex

@@ -1,7 +1,9 @@
 /**
- * The argv of one `codex exec` run. Pure: what the run acquired (the bridge's URL, its private
- * files, the skills found on disk) comes in as data. No secret and no user text is ever put here:
- * the prompt goes to stdin, the bearer and the API key to the child's environment.
+ * The argv of one `codex exec` run, and of a kept-alive `codex app-server`: the same settings
+ * (provider, isolation, instructions, bridge, policy, your overrides) for both. Pure: what the run
+ * acquired (the bridge's URL, its private files, the skills found on disk) comes in as data. No
+ * secret and no user text is ever put here: the prompt goes to stdin (or a `turn/start` text
+ * item), the bearer and the API key to the child's environment.
  */
 import type { Options } from "./options.ts"
 
@@ -39,26 +41,30 @@ export interface PolicySwitches {
   readonly config: Readonly<Record<string, string>>
 }
 
-/** What one run's argv depends on besides the options. */
-export interface RunArgs {
+/** What a process's settings depend on besides the options. */
+export interface ProcessArgs {
   readonly serverName: string
   /** The bridge's URL when your tools are mounted. */
   readonly bridgeUrl: string | undefined
   readonly cwd: string
   /** `model_instructions_file`, when `systemPrompt` is set. */
   readonly instructionsFile: string | undefined
-  /** `--output-schema`, for `ask`. */
-  readonly schemaFile: string | undefined
   /** Every `SKILL.md` the CLI could load, each switched off (unless `loadSkills`). */
   readonly skillFiles: ReadonlyArray<string>
-  /** The thread to continue (`exec resume <id>`). */
-  readonly threadId: string | undefined
   /** The compiled `toolPolicy`, when there is one. */
   readonly policy?: PolicySwitches | undefined
 }
 
+/** What one `exec` run's argv depends on besides the options. */
+export interface RunArgs extends ProcessArgs {
+  /** `--output-schema`, for `ask`. */
+  readonly schemaFile: string | undefined
+  /** The thread to continue (`exec resume <id>`). */
+  readonly threadId: string | undefined
+}
+
 /** The sandbox: a policy that blocks edits makes it read-only whatever `sandbox` says. */
-const sandboxOf = (options: Options, policy: PolicySwitches | undefined) =>
+export const sandboxOf = (options: Options, policy: PolicySwitches | undefined) =>
   policy?.sandbox === "read-only" ? "read-only" : options.sandbox ?? policy?.sandbox ?? "read-only"
 
 const config = (key: string, value: string) => ["-c", `${key}=${value}`]
@@ -76,7 +82,7 @@ const providerArgs = (options: Options): Array<string> =>
     )
   ]
 
-const isolationArgs = (options: Options, run: RunArgs): Array<string> => [
+const isolationArgs = (options: Options, run: ProcessArgs): Array<string> => [
   // Both would reach the network on their own (usage analytics, a release check).
   ...config("analytics.enabled", "false"),
   ...config("check_for_update_on_startup", "false"),
@@ -90,13 +96,33 @@ const isolationArgs = (options: Options, run: RunArgs): Array<string> => [
   ])
 ]
 
-const bridgeArgs = (run: RunArgs): Array<string> =>
+const bridgeArgs = (run: ProcessArgs): Array<string> =>
   run.bridgeUrl === undefined ? [] : [
     ...config(`mcp_servers.${run.serverName}.url`, tomlString(run.bridgeUrl)),
     ...config(`mcp_servers.${run.serverName}.bearer_token_env_var`, tomlString(BridgeTokenVar)),
     // `exec` runs with approval policy "never": an MCP tool that is not pre-approved fails.
     ...config(`mcp_servers.${run.serverName}.default_tools_approval_mode`, tomlString("approve"))
   ]
+
+/** The settings both commands take: the provider, isolation, instructions and the bridge. */
+const settingArgs = (options: Options, run: ProcessArgs): Array<string> => [
+  ...providerArgs(options),
+  ...isolationArgs(options, run),
+  ...(run.instructionsFile === undefined ? [] : config("model_instructions_file", tomlString(run.instructionsFile))),
+  ...bridgeArgs(run)
+]
+
+/** The disabled features, then the policy's settings, then your own `config` (last: it wins). */
+const userArgs = (options: Options, run: ProcessArgs): Array<string> =>
+  overrideArgs({
+    disabledFeatures: [
+      ...DefaultDisabledFeatures,
+      ...(run.policy?.disabledFeatures ?? []),
+      ...(options.disabledFeatures ?? [])
+    ],
+    // The policy's settings override the bridge's defaults above; your own `config` comes last.
+    config: { ...run.policy?.config, ...options.config }
+  })
 
 /** The argv of a run; the prompt is read from stdin (`-`), as the whole prompt. */
 export const buildArgs = (options: Options, run: RunArgs): Array<string> => [
@@ -110,20 +136,22 @@ export const buildArgs = (options: Options, run: RunArgs): Array<string> => [
   "--cd",
   run.cwd,
   ...(options.model === undefined ? [] : ["--model", options.model]),
-  ...providerArgs(options),
-  ...isolationArgs(options, run),
-  ...(run.instructionsFile === undefined ? [] : config("model_instructions_file", tomlString(run.instructionsFile))),
-  ...bridgeArgs(run),
+  ...settingArgs(options, run),
   ...(run.schemaFile === undefined ? [] : ["--output-schema", run.schemaFile]),
-  ...overrideArgs({
-    disabledFeatures: [
-      ...DefaultDisabledFeatures,
-      ...(run.policy?.disabledFeatures ?? []),
-      ...(options.disabledFeatures ?? [])
-    ],
-    // The policy's settings override the bridge's defaults above; your own `config` comes last.
-    config: { ...run.policy?.config, ...options.config }
-  }),
+  ...userArgs(options, run),
   ...(run.threadId === undefined ? [] : ["resume", run.threadId]),
   "-"
+]
+
+/**
+ * The argv of a kept-alive `codex app-server` on stdio. It has no `--sandbox`, `--model` or
+ * `--cd`: those travel in `thread/start` (and `thread/resume`), where, as `exec`'s flags do, they
+ * win over any `-c` setting.
+ */
+export const appServerArgs = (options: Options, run: ProcessArgs): Array<string> => [
+  "app-server",
+  "--listen",
+  "stdio://",
+  ...settingArgs(options, run),
+  ...userArgs(options, run)
 ]

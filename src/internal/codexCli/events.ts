@@ -34,16 +34,16 @@ export interface Turn {
   readonly completed: boolean
 }
 
-type Json = Record<string, unknown>
+export type Json = Record<string, unknown>
 
-const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null
+export const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null
 
-const parse = (line: string): Json | undefined => {
+export const parse = (line: string): Json | undefined => {
   try {
     const value: unknown = JSON.parse(line)
     return isObject(value) ? value : undefined
   } catch {
-    return undefined // Not an event (the CLI prints only events on stdout with --json).
+    return undefined // Not an event or message (the CLI prints only those on stdout).
   }
 }
 
@@ -61,7 +61,7 @@ const resultText = (item: Json): string => {
  * A call of one of your tools (on the bridge's server) as `ToolCallStart`/`ToolCallEnd` with its
  * own name, as the other providers report them; `undefined` for any other item.
  */
-const bridgeEvent = (item: Json, done: boolean, serverName: string): ToolCallStart | ToolCallEnd | undefined => {
+export const bridgeEvent = (item: Json, done: boolean, serverName: string): ToolCallStart | ToolCallEnd | undefined => {
   if (item["type"] !== "mcp_tool_call" || item["server"] !== serverName) return undefined
   const id = String(item["id"] ?? "")
   const name = String(item["tool"])
@@ -71,7 +71,7 @@ const bridgeEvent = (item: Json, done: boolean, serverName: string): ToolCallSta
 }
 
 /** The CLI's own tools (shell, other MCP servers) as agent activity, named `mcp__<server>__<tool>`. */
-const agentEvent = (item: Json, done: boolean): AgentToolStart | AgentToolEnd | undefined => {
+export const agentEvent = (item: Json, done: boolean): AgentToolStart | AgentToolEnd | undefined => {
   const id = String(item["id"] ?? "")
   if (item["type"] === "mcp_tool_call") {
     const name = `mcp__${String(item["server"])}__${String(item["tool"])}`

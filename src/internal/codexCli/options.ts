@@ -91,6 +91,12 @@ export interface Options {
   readonly loadSkills?: boolean | undefined
   /** SIGTERM → SIGKILL grace when a run is stopped. Default 2 seconds. */
   readonly killGrace?: Duration.Input | undefined
-  /** Not supported by Codex CLI yet: setting it fails every turn with `NotSupportedError`. */
+  /**
+   * Keep one `codex app-server` for the client's turns (a `turn/start` each on the same thread)
+   * instead of a fresh `codex exec` per turn. It starts on the first turn, with the same settings,
+   * and is replaced, continuing the thread with `thread/resume`, when the tool set or the policy
+   * changed, after a failed turn, and when it died; it stops when the client's scope closes.
+   * Default `false`.
+   */
   readonly keepAlive?: boolean | undefined
 }

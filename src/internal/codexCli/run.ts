@@ -108,7 +108,7 @@ export const writePrivate = (file: string, contents: string) =>
     fs.chmodSync(file, 0o600)
   })
 
-const fail = (reason: ProviderErrorReason) => new ProviderError({ provider, reason })
+export const fail = (reason: ProviderErrorReason) => new ProviderError({ provider, reason })
 
 /** A failed turn's message (`unexpected status 401 Unauthorized: …`) as a reason. */
 export const failureReason = (message: string): ProviderErrorReason => {
@@ -143,7 +143,7 @@ export const fromSubprocess = (error: SubprocessError): ProviderError => {
 }
 
 /** The run's usage: this turn's share of the thread totals `turn.completed` reports. */
-const turnUsage = (env: CodexEnv, threadId: string | undefined, totals: Events.ThreadUsage) => {
+export const turnUsage = (env: CodexEnv, threadId: string | undefined, totals: Events.ThreadUsage) => {
   const before = threadId === undefined ? undefined : env.seen.get(threadId)
   if (threadId !== undefined) env.seen.set(threadId, totals)
   const input = Math.max(0, totals.inputTokens - (before?.inputTokens ?? 0))
@@ -175,7 +175,13 @@ export const compilePolicy = (
     : Result.succeed(compiled.success.cliOptions)
 }
 
-const notSupported = (feature: string, message: string) => fail(new NotSupportedError({ feature, message }))
+/** A fork of a thread: neither path forks yet. */
+export const refuseFork = fail(
+  new NotSupportedError({
+    feature: "forkSession",
+    message: "CodexCli does not fork threads yet; resume the thread instead"
+  })
+)
 
 /** The run's private files (0600, in a directory removed with the run): instructions and the `ask` schema. */
 const runFiles = Effect.fnUntraced(function*(env: CodexEnv, input: RunInput) {
@@ -191,7 +197,7 @@ const runFiles = Effect.fnUntraced(function*(env: CodexEnv, input: RunInput) {
 })
 
 /** A thread this client did not run yet: its usage counts from what its earlier turns used. */
-const rememberThread = (env: CodexEnv, threadId: string | undefined) =>
+export const rememberThread = (env: CodexEnv, threadId: string | undefined) =>
   Effect.sync(() => {
     if (threadId === undefined || env.seen.has(threadId)) return
     const before = Threads.recordedTotals(env.codexHome, threadId)
@@ -246,15 +252,7 @@ const judge = (
 /** One turn on a fresh CLI; what it acquired (bridge credential, run files) ends with it. */
 export const freshRun = (env: CodexEnv) =>
   Effect.fnUntraced(function*(input: RunInput) {
-    if (env.options.keepAlive === true) {
-      return yield* notSupported(
-        "keepAlive",
-        "CodexCli does not keep a CLI alive across turns yet; drop `keepAlive` (each turn runs a fresh CLI)"
-      )
-    }
-    if (input.fork) {
-      return yield* notSupported("forkSession", "CodexCli does not fork threads yet; resume the thread instead")
-    }
+    if (input.fork) return yield* refuseFork
     const policy = compilePolicy(env.options, env.serverName)
     if (Result.isFailure(policy)) return yield* Effect.fail(policy.failure)
     const bridge = env.bridge()

@@ -94,4 +94,16 @@ describe("codexCli args", () => {
     expect(args.some((a) => a.startsWith("--output-schema"))).toBe(false)
     expect(Args.tomlString("a\\b\n")).toBe(`"a\\\\b\\n"`)
   })
+
+  it("app-server takes exec's settings on stdio, without the flags thread/start carries instead", () => {
+    const options = { model: "gpt-x", sandbox: "workspace-write" as const, config: { "features.x": "true" } }
+    const process = { ...run, bridgeUrl: "http://127.0.0.1:9/mcp", instructionsFile: "/r/i.md", skillFiles: ["/s"] }
+    const args = Args.appServerArgs(options, process)
+    expect(args.slice(0, 3)).toEqual(["app-server", "--listen", "stdio://"])
+    for (const flag of ["--sandbox", "--model", "--cd", "--json", "-"]) expect(args).not.toContain(flag)
+    // The same settings as exec's, in the same order.
+    const exec = Args.buildArgs(options, process)
+    expect(args.slice(3)).toEqual(exec.slice(exec.indexOf("--model") + 2, -1))
+    expect(args.at(-1)).toBe("features.x=true")
+  })
 })
