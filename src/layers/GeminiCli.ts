@@ -61,6 +61,14 @@ export type { PolicyRule } from "../internal/geminiCli/policy.ts"
 export const DefaultRequestTimeout: Duration.Duration = Run.DefaultRequestTimeout
 
 /**
+ * How long a `keepAlive` CLI may sit idle before it is stopped (`idleTimeout`): 5 minutes.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export const DefaultIdleTimeout: Duration.Duration = Live.DefaultIdleTimeout
+
+/**
  * The model used when `model` is not set.
  *
  * @category config
@@ -167,7 +175,7 @@ export const make: (
       () => ({ command: options.binary ?? "gemini", env: Run.runEnv(env, {}), cwd: env.cwd }),
       Run.fromSubprocess
     )
-    const run = options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env)
+    const run = options.keepAlive === true ? (yield* Live.makeLive(env, scope)).run : Run.freshRun(env)
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model ?? Run.DefaultModel,
@@ -225,7 +233,8 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
 /**
  * The options read from the library's environment variables, all optional: `GEMINI_CLI_BINARY`,
  * `GEMINI_CLI_MODEL`, `GEMINI_CLI_SYSTEM_PROMPT`, `GEMINI_CLI_REQUEST_TIMEOUT` (a duration such as
- * `5 minutes`), `GEMINI_CLI_CWD`, `GEMINI_CLI_HOME`. Options given in `overrides` win.
+ * `5 minutes`), `GEMINI_CLI_CWD`, `GEMINI_CLI_HOME`, `GEMINI_CLI_KEEP_ALIVE` (`true`/`false`),
+ * `GEMINI_CLI_IDLE_TIMEOUT` (a duration). Options given in `overrides` win.
  *
  * @category config
  * @since 2.2.0
@@ -238,7 +247,9 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
       systemPrompt: Config.option(Config.String("GEMINI_CLI_SYSTEM_PROMPT")),
       requestTimeout: Config.option(Config.Duration("GEMINI_CLI_REQUEST_TIMEOUT")),
       cwd: Config.option(Config.String("GEMINI_CLI_CWD")),
-      home: Config.option(Config.String("GEMINI_CLI_HOME"))
+      home: Config.option(Config.String("GEMINI_CLI_HOME")),
+      keepAlive: Config.option(Config.Boolean("GEMINI_CLI_KEEP_ALIVE")),
+      idleTimeout: Config.option(Config.Duration("GEMINI_CLI_IDLE_TIMEOUT"))
     }),
     (env): Options => mergeEnvOptions<Options>(env, overrides)
   )

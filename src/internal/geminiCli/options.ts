@@ -68,4 +68,10 @@ export interface Options {
    * loads the session. Default `false`: a fresh CLI per turn.
    */
   readonly keepAlive?: boolean | undefined
+  /**
+   * With `keepAlive`: a kept CLI no turn used for this long is stopped (its session file written
+   * first), freeing its memory; the next turn starts a new one that loads the session. A running
+   * turn is never cut. Default 5 minutes; `"Infinity"` keeps it for the client's whole scope.
+   */
+  readonly idleTimeout?: Duration.Input | undefined
 }
