@@ -37,12 +37,18 @@ import * as path from "node:path"
 import { mergeEnvOptions } from "../internal/agentCli/envOptions.ts"
 import * as VersionCheck from "../internal/agentCli/versionCheck.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
-import type { Transcripts } from "../internal/claude/transcripts.ts"
+import { DefaultProjectKey, type Transcripts } from "../internal/claude/transcripts.ts"
 import * as Live from "../internal/geminiCli/live.ts"
 import type { Options } from "../internal/geminiCli/options.ts"
 import * as Run from "../internal/geminiCli/run.ts"
+import * as Store from "../internal/geminiCli/sessionStore.ts"
 import { ChatClient, type ChatClientService, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
-import { NoSession, SessionStoreError } from "../services/ClaudeSessionStore.ts"
+import {
+  ClaudeSessionStore,
+  type ClaudeSessionStoreService,
+  NoSession,
+  SessionStoreError
+} from "../services/ClaudeSessionStore.ts"
 import type { McpBridgeService } from "../services/McpBridge.ts"
 import { Subprocess } from "../services/Subprocess.ts"
 import type * as Tool from "../services/Tool.ts"
@@ -87,18 +93,31 @@ export interface GeminiCliClient extends ChatClientService {
   readonly sessionId: Effect.Effect<Option.Option<string>>
 }
 
-/** Gemini CLI keeps its sessions in its home: the library's session store does not apply. */
-const noTranscripts: Transcripts = {
+/**
+ * The store step: with `sessionStore`, each turn's new session lines are stored after it (the
+ * restore happens in the run, before a `session/load`, since a kept CLI loads nothing). There is
+ * no snapshot of a Gemini CLI session.
+ */
+const transcriptsOf = (store: Store.StoreSetup | undefined): Transcripts => ({
   beforeRun: () => Effect.void,
-  afterRun: () => Effect.void,
+  afterRun: (sessionId) => (store === undefined ? Effect.void : Store.storeTurn(store, sessionId)),
   load: () =>
     Effect.fail(
       new SessionStoreError({
         operation: "load",
-        reason: new NoSession({ message: "Gemini CLI sessions have no snapshot; keep the CLI's `home` instead" })
+        reason: new NoSession({
+          message: "Gemini CLI sessions have no snapshot; keep the CLI's `home`, or use `sessionStore`"
+        })
       })
     )
-}
+})
+
+/** `sessionStore` without a `ClaudeSessionStore` to use: every turn fails, before any run. */
+const storeMissing = Effect.fail(Run.fail(
+  new ConfigurationError({
+    message: "GeminiCli sessionStore needs a ClaudeSessionStore: provide one (ClaudeSessionStoreSql.layerSqlite, …)"
+  })
+))
 
 /** The client's private directory (0700), removed with its scope. */
 const privateDir = Effect.acquireRelease(
@@ -139,13 +158,28 @@ export const make: (
     const serverName = options.serverName ?? "gtb"
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
     const tools = yield* Ref.make<Tool.ToolSet>({ tools: [], byName: new Map() })
+    const service = options.sessionStore === true
+      ? yield* Effect.serviceOption(ClaudeSessionStore)
+      : Option.none<ClaudeSessionStoreService>()
+    const cwd = options.cwd ?? path.join(dir, "work")
+    const store: Store.StoreSetup | undefined = Option.isSome(service)
+      ? {
+        store: service.value,
+        projectKey: options.projectKey ?? DefaultProjectKey,
+        storeTimeout: options.storeTimeout,
+        home,
+        cwd,
+        unstored: new Set()
+      }
+      : undefined
     const env: Run.GeminiEnv = {
       options,
+      store,
       subprocess,
       serverName,
       dir,
       home,
-      cwd: options.cwd ?? path.join(dir, "work"),
+      cwd,
       bridge: () => Ref.getUnsafe(bridge),
       tools: () => Ref.getUnsafe(tools)
     }
@@ -175,14 +209,15 @@ export const make: (
       () => ({ command: options.binary ?? "gemini", env: Run.runEnv(env, {}), cwd: env.cwd }),
       Run.fromSubprocess
     )
-    const run = options.keepAlive === true ? (yield* Live.makeLive(env, scope)).run : Run.freshRun(env)
+    const runTurn = options.keepAlive === true ? (yield* Live.makeLive(env, scope)).run : Run.freshRun(env)
+    const run = options.sessionStore === true && store === undefined ? () => storeMissing : runTurn
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model ?? Run.DefaultModel,
       run: (input) => Effect.andThen(checkVersion, run(input)),
       setTools,
       resume: options.resume,
-      transcripts: noTranscripts
+      transcripts: transcriptsOf(store)
     })
     return {
       add: client.add,

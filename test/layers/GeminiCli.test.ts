@@ -17,6 +17,7 @@ import * as path from "node:path"
 import * as GeminiCli from "../../src/layers/GeminiCli.ts"
 import * as NodeSubprocess from "../../src/layers/NodeSubprocess.ts"
 import { ChatClient, type ChatError } from "../../src/services/ChatClient.ts"
+import * as ClaudeSessionStore from "../../src/services/ClaudeSessionStore.ts"
 import * as Tool from "../../src/services/Tool.ts"
 
 const script = `#!${process.execPath}
@@ -358,6 +359,29 @@ describe("GeminiCli on a stand-in gemini", () => {
         [second, `g-${first}`]
       ])
     }).pipe(Effect.scoped))
+
+  it.live("sessionStore without a ClaudeSessionStore fails each turn with a ConfigurationError before any run", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeGemini
+      const client = yield* GeminiCli.make({ binary: fake.binary, env: fake.env(), sessionStore: true })
+      const failure = yield* failureOf(client.chat("hello"))
+      expect(failure.reason).toBe("ConfigurationError")
+      expect(failure.message).toContain("ClaudeSessionStore")
+      expect(fake.entries()).toEqual([])
+    }).pipe(Effect.provide(NodeSubprocess.layer), Effect.scoped))
+
+  it.live("sessionStore: a turn whose CLI left no session file fails with SessionStoreError, its answer kept", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeGemini
+      const client = yield* GeminiCli.make({ binary: fake.binary, env: fake.env(), sessionStore: true })
+      const error = yield* Effect.flip(client.chat("hello"))
+      expect(error._tag).toBe("SessionStoreError")
+      if (error._tag !== "SessionStoreError") return
+      expect([error.operation, error.reason._tag]).toEqual(["append", "SessionFileFailed"])
+      expect(error.answer).toMatch(/^echo:hello pid:\d+$/)
+      // The conversation goes on in the session the turn ran in.
+      expect(Option.getOrThrow(yield* client.sessionId)).toBe(`g-${pidOf(error.answer!)}`)
+    }).pipe(Effect.provide([NodeSubprocess.layer, ClaudeSessionStore.layerMemory]), Effect.scoped))
 
   it.live("layerFromEnv builds a working client from the GEMINI_CLI_* variables", () =>
     Effect.gen(function*() {

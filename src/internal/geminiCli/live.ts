@@ -23,6 +23,7 @@ import {
   ProcessError,
   type ProviderError
 } from "../../services/ChatClient.ts"
+import type { SessionStoreError } from "../../services/ClaudeSessionStore.ts"
 import type { RunOptions, SubprocessError, SubprocessService } from "../../services/Subprocess.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import { bounded, type RunInput, withTurnTimeout } from "../claude/session.ts"
@@ -332,7 +333,7 @@ export const makeLive = Effect.fnUntraced(function*(env: Run.GeminiEnv, parent: 
     ) return { cli, reused: true }
     yield* drop
     const resume = Option.getOrUndefined(sessionId)
-    if (resume !== undefined) yield* Run.protectSession(env.home, resume)
+    if (resume !== undefined) yield* Run.prepareResume(env, resume)
     const started = yield* start({
       subprocess: env.subprocess,
       parent,
@@ -362,7 +363,7 @@ export const makeLive = Effect.fnUntraced(function*(env: Run.GeminiEnv, parent: 
     input: RunInput,
     plan: Run.TurnPlan,
     retry: boolean
-  ): Effect.Effect<Acp.AcpOutcome, Acp.AcpFailure | AcpEnded> =>
+  ): Effect.Effect<Acp.AcpOutcome, Acp.AcpFailure | AcpEnded | SessionStoreError> =>
     Effect.flatMap(
       acquire(plan, input.sessionId),
       ({ cli, reused }) =>
@@ -393,7 +394,7 @@ export const makeLive = Effect.fnUntraced(function*(env: Run.GeminiEnv, parent: 
       const idle = yield* idleTimeoutOf(env.options.idleTimeout)
       yield* FiberHandle.clear(idleTimer)
       const outcome = yield* attempt(input, plan, true).pipe(
-        Effect.mapError((e) => (e._tag === "AcpFailure" ? Run.fromAcp(e) : endedEarly(e))),
+        Effect.mapError((e) => e._tag === "AcpFailure" ? Run.fromAcp(e) : e._tag === "AcpEnded" ? endedEarly(e) : e),
         withTurnTimeout(Run.provider, env.options.requestTimeout ?? Run.DefaultRequestTimeout),
         Effect.onError(afterFailure),
         Effect.ensuring(armIdle(idle))
