@@ -2,7 +2,9 @@
  * Google's Gemini CLI (`@google/gemini-cli`) as a ChatClient. Each turn runs a fresh
  * `gemini --acp` (the Agent Client Protocol over stdio) and sends the prompt as text content
  * blocks, which the CLI passes to the model verbatim; conversations continue with `session/load`.
- * With `keepAlive` one `gemini --acp` serves the client's turns, one `session/prompt` each.
+ * With `keepAlive` one `gemini --acp` serves the client's turns, one `session/prompt` each, until
+ * it sits idle for `idleTimeout`. With `sessionStore` the CLI's session log is mirrored into a
+ * `ClaudeSessionStore`, so another home (another machine) can resume the conversation.
  * Your in-process tools reach the CLI through the same loopback MCP bridge as `ClaudeLocal`'s,
  * started on the first non-empty `setTools`; each run gets a bearer of its own, sent in the ACP
  * `session/new` request on stdin (never argv, environment or a file), and a `--policy` file that

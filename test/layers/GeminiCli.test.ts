@@ -34,7 +34,7 @@ let prompts = 0
 let slow
 require("node:readline").createInterface({ input: process.stdin }).on("line", (line) => {
   const m = JSON.parse(line)
-  if (m.method === undefined) return
+  if (m.method === undefined) return m.id >= 900 && log({ reply: m.id, result: m.result, error: m.error?.code })
   log({ method: m.method, sessionId: m.params?.sessionId })
   if (m.method === "initialize") return out({ id: m.id, result: { protocolVersion: 1 } })
   if (m.method === "session/new") {
@@ -54,6 +54,11 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
     if (mode === "fail-prompt") return out({ id: m.id, error: { code: -32000, message: "Quota exceeded (429)" } })
     const blocks = m.params.prompt.map((b) => b.text)
     const text = blocks.length > 1 ? '{"n":1}' : "echo:" + blocks[0] + " pid:" + process.pid
+    // "ask": the CLI asks the client for a permission and for a file before answering.
+    if (mode === "ask") {
+      out({ id: 900, method: "session/request_permission", params: { options: [{ optionId: "no", kind: "reject_once" }] } })
+      out({ id: 901, method: "fs/read_text_file", params: { path: "/etc/hostname" } })
+    }
     const answer = () => {
       out({ method: "session/update", params: { update: { sessionUpdate: "agent_message_chunk", content: { type: "text", text } } } })
       out({ id: m.id, result: { stopReason: mode === "cancel" ? "cancelled" : "end_turn", _meta: { quota: { token_count: { input_tokens: 5, output_tokens: 3 } } } } })
@@ -69,6 +74,9 @@ require("node:readline").createInterface({ input: process.stdin }).on("line", (l
 
 interface Entry {
   readonly pid: number
+  readonly reply?: number
+  readonly result?: unknown
+  readonly error?: number
   readonly argv?: ReadonlyArray<string>
   readonly method?: string
   readonly sessionId?: string
@@ -225,6 +233,29 @@ describe("GeminiCli on a stand-in gemini", () => {
       expect(fake.entries().filter((e) => e.method === "session/new")).toHaveLength(1)
     }).pipe(Effect.provide(NodeSubprocess.layer), Effect.scoped))
 
+  it.live("keepAlive: a CLI that ends before opening its session is a ProcessError naming its exit", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeGemini
+      const client = yield* GeminiCli.make({ binary: fake.binary, env: fake.env("silent"), keepAlive: true })
+      const failure = yield* failureOf(client.chat("one"))
+      expect(failure.reason).toBe("ProcessError")
+      expect(failure.message).toContain("ended before answering (exit code 0)")
+    }).pipe(Effect.provide(NodeSubprocess.layer), Effect.scoped))
+
+  it.live("keepAlive: the kept CLI's permission requests are refused and other requests are not offered", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeGemini
+      const client = yield* GeminiCli.make({ binary: fake.binary, env: fake.env("ask"), keepAlive: true })
+      expect(yield* client.chat("one")).toMatch(/^echo:one/)
+      // The CLI answered without waiting for the replies: they may reach it after the answer.
+      const replies = () => fake.entries().filter((e) => e.reply !== undefined)
+      for (let i = 0; i < 200 && replies().length < 2; i++) yield* Effect.sleep("20 millis")
+      expect(replies().map((e) => [e.reply, e.result, e.error])).toEqual([
+        [900, { outcome: { outcome: "selected", optionId: "no" } }, undefined],
+        [901, undefined, -32601]
+      ])
+    }).pipe(Effect.provide(NodeSubprocess.layer), Effect.scoped))
+
   it.live("keepAlive: a prompt the CLI cancelled is an InvalidResponseError", () =>
     Effect.gen(function*() {
       const fake = yield* fakeGemini
@@ -379,8 +410,13 @@ describe("GeminiCli on a stand-in gemini", () => {
       if (error._tag !== "SessionStoreError") return
       expect([error.operation, error.reason._tag]).toEqual(["append", "SessionFileFailed"])
       expect(error.answer).toMatch(/^echo:hello pid:\d+$/)
-      // The conversation goes on in the session the turn ran in.
-      expect(Option.getOrThrow(yield* client.sessionId)).toBe(`g-${pidOf(error.answer!)}`)
+      // The conversation goes on in the session the turn ran in: the next turn loads it (the store
+      // never held it, so nothing is restored) and fails the same way.
+      const sessionId = Option.getOrThrow(yield* client.sessionId)
+      expect(sessionId).toBe(`g-${pidOf(error.answer!)}`)
+      const again = yield* Effect.flip(client.chat("again"))
+      expect(again._tag === "SessionStoreError" ? again.reason._tag : again._tag).toBe("SessionFileFailed")
+      expect(fake.entries().filter((e) => e.method === "session/load").map((e) => e.sessionId)).toEqual([sessionId])
     }).pipe(Effect.provide([NodeSubprocess.layer, ClaudeSessionStore.layerMemory]), Effect.scoped))
 
   it.live("layerFromEnv builds a working client from the GEMINI_CLI_* variables", () =>
