@@ -3,8 +3,8 @@
  * `session/prompt` per turn. The process starts on the first turn and is replaced when a turn
  * needs another one (its key: the tool set and the policy it was started with), after a failed
  * turn, and when it died; its replacement continues the session with `session/load`. It stops
- * when the client's scope closes, or once no turn ran for `idleTimeout`. The bridge's bearer still travels only in `session/new` (or
- * `session/load`) on stdin.
+ * when the client's scope closes, or once no turn ran for `idleTimeout`. The bridge's bearer
+ * still travels only in `session/new` (or `session/load`) on stdin.
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
