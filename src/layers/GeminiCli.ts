@@ -2,7 +2,9 @@
  * Google's Gemini CLI (`@google/gemini-cli`) as a ChatClient. Each turn runs a fresh
  * `gemini --acp` (the Agent Client Protocol over stdio) and sends the prompt as text content
  * blocks, which the CLI passes to the model verbatim; conversations continue with `session/load`.
- * With `keepAlive` one `gemini --acp` serves the client's turns, one `session/prompt` each.
+ * With `keepAlive` one `gemini --acp` serves the client's turns, one `session/prompt` each, until
+ * it sits idle for `idleTimeout`. With `sessionStore` the CLI's session log is mirrored into a
+ * `ClaudeSessionStore`, so another home (another machine) can resume the conversation.
  * Your in-process tools reach the CLI through the same loopback MCP bridge as `ClaudeLocal`'s,
  * started on the first non-empty `setTools`; each run gets a bearer of its own, sent in the ACP
  * `session/new` request on stdin (never argv, environment or a file), and a `--policy` file that
@@ -37,12 +39,18 @@ import * as path from "node:path"
 import { mergeEnvOptions } from "../internal/agentCli/envOptions.ts"
 import * as VersionCheck from "../internal/agentCli/versionCheck.ts"
 import { makeSessionClient } from "../internal/claude/conversation.ts"
-import type { Transcripts } from "../internal/claude/transcripts.ts"
+import { DefaultProjectKey, type Transcripts } from "../internal/claude/transcripts.ts"
 import * as Live from "../internal/geminiCli/live.ts"
 import type { Options } from "../internal/geminiCli/options.ts"
 import * as Run from "../internal/geminiCli/run.ts"
+import * as Store from "../internal/geminiCli/sessionStore.ts"
 import { ChatClient, type ChatClientService, ConfigurationError, ProviderError } from "../services/ChatClient.ts"
-import { NoSession, SessionStoreError } from "../services/ClaudeSessionStore.ts"
+import {
+  ClaudeSessionStore,
+  type ClaudeSessionStoreService,
+  NoSession,
+  SessionStoreError
+} from "../services/ClaudeSessionStore.ts"
 import type { McpBridgeService } from "../services/McpBridge.ts"
 import { Subprocess } from "../services/Subprocess.ts"
 import type * as Tool from "../services/Tool.ts"
@@ -59,6 +67,14 @@ export type { PolicyRule } from "../internal/geminiCli/policy.ts"
  * @since 2.2.0
  */
 export const DefaultRequestTimeout: Duration.Duration = Run.DefaultRequestTimeout
+
+/**
+ * How long a `keepAlive` CLI may sit idle before it is stopped (`idleTimeout`): 5 minutes.
+ *
+ * @category config
+ * @since 2.2.0
+ */
+export const DefaultIdleTimeout: Duration.Duration = Live.DefaultIdleTimeout
 
 /**
  * The model used when `model` is not set.
@@ -79,18 +95,31 @@ export interface GeminiCliClient extends ChatClientService {
   readonly sessionId: Effect.Effect<Option.Option<string>>
 }
 
-/** Gemini CLI keeps its sessions in its home: the library's session store does not apply. */
-const noTranscripts: Transcripts = {
+/**
+ * The store step: with `sessionStore`, each turn's new session lines are stored after it (the
+ * restore happens in the run, before a `session/load`, since a kept CLI loads nothing). There is
+ * no snapshot of a Gemini CLI session.
+ */
+const transcriptsOf = (store: Store.StoreSetup | undefined): Transcripts => ({
   beforeRun: () => Effect.void,
-  afterRun: () => Effect.void,
+  afterRun: (sessionId) => (store === undefined ? Effect.void : Store.storeTurn(store, sessionId)),
   load: () =>
     Effect.fail(
       new SessionStoreError({
         operation: "load",
-        reason: new NoSession({ message: "Gemini CLI sessions have no snapshot; keep the CLI's `home` instead" })
+        reason: new NoSession({
+          message: "Gemini CLI sessions have no snapshot; keep the CLI's `home`, or use `sessionStore`"
+        })
       })
     )
-}
+})
+
+/** `sessionStore` without a `ClaudeSessionStore` to use: every turn fails, before any run. */
+const storeMissing = Effect.fail(Run.fail(
+  new ConfigurationError({
+    message: "GeminiCli sessionStore needs a ClaudeSessionStore: provide one (ClaudeSessionStoreSql.layerSqlite, …)"
+  })
+))
 
 /** The client's private directory (0700), removed with its scope. */
 const privateDir = Effect.acquireRelease(
@@ -131,13 +160,28 @@ export const make: (
     const serverName = options.serverName ?? "gtb"
     const bridge = yield* Ref.make(Option.none<McpBridgeService>())
     const tools = yield* Ref.make<Tool.ToolSet>({ tools: [], byName: new Map() })
+    const service = options.sessionStore === true
+      ? yield* Effect.serviceOption(ClaudeSessionStore)
+      : Option.none<ClaudeSessionStoreService>()
+    const cwd = options.cwd ?? path.join(dir, "work")
+    const store: Store.StoreSetup | undefined = Option.isSome(service)
+      ? {
+        store: service.value,
+        projectKey: options.projectKey ?? DefaultProjectKey,
+        storeTimeout: options.storeTimeout,
+        home,
+        cwd,
+        unstored: new Set()
+      }
+      : undefined
     const env: Run.GeminiEnv = {
       options,
+      store,
       subprocess,
       serverName,
       dir,
       home,
-      cwd: options.cwd ?? path.join(dir, "work"),
+      cwd,
       bridge: () => Ref.getUnsafe(bridge),
       tools: () => Ref.getUnsafe(tools)
     }
@@ -167,14 +211,15 @@ export const make: (
       () => ({ command: options.binary ?? "gemini", env: Run.runEnv(env, {}), cwd: env.cwd }),
       Run.fromSubprocess
     )
-    const run = options.keepAlive === true ? Live.makeLive(env, scope).run : Run.freshRun(env)
+    const runTurn = options.keepAlive === true ? (yield* Live.makeLive(env, scope)).run : Run.freshRun(env)
+    const run = options.sessionStore === true && store === undefined ? () => storeMissing : runTurn
     const client = yield* makeSessionClient({
       provider: Run.provider,
       model: options.model ?? Run.DefaultModel,
       run: (input) => Effect.andThen(checkVersion, run(input)),
       setTools,
       resume: options.resume,
-      transcripts: noTranscripts
+      transcripts: transcriptsOf(store)
     })
     return {
       add: client.add,
@@ -225,7 +270,8 @@ export const layerNode = (options: Options = {}): Layer.Layer<ChatClient> =>
 /**
  * The options read from the library's environment variables, all optional: `GEMINI_CLI_BINARY`,
  * `GEMINI_CLI_MODEL`, `GEMINI_CLI_SYSTEM_PROMPT`, `GEMINI_CLI_REQUEST_TIMEOUT` (a duration such as
- * `5 minutes`), `GEMINI_CLI_CWD`, `GEMINI_CLI_HOME`. Options given in `overrides` win.
+ * `5 minutes`), `GEMINI_CLI_CWD`, `GEMINI_CLI_HOME`, `GEMINI_CLI_KEEP_ALIVE` (`true`/`false`),
+ * `GEMINI_CLI_IDLE_TIMEOUT` (a duration). Options given in `overrides` win.
  *
  * @category config
  * @since 2.2.0
@@ -238,7 +284,9 @@ export const configFromEnv = (overrides: Options = {}): Config.Config<Options> =
       systemPrompt: Config.option(Config.String("GEMINI_CLI_SYSTEM_PROMPT")),
       requestTimeout: Config.option(Config.Duration("GEMINI_CLI_REQUEST_TIMEOUT")),
       cwd: Config.option(Config.String("GEMINI_CLI_CWD")),
-      home: Config.option(Config.String("GEMINI_CLI_HOME"))
+      home: Config.option(Config.String("GEMINI_CLI_HOME")),
+      keepAlive: Config.option(Config.Boolean("GEMINI_CLI_KEEP_ALIVE")),
+      idleTimeout: Config.option(Config.Duration("GEMINI_CLI_IDLE_TIMEOUT"))
     }),
     (env): Options => mergeEnvOptions<Options>(env, overrides)
   )

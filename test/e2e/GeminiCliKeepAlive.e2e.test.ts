@@ -4,7 +4,9 @@
  * in-process tool on that process, an interrupted turn is cancelled and the process kept, a killed
  * process is replaced by the next turn (which loads the session, history included), a client
  * closed right after an answer leaves a session a new client resumes with that answer, a new tool
- * set gets a new process on the same session, and nothing is left once the scopes close.
+ * set gets a new process on the same session, and nothing is left once the scopes close. With a
+ * short `idleTimeout` the kept CLI stops on its own after its answer, its session file written,
+ * and the next turn continues the conversation on a new process.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -14,7 +16,7 @@ import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import { execFileSync } from "node:child_process"
-import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join, resolve } from "node:path"
 import * as GeminiCli from "../../src/layers/GeminiCli.ts"
@@ -53,27 +55,80 @@ const geminiIn = (cwd: string): Array<{ readonly pid: number; readonly pgid: num
 
 const history = (api: Fake.FakeGemini) => JSON.stringify(api.generateRequests().at(-1)!.body.contents)
 
+/** The text of the session files under `home` (the CLI's `tmp/<project>/chats/session-*.jsonl`). */
+const sessionFiles = (home: string): string => {
+  const projects = join(home, ".gemini", "tmp")
+  return readdirSync(projects).flatMap((project) => {
+    const chats = join(projects, project, "chats")
+    try {
+      return readdirSync(chats).filter((f) => f.startsWith("session-")).map((f) => readFileSync(join(chats, f), "utf8"))
+    } catch {
+      return []
+    }
+  }).join("\n")
+}
+
+/**
+ * A box with `work` and `home`. The clients' private directories go under the box's own TMPDIR:
+ * other suites' and other checkouts' GeminiCli tests may run at the same time.
+ */
+const testBox = Effect.gen(function*() {
+  const box = mkdtempSync(join(tmpdir(), "ecb-gemini-test-"))
+  yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
+  const cwd = join(box, "work")
+  mkdirSync(cwd)
+  const savedTmp = process.env["TMPDIR"]
+  process.env["TMPDIR"] = join(box, "tmp")
+  mkdirSync(process.env["TMPDIR"])
+  yield* Effect.addFinalizer(() =>
+    Effect.sync(() => {
+      if (savedTmp === undefined) delete process.env["TMPDIR"]
+      else process.env["TMPDIR"] = savedTmp
+    })
+  )
+  return { cwd, home: join(box, "home") }
+})
+
 describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
+  it.live(
+    "an idle kept CLI stops after idleTimeout with its session written; the next turn continues on a new one",
+    () =>
+      Effect.gen(function*() {
+        const api = yield* Fake.make(model)
+        const { cwd, home } = yield* testBox
+        const client = yield* GeminiCli.make({
+          binary,
+          cwd,
+          home,
+          keepAlive: true,
+          idleTimeout: "1 second",
+          env: { GOOGLE_GEMINI_BASE_URL: api.url, GEMINI_API_KEY: "test-key" }
+        }).pipe(Effect.provide(NodeSubprocess.layer))
+
+        expect(yield* client.chat("Say hello before the pause")).toBe("ok")
+        const first = geminiIn(cwd)
+        expect(first.length).toBeGreaterThan(0)
+        // Idle: it stops on its own (polled, bounded), with the turn in its session file.
+        for (let i = 0; i < 300 && geminiIn(cwd).length > 0; i++) yield* Effect.sleep("100 millis")
+        expect(geminiIn(cwd)).toEqual([])
+        expect(sessionFiles(home)).toContain("Say hello before the pause")
+
+        expect(yield* client.chat("And after the pause?")).toBe("ok")
+        const second = geminiIn(cwd)
+        expect(second.length).toBeGreaterThan(0)
+        expect(second.some((p) => first.some((f) => f.pid === p.pid))).toBe(false)
+        expect(history(api)).toContain("Say hello before the pause")
+        expect(history(api)).toContain("And after the pause?")
+      }).pipe(Effect.scoped),
+    180_000
+  )
+
   it.live(
     "turns share one process; a cancelled turn keeps it, a killed one or a new tool set replaces it with the history; nothing left after close",
     () =>
       Effect.gen(function*() {
         const api = yield* Fake.make(model)
-        const box = mkdtempSync(join(tmpdir(), "ecb-gemini-test-"))
-        yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(box, { recursive: true, force: true })))
-        const cwd = join(box, "work")
-        mkdirSync(cwd)
-        // The clients' private directories go under this test's own TMPDIR: other suites' and
-        // other checkouts' GeminiCli tests may run at the same time.
-        const savedTmp = process.env["TMPDIR"]
-        process.env["TMPDIR"] = join(box, "tmp")
-        mkdirSync(process.env["TMPDIR"])
-        yield* Effect.addFinalizer(() =>
-          Effect.sync(() => {
-            if (savedTmp === undefined) delete process.env["TMPDIR"]
-            else process.env["TMPDIR"] = savedTmp
-          })
-        )
+        const { cwd, home } = yield* testBox
         const dirsBefore = readdirSync(tmpdir()).filter((name) => name.startsWith("ecb-gemini-"))
 
         let calls = 0
@@ -87,7 +142,7 @@ describe("GeminiCli keepAlive on the real gemini 0.61.0", () => {
         const options: GeminiCli.Options = {
           binary,
           cwd,
-          home: join(box, "home"),
+          home,
           keepAlive: true,
           env: { GOOGLE_GEMINI_BASE_URL: api.url, GEMINI_API_KEY: "test-key" }
         }

@@ -3,20 +3,27 @@
  * `session/prompt` per turn. The process starts on the first turn and is replaced when a turn
  * needs another one (its key: the tool set and the policy it was started with), after a failed
  * turn, and when it died; its replacement continues the session with `session/load`. It stops
- * when the client's scope closes. The bridge's bearer still travels only in `session/new` (or
- * `session/load`) on stdin.
+ * when the client's scope closes, or once no turn ran for `idleTimeout`. The bridge's bearer
+ * still travels only in `session/new` (or `session/load`) on stdin.
  */
 import * as Cause from "effect/Cause"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberHandle from "effect/FiberHandle"
 import { identity } from "effect/Function"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import { InvalidResponseError, ProcessError, type ProviderError } from "../../services/ChatClient.ts"
+import {
+  ConfigurationError,
+  InvalidResponseError,
+  ProcessError,
+  type ProviderError
+} from "../../services/ChatClient.ts"
+import type { SessionStoreError } from "../../services/ClaudeSessionStore.ts"
 import type { RunOptions, SubprocessError, SubprocessService } from "../../services/Subprocess.ts"
 import type { Emit } from "../chat/loopClient.ts"
 import { bounded, type RunInput, withTurnTimeout } from "../claude/session.ts"
@@ -288,8 +295,28 @@ const PoliteStop = Duration.seconds(3)
 /** Time the CLI gets after an answer to finish writing its session file. */
 const SessionSettle = Duration.seconds(1)
 
-/** The kept-alive client's run: its processes live in `parent` (the client's scope). */
-export const makeLive = (env: Run.GeminiEnv, parent: Scope.Scope) => {
+/** How long a kept CLI may sit idle (no turn running) before it is stopped: 5 minutes. */
+export const DefaultIdleTimeout = Duration.minutes(5)
+
+/** `idleTimeout` as a duration, or the refusal of one that is not a duration of zero or more. */
+const idleTimeoutOf = (input: Duration.Input | undefined) => {
+  const idle = Duration.fromInput(input ?? DefaultIdleTimeout)
+  return Option.isSome(idle) && Duration.isGreaterThanOrEqualTo(idle.value, Duration.zero)
+    ? Effect.succeed(idle.value)
+    : Effect.fail(
+      Run.fail(
+        new ConfigurationError({ message: `GeminiCli idleTimeout must be a duration ≥ 0, got ${String(input)}` })
+      )
+    )
+}
+
+/**
+ * The kept-alive client's run: its processes and idle timer live in `parent` (the client's scope).
+ * Turns never overlap (the conversation runs one at a time), so only the idle timer races a turn:
+ * a turn first stops the timer, waiting for a stop already under way to finish.
+ */
+export const makeLive = Effect.fnUntraced(function*(env: Run.GeminiEnv, parent: Scope.Scope) {
+  const idleTimer = yield* FiberHandle.make<void, never>().pipe(Scope.provide(parent))
   let current: LiveAcp | undefined
   const drop = Effect.suspend(() => {
     const ending = current
@@ -306,7 +333,7 @@ export const makeLive = (env: Run.GeminiEnv, parent: Scope.Scope) => {
     ) return { cli, reused: true }
     yield* drop
     const resume = Option.getOrUndefined(sessionId)
-    if (resume !== undefined) yield* Run.protectSession(env.home, resume)
+    if (resume !== undefined) yield* Run.prepareResume(env, resume)
     const started = yield* start({
       subprocess: env.subprocess,
       parent,
@@ -336,7 +363,7 @@ export const makeLive = (env: Run.GeminiEnv, parent: Scope.Scope) => {
     input: RunInput,
     plan: Run.TurnPlan,
     retry: boolean
-  ): Effect.Effect<Acp.AcpOutcome, Acp.AcpFailure | AcpEnded> =>
+  ): Effect.Effect<Acp.AcpOutcome, Acp.AcpFailure | AcpEnded | SessionStoreError> =>
     Effect.flatMap(
       acquire(plan, input.sessionId),
       ({ cli, reused }) =>
@@ -349,14 +376,28 @@ export const makeLive = (env: Run.GeminiEnv, parent: Scope.Scope) => {
         )
     )
 
+  /**
+   * After a turn: the process left (if any) is stopped once idle for `idle`, its session file
+   * written first (`close` waits for it as on the client's close).
+   */
+  const armIdle = (idle: Duration.Duration) =>
+    Effect.suspend(() =>
+      current === undefined || !Duration.isFinite(idle)
+        ? Effect.void
+        : Effect.asVoid(FiberHandle.run(idleTimer, Effect.andThen(Effect.sleep(idle), Effect.uninterruptible(drop))))
+    )
+
   const run = Effect.fnUntraced(
     function*(input: RunInput) {
       // Refused before a process is started, and without dropping the running one.
       const plan = yield* Run.planTurn(env, input)
+      const idle = yield* idleTimeoutOf(env.options.idleTimeout)
+      yield* FiberHandle.clear(idleTimer)
       const outcome = yield* attempt(input, plan, true).pipe(
-        Effect.mapError((e) => (e._tag === "AcpFailure" ? Run.fromAcp(e) : endedEarly(e))),
+        Effect.mapError((e) => e._tag === "AcpFailure" ? Run.fromAcp(e) : e._tag === "AcpEnded" ? endedEarly(e) : e),
         withTurnTimeout(Run.provider, env.options.requestTimeout ?? Run.DefaultRequestTimeout),
-        Effect.onError(afterFailure)
+        Effect.onError(afterFailure),
+        Effect.ensuring(armIdle(idle))
       )
       if (outcome.stopReason === "cancelled") {
         return yield* Run.fail(new InvalidResponseError({ message: "Gemini CLI cancelled the prompt" }))
@@ -366,4 +407,4 @@ export const makeLive = (env: Run.GeminiEnv, parent: Scope.Scope) => {
   )
 
   return { run, drop }
-}
+})

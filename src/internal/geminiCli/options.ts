@@ -68,4 +68,25 @@ export interface Options {
    * loads the session. Default `false`: a fresh CLI per turn.
    */
   readonly keepAlive?: boolean | undefined
+  /**
+   * With `keepAlive`: a kept CLI no turn used for this long is stopped (its session file written
+   * first), freeing its memory; the next turn starts a new one that loads the session. A running
+   * turn is never cut. Default 5 minutes; `"Infinity"` keeps it for the client's whole scope.
+   */
+  readonly idleTimeout?: Duration.Input | undefined
+  /**
+   * Mirror each session into the `ClaudeSessionStore` you provide (under `projectKey`, the subpath
+   * `gemini-cli`), so that a client with another `home` (another machine) can `resume` it: after
+   * each turn the session file's new lines are stored, and before the CLI loads a session its
+   * file is made the store's when they differ. Without the service each turn fails with a
+   * `ConfigurationError`. Default `false`.
+   */
+  readonly sessionStore?: boolean | undefined
+  /** With `sessionStore`: the application's scope for sessions (not derived from `cwd`). Default `"default"`. */
+  readonly projectKey?: string | undefined
+  /**
+   * With `sessionStore`: bound on each store call; one that takes longer fails the turn with a
+   * retryable `SessionStoreError`. Default 10 seconds.
+   */
+  readonly storeTimeout?: Duration.Input | undefined
 }

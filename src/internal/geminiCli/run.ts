@@ -30,6 +30,7 @@ import { schemaInstruction } from "../claudeLocal/args.ts"
 import * as Acp from "./acp.ts"
 import type { Options } from "./options.ts"
 import * as Policy from "./policy.ts"
+import * as Store from "./sessionStore.ts"
 
 /** The provider name in errors, spans and metrics. */
 export const provider = "gemini-cli"
@@ -60,6 +61,8 @@ export interface GeminiEnv {
   readonly cwd: string
   readonly bridge: () => Option.Option<McpBridgeService>
   readonly tools: () => ToolSet
+  /** With `sessionStore`: where the sessions are mirrored. */
+  readonly store?: Store.StoreSetup | undefined
 }
 
 /** This process's variables the CLI may see (the rest of the environment is not passed). */
@@ -306,6 +309,16 @@ export const protectSession = (home: string, sessionId: string) =>
     }
   })
 
+/**
+ * Before a `session/load` of `sessionId`: the local log made the store's (with `sessionStore`),
+ * then the session's files protected from the CLI's reset ({@link protectSession}).
+ */
+export const prepareResume = (env: GeminiEnv, sessionId: string) =>
+  Effect.andThen(
+    env.store === undefined ? Effect.void : Store.restore(env.store, sessionId),
+    protectSession(env.home, sessionId)
+  )
+
 /** What a turn runs with, decided before any process starts. */
 export interface TurnPlan {
   readonly bridge: Option.Option<McpBridgeService>
@@ -429,7 +442,7 @@ export const freshRun = (env: GeminiEnv) =>
   Effect.fnUntraced(function*(input: RunInput) {
     const plan = yield* planTurn(env, input)
     const { mcpServers, runOptions } = yield* prepareProcess(env, plan)
-    if (Option.isSome(input.sessionId)) yield* protectSession(env.home, input.sessionId.value)
+    if (Option.isSome(input.sessionId)) yield* prepareResume(env, input.sessionId.value)
     const outcome = yield* Acp.runTurn(env.subprocess, {
       ...runOptions,
       timeout: env.options.requestTimeout ?? DefaultRequestTimeout
