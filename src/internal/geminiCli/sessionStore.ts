@@ -198,11 +198,13 @@ export const restore = (setup: StoreSetup, sessionId: string) =>
     }
     yield* Effect.try({
       try: () => {
-        for (const log of sessionLogs(setup.home, sessionId)) fs.rmSync(log.file, { force: true })
         const chats = path.join(projectDir(setup.home, setup.cwd), "chats")
         fs.mkdirSync(chats, { recursive: true, mode: 0o700 })
         const file = path.join(chats, `session-restored-${sessionId.slice(0, 8)}-store.jsonl`)
-        fs.writeFileSync(file, stored.join("\n") + "\n", { mode: 0o600 })
+        // Written aside and renamed into place: a crash leaves no half-written log for the CLI to load.
+        fs.writeFileSync(`${file}.partial`, stored.join("\n") + "\n", { mode: 0o600 })
+        for (const log of sessionLogs(setup.home, sessionId)) fs.rmSync(log.file, { force: true })
+        fs.renameSync(`${file}.partial`, file)
       },
       catch: (error) =>
         failure(
